@@ -1,0 +1,64 @@
+/**
+ * The plain-data interface between the command bus and the engine. Everything
+ * here can cross a process boundary (structured clone), because the engine is
+ * meant to run in killable child processes (see design.md).
+ */
+import type { StatementKind } from './dialect/statement';
+import type { TableSchema } from './schema';
+
+/** A value a client may bind to a parameter: JSON scalars only (decisions §3). */
+export type SqlValue = number | string | boolean | null;
+export type SqlParams = readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
+
+/** A value read from SQLite, ready for JSON: BLOBs are base64 strings; integers beyond 2^53 stay bigint. */
+export type ResultValue = number | bigint | string | boolean | null;
+
+export interface ExecStatement {
+  readonly sql: string;
+  readonly kind: StatementKind;
+  readonly params?: SqlParams;
+}
+
+export interface ExecRequest {
+  readonly file: string;
+  readonly statements: readonly ExecStatement[];
+  readonly maxResultRows: number;
+}
+
+export interface StatementResult {
+  columns: string[];
+  rows: ResultValue[][];
+  message?: string;
+  changes?: number;
+  truncated?: true;
+}
+
+export interface RowsRequest {
+  readonly file: string;
+  readonly table: string;
+  readonly limit: number;
+  readonly offset: number;
+}
+
+export interface RowPage {
+  table: string;
+  total: number;
+  columns: string[];
+  rows: ResultValue[][];
+}
+
+/**
+ * What the command bus needs from an engine. Asynchronous on purpose: the
+ * implementation may run the work in another process.
+ */
+export interface EngineHost {
+  exec(request: ExecRequest): Promise<StatementResult[]>;
+  tables(file: string): Promise<TableSchema[]>;
+  schema(file: string, table: string): Promise<TableSchema | undefined>;
+  rows(request: RowsRequest): Promise<RowPage>;
+  /** Creates the database file (and its WAL settings) if it does not exist. */
+  createDatabase(file: string): Promise<void>;
+  /** Closes every handle on the file, so that it can be deleted. */
+  closeDatabase(file: string): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,120 @@
+/**
+ * The one place where SQLite's and better-sqlite3's errors become catalog
+ * errors (style.md: translate at one boundary, keep the original as cause).
+ */
+import { EngineError, type ErrorName, type ErrorParams } from '../errors';
+import { BOOL_CHECK_TEXT } from './types';
+
+/** Answers whether a column holds BOOL, to name the right type in a mismatch. */
+export type BoolLookup = (table: string, column: string) => boolean;
+
+interface SqliteLikeError {
+  code: string;
+  message: string;
+}
+
+function isSqliteError(error: unknown): error is SqliteLikeError {
+  return error instanceof Error && error.name === 'SqliteError' && typeof (error as { code?: unknown }).code === 'string';
+}
+
+const STORAGE_TYPE_NAMES: Readonly<Record<string, string>> = { INTEGER: 'INT', REAL: 'FLOAT', TEXT: 'TEXT', BLOB: 'BLOB' };
+
+/** "cannot store TEXT value in INTEGER column t.c" — SQLite's STRICT type error. */
+function datatypeError(message: string, isBool: BoolLookup): [ErrorName, ErrorParams] {
+  const match = /^cannot store (\w+) value in (\w+) column (.+)$/.exec(message);
+  if (!match) return ['TYPE_MISMATCH', { column: '?', expected: '?', actual: message }];
+  const [, actual = '', expected = '', column = ''] = match;
+  const dot = column.lastIndexOf('.');
+  const bool = dot > 0 && isBool(column.slice(0, dot), column.slice(dot + 1));
+  return ['TYPE_MISMATCH', {
+    column,
+    expected: bool ? 'BOOL' : STORAGE_TYPE_NAMES[expected] ?? expected,
+    actual: STORAGE_TYPE_NAMES[actual] ?? actual,
+  }];
+}
+
+function unquote(identifier: string): string {
+  const quoted = /^(["`[])(.*)["`\]]$/.exec(identifier);
+  return quoted ? (quoted[2] ?? '').replace(/""/g, '"') : identifier;
+}
+
+function checkError(detail: string): [ErrorName, ErrorParams] {
+  const bool = BOOL_CHECK_TEXT.exec(detail);
+  if (bool) return ['TYPE_MISMATCH', { column: unquote(bool[1] ?? ''), expected: 'BOOL', actual: 'INT other than 0 or 1' }];
+  return ['CONSTRAINT_CHECK', { detail }];
+}
+
+function constraintError(code: string, message: string, isBool: BoolLookup): [ErrorName, ErrorParams] {
+  const detail = message.replace(/^[A-Z ]+constraint failed:?\s*/, '');
+  switch (code) {
+    case 'SQLITE_CONSTRAINT_NOTNULL': return ['CONSTRAINT_NOT_NULL', { detail }];
+    case 'SQLITE_CONSTRAINT_UNIQUE': return ['CONSTRAINT_UNIQUE', { detail }];
+    case 'SQLITE_CONSTRAINT_PRIMARYKEY': return ['CONSTRAINT_PRIMARY_KEY', { detail }];
+    case 'SQLITE_CONSTRAINT_FOREIGNKEY': return ['CONSTRAINT_FOREIGN_KEY', { detail: detail === message ? '' : `: ${detail}` }];
+    case 'SQLITE_CONSTRAINT_CHECK': return checkError(detail);
+    case 'SQLITE_CONSTRAINT_DATATYPE': return datatypeError(message, isBool);
+    default: return ['CONSTRAINT_OTHER', { detail: message }];
+  }
+}
+
+/** SQLITE_ERROR covers many causes; its message tells them apart. */
+const MESSAGE_RULES: ReadonlyArray<[RegExp, ErrorName, string]> = [
+  [/^no such table: (.+)$/, 'NO_SUCH_TABLE', 'table'],
+  [/^no such column: (.+)$/, 'NO_SUCH_COLUMN', 'column'],
+  [/^no such index: (.+)$/, 'NO_SUCH_INDEX', 'index'],
+  [/^no such function: (.+)$/, 'NO_SUCH_FUNCTION', 'function'],
+  [/^no such savepoint: (.+)$/, 'NO_SUCH_SAVEPOINT', 'savepoint'],
+  [/^(?:table|view) "?(.+?)"? already exists$/, 'TABLE_EXISTS', 'table'],
+  [/^index (.+) already exists$/, 'INDEX_EXISTS', 'index'],
+  [/syntax error|incomplete input|unrecognized token/, 'SYNTAX_ERROR', 'detail'],
+  [/parser stack overflow|too large|too many (terms|columns|arguments|FROM)|too deep/i, 'SQL_TOO_COMPLEX', 'detail'],
+  [/^(ambiguous column name|no such collation|wrong number of arguments|no tables specified)/, 'NAME_ERROR', 'detail'],
+];
+
+function messageError(message: string): [ErrorName, ErrorParams] {
+  for (const [pattern, name, param] of MESSAGE_RULES) {
+    const match = pattern.exec(message);
+    if (match) return [name, { [param]: param === 'detail' ? message : match[1] ?? message }];
+  }
+  return ['SQL_ERROR', { detail: message }];
+}
+
+function primaryCodeError(code: string, message: string): [ErrorName, ErrorParams] {
+  const primary = code.replace(/^(SQLITE_[A-Z]+).*$/, '$1');
+  switch (primary) {
+    case 'SQLITE_ERROR': return messageError(message);
+    case 'SQLITE_MISMATCH': return ['INVALID_VALUE', { detail: message }];
+    case 'SQLITE_TOOBIG': return ['VALUE_TOO_LARGE', { detail: message }];
+    case 'SQLITE_RANGE': return ['PARAMETER_MISMATCH', { detail: message }];
+    case 'SQLITE_IOERR': return ['STORAGE_IO', {}];
+    case 'SQLITE_FULL': return ['STORAGE_FULL', {}];
+    case 'SQLITE_CORRUPT':
+    case 'SQLITE_NOTADB': return ['STORAGE_CORRUPT', {}];
+    case 'SQLITE_READONLY': return ['STORAGE_READONLY', {}];
+    case 'SQLITE_BUSY':
+    case 'SQLITE_LOCKED': return ['STORAGE_BUSY', {}];
+    case 'SQLITE_AUTH': return ['FORBIDDEN_STATEMENT', { detail: 'this statement' }];
+    default: return ['INTERNAL', {}];
+  }
+}
+
+/** better-sqlite3 reports parameter count problems as RangeError/TypeError. */
+function driverError(error: Error): [ErrorName, ErrorParams] | undefined {
+  if (error instanceof RangeError || /parameter|bind/i.test(error.message)) return ['PARAMETER_MISMATCH', { detail: error.message }];
+  if (/more than one statement/.test(error.message)) return ['BAD_REQUEST', { detail: 'one statement per "sql" when parameters are given' }];
+  return undefined;
+}
+
+/** Translates any error raised while running SQL into a catalog error. */
+export function toEngineError(error: unknown, isBool: BoolLookup = () => false): EngineError {
+  if (error instanceof EngineError) return error;
+  if (isSqliteError(error)) {
+    const [name, params] = error.code.startsWith('SQLITE_CONSTRAINT')
+      ? constraintError(error.code, error.message, isBool)
+      : primaryCodeError(error.code, error.message);
+    return new EngineError(name, params, { sqliteCode: error.code, cause: error });
+  }
+  const driver = error instanceof Error ? driverError(error) : undefined;
+  if (driver) return new EngineError(driver[0], driver[1], { cause: error });
+  return new EngineError('INTERNAL', {}, { cause: error });
+}

@@ -1,0 +1,55 @@
+/**
+ * Values in and out of SQLite: what clients bind, and what they read back.
+ */
+import { EngineError } from '../errors';
+import type { ResultValue, SqlParams, SqlValue } from './protocol';
+
+type BindValue = number | bigint | string | null;
+
+/**
+ * JSON integers are bound as 64-bit integers: better-sqlite3 binds a JS number
+ * as a REAL, which would store 5 as '5.0' in a TEXT column.
+ */
+function toBindValue(value: SqlValue, where: string): BindValue {
+  if (value === null || typeof value === 'string') return value;
+  if (typeof value === 'boolean') return value ? 1n : 0n;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new EngineError('PARAMETER_MISMATCH', { detail: `${where} is not a finite number` });
+    return Number.isSafeInteger(value) ? BigInt(value) : value;
+  }
+  throw new EngineError('PARAMETER_MISMATCH', { detail: `${where} must be a string, number, boolean or null` });
+}
+
+/** Named parameters may be sent with their sigil (":name") or without ("name"). */
+function stripSigil(name: string): string {
+  return /^[:@$]/.test(name) ? name.slice(1) : name;
+}
+
+export function toBindParameters(params: SqlParams | undefined): BindValue[] | [Record<string, BindValue>] {
+  if (params === undefined) return [];
+  if (Array.isArray(params)) return params.map((value, i) => toBindValue(value as SqlValue, `parameter ${i + 1}`));
+  const named: Record<string, BindValue> = {};
+  for (const [name, value] of Object.entries(params)) {
+    const key = stripSigil(name);
+    if (key in named) throw new EngineError('PARAMETER_MISMATCH', { detail: `parameter "${key}" is given twice` });
+    named[key] = toBindValue(value as SqlValue, `parameter "${key}"`);
+  }
+  return [named];
+}
+
+/** Integers come from SQLite as bigint (safeIntegers); they stay bigint only when a number would lose digits. */
+export function toResultValue(value: unknown, isBool: boolean): ResultValue {
+  if (typeof value === 'bigint') {
+    if (isBool && (value === 0n || value === 1n)) return value === 1n;
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
+  }
+  if (value === null || typeof value === 'string' || typeof value === 'number') return value;
+  if (Buffer.isBuffer(value)) return value.toString('base64');
+  return String(value);
+}
+
+/** Converts a raw row in place: the caller owns the array. */
+export function convertRow(row: unknown[], boolColumns: readonly boolean[]): ResultValue[] {
+  for (let i = 0; i < row.length; i++) row[i] = toResultValue(row[i], boolColumns[i] === true);
+  return row as ResultValue[];
+}

@@ -1,0 +1,161 @@
+/**
+ * The engine error catalog: every error a client can receive, in one place.
+ *
+ * A code is `[SQ` + four digits + `]`; its first digit is the class, so that
+ * operators tailing the journal can alert on a class (decisions §5). The README
+ * publishes this table, and `test/errors.test.ts` keeps the two equal.
+ */
+
+export interface CatalogEntry {
+  readonly code: number;
+  readonly status: number;
+  /** Template: `{name}` is replaced by the parameter of that name. */
+  readonly message: string;
+}
+
+export const catalog = {
+  // 1xxx — syntax, unsupported or forbidden statement, bad request shape
+  SYNTAX_ERROR: { code: 1001, status: 400, message: 'syntax error: {detail}' },
+  UNSUPPORTED_STATEMENT: { code: 1002, status: 400, message: 'statement not supported: {detail}' },
+  FORBIDDEN_STATEMENT: { code: 1003, status: 400, message: '{detail} is not allowed: it would reach outside the database' },
+  TRANSACTION_CONTROL: { code: 1004, status: 400, message: '{detail} is not accepted in /exec: open a session with POST /tx/begin, then POST /tx/commit or /tx/rollback' },
+  EMPTY_SQL: { code: 1005, status: 400, message: 'no SQL statement to execute' },
+  BAD_REQUEST: { code: 1006, status: 400, message: 'bad request: {detail}' },
+  PARAMETER_MISMATCH: { code: 1007, status: 400, message: 'parameters do not match the statement: {detail}' },
+  INVALID_QUERY_PARAMETER: { code: 1008, status: 400, message: 'invalid query parameter {name}: {detail}' },
+  MALFORMED_JSON: { code: 1009, status: 400, message: 'request body is not valid JSON' },
+  UNSUPPORTED_MEDIA_TYPE: { code: 1010, status: 415, message: 'request body must be JSON (Content-Type: application/json)' },
+  INVALID_DATABASE_NAME: { code: 1011, status: 400, message: 'invalid database name: use 1 to 64 characters of a-z, 0-9, _ and -' },
+  UNAUTHORIZED: { code: 1012, status: 401, message: 'missing or wrong token: send X-Service-Token or Authorization: Bearer' },
+  METHOD_NOT_ALLOWED: { code: 1013, status: 405, message: 'method {method} is not allowed on {path}' },
+  SQL_ERROR: { code: 1014, status: 400, message: 'SQL error: {detail}' },
+
+  // 2xxx — catalog: no such database/table/column/index, already exists
+  NO_SUCH_DATABASE: { code: 2001, status: 404, message: 'no such database: {db}' },
+  TABLE_NOT_FOUND: { code: 2002, status: 404, message: 'no such table: {table}' },
+  NO_SUCH_TABLE: { code: 2003, status: 400, message: 'no such table: {table}' },
+  NO_SUCH_COLUMN: { code: 2004, status: 400, message: 'no such column: {column}' },
+  NO_SUCH_INDEX: { code: 2005, status: 400, message: 'no such index: {index}' },
+  NO_SUCH_FUNCTION: { code: 2006, status: 400, message: 'no such function: {function}' },
+  DATABASE_EXISTS: { code: 2007, status: 409, message: 'database already exists: {db}' },
+  TABLE_EXISTS: { code: 2008, status: 400, message: 'table already exists: {table}' },
+  INDEX_EXISTS: { code: 2009, status: 400, message: 'index already exists: {index}' },
+  ENDPOINT_NOT_FOUND: { code: 2010, status: 404, message: 'no such endpoint: {method} {path}' },
+  NAME_ERROR: { code: 2011, status: 400, message: '{detail}' },
+
+  // 3xxx — constraints
+  CONSTRAINT_NOT_NULL: { code: 3001, status: 400, message: 'NOT NULL constraint failed: {detail}' },
+  CONSTRAINT_UNIQUE: { code: 3002, status: 400, message: 'UNIQUE constraint failed: {detail}' },
+  CONSTRAINT_PRIMARY_KEY: { code: 3003, status: 400, message: 'PRIMARY KEY constraint failed: {detail}' },
+  CONSTRAINT_FOREIGN_KEY: { code: 3004, status: 400, message: 'FOREIGN KEY constraint failed{detail}' },
+  CONSTRAINT_CHECK: { code: 3005, status: 400, message: 'CHECK constraint failed: {detail}' },
+  CONSTRAINT_OTHER: { code: 3006, status: 400, message: 'constraint failed: {detail}' },
+
+  // 4xxx — types and values
+  TYPE_MISMATCH: { code: 4001, status: 400, message: 'type mismatch: column {column} is {expected}, the value is {actual}' },
+  UNKNOWN_TYPE: { code: 4002, status: 400, message: 'unknown column type {type} for column {column}: use INT, TEXT, FLOAT or BOOL' },
+  INVALID_VALUE: { code: 4003, status: 400, message: 'invalid value: {detail}' },
+
+  // 5xxx — transactions and sessions
+  NO_SUCH_SAVEPOINT: { code: 5001, status: 400, message: 'no such savepoint: {savepoint}' },
+
+  // 6xxx — limits
+  TOO_MANY_STATEMENTS: { code: 6001, status: 400, message: 'too many statements in one request: {count} (at most {max})' },
+  BODY_TOO_LARGE: { code: 6002, status: 413, message: 'request body too large: at most {max} bytes' },
+  TOO_MANY_CONNECTIONS: { code: 6003, status: 503, message: 'too many simultaneous connections: at most {max}' },
+  VALUE_TOO_LARGE: { code: 6004, status: 400, message: 'value or statement too large: {detail}' },
+  SQL_TOO_COMPLEX: { code: 6005, status: 400, message: 'statement too complex: {detail}' },
+  NOT_READY: { code: 6006, status: 503, message: 'the service is starting: retry shortly' },
+
+  // 7xxx — mode
+  DATABASE_STATEMENT_IN_SINGLE_MODE: { code: 7001, status: 405, message: '{detail} is not available: the server serves a single database' },
+  MIXED_BATCH: { code: 7002, status: 400, message: 'database-level statements cannot be mixed with table statements in one request' },
+  DATABASE_REQUIRED: { code: 7003, status: 400, message: 'this server holds several databases: name one with "db"' },
+
+  // 9xxx — internal and storage
+  INTERNAL: { code: 9001, status: 500, message: 'internal error' },
+  STORAGE_IO: { code: 9002, status: 500, message: 'storage I/O error' },
+  STORAGE_FULL: { code: 9003, status: 500, message: 'storage is full' },
+  STORAGE_CORRUPT: { code: 9004, status: 500, message: 'database file is corrupt or not a database' },
+  STORAGE_READONLY: { code: 9005, status: 500, message: 'database file is read-only' },
+  STORAGE_BUSY: { code: 9006, status: 500, message: 'database file is locked by another process' },
+} as const satisfies Record<string, CatalogEntry>;
+
+export type ErrorName = keyof typeof catalog;
+export type ErrorParams = Readonly<Record<string, string | number>>;
+
+/** The class of a code: its first digit, e.g. 3 for 3002. */
+export function errorClass(code: number): number {
+  return Math.floor(code / 1000);
+}
+
+/** `[SQ2003]` for 2003. */
+export function formatCode(code: number): string {
+  return `[SQ${String(code).padStart(4, '0')}]`;
+}
+
+function fill(template: string, params: ErrorParams): string {
+  return template.replace(/\{(\w+)\}/g, (_, key: string) => String(params[key] ?? ''));
+}
+
+export interface EngineErrorOptions {
+  /** 0-based index of the failing statement of an /exec batch. */
+  statement?: number;
+  /** SQLite's extended result code name, when SQLite raised the error. */
+  sqliteCode?: string;
+  cause?: unknown;
+}
+
+/** The plain-data form of an EngineError: what crosses process boundaries and goes into the journal. */
+export interface EngineErrorData {
+  name: ErrorName;
+  params: ErrorParams;
+  statement?: number;
+  sqliteCode?: string;
+}
+
+export class EngineError extends Error {
+  readonly errorName: ErrorName;
+  readonly params: ErrorParams;
+  readonly code: number;
+  readonly status: number;
+  statement: number | undefined;
+  readonly sqliteCode: string | undefined;
+
+  constructor(name: ErrorName, params: ErrorParams = {}, options: EngineErrorOptions = {}) {
+    const entry: CatalogEntry = catalog[name];
+    super(`${formatCode(entry.code)} ${fill(entry.message, params)}`, { cause: options.cause });
+    this.errorName = name;
+    this.params = params;
+    this.code = entry.code;
+    this.status = entry.status;
+    this.statement = options.statement;
+    this.sqliteCode = options.sqliteCode;
+  }
+
+  /** The response body of this error (decisions §3). */
+  toBody(): Record<string, unknown> {
+    const body: Record<string, unknown> = { ok: false, error: this.message, code: this.code };
+    if (this.statement !== undefined) body.statement = this.statement;
+    if (this.sqliteCode !== undefined) body.sqliteCode = this.sqliteCode;
+    return body;
+  }
+
+  toData(): EngineErrorData {
+    const data: EngineErrorData = { name: this.errorName, params: this.params };
+    if (this.statement !== undefined) data.statement = this.statement;
+    if (this.sqliteCode !== undefined) data.sqliteCode = this.sqliteCode;
+    return data;
+  }
+
+  static fromData(data: EngineErrorData): EngineError {
+    const options: EngineErrorOptions = {};
+    if (data.statement !== undefined) options.statement = data.statement;
+    if (data.sqliteCode !== undefined) options.sqliteCode = data.sqliteCode;
+    return new EngineError(data.name, data.params, options);
+  }
+}
+
+export function isEngineError(error: unknown): error is EngineError {
+  return error instanceof EngineError;
+}
