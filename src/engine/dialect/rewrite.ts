@@ -1,0 +1,143 @@
+/**
+ * Rewrites CREATE TABLE and ALTER TABLE … ADD COLUMN into what SQLite stores
+ * (decisions §2): each column's type name becomes the STRICT storage type of
+ * its canonical type, BOOL gains its CHECK, and tables become STRICT so that
+ * SQLite itself enforces the types (https://sqlite.org/stricttables.html).
+ *
+ * The rewrite splices by token offsets, so every other byte of the statement
+ * (defaults, constraints, comments, spacing) is kept as the client wrote it.
+ */
+
+import { EngineError } from '../../errors';
+import { boolCheckSql, canonicalType, quoteIdentifier, storageType } from '../types';
+import type { ClassifiedStatement } from './statement';
+import { closingParen, isNameToken, isPunct, isWord, nameOf, nearError, skipTableName, tokenize, type Token } from './tokenize';
+
+/** Replace source[start, end) by text. */
+interface Edit {
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+}
+
+/** The words that open a table constraint inside CREATE TABLE's parentheses. */
+const TABLE_CONSTRAINTS = ['CONSTRAINT', 'PRIMARY', 'UNIQUE', 'CHECK', 'FOREIGN'];
+
+/** The words that open a column constraint, and so end a column's type name. */
+const COLUMN_CONSTRAINTS = [
+  'CONSTRAINT', 'PRIMARY', 'NOT', 'NULL', 'UNIQUE', 'CHECK', 'DEFAULT', 'COLLATE', 'REFERENCES', 'GENERATED', 'AS',
+];
+
+/**
+ * The SQL to run for a statement: CREATE TABLE and ALTER TABLE … ADD COLUMN
+ * rewritten for storage, anything else unchanged. Throws UNKNOWN_TYPE for a
+ * column with no type or a type that is not one of ours.
+ */
+export function rewriteForStorage(stmt: ClassifiedStatement): string {
+  if (stmt.kind === 'create-table') return rewriteCreateTable(stmt.sql);
+  if (stmt.kind === 'alter-table') return rewriteAlterTable(stmt.sql);
+  return stmt.sql;
+}
+
+function statementTokens(sql: string): Token[] {
+  const tokens = tokenize(sql);
+  while (tokens.length > 0 && tokens[tokens.length - 1]?.kind === 'semicolon') tokens.pop();
+  return tokens;
+}
+
+/** CREATE TABLE [IF NOT EXISTS] [schema.]name ( defs ) [options] */
+function rewriteCreateTable(sql: string): string {
+  const tokens = statementTokens(sql);
+  const open = skipTableName(tokens, 2);
+  if (!isPunct(tokens[open], '(')) throw nearError(tokens[open]);
+  const close = closingParen(tokens, open);
+  const edits: Edit[] = [];
+  for (const [from, to] of definitions(tokens, open + 1, close)) {
+    if (!isWord(tokens[from], ...TABLE_CONSTRAINTS)) edits.push(columnTypeEdit(tokens, from, to, sql));
+  }
+  const strict = strictEdit(tokens, close);
+  if (strict !== undefined) edits.push(strict);
+  return applyEdits(sql, edits);
+}
+
+/** ALTER TABLE [schema.]name ADD [COLUMN] coldef; the other ALTER forms are left as they are. */
+function rewriteAlterTable(sql: string): string {
+  const tokens = statementTokens(sql);
+  let at = skipTableName(tokens, 2);
+  if (!isWord(tokens[at], 'ADD')) return sql;
+  at++;
+  if (isWord(tokens[at], 'COLUMN')) at++;
+  return applyEdits(sql, [columnTypeEdit(tokens, at, tokens.length, sql)]);
+}
+
+/** The [from, to) token ranges of the comma-separated definitions between `from` and `to`. */
+function definitions(tokens: readonly Token[], from: number, to: number): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  let start = from;
+  let i = from;
+  while (i < to) {
+    if (isPunct(tokens[i], '(')) {
+      i = closingParen(tokens, i) + 1;
+      continue;
+    }
+    if (isPunct(tokens[i], ',')) {
+      ranges.push([start, i]);
+      start = i + 1;
+    }
+    i++;
+  }
+  ranges.push([start, to]);
+  return ranges;
+}
+
+/**
+ * The edit that replaces the type of the column definition in tokens[from, to).
+ * A type name is a run of names (`DOUBLE PRECISION`) with an optional size in
+ * parentheses, ending where the first column constraint starts.
+ */
+function columnTypeEdit(tokens: readonly Token[], from: number, to: number, sql: string): Edit {
+  const nameToken = tokens[from];
+  if (nameToken === undefined || from >= to || !isNameToken(nameToken)) throw nearError(nameToken);
+  const column = nameOf(nameToken);
+  let end = from + 1;
+  while (end < to && isNameToken(tokens[end]) && !isWord(tokens[end], ...COLUMN_CONSTRAINTS)) end++;
+  const words = tokens.slice(from + 1, end);
+  const first = words[0];
+  if (first === undefined) throw new EngineError('UNKNOWN_TYPE', { type: '(none)', column });
+  let size = '';
+  if (end < to && isPunct(tokens[end], '(')) {
+    const closeSize = closingParen(tokens, end);
+    size = sql.slice(tokens[end]?.start ?? 0, tokens[closeSize]?.end ?? 0);
+    end = closeSize + 1;
+  }
+  const last = tokens[end - 1] ?? first;
+  const canonical = canonicalType(words.map(nameOf).join(' ') + size);
+  if (canonical === undefined) throw new EngineError('UNKNOWN_TYPE', { type: sql.slice(first.start, last.end), column });
+  const check = canonical === 'BOOL' ? ` ${boolCheckSql(quoteIdentifier(column))}` : '';
+  return { start: first.start, end: last.end, text: `${storageType(canonical)}${check}` };
+}
+
+/**
+ * Appends STRICT to the table options: `) STRICT`, or `, STRICT` after
+ * options already there (`WITHOUT ROWID, STRICT`); nothing when the client
+ * wrote STRICT.
+ */
+function strictEdit(tokens: readonly Token[], close: number): Edit | undefined {
+  const options = tokens.slice(close + 1);
+  if (options.some((token) => isWord(token, 'STRICT'))) return undefined;
+  const last = options[options.length - 1];
+  if (last === undefined) {
+    const end = tokens[close]?.end ?? 0;
+    return { start: end, end, text: ' STRICT' };
+  }
+  return { start: last.end, end: last.end, text: ', STRICT' };
+}
+
+/** Applies edits that do not overlap, last first so that earlier offsets stay valid. */
+function applyEdits(sql: string, edits: readonly Edit[]): string {
+  let out = sql;
+  for (const edit of [...edits].sort((a, b) => b.start - a.start)) {
+    out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
+  }
+  return out;
+}

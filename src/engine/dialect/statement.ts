@@ -1,0 +1,54 @@
+/**
+ * What the classifier tells the rest of the engine about one statement
+ * (decisions §3): which of the accepted statements it is, whether it acts on
+ * the server's databases or inside one, and whether it only reads.
+ */
+
+export type StatementKind =
+  | 'select'
+  | 'insert'
+  | 'update'
+  | 'delete'
+  | 'create-table'
+  | 'drop-table'
+  | 'alter-table'
+  | 'create-index'
+  | 'drop-index'
+  | 'savepoint'
+  | 'release'
+  | 'rollback-to'
+  | 'integrity-check'
+  | 'create-database'
+  | 'drop-database'
+  | 'show-databases';
+
+export type StatementLevel = 'database' | 'table';
+
+export interface ClassifiedStatement {
+  /** The statement text as given. */
+  readonly sql: string;
+  readonly kind: StatementKind;
+  /** create-/drop-/show-database are 'database'; everything else runs inside one database. */
+  readonly level: StatementLevel;
+  /** True for select and integrity-check only: a SELECT is never a write, WITH … INSERT is an insert. */
+  readonly readonly: boolean;
+  /** create-/drop-database: the name as written, unquoted. Not yet validated or normalized. */
+  readonly database?: string;
+  /** drop-database: IF EXISTS was written. */
+  readonly ifExists?: boolean;
+  /** create-database: IF NOT EXISTS was written. */
+  readonly ifNotExists?: boolean;
+}
+
+const DATABASE_KINDS: ReadonlySet<StatementKind> = new Set(['create-database', 'drop-database', 'show-databases']);
+const READONLY_KINDS: ReadonlySet<StatementKind> = new Set(['select', 'integrity-check']);
+
+/** The level of a kind: database-level statements may not be mixed with the others in one request. */
+export function levelOf(kind: StatementKind): StatementLevel {
+  return DATABASE_KINDS.has(kind) ? 'database' : 'table';
+}
+
+/** Whether a kind only reads (select, integrity-check). */
+export function isReadonlyKind(kind: StatementKind): boolean {
+  return READONLY_KINDS.has(kind);
+}

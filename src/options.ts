@@ -1,0 +1,272 @@
+/**
+ * Start-up flags → one frozen {@link Config} (decisions §1, §4, §6).
+ *
+ * Sectioned like better-sqlite3's constructor: scan the command line into raw
+ * values, interpret each flag (every check names it), then validate the
+ * combination. Later code takes only the resolved `Config`.
+ */
+import * as path from 'node:path';
+import {
+  OptionsError, editDistance, parseAddress, parseBoolean, parseDuration, parsePositiveInteger,
+  parseSize, quote,
+} from './options-values';
+
+export { OptionsError, parseDuration, parseSize } from './options-values';
+
+export type LogLevel = 'none' | 'error' | 'mod' | 'all';
+
+export interface Config {
+  readonly mode: 'single' | 'multi';
+  /** Absolute path of the single database (single mode), else null. */
+  readonly dbFile: string | null;
+  /** Absolute: the data directory (multi mode), or `dirname(dbFile)` (single mode). @default `<cwd>/data` */
+  readonly dir: string;
+  /** Listen host; `:8080` means all interfaces, i.e. `0.0.0.0`. @default '127.0.0.1' */
+  readonly host: string;
+  /** 0..65535; 0 = any free port. @default 8080 */
+  readonly port: number;
+  /** Turns on token authentication when not null. @default null */
+  readonly token: string | null;
+  /** @default 64 */
+  readonly maxConnections: number;
+  /** @default false */
+  readonly logJson: boolean;
+  /** Absolute path of the statement journal, or null. */
+  readonly logFile: string | null;
+  /** @default 'mod' with a journal, else 'none' */
+  readonly logLevel: LogLevel;
+  /** Bytes. @default 10 MiB */
+  readonly logMaxSize: number;
+  /** @default false */
+  readonly logFsync: boolean;
+  /** @default 5000 */
+  readonly queryTimeoutMs: number;
+  /** @default 5000 */
+  readonly lockTimeoutMs: number;
+  /** @default 1 MiB */
+  readonly maxBodyBytes: number;
+  /** @default 10000 */
+  readonly maxResultRows: number;
+  /** @default 1000 */
+  readonly maxStatements: number;
+}
+
+export type ParsedCommandLine = { kind: 'help'; usage: string } | { kind: 'config'; config: Config };
+
+interface FlagSpec {
+  /** `bool` flags take no separate argument: bare, or `-flag=true|false`. */
+  readonly arg: string | null;
+  readonly help: string;
+  readonly default?: string;
+}
+
+const FLAGS: Readonly<Record<string, FlagSpec>> = {
+  db: { arg: '<file>', help: 'single-DB mode: serve this database file' },
+  dir: { arg: '<directory>', help: 'multi-DB mode: serve the databases in this directory', default: './data' },
+  addr: { arg: '<host:port>', help: 'listen address; :port listens on all interfaces, [::1]:port for IPv6', default: '127.0.0.1:8080' },
+  token: { arg: '<value>', help: 'require this token (X-Service-Token or Authorization: Bearer)', default: 'none: no authentication' },
+  'max-connections': { arg: '<N>', help: 'ceiling of simultaneous client connections', default: '64' },
+  'log-json': { arg: null, help: 'write one JSON line per request to standard output', default: 'false' },
+  'log-file': { arg: '<path>', help: 'statement journal (JSONL, rotated by size)', default: './data/journal/statements.jsonl without -db and -dir, else none' },
+  'log-level': { arg: '<none|error|mod|all>', help: 'what the journal records', default: 'mod with a journal, else none' },
+  'log-max-size': { arg: '<size>', help: 'rotate the journal at this size (bytes, or 512K, 10M, 1G)', default: '10M' },
+  'log-fsync': { arg: null, help: 'sync the journal to disk before answering', default: 'false' },
+  'query-timeout': { arg: '<duration>', help: 'stop a statement that runs longer (500ms, 5s, 1m30s)', default: '5s' },
+  'lock-timeout': { arg: '<duration>', help: 'how long a write waits for a database held by a session', default: '5s' },
+  'max-body-bytes': { arg: '<size>', help: 'largest accepted request body', default: '1M' },
+  'max-result-rows': { arg: '<N>', help: 'most rows one statement may return', default: '10000' },
+  'max-statements': { arg: '<N>', help: 'most statements in one /exec batch', default: '1000' },
+};
+const HELP_ARGS = new Set(['-h', '--h', '-help', '--help']);
+const LOG_LEVELS: readonly LogLevel[] = ['none', 'error', 'mod', 'all'];
+// setTimeout fires at once for delays above 2^31-1 ms, so a longer timeout would mean "none".
+const MAX_DURATION_MS = 2 ** 31 - 1;
+const DEFAULT_JOURNAL = path.join('data', 'journal', 'statements.jsonl');
+
+/** The help text printed by `-h`: every flag with its default. */
+export function usage(): string {
+  const lines = [
+    'Usage: sqlscribe [flags]',
+    '',
+    'Serves SQLite databases over HTTP/JSON: one file (-db) or a directory of them (-dir).',
+    'Flags are written -flag value or -flag=value; --flag works too. Use -flag=value when',
+    'the value itself starts with a dash.',
+    '',
+    'Flags:',
+  ];
+  for (const [name, spec] of Object.entries(FLAGS)) {
+    lines.push(`  -${name}${spec.arg === null ? '' : ` ${spec.arg}`}`);
+    lines.push(`        ${spec.help}${spec.default === undefined ? '' : ` (default ${spec.default})`}`);
+  }
+  lines.push('  -h, -help', '        print this help and exit');
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * Parses the command line (without `node` and the script) against `cwd`.
+ * @throws OptionsError with a one-line message naming the flag at fault.
+ */
+export function parseCommandLine(argv: readonly string[], cwd: string): ParsedCommandLine {
+  const end = argv.indexOf('--');
+  if (argv.slice(0, end === -1 ? argv.length : end).some((arg) => HELP_ARGS.has(arg))) {
+    return { kind: 'help', usage: usage() };
+  }
+  return { kind: 'config', config: interpret(scan(argv), path.resolve(cwd)) };
+}
+
+// ── 1. Scan: argv → raw text of each flag ─────────────────────────────────────
+
+type RawFlags = ReadonlyMap<string, string>;
+
+function scan(argv: readonly string[]): RawFlags {
+  const raw = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') {
+      const extra = argv[i + 1];
+      if (extra !== undefined) throw positional(extra);
+      break;
+    }
+    const m = /^(--?)([^-=][^=]*)(?:=([\s\S]*))?$/.exec(arg);
+    if (m === null) throw positional(arg, argv[i - 1]);
+    const [, dashes = '-', name = '', inline] = m;
+    const spec = lookup(dashes, name);
+    if (raw.has(name)) throw new OptionsError(`-${name}: given more than once`);
+    if (inline !== undefined || spec.arg === null) {
+      raw.set(name, inline ?? 'true');
+      continue;
+    }
+    const next = argv[i + 1];
+    if (next === undefined || isKnownFlag(next)) {
+      throw new OptionsError(`-${name}: missing value (usage: -${name} ${spec.arg})`);
+    }
+    raw.set(name, next);
+    i++;
+  }
+  return raw;
+}
+
+function positional(arg: string, previous?: string): OptionsError {
+  // `-log-json false` is a classic slip: boolean flags take their value only after '='.
+  const bool = previous === undefined ? undefined : /^--?([^=]+)$/.exec(previous)?.[1];
+  if (bool !== undefined && FLAGS[bool]?.arg === null) {
+    return new OptionsError(`unexpected argument ${quote(arg)}: write -${bool}=${arg} (a boolean flag takes no separate value)`);
+  }
+  return new OptionsError(`unexpected argument ${quote(arg)}: sqlscribe takes only flags (see -h)`);
+}
+
+function lookup(dashes: string, name: string): FlagSpec {
+  const spec = Object.prototype.hasOwnProperty.call(FLAGS, name) ? FLAGS[name] : undefined;
+  if (spec !== undefined) return spec;
+  const guess = suggest(name);
+  const hint = guess === null ? ' (see -h for the list)' : ` (did you mean -${guess}?)`;
+  throw new OptionsError(`unknown flag ${dashes}${name}${hint}`);
+}
+
+/** The closest known flag within edit distance 2, if the typo is not most of the name. */
+function suggest(name: string): string | null {
+  let best: string | null = null;
+  let bestDistance = 3;
+  for (const candidate of [...Object.keys(FLAGS), 'help']) {
+    const distance = editDistance(name, candidate);
+    if (distance < bestDistance && distance < name.length) [best, bestDistance] = [candidate, distance];
+  }
+  return best;
+}
+
+/** A missing value is reported rather than swallowing the next flag as the value. */
+function isKnownFlag(arg: string): boolean {
+  const m = /^--?([^=]+)/.exec(arg);
+  return m !== null && (Object.prototype.hasOwnProperty.call(FLAGS, m[1] as string) || HELP_ARGS.has(arg));
+}
+
+// ── 2. Interpret: each flag on its own, every message naming it ──────────────
+
+function value<T>(raw: RawFlags, name: string, convert: (text: string) => T, fallback: T): T {
+  const text = raw.get(name);
+  if (text === undefined) return fallback;
+  try {
+    return convert(text);
+  } catch (err) {
+    // Every converter here throws an OptionsError saying what it expected; add whose value it was.
+    throw new OptionsError(`-${name}: ${(err as Error).message}`);
+  }
+}
+
+const nonEmpty = (text: string): string => {
+  if (text === '') throw new OptionsError('expected a non-empty value');
+  return text;
+};
+
+const durationMs = (text: string): number => {
+  const ms = Math.round(parseDuration(text));
+  if (ms < 1) throw new OptionsError(`expected a duration of at least 1ms, got ${quote(text)}`);
+  if (ms > MAX_DURATION_MS) throw new OptionsError(`expected a duration of at most 596h, got ${quote(text)}`);
+  return ms;
+};
+
+const positiveSize = (text: string): number => {
+  const bytes = parseSize(text);
+  if (bytes < 1) throw new OptionsError(`expected a size of at least 1 byte, got ${quote(text)}`);
+  return bytes;
+};
+
+const logLevel = (text: string): LogLevel => {
+  const level = LOG_LEVELS.find((l) => l === text);
+  if (level === undefined) throw new OptionsError(`expected one of none, error, mod, all, got ${quote(text)}`);
+  return level;
+};
+
+function interpret(raw: RawFlags, cwd: string): Config {
+  const resolve = (text: string): string => path.resolve(cwd, nonEmpty(text));
+  const address = value(raw, 'addr', parseAddress, { host: '127.0.0.1', port: 8080 });
+  const storage = resolveStorage(raw, resolve, cwd);
+  const journal = resolveJournal(raw, resolve, cwd, storage.dbFile);
+  return Object.freeze({
+    ...storage,
+    host: address.host,
+    port: address.port,
+    token: value<string | null>(raw, 'token', nonEmpty, null),
+    maxConnections: value(raw, 'max-connections', parsePositiveInteger, 64),
+    logJson: value(raw, 'log-json', parseBoolean, false),
+    ...journal,
+    queryTimeoutMs: value(raw, 'query-timeout', durationMs, 5000),
+    lockTimeoutMs: value(raw, 'lock-timeout', durationMs, 5000),
+    maxBodyBytes: value(raw, 'max-body-bytes', positiveSize, 1024 * 1024),
+    maxResultRows: value(raw, 'max-result-rows', parsePositiveInteger, 10_000),
+    maxStatements: value(raw, 'max-statements', parsePositiveInteger, 1000),
+  });
+}
+
+// ── 3. Validate the combination ───────────────────────────────────────────────
+
+type Resolve = (text: string) => string;
+
+function resolveStorage(raw: RawFlags, resolve: Resolve, cwd: string): Pick<Config, 'mode' | 'dbFile' | 'dir'> {
+  if (raw.has('db') && raw.has('dir')) {
+    throw new OptionsError('-db and -dir cannot be used together: -db serves one file, -dir a directory of databases');
+  }
+  const dbFile = value<string | null>(raw, 'db', resolve, null);
+  if (dbFile !== null) return { mode: 'single', dbFile, dir: path.dirname(dbFile) };
+  return { mode: 'multi', dbFile: null, dir: value(raw, 'dir', resolve, path.join(cwd, 'data')) };
+}
+
+type JournalConfig = Pick<Config, 'logFile' | 'logLevel' | 'logMaxSize' | 'logFsync'>;
+
+function resolveJournal(raw: RawFlags, resolve: Resolve, cwd: string, dbFile: string | null): JournalConfig {
+  // The embedded default (decisions §1): only when nothing chose a mode or a journal.
+  const embedded = !raw.has('db') && !raw.has('dir') && !raw.has('log-file');
+  const logFile = embedded ? path.join(cwd, DEFAULT_JOURNAL) : value<string | null>(raw, 'log-file', resolve, null);
+  const level = value(raw, 'log-level', logLevel, logFile === null ? 'none' : 'mod');
+  const logFsync = value(raw, 'log-fsync', parseBoolean, false);
+  if (logFile === null) {
+    if (level !== 'none') throw new OptionsError(`-log-level: ${quote(level)} needs a journal; add -log-file <path>`);
+    if (raw.has('log-max-size')) throw new OptionsError('-log-max-size: needs a journal; add -log-file <path>');
+    if (logFsync) throw new OptionsError('-log-fsync: needs a journal; add -log-file <path>');
+  }
+  if (logFile !== null && logFile === dbFile) {
+    throw new OptionsError('-log-file: must not be the database file given to -db');
+  }
+  const logMaxSize = value(raw, 'log-max-size', positiveSize, 10 * 1024 * 1024);
+  return { logFile, logLevel: level, logMaxSize, logFsync };
+}

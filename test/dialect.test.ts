@@ -1,0 +1,280 @@
+import t from 'tap';
+import Database from 'better-sqlite3';
+import { isEngineError } from '../src/errors';
+import { classifyStatement } from '../src/engine/dialect/classify';
+import { rewriteForStorage } from '../src/engine/dialect/rewrite';
+import { splitStatements } from '../src/engine/dialect/split';
+import { tokenize } from '../src/engine/dialect/tokenize';
+
+const SYNTAX = 1001;
+const UNSUPPORTED = 1002;
+const FORBIDDEN = 1003;
+const TRANSACTION = 1004;
+const EMPTY = 1005;
+const UNKNOWN_TYPE = 4002;
+
+/** The engine error code `fn` throws, or undefined when it does not throw one. */
+function codeOf(fn: () => unknown): number | undefined {
+  try {
+    fn();
+  } catch (err) {
+    if (isEngineError(err)) return err.code;
+    throw err;
+  }
+  return undefined;
+}
+
+function kindOf(sql: string): string {
+  return classifyStatement(sql).kind;
+}
+
+function rewrite(sql: string): string {
+  return rewriteForStorage(classifyStatement(sql));
+}
+
+t.test('tokenizes every token kind with offsets and values', async (t) => {
+  const sql = `select "a""b", \`c\`, [d e], 'it''s', 1.5e3, 0x1F, .5, 1_000, x'AB', ?, ?12, :n, @n, $n, a->>b; -- gone`;
+  const tokens = tokenize(sql);
+  t.same(tokens.map((tk) => tk.kind), [
+    'word', 'identifier', 'punct', 'identifier', 'punct', 'identifier', 'punct', 'string', 'punct',
+    'number', 'punct', 'number', 'punct', 'number', 'punct', 'number', 'punct', 'blob', 'punct',
+    'parameter', 'punct', 'parameter', 'punct', 'parameter', 'punct', 'parameter', 'punct', 'parameter', 'punct',
+    'word', 'punct', 'word', 'semicolon',
+  ]);
+  t.same(tokens.filter((tk) => tk.value !== undefined).map((tk) => tk.value), ['SELECT', 'a"b', 'c', 'd e', "it's", 'A', 'B']);
+  t.same(tokens.map((tk) => sql.slice(tk.start, tk.end)), tokens.map((tk) => tk.text));
+  t.equal(tokens.find((tk) => tk.text === '->>')?.kind, 'punct');
+});
+
+t.test('skips line and block comments', async (t) => {
+  t.same(tokenize('a -- x\n/* y; */ b').map((tk) => tk.text), ['a', 'b']);
+});
+
+t.test('rejects unterminated literals, identifiers and comments', async (t) => {
+  for (const sql of ["select 'abc", 'select "abc', 'select `abc', 'select [abc', 'select 1 /* open', "select x'AB"]) {
+    t.equal(codeOf(() => tokenize(sql)), SYNTAX, sql);
+  }
+  for (const sql of ['select 12abc', "select x'ABC'", 'select !', 'select :']) {
+    t.equal(codeOf(() => tokenize(sql)), SYNTAX, sql);
+  }
+});
+
+t.test('splits on top-level semicolons only', async (t) => {
+  t.same(splitStatements("insert into t values ('a;b'); select \"x;y\" from [p;q]"), [
+    "insert into t values ('a;b')",
+    'select "x;y" from [p;q]',
+  ]);
+  t.same(splitStatements('select 1 -- a; b\n, 2; select `c;d`'), ['select 1 -- a; b\n, 2', 'select `c;d`']);
+});
+
+t.test('drops empty and comment-only statements', async (t) => {
+  t.same(splitStatements(';; select 1;;\n -- only a comment\n; /* c */ ;'), ['select 1']);
+  t.same(splitStatements('  -- nothing\n'), []);
+  t.same(splitStatements(''), []);
+});
+
+t.test('keeps inner comments and drops leading ones', async (t) => {
+  t.same(splitStatements('/* lead */ select /* in */ 1 -- tail\n'), ['select /* in */ 1']);
+});
+
+t.test('keeps the semicolons of a trigger body', async (t) => {
+  const trigger = 'CREATE TEMP TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET a = 1; DELETE FROM u; END';
+  t.same(splitStatements(`${trigger}; select 2`), [trigger, 'select 2']);
+  const plain = 'create trigger tr after insert on t begin select 1; end';
+  t.same(splitStatements(`${plain};`), [plain]);
+});
+
+t.test('does not split inside comments that hide statements', async (t) => {
+  t.same(splitStatements("SELECT 1; -- ; ATTACH 'x' AS y"), ['SELECT 1']);
+  const parts = splitStatements("SELECT 1 /* ; */ ; ATTACH 'x' AS y");
+  t.same(parts, ['SELECT 1', "ATTACH 'x' AS y"]);
+  t.equal(kindOf(parts[0] ?? ''), 'select');
+  t.equal(codeOf(() => classifyStatement(parts[1] ?? '')), FORBIDDEN);
+});
+
+t.test('throws on an unterminated literal anywhere in the request', async (t) => {
+  t.equal(codeOf(() => splitStatements("select 1; select 'open")), SYNTAX);
+  t.equal(codeOf(() => splitStatements('select 1; /* open')), SYNTAX);
+});
+
+t.test('classifies every accepted table-level statement', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['select 1', 'select'], ['VALUES (1), (2)', 'select'], ['insert into t values (1)', 'insert'],
+    ['REPLACE INTO t VALUES (1)', 'insert'], ['insert or ignore into t values (1)', 'insert'],
+    ['update t set a = 1', 'update'], ['delete from t', 'delete'], ['create table t (a INT)', 'create-table'],
+    ['create table if not exists main.t (a INT)', 'create-table'], ['drop table t', 'drop-table'],
+    ['alter table t add column b TEXT', 'alter-table'], ['ALTER TABLE t RENAME TO u', 'alter-table'],
+    ['alter table t rename column a to b', 'alter-table'], ['alter table t drop column a', 'alter-table'],
+    ['create index i on t (a)', 'create-index'], ['create unique index i on t (a)', 'create-index'],
+    ['drop index i', 'drop-index'], ['savepoint s', 'savepoint'], ['release s', 'release'],
+    ['release savepoint s', 'release'], ['rollback to s', 'rollback-to'],
+    ['ROLLBACK TRANSACTION TO SAVEPOINT s', 'rollback-to'], ['integrity check', 'integrity-check'],
+    ['select 1;', 'select'],
+  ];
+  for (const [sql, kind] of cases) {
+    const stmt = classifyStatement(sql);
+    t.equal(stmt.kind, kind, sql);
+    t.equal(stmt.level, 'table', sql);
+    t.equal(stmt.readonly, kind === 'select' || kind === 'integrity-check', sql);
+    t.equal(stmt.sql, sql);
+  }
+});
+
+t.test('classifies WITH by its main verb', async (t) => {
+  t.equal(kindOf('WITH a AS (SELECT 1) SELECT * FROM a'), 'select');
+  t.equal(kindOf('with recursive c(n) as (select 1 union all select n + 1 from c) values (1)'), 'select');
+  t.equal(kindOf('WITH a AS (SELECT 1), b AS MATERIALIZED (SELECT 2) INSERT INTO t SELECT * FROM a'), 'insert');
+  t.equal(kindOf('WITH replace AS NOT MATERIALIZED (SELECT 1) REPLACE INTO t SELECT * FROM replace'), 'insert');
+  t.equal(kindOf('with a as (select 1) update t set x = (select * from a)'), 'update');
+  t.equal(kindOf('with a as (select 1) delete from t where x in a'), 'delete');
+  t.equal(classifyStatement('with a as (select 1) insert into t select * from a').readonly, false);
+  t.equal(codeOf(() => classifyStatement('with a as (select 1) drop table t')), SYNTAX);
+  t.equal(codeOf(() => classifyStatement('with a as (select 1')), SYNTAX);
+});
+
+t.test('classifies the database-level statements', async (t) => {
+  t.match(classifyStatement('CREATE DATABASE school'), { kind: 'create-database', level: 'database', readonly: false, database: 'school', ifNotExists: false });
+  t.match(classifyStatement('create database if not exists "my db"'), { database: 'my db', ifNotExists: true });
+  t.match(classifyStatement("drop database 'x'"), { kind: 'drop-database', database: 'x', ifExists: false });
+  t.match(classifyStatement('DROP DATABASE IF EXISTS `y`'), { database: 'y', ifExists: true });
+  t.match(classifyStatement('drop database [z]'), { database: 'z' });
+  t.match(classifyStatement('create database "school-2024.db"'), { database: 'school-2024.db' });
+  t.match(classifyStatement('create database if'), { database: 'if', ifNotExists: false });
+  t.match(classifyStatement('show databases'), { kind: 'show-databases', level: 'database', readonly: false });
+});
+
+t.test('rejects extra or missing tokens in database-level statements', async (t) => {
+  for (const sql of ['SHOW DATABASES x', 'show', 'create database', 'create database a b', 'drop database if exists',
+    'create database school-2024', 'create database 42', 'drop database x.db', 'INTEGRITY CHECK now', 'integrity']) {
+    t.equal(codeOf(() => classifyStatement(sql)), SYNTAX, sql);
+  }
+});
+
+t.test('rejects transaction control with the verb', async (t) => {
+  for (const [sql, verb] of [['BEGIN', 'BEGIN'], ['begin immediate transaction', 'BEGIN'], ['COMMIT', 'COMMIT'],
+    ['end transaction', 'END'], ['rollback', 'ROLLBACK'], ['rollback transaction', 'ROLLBACK']]) {
+    t.equal(codeOf(() => classifyStatement(sql ?? '')), TRANSACTION, sql);
+    t.throws(() => classifyStatement(sql ?? ''), { params: { detail: verb } }, sql);
+  }
+});
+
+t.test('rejects statements that reach outside the database', async (t) => {
+  for (const sql of ["ATTACH 'x.db' AS x", 'detach x', 'VACUUM', "vacuum into '/tmp/x'", 'pragma table_info(t)']) {
+    t.equal(codeOf(() => classifyStatement(sql)), FORBIDDEN, sql);
+  }
+});
+
+t.test('rejects unsupported statements by name', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['REINDEX', 'REINDEX'], ['analyze', 'ANALYZE'], ['explain select 1', 'EXPLAIN'],
+    ['create view v as select 1', 'CREATE VIEW'], ['create trigger tr after insert on t begin select 1; end', 'CREATE TRIGGER'],
+    ['create virtual table v using fts5(a)', 'CREATE VIRTUAL TABLE'], ['create temp table t (a INT)', 'CREATE TEMP TABLE'],
+    ['create temporary view v as select 1', 'CREATE TEMP VIEW'], ['create table temp.t (a INT)', 'CREATE TEMP TABLE'],
+    ['drop view v', 'DROP VIEW'], ['drop trigger tr', 'DROP TRIGGER'],
+  ];
+  for (const [sql, detail] of cases) {
+    t.throws(() => classifyStatement(sql), { code: UNSUPPORTED, params: { detail } }, sql);
+  }
+  t.equal(codeOf(() => classifyStatement('create table t2 as select * from t')), UNSUPPORTED);
+});
+
+t.test('rejects unrecognizable statements as syntax errors', async (t) => {
+  t.throws(() => classifyStatement('SELEC 1'), { code: SYNTAX, params: { detail: 'near "SELEC"' } });
+  for (const sql of ['42', "'select'", '(select 1)', 'create foo', 'drop', 'alter index i', 'show tables']) {
+    t.equal(codeOf(() => classifyStatement(sql)), SYNTAX, sql);
+  }
+  t.equal(codeOf(() => classifyStatement('select 1; attach x')), SYNTAX, 'a second statement');
+  t.equal(codeOf(() => classifyStatement(' -- nothing')), EMPTY);
+});
+
+t.test('is case-insensitive about keywords', async (t) => {
+  t.equal(kindOf('SeLeCt 1'), 'select');
+  t.equal(kindOf('Integrity Check'), 'integrity-check');
+  t.equal(codeOf(() => classifyStatement('Begin')), TRANSACTION);
+});
+
+t.test('rejects table-valued pragma functions anywhere', async (t) => {
+  for (const sql of ['SELECT * FROM pragma_database_list', 'select * from t join Pragma_Table_Info(\'t\')',
+    'insert into t select name from main.pragma_table_list', 'select * from "pragma_database_list"',
+    "select * from 'pragma_database_list'", "select * from t, 'pragma_database_list'",
+    "select * from 'pragma_table_info'('t')", 'with a as (select * from [pragma_database_list]) select * from a']) {
+    t.equal(codeOf(() => classifyStatement(sql)), FORBIDDEN, sql);
+  }
+  t.equal(kindOf("insert into t values (1, 'pragma_x')"), 'insert', 'a string value is just a value');
+  t.equal(kindOf("select * from t where a is distinct from 'pragma_x'"), 'select');
+  t.equal(kindOf("select * from t where a in ('x', 'pragma_y')"), 'select');
+});
+
+t.test('rewrites each type alias to its storage type', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['INT', 'INTEGER'], ['integer', 'INTEGER'], ['BIGINT', 'INTEGER'], ['smallint', 'INTEGER'],
+    ['FLOAT', 'REAL'], ['real', 'REAL'], ['DOUBLE', 'REAL'], ['DOUBLE PRECISION', 'REAL'], ['numeric', 'REAL'],
+    ['DECIMAL(10, 2)', 'REAL'], ['TEXT', 'TEXT'], ['VARCHAR(20)', 'TEXT'], ['char(3)', 'TEXT'],
+    ['CHARACTER VARYING(9)', 'TEXT'], ['character', 'TEXT'], ['STRING', 'TEXT'],
+  ];
+  for (const [written, stored] of cases) {
+    t.equal(rewrite(`CREATE TABLE t (a ${written} NOT NULL)`), `CREATE TABLE t (a ${stored} NOT NULL) STRICT`, written);
+  }
+});
+
+t.test('adds the BOOL check right after the type', async (t) => {
+  t.equal(rewrite('create table t (ok BOOLEAN DEFAULT 0, "a b" bool)'),
+    'create table t (ok INTEGER CHECK (("ok") IN (0, 1)) DEFAULT 0, "a b" INTEGER CHECK (("a b") IN (0, 1))) STRICT');
+});
+
+t.test('keeps everything but the types byte for byte', async (t) => {
+  const sql = `CREATE TABLE IF NOT EXISTS "p""s" (
+  id INT PRIMARY KEY, -- the key
+  name VARCHAR(20) DEFAULT 'a;b' COLLATE NOCASE,
+  [owner] integer REFERENCES people(id) ON DELETE CASCADE,
+  CONSTRAINT u UNIQUE (name), CHECK (id > 0), FOREIGN KEY (owner) REFERENCES x (y)
+) /* after */`;
+  t.equal(rewrite(sql), sql
+    .replace('id INT', 'id INTEGER')
+    .replace('VARCHAR(20)', 'TEXT')
+    .replace('[owner] integer', '[owner] INTEGER')
+    .replace(') /* after */', ') STRICT /* after */'));
+});
+
+t.test('places STRICT after existing table options once', async (t) => {
+  t.equal(rewrite('create table t (a INT PRIMARY KEY) WITHOUT ROWID'), 'create table t (a INTEGER PRIMARY KEY) WITHOUT ROWID, STRICT');
+  t.equal(rewrite('create table t (a INT) strict'), 'create table t (a INTEGER) strict');
+  t.equal(rewrite('create table t (a INT) STRICT, WITHOUT ROWID'), 'create table t (a INTEGER) STRICT, WITHOUT ROWID');
+  t.equal(rewrite('create table t (a INT);'), 'create table t (a INTEGER) STRICT;');
+});
+
+t.test('rejects unknown and missing types with the column name', async (t) => {
+  t.throws(() => rewrite('create table t (a BLOB)'), { code: UNKNOWN_TYPE, params: { type: 'BLOB', column: 'a' } });
+  t.throws(() => rewrite('create table t (a INT, b)'), { code: UNKNOWN_TYPE, params: { type: '(none)', column: 'b' } });
+  t.throws(() => rewrite('create table t ("x y" PRIMARY KEY)'), { code: UNKNOWN_TYPE, params: { type: '(none)', column: 'x y' } });
+  t.throws(() => rewrite('create table t (a INT(5))'), { code: UNKNOWN_TYPE, params: { type: 'INT(5)' } });
+  t.throws(() => rewrite('alter table t add column c DATETIME'), { code: UNKNOWN_TYPE, params: { type: 'DATETIME', column: 'c' } });
+});
+
+t.test('rewrites the column of ALTER TABLE ADD COLUMN only', async (t) => {
+  t.equal(rewrite('ALTER TABLE t ADD COLUMN b BOOL NOT NULL DEFAULT 0'), 'ALTER TABLE t ADD COLUMN b INTEGER CHECK (("b") IN (0, 1)) NOT NULL DEFAULT 0');
+  t.equal(rewrite('alter table main.t add c double precision'), 'alter table main.t add c REAL');
+  t.equal(rewrite('alter table t rename column a to b'), 'alter table t rename column a to b');
+});
+
+t.test('leaves other statements unchanged', async (t) => {
+  t.equal(rewrite("insert into t values ('INT')"), "insert into t values ('INT')");
+});
+
+t.test('produces tables that SQLite creates and that enforce the types', async (t) => {
+  const db = new Database(':memory:');
+  t.teardown(() => db.close());
+  db.exec(rewrite('create table t (id INT PRIMARY KEY, n INT, f FLOAT, s VARCHAR(5), ok BOOL)'));
+  db.exec(rewrite('alter table t add column flag boolean'));
+  const insert = db.prepare('insert into t (n, f, s, ok, flag) values (?, ?, ?, ?, ?)');
+  insert.run('12', 1.5, 'x', 1, 0);
+  t.same(db.prepare('select id, n, typeof(n) as tn from t').get(), { id: 1, n: 12, tn: 'integer' });
+  t.throws(() => insert.run('abc', 1, 'x', 0, 0), { code: 'SQLITE_CONSTRAINT_DATATYPE' });
+  t.throws(() => insert.run(1, 1, 'x', 2, 0), { code: 'SQLITE_CONSTRAINT_CHECK' });
+  t.throws(() => insert.run(1, 1, 'x', 0, 5), { code: 'SQLITE_CONSTRAINT_CHECK' });
+  insert.run(1, 2, 'y', null, null);
+  t.equal(db.prepare("select sql from sqlite_schema where name = 't'").pluck().get(),
+    'CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER, f REAL, s TEXT, ok INTEGER CHECK (("ok") IN (0, 1)), flag INTEGER CHECK (("flag") IN (0, 1))) STRICT');
+  db.exec(rewrite('create table w (k TEXT PRIMARY KEY, v INT) WITHOUT ROWID'));
+  t.throws(() => db.prepare("insert into w values ('a', 'b')").run(), { code: 'SQLITE_CONSTRAINT_DATATYPE' });
+});

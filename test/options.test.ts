@@ -1,0 +1,226 @@
+import t from 'tap';
+import * as path from 'node:path';
+import { OptionsError, parseCommandLine, parseDuration, parseSize, usage, type Config } from '../src/options';
+
+const CWD = path.resolve('/srv/app');
+const MiB = 1024 * 1024;
+
+function config(...argv: string[]): Config {
+  const parsed = parseCommandLine(argv, CWD);
+  if (parsed.kind !== 'config') throw new Error(`expected a config for ${argv.join(' ')}`);
+  return parsed.config;
+}
+
+/** Asserts an OptionsError whose one-line message matches `pattern`. */
+function rejects(tt: tap.Test, argv: string[], pattern: RegExp): void {
+  tt.throws(() => parseCommandLine(argv, CWD), OptionsError, argv.join(' '));
+  try {
+    parseCommandLine(argv, CWD);
+  } catch (err) {
+    tt.match((err as Error).message, pattern, argv.join(' '));
+    tt.notMatch((err as Error).message, /\n/, 'one line');
+  }
+}
+
+t.test('returns the embedded defaults when no flag is given', async (t) => {
+  t.same(config(), {
+    mode: 'multi', dbFile: null, dir: path.join(CWD, 'data'), host: '127.0.0.1', port: 8080,
+    token: null, maxConnections: 64, logJson: false,
+    logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'mod',
+    logMaxSize: 10 * MiB, logFsync: false, queryTimeoutMs: 5000, lockTimeoutMs: 5000,
+    maxBodyBytes: MiB, maxResultRows: 10_000, maxStatements: 1000,
+  });
+});
+
+t.test('freezes the returned config', async (t) => {
+  t.ok(Object.isFrozen(config('-db', 'a.db')));
+});
+
+t.test('serves one file in single-DB mode with -db', async (t) => {
+  const c = config('-db', 'shop.db');
+  t.match(c, { mode: 'single', dbFile: path.join(CWD, 'shop.db'), dir: CWD, logFile: null, logLevel: 'none' });
+  t.equal(config('-db', '/var/lib/x/one.db').dir, path.resolve('/var/lib/x'), 'absolute path kept');
+});
+
+t.test('serves a directory in multi-DB mode with -dir', async (t) => {
+  t.match(config('-dir', 'dbs'), { mode: 'multi', dbFile: null, dir: path.join(CWD, 'dbs'), logFile: null });
+  t.equal(config('-dir', '../other').dir, path.resolve(CWD, '../other'), 'relative to cwd');
+});
+
+t.test('accepts -flag value, -flag=value, --flag value and --flag=value', async (t) => {
+  for (const argv of [['-dir', 'd'], ['-dir=d'], ['--dir', 'd'], ['--dir=d']]) {
+    t.equal(config(...argv).dir, path.join(CWD, 'd'), argv.join(' '));
+  }
+  t.equal(config('-token=a=b').token, 'a=b', 'only the first = splits');
+  t.equal(config('-token=-starts-with-dash').token, '-starts-with-dash');
+  t.equal(config('-token', '-not-a-flag').token, '-not-a-flag', 'an unknown dash word is a value');
+});
+
+t.test('rejects -db together with -dir', async (t) => {
+  rejects(t, ['-db', 'a.db', '-dir', 'd'], /-db.*-dir/);
+  rejects(t, ['--dir=d', '--db=a.db'], /-db.*-dir/);
+});
+
+t.test('parses -addr as host:port, :port and [ipv6]:port', async (t) => {
+  t.match(config('-addr', 'localhost:3000'), { host: 'localhost', port: 3000 });
+  t.match(config('-addr', ':8080'), { host: '0.0.0.0', port: 8080 });
+  t.match(config('-addr', '[::1]:9000'), { host: '::1', port: 9000 });
+  t.match(config('-addr', '0.0.0.0:0'), { host: '0.0.0.0', port: 0 }, 'port 0 = any free port');
+});
+
+t.test('rejects malformed addresses naming -addr', async (t) => {
+  for (const bad of ['8080', 'localhost', 'host:', 'host:http', 'host:65536', '::1:8080', '[]:80', 'a b:80', '']) {
+    rejects(t, ['-addr', bad], /^-addr: /);
+  }
+});
+
+t.test('sets the token and rejects an empty one', async (t) => {
+  t.equal(config('-token', 's3cret').token, 's3cret');
+  rejects(t, ['-token='], /^-token: /);
+  rejects(t, ['-token', ''], /^-token: /);
+});
+
+t.test('parses the integer limits', async (t) => {
+  t.match(config('-max-connections', '8', '-max-result-rows', '50', '-max-statements', '007'),
+    { maxConnections: 8, maxResultRows: 50, maxStatements: 7 });
+});
+
+t.test('rejects non-integer, negative and zero limits naming the flag', async (t) => {
+  rejects(t, ['-max-connections', 'abc'], /^-max-connections: expected a positive integer, got "abc"$/);
+  for (const flag of ['-max-connections', '-max-result-rows', '-max-statements']) {
+    for (const bad of ['0', '-3', '1.5', '1e3', '+4', ' 4', '99999999999999999999']) {
+      rejects(t, [`${flag}=${bad}`], new RegExp(`^${flag}: expected a positive integer`));
+    }
+  }
+});
+
+t.test('parses boolean flags bare or with =true|false', async (t) => {
+  t.equal(config('-log-json').logJson, true);
+  t.equal(config('--log-json').logJson, true);
+  t.equal(config('-log-json=true').logJson, true);
+  t.equal(config('-log-json=false').logJson, false);
+  t.equal(config('-log-json=1').logJson, true, 'Go strconv.ParseBool words');
+  t.equal(config('-log-fsync').logFsync, true);
+  t.equal(config('-db', 'a.db', '-log-json', '-token', 'x').token, 'x', 'bare boolean does not eat the next flag');
+});
+
+t.test('rejects bad boolean values and a separate boolean value', async (t) => {
+  rejects(t, ['-log-json=yes'], /^-log-json: expected true or false/);
+  rejects(t, ['-log-json', 'false'], /-log-json=false/);
+});
+
+t.test('defaults the journal level to mod when -log-file is given', async (t) => {
+  t.match(config('-db', 'a.db', '-log-file', 'j/s.jsonl'),
+    { logFile: path.join(CWD, 'j', 's.jsonl'), logLevel: 'mod' });
+  t.match(config('-log-file', '/tmp/s.jsonl'), { mode: 'multi', dir: path.join(CWD, 'data'), logFile: path.resolve('/tmp/s.jsonl') });
+  for (const level of ['none', 'error', 'mod', 'all']) {
+    t.equal(config('-dir', 'd', '-log-file', 'j', '-log-level', level).logLevel, level);
+  }
+  t.match(config('-log-level', 'all'), { logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'all' },
+    '-log-level alone keeps the embedded journal');
+});
+
+t.test('rejects a log level without a journal, or an unknown level', async (t) => {
+  rejects(t, ['-db', 'a.db', '-log-level', 'mod'], /^-log-level: .*-log-file/);
+  rejects(t, ['-dir', 'd', '-log-level', 'error'], /^-log-level: /);
+  t.equal(config('-dir', 'd', '-log-level', 'none').logLevel, 'none', 'none is fine without a journal');
+  rejects(t, ['-log-level', 'debug'], /^-log-level: expected one of none, error, mod, all/);
+  rejects(t, ['-log-level', 'MOD'], /^-log-level: /);
+});
+
+t.test('rejects journal tuning without a journal, and a journal on the database file', async (t) => {
+  rejects(t, ['-db', 'a.db', '-log-max-size', '1M'], /^-log-max-size: .*-log-file/);
+  rejects(t, ['-db', 'a.db', '-log-fsync'], /^-log-fsync: .*-log-file/);
+  t.equal(config('-db', 'a.db', '-log-fsync=false').logFsync, false);
+  rejects(t, ['-db', 'a.db', '-log-file', './a.db'], /^-log-file: /);
+});
+
+t.test('parses -log-max-size and -max-body-bytes as sizes', async (t) => {
+  t.match(config('-log-file', 'j', '-log-max-size', '512K', '-max-body-bytes', '2MiB'),
+    { logMaxSize: 512 * 1024, maxBodyBytes: 2 * MiB });
+  rejects(t, ['-max-body-bytes', '0'], /^-max-body-bytes: /);
+  rejects(t, ['-log-max-size=10X'], /^-log-max-size: /);
+});
+
+t.test('parses -query-timeout and -lock-timeout as durations in ms', async (t) => {
+  t.match(config('-query-timeout', '1m30s', '-lock-timeout=250ms'), { queryTimeoutMs: 90_000, lockTimeoutMs: 250 });
+  t.equal(config('-query-timeout', '1.5s').queryTimeoutMs, 1500);
+  for (const bad of ['0', '0s', '5', 'abc', '-1s', '100us', '1000h']) {
+    rejects(t, ['-query-timeout', bad], /^-query-timeout: /);
+    rejects(t, [`-lock-timeout=${bad}`], /^-lock-timeout: /);
+  }
+});
+
+t.test('rejects an unknown flag, suggesting the nearest one', async (t) => {
+  rejects(t, ['-lgo-json'], /^unknown flag -lgo-json \(did you mean -log-json\?\)$/);
+  rejects(t, ['--max-conections=3'], /^unknown flag --max-conections \(did you mean -max-connections\?\)$/);
+  rejects(t, ['-dbb', 'x'], /did you mean -db\?/);
+  rejects(t, ['-verbose'], /^unknown flag -verbose(?!.*did you mean)/);
+  rejects(t, ['-x'], /^unknown flag -x(?!.*did you mean)/);
+  rejects(t, ['-constructor'], /^unknown flag -constructor/);
+});
+
+t.test('rejects positional arguments', async (t) => {
+  rejects(t, ['data.db'], /unexpected argument "data.db"/);
+  rejects(t, ['-db', 'a.db', 'extra'], /unexpected argument "extra"/);
+  rejects(t, ['-'], /unexpected argument "-"/);
+  rejects(t, ['--', 'x'], /unexpected argument "x"/);
+  t.equal(config('-db', 'a.db', '--').mode, 'single', 'a bare -- at the end is fine');
+});
+
+t.test('rejects a flag missing its value', async (t) => {
+  rejects(t, ['-db'], /^-db: missing value/);
+  rejects(t, ['-dir', '-addr', ':80'], /^-dir: missing value/);
+  rejects(t, ['-token', '--log-json'], /^-token: missing value/);
+});
+
+t.test('rejects a repeated flag', async (t) => {
+  rejects(t, ['-db', 'a.db', '-db', 'b.db'], /^-db: given more than once/);
+  rejects(t, ['-log-json', '--log-json=false'], /^-log-json: given more than once/);
+});
+
+t.test('returns the usage for -h, -help and --help', async (t) => {
+  for (const argv of [['-h'], ['-help'], ['--help'], ['-db', 'a.db', '-h'], ['-nonsense', '--help']]) {
+    t.same(parseCommandLine(argv, CWD), { kind: 'help', usage: usage() }, argv.join(' '));
+  }
+});
+
+t.test('lists every flag with its default in the usage', async (t) => {
+  const text = usage();
+  const flags = ['db', 'dir', 'addr', 'token', 'max-connections', 'log-json', 'log-file', 'log-level',
+    'log-max-size', 'log-fsync', 'query-timeout', 'lock-timeout', 'max-body-bytes', 'max-result-rows',
+    'max-statements', 'h'];
+  for (const flag of flags) t.match(text, new RegExp(`^  -${flag}\\b`, 'm'), flag);
+  for (const def of ['127.0.0.1:8080', '(default 64)', '(default 5s)', '(default 10M)', '(default 1M)',
+    '(default 10000)', '(default 1000)', 'statements.jsonl']) t.ok(text.includes(def), def);
+});
+
+t.test('converts Go durations to milliseconds', async (t) => {
+  const cases: [string, number][] = [
+    ['500ms', 500], ['5s', 5000], ['2m', 120_000], ['1h', 3_600_000], ['1m30s', 90_000],
+    ['1.5s', 1500], ['1h2m3s4ms', 3_723_004], ['.5s', 500], ['1.1s', 1100], ['250us', 0.25],
+    ['1500000ns', 1.5], ['0', 0],
+  ];
+  for (const [text, ms] of cases) t.equal(parseDuration(text), ms, text);
+});
+
+t.test('rejects malformed durations', async (t) => {
+  for (const bad of ['', '5', '1.5', 's', '5 s', '5sec', '-5s', '+5s', '1d', '5S', '1m30', 'ms5', `${'9'.repeat(400)}h`]) {
+    t.throws(() => parseDuration(bad), OptionsError, JSON.stringify(bad));
+  }
+});
+
+t.test('converts sizes with binary units to bytes', async (t) => {
+  const cases: [string, number][] = [
+    ['1048576', MiB], ['512K', 524_288], ['512k', 524_288], ['10M', 10 * MiB], ['1G', 1024 * MiB],
+    ['1KB', 1024], ['1kib', 1024], ['3MB', 3 * MiB], ['3MiB', 3 * MiB], ['2gb', 2048 * MiB],
+    ['2GiB', 2048 * MiB], ['100b', 100], ['1.5M', 1.5 * MiB], ['0', 0],
+  ];
+  for (const [text, bytes] of cases) t.equal(parseSize(text), bytes, text);
+});
+
+t.test('rejects malformed sizes', async (t) => {
+  for (const bad of ['', 'M', '-1', '1T', '10 M', '1e6', '10MBs', '0x10', '.5M', '99999999999G']) {
+    t.throws(() => parseSize(bad), OptionsError, JSON.stringify(bad));
+  }
+});
