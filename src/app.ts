@@ -1,0 +1,56 @@
+/**
+ * The Koa application, in the order every request passes through it:
+ * request log and metrics → error handler → connection ceiling → auth → body → routes.
+ */
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { CommandBus } from './bus/command-bus';
+import { EngineError } from './errors';
+import { requireToken } from './http/auth';
+import { jsonBody } from './http/body';
+import { connectionCeiling } from './http/connection-limit';
+import { errorHandler } from './http/error-handler';
+import { Metrics } from './http/metrics';
+import { requestLog } from './http/request-log';
+import type { Config } from './options';
+import { databaseRoutes } from './routes/database-routes';
+import { execRoutes } from './routes/exec-routes';
+import { serviceRoutes } from './routes/service-routes';
+
+export interface App {
+  koa: Koa;
+  metrics: Metrics;
+}
+
+/** 404 for unknown paths, 405 (with Allow) for a known path and another method. */
+function unmatched(router: Router) {
+  return async function answerUnmatched(ctx: Context): Promise<void> {
+    const allowed = new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods));
+    if (allowed.size > 0) {
+      ctx.set('Allow', [...allowed].join(', '));
+      throw new EngineError('METHOD_NOT_ALLOWED', { method: ctx.method, path: ctx.path });
+    }
+    throw new EngineError('ENDPOINT_NOT_FOUND', { method: ctx.method, path: ctx.path });
+  };
+}
+
+export function createApp(config: Config, bus: CommandBus): App {
+  const koa = new Koa();
+  const metrics = new Metrics();
+  const router = new Router();
+  serviceRoutes(router, config, metrics);
+  databaseRoutes(router, bus);
+  execRoutes(router, bus);
+
+  koa.use(requestLog(metrics, config.logJson));
+  koa.use(errorHandler(config.maxBodyBytes));
+  koa.use(connectionCeiling(config.maxConnections));
+  if (config.token !== null) koa.use(requireToken(config.token));
+  koa.use(jsonBody(config.maxBodyBytes));
+  koa.use(router.routes());
+  koa.use(unmatched(router));
+  // Errors are answered by errorHandler; Koa's default handler would print them again.
+  koa.silent = true;
+  return { koa, metrics };
+}

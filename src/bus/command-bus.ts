@@ -1,0 +1,127 @@
+/**
+ * The command bus: the one way from the HTTP layer to the databases. It
+ * validates what the engine must not see unvalidated (names, SQL classes,
+ * modes), runs database-level statements itself, and hands table work to the
+ * engine host.
+ */
+import { EngineError } from '../errors';
+import type { ClassifiedStatement } from '../engine/dialect/statement';
+import type { EngineHost, ExecStatement, StatementResult } from '../engine/protocol';
+import type { Config } from '../options';
+import type { Command, CommandOf, CommandResults, ExecOutcome } from './commands';
+import { DatabaseDirectory, normalizeDatabaseName } from './database-directory';
+import { parseBatch, type ParsedStatement } from './batch';
+
+export class CommandBus {
+  readonly directory: DatabaseDirectory;
+
+  constructor(private readonly config: Config, private readonly engine: EngineHost) {
+    this.directory = new DatabaseDirectory(config);
+  }
+
+  dispatch<T extends Command['type']>(command: CommandOf<T>): Promise<CommandResults[T]>;
+  async dispatch(command: Command): Promise<CommandResults[Command['type']]> {
+    switch (command.type) {
+      case 'list-databases': return this.listDatabases();
+      case 'create-database': return this.createDatabase(command.db);
+      case 'list-tables': return this.listTables(command);
+      case 'show-schema': return this.showSchema(command);
+      case 'read-rows': return this.readRows(command);
+      case 'exec': return this.exec(command);
+    }
+  }
+
+  private listDatabases(): CommandResults['list-databases'] {
+    const dbs = this.directory.list();
+    if (this.directory.single) return { mode: 'single-db', dbs, single: dbs[0] as string };
+    return { mode: 'multi-db', dbs };
+  }
+
+  private async createDatabase(db: unknown): Promise<CommandResults['create-database']> {
+    if (this.directory.single) throw new EngineError('DATABASE_STATEMENT_IN_SINGLE_MODE', { detail: 'creating a database' });
+    const name = normalizeDatabaseName(db);
+    await this.createNamed(name, false);
+    return { db: name };
+  }
+
+  private async listTables(command: CommandOf<'list-tables'>): Promise<CommandResults['list-tables']> {
+    const ref = this.directory.resolve(command.db);
+    return { db: ref.name, tables: await this.engine.tables(ref.file) };
+  }
+
+  private async showSchema(command: CommandOf<'show-schema'>): Promise<CommandResults['show-schema']> {
+    const ref = this.directory.resolve(command.db);
+    const table = await this.engine.schema(ref.file, command.table);
+    if (!table) throw new EngineError('TABLE_NOT_FOUND', { table: command.table });
+    return { db: ref.name, table };
+  }
+
+  private async readRows(command: CommandOf<'read-rows'>): Promise<CommandResults['read-rows']> {
+    const ref = this.directory.resolve(command.db);
+    const page = await this.engine.rows({ file: ref.file, table: command.table, limit: command.limit, offset: command.offset });
+    return { db: ref.name, ...page };
+  }
+
+  private async exec(command: CommandOf<'exec'>): Promise<ExecOutcome> {
+    const batch = parseBatch(command.sources, this.config.maxStatements);
+    if (batch.level === 'database') return { db: null, results: await this.execDatabaseLevel(batch.statements) };
+    const ref = this.directory.resolve(command.db);
+    const statements: ExecStatement[] = batch.statements.map(toExecStatement);
+    const results = await this.engine.exec({ file: ref.file, statements, maxResultRows: this.config.maxResultRows });
+    return { db: ref.name, results };
+  }
+
+  /** Database-level statements run one by one against the data directory. */
+  private async execDatabaseLevel(statements: readonly ParsedStatement[]): Promise<StatementResult[]> {
+    const results: StatementResult[] = [];
+    for (const [index, { statement }] of statements.entries()) {
+      try {
+        results.push(await this.runDatabaseStatement(statement));
+      } catch (error) {
+        if (error instanceof EngineError) error.statement = index;
+        throw error;
+      }
+    }
+    return results;
+  }
+
+  private async runDatabaseStatement(statement: ClassifiedStatement): Promise<StatementResult> {
+    if (this.directory.single) {
+      throw new EngineError('DATABASE_STATEMENT_IN_SINGLE_MODE', { detail: statement.sql.split(/\s+/).slice(0, 2).join(' ').toUpperCase() });
+    }
+    if (statement.kind === 'show-databases') {
+      return { columns: ['name'], rows: this.directory.list().map((name) => [name]) };
+    }
+    const name = normalizeDatabaseName(statement.database);
+    if (statement.kind === 'create-database') await this.createNamed(name, statement.ifNotExists === true);
+    else await this.dropNamed(name, statement.ifExists === true);
+    return { columns: [], rows: [], message: 'OK', changes: 0 };
+  }
+
+  private async createNamed(name: string, ifNotExists: boolean): Promise<void> {
+    const ref = this.directory.refOf(name);
+    if (this.directory.exists(ref)) {
+      if (ifNotExists) return;
+      throw new EngineError('DATABASE_EXISTS', { db: name });
+    }
+    await this.engine.createDatabase(ref.file);
+  }
+
+  private async dropNamed(name: string, ifExists: boolean): Promise<void> {
+    const ref = this.directory.refOf(name);
+    if (!this.directory.exists(ref)) {
+      if (ifExists) return;
+      throw new EngineError('NO_SUCH_DATABASE', { db: name });
+    }
+    await this.engine.closeDatabase(ref.file);
+    this.directory.remove(ref);
+  }
+
+  close(): Promise<void> {
+    return this.engine.close();
+  }
+}
+
+function toExecStatement({ statement, params }: ParsedStatement): ExecStatement {
+  return params === undefined ? { sql: statement.sql, kind: statement.kind } : { sql: statement.sql, kind: statement.kind, params };
+}

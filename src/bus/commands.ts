@@ -1,0 +1,48 @@
+/**
+ * The commands that route handlers send to the command bus. A command says
+ * what a client asked for, still unvalidated where the bus must validate it.
+ */
+import type { SqlParams, StatementResult, RowPage } from '../engine/protocol';
+import type { TableSchema } from '../engine/schema';
+
+/** One piece of SQL from a request, with its parameters if any. */
+export interface SqlSource {
+  readonly sql: string;
+  readonly params?: SqlParams;
+}
+
+export type Command =
+  | { readonly type: 'list-databases' }
+  | { readonly type: 'create-database'; readonly db: unknown }
+  | { readonly type: 'list-tables'; readonly db: unknown }
+  | { readonly type: 'show-schema'; readonly db: unknown; readonly table: string }
+  | { readonly type: 'read-rows'; readonly db: unknown; readonly table: string; readonly limit: number; readonly offset: number }
+  | { readonly type: 'exec'; readonly db: unknown; readonly sources: readonly SqlSource[] };
+
+export interface DatabaseList {
+  mode: 'single-db' | 'multi-db';
+  dbs: string[];
+  single?: string;
+}
+
+export interface ExecOutcome {
+  /** The database the batch ran on; null for database-level statements. */
+  db: string | null;
+  results: StatementResult[];
+}
+
+export interface TablePage extends RowPage {
+  db: string;
+}
+
+/** What each command answers with. */
+export interface CommandResults {
+  'list-databases': DatabaseList;
+  'create-database': { db: string };
+  'list-tables': { db: string; tables: TableSchema[] };
+  'show-schema': { db: string; table: TableSchema };
+  'read-rows': TablePage;
+  exec: ExecOutcome;
+}
+
+export type CommandOf<T extends Command['type']> = Extract<Command, { type: T }>;

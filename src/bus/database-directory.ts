@@ -1,0 +1,81 @@
+/**
+ * Where databases live: names, files and the data directory. Every path that
+ * reaches the file system is built here, from a validated name, so nothing a
+ * client sends can point outside the data directory.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { EngineError } from '../errors';
+import type { Config } from '../options';
+
+export interface DatabaseRef {
+  /** The name clients use, e.g. `school.db`. */
+  readonly name: string;
+  readonly file: string;
+}
+
+const NAME = /^[a-z0-9_-]{1,64}$/;
+
+/** Trims, lower-cases and appends `.db` (decisions §3); throws on anything else. */
+export function normalizeDatabaseName(raw: unknown): string {
+  if (typeof raw !== 'string') throw new EngineError('INVALID_DATABASE_NAME');
+  const base = raw.trim().toLowerCase().replace(/\.db$/, '');
+  if (!NAME.test(base)) throw new EngineError('INVALID_DATABASE_NAME');
+  return `${base}.db`;
+}
+
+export class DatabaseDirectory {
+  constructor(private readonly config: Config) {}
+
+  get single(): boolean {
+    return this.config.mode === 'single';
+  }
+
+  /** The database a request acts on: the single one, or the named one in multi-DB mode. */
+  resolve(db: unknown): DatabaseRef {
+    if (this.config.dbFile !== null) return this.resolveSingle(db, this.config.dbFile);
+    if (db === undefined || db === null || db === '') throw new EngineError('DATABASE_REQUIRED');
+    const name = normalizeDatabaseName(db);
+    const ref = this.refOf(name);
+    if (!this.exists(ref)) throw new EngineError('NO_SUCH_DATABASE', { db: name });
+    return ref;
+  }
+
+  private resolveSingle(db: unknown, file: string): DatabaseRef {
+    const name = path.basename(file);
+    const asked = typeof db === 'string' ? db.trim().toLowerCase() : db;
+    // A client written for multi-DB mode may still name the database: accept its own name.
+    if (asked !== undefined && asked !== null && asked !== '' && asked !== name.toLowerCase() && `${asked}.db` !== name.toLowerCase()) {
+      throw new EngineError('NO_SUCH_DATABASE', { db: String(db) });
+    }
+    return { name, file };
+  }
+
+  /** A database of the data directory by its normalized name; it may not exist yet. */
+  refOf(name: string): DatabaseRef {
+    return { name, file: path.join(this.config.dir, name) };
+  }
+
+  /** Only regular files count: a symlink planted in the directory is not a database. */
+  exists(ref: DatabaseRef): boolean {
+    try {
+      return fs.lstatSync(ref.file).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  list(): string[] {
+    if (this.config.dbFile !== null) return [path.basename(this.config.dbFile)];
+    return fs
+      .readdirSync(this.config.dir, { withFileTypes: true })
+      .filter((entry) => entry.isFile() && entry.name.endsWith('.db') && NAME.test(entry.name.slice(0, -3)))
+      .map((entry) => entry.name)
+      .sort();
+  }
+
+  /** Deletes the file and SQLite's companions; the caller closes open handles first. */
+  remove(ref: DatabaseRef): void {
+    for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(ref.file + suffix, { force: true });
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * An EngineHost that runs the engine in this process. The command bus only
+ * sees the asynchronous EngineHost interface, so a host in child processes can
+ * take this one's place.
+ */
+import { Engine, type EngineOptions } from './engine';
+import type { EngineHost, ExecRequest, RowPage, RowsRequest, StatementResult } from './protocol';
+import type { TableSchema } from './schema';
+
+export class InProcessEngineHost implements EngineHost {
+  private readonly engine: Engine;
+
+  constructor(options: EngineOptions = {}) {
+    this.engine = new Engine(options);
+  }
+
+  async exec(request: ExecRequest): Promise<StatementResult[]> {
+    return this.engine.exec(request);
+  }
+
+  async tables(file: string): Promise<TableSchema[]> {
+    return this.engine.tables(file);
+  }
+
+  async schema(file: string, table: string): Promise<TableSchema | undefined> {
+    return this.engine.schema(file, table);
+  }
+
+  async rows(request: RowsRequest): Promise<RowPage> {
+    return this.engine.rows(request);
+  }
+
+  async createDatabase(file: string): Promise<void> {
+    this.engine.createDatabase(file);
+  }
+
+  async closeDatabase(file: string): Promise<void> {
+    this.engine.closeDatabase(file);
+  }
+
+  async close(): Promise<void> {
+    this.engine.close();
+  }
+}

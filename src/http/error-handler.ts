@@ -1,0 +1,45 @@
+/**
+ * One middleware decides what a client sees of an error: catalog errors are
+ * shown as they are; anything else becomes a 500 whose details go to stderr,
+ * never to the client (no stack traces in responses).
+ */
+import type { Context, Next } from 'koa';
+import { EngineError } from '../errors';
+import { sendJson } from './respond';
+
+interface HttpLikeError {
+  status?: number;
+  type?: string;
+  expose?: boolean;
+}
+
+/** Errors of koa-bodyparser (raw-body, co-body) carry a status and a type. */
+function fromHttpError(error: HttpLikeError, ctx: Context, maxBodyBytes: number): EngineError | undefined {
+  if (error.status === 413 || error.type === 'entity.too.large') return new EngineError('BODY_TOO_LARGE', { max: maxBodyBytes });
+  if (error.type === 'entity.parse.failed' || (error.status === 400 && /json/i.test(String((error as Error).message)))) return new EngineError('MALFORMED_JSON');
+  if (error.status === 415 || error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') return new EngineError('UNSUPPORTED_MEDIA_TYPE');
+  if (error.status === 400 && error.expose) return new EngineError('BAD_REQUEST', { detail: String((error as Error).message) });
+  void ctx;
+  return undefined;
+}
+
+export function toClientError(error: unknown, ctx: Context, maxBodyBytes: number): EngineError {
+  if (error instanceof EngineError) return error;
+  const mapped = typeof error === 'object' && error !== null ? fromHttpError(error as HttpLikeError, ctx, maxBodyBytes) : undefined;
+  return mapped ?? new EngineError('INTERNAL', {}, { cause: error });
+}
+
+export function errorHandler(maxBodyBytes: number) {
+  return async function handleErrors(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+    } catch (error) {
+      const clientError = toClientError(error, ctx, maxBodyBytes);
+      if (clientError.status >= 500) {
+        const cause = clientError.errorName === 'INTERNAL' ? error : clientError.cause ?? clientError;
+        process.stderr.write(`sqlscribe: ${ctx.method} ${ctx.path} failed: ${cause instanceof Error ? cause.stack ?? cause.message : String(cause)}\n`);
+      }
+      sendJson(ctx, clientError.status, clientError.toBody());
+    }
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Operational metrics since start-up: the JSON record of the specification
+ * and the same figures for Prometheus.
+ */
+import client from 'prom-client';
+
+/** Size of the latency sample ring (interface.md: LATENCY_SAMPLE_RING). */
+export const LATENCY_SAMPLE_RING = 1024;
+
+export interface MetricsRecord {
+  ok: true;
+  started_unix: number;
+  uptime_s: number;
+  requests_total: number;
+  requests_by_status: Record<string, number>;
+  errors_total: number;
+  latency_ms: { p50: number; p95: number; samples: number; count: number };
+}
+
+function percentile(sorted: Float64Array, fraction: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
+  return Math.round(sorted[rank] as number);
+}
+
+export class Metrics {
+  private readonly startedMs = Date.now();
+  private requestsTotal = 0;
+  private errorsTotal = 0;
+  private readonly byStatus: Record<string, number> = {};
+  private readonly ring = new Float64Array(LATENCY_SAMPLE_RING);
+  private readonly registry = new client.Registry();
+  private readonly requestCounter: client.Counter<'status'>;
+  private readonly latencyHistogram: client.Histogram;
+
+  constructor() {
+    client.collectDefaultMetrics({ register: this.registry, prefix: 'sqlscribe_' });
+    this.requestCounter = new client.Counter({ name: 'sqlscribe_http_requests_total', help: 'HTTP requests by status', labelNames: ['status'], registers: [this.registry] });
+    this.latencyHistogram = new client.Histogram({ name: 'sqlscribe_http_request_duration_seconds', help: 'HTTP request latency', registers: [this.registry] });
+    new client.Gauge({ name: 'sqlscribe_uptime_seconds', help: 'Seconds since start', registers: [this.registry], collect: () => undefined })
+      .set(0);
+  }
+
+  observe(status: number, latencyMs: number): void {
+    this.ring[this.requestsTotal % LATENCY_SAMPLE_RING] = latencyMs;
+    this.requestsTotal++;
+    const key = String(status);
+    this.byStatus[key] = (this.byStatus[key] ?? 0) + 1;
+    if (status >= 500) this.errorsTotal++;
+    this.requestCounter.inc({ status: key });
+    this.latencyHistogram.observe(latencyMs / 1000);
+  }
+
+  snapshot(): MetricsRecord {
+    const sample = this.ring.slice(0, Math.min(this.requestsTotal, LATENCY_SAMPLE_RING)).sort();
+    return {
+      ok: true,
+      started_unix: Math.floor(this.startedMs / 1000),
+      uptime_s: Math.floor((Date.now() - this.startedMs) / 1000),
+      requests_total: this.requestsTotal,
+      requests_by_status: { ...this.byStatus },
+      errors_total: this.errorsTotal,
+      latency_ms: { p50: percentile(sample, 0.5), p95: percentile(sample, 0.95), samples: LATENCY_SAMPLE_RING, count: this.requestsTotal },
+    };
+  }
+
+  prometheus(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get prometheusContentType(): string {
+    return this.registry.contentType;
+  }
+}

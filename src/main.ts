@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+/** The process entry: command line → config → server; signals stop it cleanly. */
+import { OptionsError, parseCommandLine } from './options';
+import { startServer } from './server';
+import { version } from './version';
+
+async function main(): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseCommandLine(process.argv.slice(2), process.cwd());
+  } catch (error) {
+    if (!(error instanceof OptionsError)) throw error;
+    process.stderr.write(`sqlscribe: ${error.message} (run with -h for help)\n`);
+    process.exit(2);
+  }
+  if (parsed.kind === 'help') {
+    process.stdout.write(parsed.usage);
+    return;
+  }
+  const { config } = parsed;
+  const server = await startServer(config);
+  const where = config.mode === 'single' ? `database ${config.dbFile}` : `directory ${config.dir}`;
+  process.stderr.write(`sqlscribe ${version} listening on ${server.url} (${config.mode}-db, ${where})\n`);
+  const stop = (): void => {
+    server.close().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`sqlscribe: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

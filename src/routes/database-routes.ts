@@ -1,0 +1,42 @@
+/** GET /dbs, POST /dbs, GET /tables, GET /schema, GET /rows. */
+import type Router from '@koa/router';
+import type { CommandBus } from '../bus/command-bus';
+import { sendJson } from '../http/respond';
+import { countQueryValue, queryValue, requiredQueryValue } from './query';
+
+/** interface.md, Limits: /rows pages. */
+export const ROWS_DEFAULT_LIMIT = 25;
+export const ROWS_MAX_LIMIT = 1000;
+
+export function databaseRoutes(router: Router, bus: CommandBus): void {
+  router.get('/dbs', async (ctx) => {
+    const list = await bus.dispatch({ type: 'list-databases' });
+    sendJson(ctx, 200, { ok: true, ...list });
+  });
+
+  router.post('/dbs', async (ctx) => {
+    const body = ctx.request.body as Record<string, unknown> | undefined;
+    const created = await bus.dispatch({ type: 'create-database', db: body?.db });
+    sendJson(ctx, 201, { ok: true, ...created });
+  });
+
+  router.get('/tables', async (ctx) => {
+    const listed = await bus.dispatch({ type: 'list-tables', db: queryValue(ctx, 'db') });
+    sendJson(ctx, 200, { ok: true, ...listed });
+  });
+
+  router.get('/schema', async (ctx) => {
+    const table = requiredQueryValue(ctx, 'table');
+    const shown = await bus.dispatch({ type: 'show-schema', db: queryValue(ctx, 'db'), table });
+    sendJson(ctx, 200, { ok: true, ...shown });
+  });
+
+  router.get('/rows', async (ctx) => {
+    const table = requiredQueryValue(ctx, 'table');
+    // A limit above the maximum is clamped, and the response says so (decisions §3).
+    const limit = Math.min(countQueryValue(ctx, 'limit', ROWS_DEFAULT_LIMIT), ROWS_MAX_LIMIT);
+    const offset = countQueryValue(ctx, 'offset', 0);
+    const page = await bus.dispatch({ type: 'read-rows', db: queryValue(ctx, 'db'), table, limit, offset });
+    sendJson(ctx, 200, { ok: true, db: page.db, table: page.table, total: page.total, limit, offset, columns: page.columns, rows: page.rows });
+  });
+}

@@ -1,0 +1,30 @@
+/** GET /health and GET /metrics. */
+import type Router from '@koa/router';
+import type { Config } from '../options';
+import type { Metrics } from '../http/metrics';
+import { sendJson } from '../http/respond';
+import { queryValue } from './query';
+import { version } from '../version';
+
+export function serviceRoutes(router: Router, config: Config, metrics: Metrics): void {
+  router.get('/health', (ctx) => {
+    sendJson(ctx, 200, {
+      ok: true,
+      name: 'sqlscribe',
+      version,
+      single: config.mode === 'single',
+      dir: config.dir,
+      timeUnix: Math.floor(Date.now() / 1000),
+      ready: true,
+    });
+  });
+
+  router.get('/metrics', async (ctx) => {
+    if (queryValue(ctx, 'format') === 'prometheus') {
+      ctx.type = metrics.prometheusContentType;
+      ctx.body = await metrics.prometheus();
+      return;
+    }
+    sendJson(ctx, 200, metrics.snapshot());
+  });
+}

@@ -1,0 +1,111 @@
+/**
+ * Starts the real server (the built dist/, as `npm start` runs it) as a child
+ * process on a free port, and speaks HTTP to it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+export const MAIN = path.resolve(__dirname, '../../dist/src/main.js');
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  /** The parsed JSON body, or undefined when the body is not JSON. */
+  body: any;
+  text: string;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as it is, without JSON encoding. */
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Everything the server wrote to stdout so far. */
+  stdout(): string;
+  stderr(): string;
+  request(method: string, pathAndQuery: string, options?: RequestOptions): Promise<Reply>;
+  get(pathAndQuery: string, headers?: Record<string, string>): Promise<Reply>;
+  post(pathAndQuery: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>;
+  /** POST /exec with { db, sql } (db omitted when undefined). */
+  exec(db: string | undefined, sql: string, extra?: Record<string, unknown>): Promise<Reply>;
+  stop(): Promise<number | null>;
+}
+
+/** Starts `node dist/src/main.js -addr 127.0.0.1:0 ...args` in cwd. */
+export async function startServer(args: string[], options: { cwd: string; headers?: Record<string, string> }): Promise<TestServer> {
+  const child = spawn(process.execPath, [MAIN, '-addr', '127.0.0.1:0', ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 15000);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(err);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1] as string);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}: ${err}`));
+    });
+  });
+  const defaults = options.headers ?? {};
+  const request = async (method: string, pathAndQuery: string, req: RequestOptions = {}): Promise<Reply> => {
+    const headers: Record<string, string> = { ...defaults, ...req.headers };
+    let body: string | Buffer | undefined;
+    if (req.rawBody !== undefined) body = req.rawBody;
+    else if (req.body !== undefined) {
+      body = JSON.stringify(req.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(url + pathAndQuery, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text };
+  };
+  return {
+    url,
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    request,
+    get: (p, headers) => request('GET', p, headers ? { headers } : {}),
+    post: (p, body, headers) => request('POST', p, headers ? { body, headers } : { body }),
+    exec: (db, sql, extra = {}) => request('POST', '/exec', { body: db === undefined ? { sql, ...extra } : { db, sql, ...extra } }),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Runs the CLI to completion (for start-up errors and -h). */
+export function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
