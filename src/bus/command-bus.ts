@@ -104,6 +104,7 @@ export class CommandBus {
       if (ifNotExists) return;
       throw new EngineError('DATABASE_EXISTS', { db: name });
     }
+    this.directory.ensureDirectory();
     await this.engine.createDatabase(ref.file);
   }
 

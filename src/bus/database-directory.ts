@@ -52,6 +52,11 @@ export class DatabaseDirectory {
   }
 
   /** A database of the data directory by its normalized name; it may not exist yet. */
+  /** Recreated when missing, so that a data directory deleted by hand does not break creation. */
+  ensureDirectory(): void {
+    fs.mkdirSync(this.config.dir, { recursive: true });
+  }
+
   refOf(name: string): DatabaseRef {
     return { name, file: path.join(this.config.dir, name) };
   }
@@ -67,6 +72,7 @@ export class DatabaseDirectory {
 
   list(): string[] {
     if (this.config.dbFile !== null) return [path.basename(this.config.dbFile)];
+    if (!fs.existsSync(this.config.dir)) return [];
     return fs
       .readdirSync(this.config.dir, { withFileTypes: true })
       .filter((entry) => entry.isFile() && entry.name.endsWith('.db') && NAME.test(entry.name.slice(0, -3)))

@@ -72,7 +72,9 @@ export class Engine {
     })();
   }
 
+  /** A handle left open on a file deleted behind our back would hide the new file. */
   createDatabase(file: string): void {
+    this.pool.close(file);
     this.pool.get(file);
   }
 
@@ -132,5 +134,5 @@ function integrityCheck(db: Database.Database): StatementResult {
     problems.push(`foreign key violation: ${violation.table} row ${violation.rowid ?? '?'} references a missing row of ${violation.parent}`);
   }
   const rows = problems.length === 0 ? [['ok']] : problems.map((problem) => [problem]);
-  return { columns: ['result'], rows, message: problems.length === 0 ? 'OK' : `${problems.length} problems` };
+  return { columns: ['result'], rows, message: problems.length === 0 ? 'OK' : `${problems.length} problems`, changes: 0 };
 }
