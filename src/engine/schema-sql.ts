@@ -3,102 +3,9 @@
  * in sqlite_schema. The PRAGMAs say almost everything about a table; what they
  * do not say is which INTEGER columns are BOOL (the `CHECK (("col") IN (0, 1))`
  * written right after the type, see types.ts) and the text of an expression in
- * an index. Both are read from the stored SQL here.
- *
- * The tokenizer follows https://sqlite.org/lang_keywords.html and
- * https://sqlite.org/lang_expr.html for quoting: "ident", `ident`, [ident] and
- * 'string', with doubled quotes inside; comments are skipped.
+ * an index. Both are read from the stored SQL here, with the dialect's tokenizer.
  */
-
-export type TokenKind = 'word' | 'ident' | 'string' | 'number' | 'punct' | 'other';
-
-export interface Token {
-  kind: TokenKind;
-  /** The token as written. */
-  text: string;
-  start: number;
-  end: number;
-}
-
-const CLOSERS: Readonly<Record<string, string>> = { '"': '"', '`': '`', '[': ']', "'": "'" };
-
-/** End (exclusive) of a quoted token starting at `start`; doubled closers are escapes. */
-function quotedEnd(sql: string, start: number): number {
-  const close = CLOSERS[sql[start] ?? ''] ?? '';
-  let i = start + 1;
-  while (i < sql.length) {
-    if (sql[i] === close) {
-      if (close !== ']' && sql[i + 1] === close) i += 2;
-      else return i + 1;
-    } else i += 1;
-  }
-  return sql.length;
-}
-
-/** End (exclusive) of whitespace or a comment at `i`, or `i` when there is none. */
-function skipEnd(sql: string, i: number): number {
-  if (/\s/.test(sql[i] ?? '')) return i + 1;
-  if (sql.startsWith('--', i)) {
-    const nl = sql.indexOf('\n', i);
-    return nl < 0 ? sql.length : nl + 1;
-  }
-  if (sql.startsWith('/*', i)) {
-    const close = sql.indexOf('*/', i + 2);
-    return close < 0 ? sql.length : close + 2;
-  }
-  return i;
-}
-
-const WORD = /[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*/y;
-const NUMBER = /(0[xX][0-9a-fA-F]+|(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?)/y;
-
-function matchAt(re: RegExp, sql: string, i: number): number {
-  re.lastIndex = i;
-  const m = re.exec(sql);
-  return m ? i + m[0].length : i;
-}
-
-function tokenAt(sql: string, i: number): Token {
-  const ch = sql[i] ?? '';
-  let end: number;
-  let kind: TokenKind;
-  if (/[xX]/.test(ch) && sql[i + 1] === "'") [kind, end] = ['other', quotedEnd(sql, i + 1)];
-  else if (ch in CLOSERS) [kind, end] = [ch === "'" ? 'string' : 'ident', quotedEnd(sql, i)];
-  else if ((end = matchAt(WORD, sql, i)) > i) kind = 'word';
-  else if ((end = matchAt(NUMBER, sql, i)) > i) kind = 'number';
-  else [kind, end] = ['punct', i + 1];
-  return { kind, text: sql.slice(i, end), start: i, end };
-}
-
-/** The tokens of `sql`, without whitespace and comments. */
-export function tokenize(sql: string): Token[] {
-  const tokens: Token[] = [];
-  let i = 0;
-  while (i < sql.length) {
-    const skipped = skipEnd(sql, i);
-    if (skipped > i) {
-      i = skipped;
-      continue;
-    }
-    const token = tokenAt(sql, i);
-    tokens.push(token);
-    i = token.end;
-  }
-  return tokens;
-}
-
-/** The name an identifier token stands for: quotes removed, doubled quotes undone. */
-export function unquote(token: Token): string {
-  const open = token.text[0] ?? '';
-  const close = CLOSERS[open];
-  if (token.kind === 'word' || close === undefined) return token.text;
-  const inner = token.text.slice(1, -1);
-  return close === ']' ? inner : inner.split(close + close).join(close);
-}
-
-function isWord(token: Token | undefined, word: string): boolean {
-  return token !== undefined && token.kind === 'word' && token.text.toUpperCase() === word;
-}
+import { isWord, nameOf, tokenize, type Token } from './dialect/tokenize';
 
 /**
  * The top-level comma-separated items inside the first parenthesised group
@@ -131,8 +38,8 @@ function isBoolCheck(tokens: Token[], at: number, name: string): boolean {
   if (!isWord(tokens[at], 'CHECK') || tokens[at + 1]?.text !== '(') return false;
   const wrapped = tokens[at + 2]?.text === '(';
   const ident = tokens[wrapped ? at + 3 : at + 2];
-  if (ident === undefined || (ident.kind !== 'word' && ident.kind !== 'ident')) return false;
-  if (unquote(ident).toLowerCase() !== name) return false;
+  if (ident === undefined || (ident.kind !== 'word' && ident.kind !== 'identifier')) return false;
+  if (nameOf(ident).toLowerCase() !== name) return false;
   let next = wrapped ? at + 4 : at + 3;
   if (wrapped && tokens[next++]?.text !== ')') return false;
   const tail = tokens.slice(next, next + 7).map((t) => t.text.toUpperCase());
@@ -151,7 +58,7 @@ export function boolColumnNames(createSql: string): Set<string> {
   for (const item of groupItems(tokenize(createSql), 0)) {
     const [first, type] = item;
     if (first === undefined || (first.kind === 'word' && TABLE_CONSTRAINTS.has(first.text.toUpperCase()))) continue;
-    const name = unquote(first).toLowerCase();
+    const name = nameOf(first).toLowerCase();
     if (isWord(type, 'INTEGER') && isBoolCheck(item, 2, name)) names.add(name);
   }
   return names;
