@@ -2,6 +2,7 @@
  * The error catalog as the Markdown table the README publishes. The test of
  * the catalog compares the README with this, so neither drifts.
  */
+import fs from 'node:fs';
 import { catalog, errorClass, formatCode } from './errors';
 
 export function catalogMarkdown(): string {
@@ -12,3 +13,12 @@ export function catalogMarkdown(): string {
   }
   return lines.join('\n');
 }
+
+/** Rewrites the table between the catalog markers of a README (`npm run catalog`). */
+export function updateReadme(file: string): void {
+  const readme = fs.readFileSync(file, 'utf8');
+  const updated = readme.replace(/(<!-- catalog:start -->\n)[\s\S]*?(\n<!-- catalog:end -->)/, (_, start: string, end: string) => start + catalogMarkdown() + end);
+  fs.writeFileSync(file, updated);
+}
+
+if (require.main === module) updateReadme(process.argv[2] ?? 'README.md');

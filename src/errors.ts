@@ -66,6 +66,7 @@ export const catalog = {
   VALUE_TOO_LARGE: { code: 6004, status: 400, message: 'value or statement too large: {detail}' },
   SQL_TOO_COMPLEX: { code: 6005, status: 400, message: 'statement too complex: {detail}' },
   NOT_READY: { code: 6006, status: 503, message: 'the service is starting: retry shortly' },
+  QUERY_TIMEOUT: { code: 6007, status: 400, message: 'statement stopped after {ms} ms (-query-timeout): its batch was rolled back' },
 
   // 7xxx — mode
   DATABASE_STATEMENT_IN_SINGLE_MODE: { code: 7001, status: 405, message: '{detail} is not available: the server serves a single database' },
@@ -79,6 +80,7 @@ export const catalog = {
   STORAGE_CORRUPT: { code: 9004, status: 500, message: 'database file is corrupt or not a database' },
   STORAGE_READONLY: { code: 9005, status: 500, message: 'database file is read-only' },
   STORAGE_BUSY: { code: 9006, status: 500, message: 'database file is locked by another process' },
+  ENGINE_CRASHED: { code: 9007, status: 500, message: 'the engine process running this request stopped unexpectedly: nothing of the request was committed' },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorName = keyof typeof catalog;

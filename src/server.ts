@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { CommandBus } from './bus/command-bus';
-import { InProcessEngineHost } from './engine/in-process-engine-host';
+import { ProcessEngineHost } from './engine/host/process-engine-host';
 import { trackConnections } from './http/connection-limit';
 import type { Config } from './options';
 
@@ -18,7 +18,7 @@ export interface RunningServer {
 
 export async function startServer(config: Config): Promise<RunningServer> {
   fs.mkdirSync(config.dir, { recursive: true });
-  const bus = new CommandBus(config, new InProcessEngineHost());
+  const bus = new CommandBus(config, new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs }));
   const { koa } = createApp(config, bus);
   const server = http.createServer(koa.callback());
   trackConnections(server, config.maxConnections);

@@ -26,7 +26,7 @@ t.test('the README publishes exactly the catalog', async (t) => {
   const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
   const match = /<!-- catalog:start -->\n([\s\S]*?)\n<!-- catalog:end -->/.exec(readme);
   t.ok(match, 'README has the catalog markers');
-  t.equal(match?.[1], catalogMarkdown(), 'README table equals the catalog (regenerate with: npx tsx -e "console.log(require(\'./src/errors-markdown\').catalogMarkdown())")');
+  t.equal(match?.[1], catalogMarkdown(), 'README table equals the catalog (regenerate with: npm run catalog)');
 });
 
 t.test('an engine error message starts with its bracketed code', async (t) => {

@@ -16,6 +16,8 @@ export interface ParsedStatement {
 
 export interface Batch {
   readonly level: 'database' | 'table';
+  /** Every statement only reads. */
+  readonly readonly: boolean;
   readonly statements: readonly ParsedStatement[];
 }
 
@@ -47,5 +49,6 @@ export function parseBatch(sources: readonly SqlSource[], maxStatements: number)
   });
   const levels = new Set(statements.map(({ statement }) => statement.level));
   if (levels.size > 1) throw new EngineError('MIXED_BATCH');
-  return { level: levels.has('database') ? 'database' : 'table', statements };
+  const readonly = statements.every(({ statement }) => statement.readonly);
+  return { level: levels.has('database') ? 'database' : 'table', readonly, statements };
 }

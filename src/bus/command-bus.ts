@@ -11,9 +11,11 @@ import type { Config } from '../options';
 import type { Command, CommandOf, CommandResults, ExecOutcome } from './commands';
 import { DatabaseDirectory, normalizeDatabaseName } from './database-directory';
 import { parseBatch, type ParsedStatement } from './batch';
+import { WriteLocks } from './write-locks';
 
 export class CommandBus {
   readonly directory: DatabaseDirectory;
+  private readonly locks = new WriteLocks();
 
   constructor(private readonly config: Config, private readonly engine: EngineHost) {
     this.directory = new DatabaseDirectory(config);
@@ -67,7 +69,11 @@ export class CommandBus {
     if (batch.level === 'database') return { db: null, results: await this.execDatabaseLevel(batch.statements) };
     const ref = this.directory.resolve(command.db);
     const statements: ExecStatement[] = batch.statements.map(toExecStatement);
-    const results = await this.engine.exec({ file: ref.file, statements, maxResultRows: this.config.maxResultRows });
+    const request = { file: ref.file, statements, maxResultRows: this.config.maxResultRows };
+    // Reads see committed data without waiting (WAL); writes to one database take turns.
+    const results = batch.readonly
+      ? await this.engine.exec(request)
+      : await this.locks.withLock(ref.file, () => this.engine.exec(request));
     return { db: ref.name, results };
   }
 
@@ -105,7 +111,7 @@ export class CommandBus {
       throw new EngineError('DATABASE_EXISTS', { db: name });
     }
     this.directory.ensureDirectory();
-    await this.engine.createDatabase(ref.file);
+    await this.locks.withLock(ref.file, () => this.engine.createDatabase(ref.file));
   }
 
   private async dropNamed(name: string, ifExists: boolean): Promise<void> {
@@ -114,8 +120,11 @@ export class CommandBus {
       if (ifExists) return;
       throw new EngineError('NO_SUCH_DATABASE', { db: name });
     }
-    await this.engine.closeDatabase(ref.file);
-    this.directory.remove(ref);
+    await this.locks.withLock(ref.file, async () => {
+      // Every handle is closed first: SQLite deletes a WAL file by name when its last handle closes.
+      await this.engine.closeDatabase(ref.file);
+      this.directory.remove(ref);
+    });
   }
 
   close(): Promise<void> {

@@ -5,7 +5,7 @@
 import type Database from 'better-sqlite3';
 import { EngineError } from '../errors';
 import { rewriteForStorage } from './dialect/rewrite';
-import type { StatementKind } from './dialect/statement';
+import { isReadonlyKind, type StatementKind } from './dialect/statement';
 import { ConnectionPool, type Connection } from './connection-pool';
 import type { ExecRequest, ExecStatement, ResultValue, RowPage, RowsRequest, StatementResult } from './protocol';
 import { listTableSchemas, readTableSchema, type TableSchema } from './schema';
@@ -27,15 +27,20 @@ export class Engine {
     this.pool = new ConnectionPool(options.maxOpenDatabases ?? 128);
   }
 
-  /** Runs every statement of the request in one transaction: all or nothing. */
-  exec(request: ExecRequest): StatementResult[] {
+  /**
+   * Runs every statement of the request in one transaction: all or nothing.
+   * `onStatement` hears each statement's index before it runs, so that a host
+   * that must stop a runaway statement knows which one it stopped.
+   */
+  exec(request: ExecRequest, onStatement?: (index: number) => void): StatementResult[] {
     const connection = this.pool.get(request.file);
-    const writes = request.statements.some((statement) => statement.kind !== 'select' && statement.kind !== 'integrity-check');
+    const writes = !request.statements.every((statement) => isReadonlyKind(statement.kind));
     connection.db.exec(writes ? 'BEGIN IMMEDIATE' : 'BEGIN');
     let index = 0;
     try {
       const results: StatementResult[] = [];
       for (; index < request.statements.length; index++) {
+        onStatement?.(index);
         results.push(runStatement(connection, request.statements[index] as ExecStatement, request.maxResultRows));
       }
       connection.db.exec('COMMIT');
@@ -93,7 +98,9 @@ function runStatement(connection: Connection, statement: ExecStatement, maxRows:
   const prepared = connection.prepare(sql);
   const params = toBindParameters(statement.params);
   const verb = MESSAGE_VERBS[statement.kind];
-  if (prepared.reader) return readRows(connection, prepared, params, maxRows, verb);
+  if (prepared.reader && (statement.kind === 'select' || verb)) return readRows(connection, prepared, params, maxRows, verb);
+  // ALTER TABLE … ADD COLUMN on a STRICT table runs SQLite's own check query, so it "returns data": run it, answer OK.
+  if (prepared.reader) return { ...readRows(connection, prepared, params, maxRows, verb), columns: [], rows: [], message: 'OK', changes: 0 };
   const info = prepared.run(...params);
   return verb ? { columns: [], rows: [], message: `${verb} ${info.changes}`, changes: info.changes } : { columns: [], rows: [], message: 'OK', changes: 0 };
 }

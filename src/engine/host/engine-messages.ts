@@ -1,0 +1,16 @@
+/** The messages between the parent and an engine process. */
+import type { EngineErrorData } from '../../errors';
+
+export type EngineMethod = 'exec' | 'tables' | 'schema' | 'rows' | 'createDatabase' | 'closeDatabase';
+
+export interface EngineCall {
+  id: number;
+  method: EngineMethod;
+  args: unknown[];
+}
+
+export type EngineReply =
+  | { id: number; kind: 'result'; value: unknown }
+  | { id: number; kind: 'error'; error: EngineErrorData }
+  /** The statement of an exec batch that is about to run. */
+  | { id: number; kind: 'progress'; statement: number };

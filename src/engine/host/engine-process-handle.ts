@@ -1,0 +1,125 @@
+/**
+ * One engine process, seen from the parent: it runs one call at a time, and
+ * it can be killed when that call runs past its deadline.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { EngineError } from '../../errors';
+import type { EngineCall, EngineMethod, EngineReply } from './engine-messages';
+
+/** The built .js beside this file, or the .ts source when running under a TypeScript loader (tests). */
+function entryFile(): string {
+  const js = path.join(__dirname, 'engine-process.js');
+  return fs.existsSync(js) ? js : path.join(__dirname, 'engine-process.ts');
+}
+
+export interface PendingCall {
+  readonly method: EngineMethod;
+  readonly args: unknown[];
+  resolve(value: unknown): void;
+  reject(error: EngineError): void;
+}
+
+export class EngineProcessHandle {
+  private readonly child: ChildProcess;
+  private current: { call: PendingCall; id: number; statement: number; timer: NodeJS.Timeout } | null = null;
+  /** Calls for this process only (closing a database everywhere), run before shared work. */
+  private readonly own: PendingCall[] = [];
+  private nextId = 1;
+  private exited = false;
+
+  constructor(
+    private readonly queryTimeoutMs: number,
+    /** Called once when the process is gone, whatever the reason. */
+    private readonly onExit: (handle: EngineProcessHandle) => void,
+    /** Called when the process is ready for another call. */
+    private readonly onIdle: (handle: EngineProcessHandle) => void,
+  ) {
+    // Advanced serialization carries bigint (64-bit integers) and Buffers.
+    this.child = fork(entryFile(), [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child.on('message', (reply: EngineReply) => this.receive(reply));
+    this.child.once('exit', () => this.exit());
+    this.child.on('error', () => this.kill());
+  }
+
+  get busy(): boolean {
+    return this.current !== null || this.exited;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Runs a call meant for this process: now if it is free, else after its current call. */
+  runOwn(call: PendingCall): void {
+    if (this.exited) call.resolve(undefined);
+    else if (this.busy) this.own.push(call);
+    else this.run(call);
+  }
+
+  run(call: PendingCall): void {
+    const id = this.nextId++;
+    this.current = { call, id, statement: 0, timer: this.deadline() };
+    const message: EngineCall = { id, method: call.method, args: call.args };
+    this.child.send(message);
+  }
+
+  /** Every statement gets the whole timeout, so the deadline restarts when the next one begins. */
+  private deadline(): NodeJS.Timeout {
+    return setTimeout(() => this.stopRunaway(), this.queryTimeoutMs);
+  }
+
+  private receive(reply: EngineReply): void {
+    const current = this.current;
+    if (current === null || reply.id !== current.id) return;
+    if (reply.kind === 'progress') {
+      clearTimeout(current.timer);
+      current.statement = reply.statement;
+      current.timer = this.deadline();
+      return;
+    }
+    clearTimeout(current.timer);
+    this.current = null;
+    if (reply.kind === 'result') current.call.resolve(reply.value);
+    else current.call.reject(EngineError.fromData(reply.error));
+    const own = this.own.shift();
+    if (own) this.run(own);
+    else this.onIdle(this);
+  }
+
+  private stopRunaway(): void {
+    const current = this.current;
+    if (current === null) return;
+    this.current = null;
+    current.call.reject(new EngineError('QUERY_TIMEOUT', { ms: this.queryTimeoutMs }, { statement: current.statement }));
+    this.kill();
+  }
+
+  kill(): void {
+    if (!this.exited) this.child.kill('SIGKILL');
+  }
+
+  private exit(): void {
+    if (this.exited) return;
+    this.exited = true;
+    const current = this.current;
+    this.current = null;
+    if (current !== null) {
+      clearTimeout(current.timer);
+      current.call.reject(new EngineError('ENGINE_CRASHED', {}, { statement: current.statement }));
+    }
+    // A process that is gone holds no database open: what it was asked to close is closed.
+    for (const call of this.own.splice(0)) call.resolve(undefined);
+    this.onExit(this);
+  }
+
+  /** Ends the process once it has finished its current call. */
+  close(): Promise<void> {
+    if (this.exited) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.child.once('exit', () => resolve());
+      this.child.disconnect();
+    });
+  }
+}

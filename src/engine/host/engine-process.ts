@@ -1,0 +1,45 @@
+/**
+ * The entry of an engine process: an Engine that answers calls from its
+ * parent. It runs SQL synchronously; the parent stops a runaway statement by
+ * killing this process (better-sqlite3 cannot interrupt one, see design.md).
+ */
+import { Engine } from '../engine';
+import type { ExecRequest, RowsRequest } from '../protocol';
+import { toEngineError } from '../sqlite-errors';
+import type { EngineCall, EngineReply } from './engine-messages';
+
+const engine = new Engine({ maxOpenDatabases: Number(process.env.SQLSCRIBE_MAX_OPEN_DATABASES) || 64 });
+
+function send(reply: EngineReply): void {
+  process.send?.(reply);
+}
+
+function run(call: EngineCall): unknown {
+  const [first, second] = call.args;
+  switch (call.method) {
+    case 'exec':
+      // Statement 0 is known to have started when the call was sent.
+      return engine.exec(first as ExecRequest, (statement) => statement > 0 && send({ id: call.id, kind: 'progress', statement }));
+    case 'tables': return engine.tables(first as string);
+    case 'schema': return engine.schema(first as string, second as string) ?? null;
+    case 'rows': return engine.rows(first as RowsRequest);
+    case 'createDatabase': return engine.createDatabase(first as string);
+    case 'closeDatabase': return engine.closeDatabase(first as string);
+  }
+}
+
+process.on('message', (call: EngineCall) => {
+  try {
+    send({ id: call.id, kind: 'result', value: run(call) });
+  } catch (error) {
+    const engineError = toEngineError(error);
+    if (engineError.status >= 500) process.stderr.write(`sqlscribe engine: ${error instanceof Error ? error.stack : String(error)}\n`);
+    send({ id: call.id, kind: 'error', error: engineError.toData() });
+  }
+});
+
+// The parent is gone: nothing more will come.
+process.on('disconnect', () => {
+  engine.close();
+  process.exit(0);
+});

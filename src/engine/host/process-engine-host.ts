@@ -1,0 +1,104 @@
+/**
+ * An EngineHost that runs the engine in child processes, one call at a time
+ * each, so that a runaway statement stops only the process that runs it: it is
+ * killed at -query-timeout and another takes its place. Calls wait in a queue
+ * here, in the parent, so a killed process loses only the call it was running.
+ */
+import { EngineError } from '../../errors';
+import type { EngineHost, ExecRequest, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type { TableSchema } from '../schema';
+import type { EngineMethod } from './engine-messages';
+import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
+
+export interface ProcessEngineHostOptions {
+  queryTimeoutMs: number;
+  /** Processes kept running. @default 2 */
+  minProcesses?: number;
+  /** Processes at most, started when every other one is busy. @default 4 */
+  maxProcesses?: number;
+}
+
+export class ProcessEngineHost implements EngineHost {
+  private readonly processes = new Set<EngineProcessHandle>();
+  private readonly queue: PendingCall[] = [];
+  private readonly minProcesses: number;
+  private readonly maxProcesses: number;
+  private closing = false;
+
+  constructor(private readonly options: ProcessEngineHostOptions) {
+    this.minProcesses = options.minProcesses ?? 2;
+    this.maxProcesses = Math.max(this.minProcesses, options.maxProcesses ?? 4);
+    for (let i = 0; i < this.minProcesses; i++) this.spawn();
+  }
+
+  /** The pids of the running engine processes (for operators and tests). */
+  get pids(): number[] {
+    return [...this.processes].map((handle) => handle.pid).filter((pid): pid is number => pid !== undefined);
+  }
+
+  private spawn(): EngineProcessHandle {
+    const handle = new EngineProcessHandle(this.options.queryTimeoutMs, (gone) => this.replace(gone), (ready) => this.release(ready));
+    this.processes.add(handle);
+    return handle;
+  }
+
+  private replace(gone: EngineProcessHandle): void {
+    this.processes.delete(gone);
+    if (this.closing) return;
+    if (this.processes.size < this.minProcesses || this.queue.length > 0) this.release(this.spawn());
+  }
+
+  /** A process became free: it takes the oldest waiting call. */
+  private release(handle: EngineProcessHandle): void {
+    const next = this.queue.shift();
+    if (next) handle.run(next);
+  }
+
+  private freeProcess(): EngineProcessHandle | undefined {
+    for (const handle of this.processes) if (!handle.busy) return handle;
+    return this.processes.size < this.maxProcesses ? this.spawn() : undefined;
+  }
+
+  private call<T>(method: EngineMethod, ...args: unknown[]): Promise<T> {
+    if (this.closing) return Promise.reject(new EngineError('NOT_READY'));
+    return new Promise<T>((resolve, reject) => {
+      const call: PendingCall = { method, args, resolve: resolve as (value: unknown) => void, reject };
+      const handle = this.freeProcess();
+      if (handle) handle.run(call);
+      else this.queue.push(call);
+    });
+  }
+
+  exec(request: ExecRequest): Promise<StatementResult[]> {
+    return this.call('exec', request);
+  }
+
+  tables(file: string): Promise<TableSchema[]> {
+    return this.call('tables', file);
+  }
+
+  async schema(file: string, table: string): Promise<TableSchema | undefined> {
+    return (await this.call<TableSchema | null>('schema', file, table)) ?? undefined;
+  }
+
+  rows(request: RowsRequest): Promise<RowPage> {
+    return this.call('rows', request);
+  }
+
+  createDatabase(file: string): Promise<void> {
+    return this.call('createDatabase', file);
+  }
+
+  /** Every process may hold a handle on the file: all of them close it. */
+  async closeDatabase(file: string): Promise<void> {
+    await Promise.all([...this.processes].map((handle) => new Promise<unknown>((resolve, reject) => {
+      handle.runOwn({ method: 'closeDatabase', args: [file], resolve, reject });
+    })));
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const call of this.queue.splice(0)) call.reject(new EngineError('NOT_READY'));
+    await Promise.all([...this.processes].map((handle) => handle.close()));
+  }
+}
