@@ -29,6 +29,7 @@ export const catalog = {
   UNAUTHORIZED: { code: 1012, status: 401, message: 'missing or wrong token: send X-Service-Token or Authorization: Bearer' },
   METHOD_NOT_ALLOWED: { code: 1013, status: 405, message: 'method {method} is not allowed on {path}' },
   SQL_ERROR: { code: 1014, status: 400, message: 'SQL error: {detail}' },
+  INVALID_UTF8: { code: 1015, status: 400, message: 'request body is not valid UTF-8' },
 
   // 2xxx — catalog: no such database/table/column/index, already exists
   NO_SUCH_DATABASE: { code: 2001, status: 404, message: 'no such database: {db}' },

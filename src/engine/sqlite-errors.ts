@@ -68,13 +68,15 @@ const MESSAGE_RULES: ReadonlyArray<[RegExp, ErrorName, string]> = [
   [/^index (.+) already exists$/, 'INDEX_EXISTS', 'index'],
   [/syntax error|incomplete input|unrecognized token/, 'SYNTAX_ERROR', 'detail'],
   [/parser stack overflow|too large|too many (terms|columns|arguments|FROM)|too deep/i, 'SQL_TOO_COMPLEX', 'detail'],
+  // load_extension() is refused by SQLite itself in this build.
+  [/^not authorized$/, 'FORBIDDEN_STATEMENT', 'load_extension()'],
   [/^(ambiguous column name|no such collation|wrong number of arguments|no tables specified)/, 'NAME_ERROR', 'detail'],
 ];
 
 function messageError(message: string): [ErrorName, ErrorParams] {
   for (const [pattern, name, param] of MESSAGE_RULES) {
     const match = pattern.exec(message);
-    if (match) return [name, { [param]: param === 'detail' ? message : match[1] ?? message }];
+    if (match) return [name, name === 'FORBIDDEN_STATEMENT' ? { detail: param } : { [param]: param === 'detail' ? message : match[1] ?? message }];
   }
   return ['SQL_ERROR', { detail: message }];
 }

@@ -1,7 +1,10 @@
 /**
- * Request bodies: JSON objects only, at most -max-body-bytes. Wrong content
- * types are refused rather than silently read as an empty body.
+ * Request bodies: JSON objects only, at most -max-body-bytes, valid UTF-8.
+ * Wrong content types are refused rather than silently read as an empty body,
+ * and invalid UTF-8 is refused rather than silently turned into U+FFFD (which
+ * would change what a student wrote before it reaches the database).
  */
+import type { IncomingMessage } from 'node:http';
 import bodyParser from 'koa-bodyparser';
 import type { Context, Next } from 'koa';
 import { EngineError } from '../errors';
@@ -11,15 +14,50 @@ function hasBody(ctx: Context): boolean {
   return (length !== '' && length !== '0') || ctx.get('Transfer-Encoding') !== '';
 }
 
+/**
+ * Checks the bytes as the parser reads them. It must be attached in the same
+ * tick as the parser's own listener (streams emit data asynchronously), so
+ * both see every chunk; it keeps no copy of the body.
+ */
+function watchUtf8(req: IncomingMessage): () => boolean {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let valid = true;
+  req.on('data', (chunk: Buffer) => {
+    if (!valid) return;
+    try {
+      decoder.decode(chunk, { stream: true });
+    } catch {
+      valid = false;
+    }
+  });
+  return () => {
+    if (!valid) return false;
+    try {
+      decoder.decode();
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}
+
+function checkObject(body: unknown): void {
+  if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
+    throw new EngineError('BAD_REQUEST', { detail: 'the body must be a JSON object' });
+  }
+}
+
 export function jsonBody(maxBodyBytes: number) {
   const parse = bodyParser({ enableTypes: ['json'], jsonLimit: String(maxBodyBytes), strict: true });
   return async function readJsonBody(ctx: Context, next: Next): Promise<void> {
-    if (hasBody(ctx) && !ctx.is('application/json', '+json')) throw new EngineError('UNSUPPORTED_MEDIA_TYPE');
+    if (!hasBody(ctx)) return parse(ctx, next);
+    if (!ctx.is('application/json', '+json')) throw new EngineError('UNSUPPORTED_MEDIA_TYPE');
+    // Compressed bodies are refused: their bytes cannot be checked, and they can hide a bomb.
+    if (!['', 'identity'].includes(ctx.get('Content-Encoding').toLowerCase())) throw new EngineError('UNSUPPORTED_MEDIA_TYPE');
+    const isValidUtf8 = watchUtf8(ctx.req);
     await parse(ctx, async () => {
-      const body: unknown = ctx.request.body;
-      if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
-        throw new EngineError('BAD_REQUEST', { detail: 'the body must be a JSON object' });
-      }
+      if (!isValidUtf8()) throw new EngineError('INVALID_UTF8');
+      checkObject(ctx.request.body);
       await next();
     });
   };

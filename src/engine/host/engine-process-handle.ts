@@ -118,7 +118,9 @@ export class EngineProcessHandle {
   close(): Promise<void> {
     if (this.exited) return Promise.resolve();
     return new Promise((resolve) => {
-      this.child.once('exit', () => resolve());
+      // A process that misses the disconnect (e.g. still in a --import preloader) must not hold shutdown forever.
+      const timer = setTimeout(() => this.kill(), this.queryTimeoutMs + 1000);
+      this.child.once('exit', () => (clearTimeout(timer), resolve()));
       this.child.disconnect();
     });
   }
