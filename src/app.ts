@@ -17,6 +17,7 @@ import type { Config } from './options';
 import { databaseRoutes } from './routes/database-routes';
 import { execRoutes } from './routes/exec-routes';
 import { serviceRoutes } from './routes/service-routes';
+import { txRoutes } from './routes/tx-routes';
 
 export interface App {
   koa: Koa;
@@ -42,6 +43,7 @@ export function createApp(config: Config, bus: CommandBus): App {
   serviceRoutes(router, config, metrics);
   databaseRoutes(router, bus);
   execRoutes(router, bus);
+  txRoutes(router, bus);
 
   koa.use(requestLog(metrics, config.logJson));
   koa.use(errorHandler(config.maxBodyBytes));

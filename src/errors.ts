@@ -59,6 +59,14 @@ export const catalog = {
 
   // 5xxx — transactions and sessions
   NO_SUCH_SAVEPOINT: { code: 5001, status: 400, message: 'no such savepoint: {savepoint}' },
+  NO_SUCH_SESSION: { code: 5002, status: 404, message: 'no such session: {session} (it was committed, rolled back, or never existed)' },
+  SESSION_EXPIRED: { code: 5003, status: 404, message: 'session {session} expired after {seconds} s idle and was rolled back' },
+  SESSION_ACTIVE: { code: 5004, status: 409, message: 'a session is already active on {db}: only one is allowed; it expires in {seconds} s unless used' },
+  DATABASE_LOCKED: { code: 5005, status: 409, message: 'database {db} is held by an open transaction session: retry after it commits or rolls back' },
+  SESSION_OTHER_DATABASE: { code: 5006, status: 400, message: 'session {session} is bound to {db}' },
+  SESSION_ABORTED: { code: 5007, status: 400, message: 'the statement ended the session\'s transaction: the session was rolled back and closed' },
+  SESSION_STATEMENT: { code: 5008, status: 400, message: 'database-level statements cannot run inside a session' },
+  SESSION_REQUIRED: { code: 5009, status: 400, message: 'the session query parameter is required' },
 
   // 6xxx — limits
   TOO_MANY_STATEMENTS: { code: 6001, status: 400, message: 'too many statements in one request: {count} (at most {max})' },
@@ -68,6 +76,8 @@ export const catalog = {
   SQL_TOO_COMPLEX: { code: 6005, status: 400, message: 'statement too complex: {detail}' },
   NOT_READY: { code: 6006, status: 503, message: 'the service is starting: retry shortly' },
   QUERY_TIMEOUT: { code: 6007, status: 400, message: 'statement stopped after {ms} ms (-query-timeout): its batch was rolled back' },
+  SESSION_QUERY_TIMEOUT: { code: 6008, status: 400, message: 'statement stopped after {ms} ms (-query-timeout): the session was rolled back and closed' },
+  WRITE_LOCK_TIMEOUT: { code: 6009, status: 503, message: 'database {db} is busy with other writes: waited {ms} ms (-lock-timeout)' },
 
   // 7xxx — mode
   DATABASE_STATEMENT_IN_SINGLE_MODE: { code: 7001, status: 405, message: '{detail} is not available: the server serves a single database' },
@@ -82,6 +92,7 @@ export const catalog = {
   STORAGE_READONLY: { code: 9005, status: 500, message: 'database file is read-only' },
   STORAGE_BUSY: { code: 9006, status: 500, message: 'database file is locked by another process' },
   ENGINE_CRASHED: { code: 9007, status: 500, message: 'the engine process running this request stopped unexpectedly: nothing of the request was committed' },
+  SESSION_ENGINE_CRASHED: { code: 9008, status: 500, message: 'the engine process holding the session stopped unexpectedly: the session was rolled back and closed' },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorName = keyof typeof catalog;
@@ -106,6 +117,8 @@ export interface EngineErrorOptions {
   statement?: number;
   /** SQLite's extended result code name, when SQLite raised the error. */
   sqliteCode?: string;
+  /** Seconds after which a retry may succeed: sent as Retry-After. */
+  retryAfter?: number;
   cause?: unknown;
 }
 
@@ -124,6 +137,7 @@ export class EngineError extends Error {
   readonly status: number;
   statement: number | undefined;
   readonly sqliteCode: string | undefined;
+  readonly retryAfter: number | undefined;
 
   constructor(name: ErrorName, params: ErrorParams = {}, options: EngineErrorOptions = {}) {
     const entry: CatalogEntry = catalog[name];
@@ -134,6 +148,7 @@ export class EngineError extends Error {
     this.status = entry.status;
     this.statement = options.statement;
     this.sqliteCode = options.sqliteCode;
+    this.retryAfter = options.retryAfter;
   }
 
   /** The response body of this error (decisions §3). */

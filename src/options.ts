@@ -43,6 +43,11 @@ export interface Config {
   readonly queryTimeoutMs: number;
   /** @default 5000 */
   readonly lockTimeoutMs: number;
+  /**
+   * Idle time after which a transaction session is rolled back and closed.
+   * @default 300000 (interface.md: 300 seconds)
+   */
+  readonly sessionTimeoutMs: number;
   /** @default 1 MiB */
   readonly maxBodyBytes: number;
   /** @default 10000 */
@@ -73,6 +78,7 @@ const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'log-fsync': { arg: null, help: 'sync the journal to disk before answering', default: 'false' },
   'query-timeout': { arg: '<duration>', help: 'stop a statement that runs longer (500ms, 5s, 1m30s)', default: '5s' },
   'lock-timeout': { arg: '<duration>', help: 'how long a write waits for a database held by a session', default: '5s' },
+  'session-timeout': { arg: '<duration>', help: 'idle time after which a transaction session is rolled back', default: '5m' },
   'max-body-bytes': { arg: '<size>', help: 'largest accepted request body', default: '1M' },
   'max-result-rows': { arg: '<N>', help: 'most rows one statement may return', default: '10000' },
   'max-statements': { arg: '<N>', help: 'most statements in one /exec batch', default: '1000' },
@@ -232,6 +238,7 @@ function interpret(raw: RawFlags, cwd: string): Config {
     ...journal,
     queryTimeoutMs: value(raw, 'query-timeout', durationMs, 5000),
     lockTimeoutMs: value(raw, 'lock-timeout', durationMs, 5000),
+    sessionTimeoutMs: value(raw, 'session-timeout', durationMs, 300_000),
     maxBodyBytes: value(raw, 'max-body-bytes', positiveSize, 1024 * 1024),
     maxResultRows: value(raw, 'max-result-rows', parsePositiveInteger, 10_000),
     maxStatements: value(raw, 'max-statements', parsePositiveInteger, 1000),

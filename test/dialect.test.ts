@@ -278,3 +278,15 @@ t.test('produces tables that SQLite creates and that enforce the types', async (
   db.exec(rewrite('create table w (k TEXT PRIMARY KEY, v INT) WITHOUT ROWID'));
   t.throws(() => db.prepare("insert into w values ('a', 'b')").run(), { code: 'SQLITE_CONSTRAINT_DATATYPE' });
 });
+
+t.test('names the savepoint of savepoint statements', async (t) => {
+  t.equal(classifyStatement('SAVEPOINT a').savepoint, 'a');
+  t.equal(classifyStatement('savepoint "b c"').savepoint, 'b c');
+  t.equal(classifyStatement('RELEASE a').savepoint, 'a');
+  t.equal(classifyStatement('RELEASE SAVEPOINT a').savepoint, 'a');
+  t.equal(classifyStatement('ROLLBACK TO a').savepoint, 'a');
+  t.equal(classifyStatement('ROLLBACK TRANSACTION TO SAVEPOINT a').savepoint, 'a');
+  t.throws(() => classifyStatement('SAVEPOINT'), { code: 1001 });
+  t.throws(() => classifyStatement('SAVEPOINT a b'), { code: 1001 });
+  t.throws(() => classifyStatement('SAVEPOINT _sqlscribe_1'), { code: 1002 }, 'the service reserves its own names');
+});

@@ -12,13 +12,21 @@ import type { Command, CommandOf, CommandResults, ExecOutcome } from './commands
 import { DatabaseDirectory, normalizeDatabaseName } from './database-directory';
 import { parseBatch, type ParsedStatement } from './batch';
 import { WriteLocks } from './write-locks';
+import { withWriteLock } from './lock-errors';
+import { SessionManager } from '../sessions/session-manager';
 
 export class CommandBus {
   readonly directory: DatabaseDirectory;
   private readonly locks = new WriteLocks();
+  readonly sessions: SessionManager;
 
   constructor(private readonly config: Config, private readonly engine: EngineHost) {
     this.directory = new DatabaseDirectory(config);
+    this.sessions = new SessionManager(engine, this.locks, {
+      idleTimeoutMs: config.sessionTimeoutMs,
+      lockTimeoutMs: config.lockTimeoutMs,
+      maxResultRows: config.maxResultRows,
+    });
   }
 
   dispatch<T extends Command['type']>(command: CommandOf<T>): Promise<CommandResults[T]>;
@@ -29,7 +37,9 @@ export class CommandBus {
       case 'list-tables': return this.listTables(command);
       case 'show-schema': return this.showSchema(command);
       case 'read-rows': return this.readRows(command);
-      case 'exec': return this.exec(command);
+      case 'exec': return command.session === undefined ? this.exec(command) : this.execInSession(command, command.session);
+      case 'begin-session': return this.sessions.begin(this.directory.resolve(command.db));
+      case 'end-session': return this.endSession(command);
     }
   }
 
@@ -73,8 +83,21 @@ export class CommandBus {
     // Reads see committed data without waiting (WAL); writes to one database take turns.
     const results = batch.readonly
       ? await this.engine.exec(request)
-      : await this.locks.withLock(ref.file, () => this.engine.exec(request));
+      : await withWriteLock(this.locks, ref, this.config.lockTimeoutMs, () => this.engine.exec(request));
     return { db: ref.name, results };
+  }
+
+  private async execInSession(command: CommandOf<'exec'>, session: string): Promise<ExecOutcome> {
+    const batch = parseBatch(command.sources, this.config.maxStatements);
+    if (batch.level === 'database') throw new EngineError('SESSION_STATEMENT');
+    const ref = command.db === undefined || command.db === null || command.db === '' ? undefined : this.directory.resolve(command.db);
+    const { results, info } = await this.sessions.exec(session, ref, batch.statements.map(toExecStatement));
+    return { db: info.db, results, session: info };
+  }
+
+  private async endSession(command: CommandOf<'end-session'>): Promise<CommandResults['end-session']> {
+    const ref = await this.sessions.end(command.session, command.commit);
+    return { db: ref.name, message: command.commit ? 'COMMIT' : 'ROLLBACK' };
   }
 
   /** Database-level statements run one by one against the data directory. */
@@ -111,7 +134,7 @@ export class CommandBus {
       throw new EngineError('DATABASE_EXISTS', { db: name });
     }
     this.directory.ensureDirectory();
-    await this.locks.withLock(ref.file, () => this.engine.createDatabase(ref.file));
+    await withWriteLock(this.locks, ref, this.config.lockTimeoutMs, () => this.engine.createDatabase(ref.file));
   }
 
   private async dropNamed(name: string, ifExists: boolean): Promise<void> {
@@ -120,18 +143,24 @@ export class CommandBus {
       if (ifExists) return;
       throw new EngineError('NO_SUCH_DATABASE', { db: name });
     }
-    await this.locks.withLock(ref.file, async () => {
+    await withWriteLock(this.locks, ref, this.config.lockTimeoutMs, async () => {
       // Every handle is closed first: SQLite deletes a WAL file by name when its last handle closes.
       await this.engine.closeDatabase(ref.file);
       this.directory.remove(ref);
     });
   }
 
-  close(): Promise<void> {
-    return this.engine.close();
+  async close(): Promise<void> {
+    await this.sessions.shutdown();
+    await this.engine.close();
   }
 }
 
 function toExecStatement({ statement, params }: ParsedStatement): ExecStatement {
-  return params === undefined ? { sql: statement.sql, kind: statement.kind } : { sql: statement.sql, kind: statement.kind, params };
+  return {
+    sql: statement.sql,
+    kind: statement.kind,
+    ...(params === undefined ? {} : { params }),
+    ...(statement.savepoint === undefined ? {} : { savepoint: statement.savepoint }),
+  };
 }

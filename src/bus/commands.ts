@@ -4,6 +4,7 @@
  */
 import type { SqlParams, StatementResult, RowPage } from '../engine/protocol';
 import type { TableSchema } from '../engine/schema';
+import type { SessionInfo } from '../sessions/session-manager';
 
 /** One piece of SQL from a request, with its parameters if any. */
 export interface SqlSource {
@@ -17,7 +18,9 @@ export type Command =
   | { readonly type: 'list-tables'; readonly db: unknown }
   | { readonly type: 'show-schema'; readonly db: unknown; readonly table: string }
   | { readonly type: 'read-rows'; readonly db: unknown; readonly table: string; readonly limit: number; readonly offset: number }
-  | { readonly type: 'exec'; readonly db: unknown; readonly sources: readonly SqlSource[] };
+  | { readonly type: 'exec'; readonly db: unknown; readonly sources: readonly SqlSource[]; readonly session?: string }
+  | { readonly type: 'begin-session'; readonly db: unknown }
+  | { readonly type: 'end-session'; readonly session: string; readonly commit: boolean };
 
 export interface DatabaseList {
   mode: 'single-db' | 'multi-db';
@@ -29,6 +32,8 @@ export interface ExecOutcome {
   /** The database the batch ran on; null for database-level statements. */
   db: string | null;
   results: StatementResult[];
+  /** Present when the batch ran in a session. */
+  session?: SessionInfo;
 }
 
 export interface TablePage extends RowPage {
@@ -43,6 +48,8 @@ export interface CommandResults {
   'show-schema': { db: string; table: TableSchema };
   'read-rows': TablePage;
   exec: ExecOutcome;
+  'begin-session': SessionInfo;
+  'end-session': { db: string; message: 'COMMIT' | 'ROLLBACK' };
 }
 
 export type CommandOf<T extends Command['type']> = Extract<Command, { type: T }>;

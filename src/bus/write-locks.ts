@@ -1,34 +1,79 @@
 /**
  * One writer per database at a time, queued in arrival order. SQLite would
  * answer a second writer with SQLITE_BUSY; the service serializes writers
- * itself so that no client ever sees that (decisions §4).
+ * itself so that no client ever sees that (decisions §4). A session holds its
+ * database's lock from begin to commit or rollback.
  */
 
 export type Release = () => void;
 
-export class WriteLocks {
-  private readonly tails = new Map<string, Promise<void>>();
+/** Who holds a lock: an auto-commit batch, or a session (which can hold it for minutes). */
+export type Holder = 'batch' | 'session';
 
-  /** Resolves when the caller holds the lock on `key`; the caller must call the release it gets. */
-  acquire(key: string): Promise<Release> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const tail = previous.then(() => held);
-    this.tails.set(key, tail);
-    return previous.then(() => () => {
-      release();
-      if (this.tails.get(key) === tail) this.tails.delete(key);
+interface Waiter {
+  holder: Holder;
+  grant(release: Release): void;
+}
+
+interface LockState {
+  holder: Holder;
+  waiters: Waiter[];
+}
+
+export class LockTimeoutError extends Error {
+  constructor(readonly heldBy: Holder) {
+    super(`lock held by a ${heldBy}`);
+  }
+}
+
+export class WriteLocks {
+  private readonly locks = new Map<string, LockState>();
+
+  /** Who holds the lock on `key` now, if anyone. */
+  holderOf(key: string): Holder | undefined {
+    return this.locks.get(key)?.holder;
+  }
+
+  /**
+   * Resolves with a release function once the caller holds the lock on `key`;
+   * with `timeoutMs`, rejects with LockTimeoutError if it is not held by then.
+   */
+  acquire(key: string, holder: Holder, timeoutMs?: number): Promise<Release> {
+    const state = this.locks.get(key);
+    if (state === undefined) {
+      this.locks.set(key, { holder, waiters: [] });
+      return Promise.resolve(this.releaser(key));
+    }
+    return new Promise<Release>((resolve, reject) => {
+      const waiter: Waiter = { holder, grant: resolve };
+      state.waiters.push(waiter);
+      if (timeoutMs === undefined) return;
+      const timer = setTimeout(() => {
+        const at = state.waiters.indexOf(waiter);
+        if (at < 0) return;
+        state.waiters.splice(at, 1);
+        reject(new LockTimeoutError(state.holder));
+      }, timeoutMs);
+      waiter.grant = (release) => {
+        clearTimeout(timer);
+        resolve(release);
+      };
     });
   }
 
-  /** Runs `work` holding the lock on `key`. */
-  async withLock<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const release = await this.acquire(key);
-    try {
-      return await work();
-    } finally {
-      release();
-    }
+  private releaser(key: string): Release {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const state = this.locks.get(key);
+      const next = state?.waiters.shift();
+      if (state === undefined || next === undefined) {
+        this.locks.delete(key);
+        return;
+      }
+      state.holder = next.holder;
+      next.grant(this.releaser(key));
+    };
   }
 }

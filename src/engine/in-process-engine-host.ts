@@ -4,7 +4,7 @@
  * take this one's place.
  */
 import { Engine, type EngineOptions } from './engine';
-import type { EngineHost, ExecRequest, RowPage, RowsRequest, StatementResult } from './protocol';
+import type { EngineHost, EngineSession, ExecRequest, RowPage, RowsRequest, StatementResult } from './protocol';
 import type { TableSchema } from './schema';
 
 export class InProcessEngineHost implements EngineHost {
@@ -28,6 +28,16 @@ export class InProcessEngineHost implements EngineHost {
 
   async rows(request: RowsRequest): Promise<RowPage> {
     return this.engine.rows(request);
+  }
+
+  /** In one process nothing can be lost without everything being lost. */
+  async openSession(file: string): Promise<EngineSession> {
+    this.engine.beginSession(file);
+    return {
+      exec: async (request) => this.engine.execInSession(request),
+      end: async (commit) => this.engine.endSession(commit),
+      onLost: () => undefined,
+    };
   }
 
   async createDatabase(file: string): Promise<void> {

@@ -17,6 +17,8 @@ export interface ExecStatement {
   readonly sql: string;
   readonly kind: StatementKind;
   readonly params?: SqlParams;
+  /** savepoint, release and rollback-to: the savepoint's name. */
+  readonly savepoint?: string;
 }
 
 export interface ExecRequest {
@@ -56,9 +58,20 @@ export interface EngineHost {
   tables(file: string): Promise<TableSchema[]>;
   schema(file: string, table: string): Promise<TableSchema | undefined>;
   rows(request: RowsRequest): Promise<RowPage>;
+  /** Opens a transaction that stays open across requests, in an engine of its own. */
+  openSession(file: string): Promise<EngineSession>;
   /** Creates the database file (and its WAL settings) if it does not exist. */
   createDatabase(file: string): Promise<void>;
   /** Closes every handle on the file, so that it can be deleted. */
   closeDatabase(file: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A transaction held open across requests, bound to one database and one engine. */
+export interface EngineSession {
+  exec(request: ExecRequest): Promise<StatementResult[]>;
+  /** Commits or rolls back, and gives the engine back. */
+  end(commit: boolean): Promise<void>;
+  /** Called once if the engine holding the transaction is lost (killed at the query timeout, or crashed). */
+  onLost(listener: () => void): void;
 }

@@ -39,6 +39,7 @@ export function errorHandler(maxBodyBytes: number) {
         const cause = clientError.errorName === 'INTERNAL' ? error : clientError.cause ?? clientError;
         process.stderr.write(`sqlscribe: ${ctx.method} ${ctx.path} failed: ${cause instanceof Error ? cause.stack ?? cause.message : String(cause)}\n`);
       }
+      if (clientError.retryAfter !== undefined) ctx.set('Retry-After', String(clientError.retryAfter));
       sendJson(ctx, clientError.status, clientError.toBody());
     }
   };

@@ -1,14 +1,33 @@
-/** POST /exec. */
+/** POST /exec, with or without a transaction session. */
 import type Router from '@koa/router';
+import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
+import { EngineError } from '../errors';
 import { sendJson } from '../http/respond';
 import { readExecBody } from './exec-body';
+import { queryValue } from './query';
+
+/** The session id of a request: the X-Service-Session header or ?session= (interface.md). */
+export function sessionIdOf(ctx: Context): string | undefined {
+  const header = ctx.get('X-Service-Session').trim();
+  const query = queryValue(ctx, 'session')?.trim() ?? '';
+  if (header !== '' && query !== '' && header !== query) {
+    throw new EngineError('BAD_REQUEST', { detail: 'the X-Service-Session header and ?session= name different sessions' });
+  }
+  const id = header !== '' ? header : query;
+  return id === '' ? undefined : id;
+}
 
 export function execRoutes(router: Router, bus: CommandBus): void {
   router.post('/exec', async (ctx) => {
     const body = ctx.request.body as Record<string, unknown> | undefined;
     const sources = readExecBody(body);
-    const outcome = await bus.dispatch({ type: 'exec', db: body?.db, sources });
-    sendJson(ctx, 200, outcome.db === null ? { ok: true, results: outcome.results } : { ok: true, db: outcome.db, results: outcome.results });
+    const session = sessionIdOf(ctx);
+    const outcome = await bus.dispatch(session === undefined ? { type: 'exec', db: body?.db, sources } : { type: 'exec', db: body?.db, sources, session });
+    if (outcome.session !== undefined) {
+      sendJson(ctx, 200, { ok: true, db: outcome.db, results: outcome.results, session: outcome.session.session, expires_unix: outcome.session.expires_unix });
+    } else {
+      sendJson(ctx, 200, outcome.db === null ? { ok: true, results: outcome.results } : { ok: true, db: outcome.db, results: outcome.results });
+    }
   });
 }

@@ -6,7 +6,7 @@
  */
 
 import { EngineError } from '../../errors';
-import { isReadonlyKind, levelOf, type ClassifiedStatement, type StatementKind } from './statement';
+import { isReadonlyKind, levelOf, RESERVED_SAVEPOINT_PREFIX, type ClassifiedStatement, type StatementKind } from './statement';
 import { closingParen, isNameToken, isPunct, isWord, nameOf, nearError, skipTableName, tokenize, type Token } from './tokenize';
 
 /** Handing a transaction to /exec would break the request-as-transaction rule; sessions do it instead. */
@@ -25,7 +25,7 @@ const WITH_VERBS: ReadonlyMap<string, StatementKind> = new Map([
   ['DELETE', 'delete'],
 ]);
 
-type Kinded = Pick<ClassifiedStatement, 'kind' | 'database' | 'ifExists' | 'ifNotExists'>;
+type Kinded = Pick<ClassifiedStatement, 'kind' | 'database' | 'ifExists' | 'ifNotExists' | 'savepoint'>;
 
 /**
  * Classifies one statement (as returned by splitStatements; a trailing `;`
@@ -77,9 +77,9 @@ function classifyOther(tokens: readonly Token[], verb: string): Kinded {
       if (!isWord(tokens[1], 'TABLE')) throw nearError(tokens[1]);
       return { kind: 'alter-table' };
     case 'SAVEPOINT':
-      return { kind: 'savepoint' };
+      return { kind: 'savepoint', savepoint: savepointName(tokens, 1) };
     case 'RELEASE':
-      return { kind: 'release' };
+      return { kind: 'release', savepoint: savepointName(tokens, isWord(tokens[1], 'SAVEPOINT') ? 2 : 1) };
     case 'ROLLBACK':
       return classifyRollback(tokens);
     case 'INTEGRITY':
@@ -176,7 +176,17 @@ function classifyDrop(tokens: readonly Token[]): Kinded {
 function classifyRollback(tokens: readonly Token[]): Kinded {
   const to = isWord(tokens[1], 'TRANSACTION') ? 2 : 1;
   if (!isWord(tokens[to], 'TO')) throw new EngineError('TRANSACTION_CONTROL', { detail: 'ROLLBACK' });
-  return { kind: 'rollback-to' };
+  return { kind: 'rollback-to', savepoint: savepointName(tokens, isWord(tokens[to + 1], 'SAVEPOINT') ? to + 2 : to + 1) };
+}
+
+/** The one name that ends a savepoint statement, at `at`. */
+function savepointName(tokens: readonly Token[], at: number): string {
+  const token = tokens[at];
+  if (token === undefined || !isNameToken(token)) throw nearError(token);
+  if (tokens.length > at + 1) throw nearError(tokens[at + 1]);
+  const name = nameOf(token);
+  if (name.toLowerCase().startsWith(RESERVED_SAVEPOINT_PREFIX)) throw unsupported(`savepoint names starting with ${RESERVED_SAVEPOINT_PREFIX}`);
+  return name;
 }
 
 /** CREATE DATABASE [IF NOT EXISTS] name */

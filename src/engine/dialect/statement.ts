@@ -38,7 +38,12 @@ export interface ClassifiedStatement {
   readonly ifExists?: boolean;
   /** create-database: IF NOT EXISTS was written. */
   readonly ifNotExists?: boolean;
+  /** savepoint, release, rollback-to: the savepoint's name, unquoted. */
+  readonly savepoint?: string;
 }
+
+/** Savepoint names the service uses for itself inside sessions; clients may not use them. */
+export const RESERVED_SAVEPOINT_PREFIX = '_sqlscribe';
 
 const DATABASE_KINDS: ReadonlySet<StatementKind> = new Set(['create-database', 'drop-database', 'show-databases']);
 const READONLY_KINDS: ReadonlySet<StatementKind> = new Set(['select', 'integrity-check']);

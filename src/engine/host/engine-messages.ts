@@ -1,7 +1,7 @@
 /** The messages between the parent and an engine process. */
 import type { EngineErrorData } from '../../errors';
 
-export type EngineMethod = 'exec' | 'tables' | 'schema' | 'rows' | 'createDatabase' | 'closeDatabase';
+export type EngineMethod = 'exec' | 'tables' | 'schema' | 'rows' | 'createDatabase' | 'closeDatabase' | 'beginSession' | 'execInSession' | 'endSession';
 
 export interface EngineCall {
   id: number;

@@ -28,6 +28,10 @@ export class EngineProcessHandle {
   private readonly own: PendingCall[] = [];
   private nextId = 1;
   private exited = false;
+  /** Held by a session: only the session's calls run here. */
+  reserved = false;
+  /** Told when a reserved process is lost, so that its session is closed. */
+  lostListener: (() => void) | undefined;
 
   constructor(
     private readonly queryTimeoutMs: number,
@@ -44,7 +48,8 @@ export class EngineProcessHandle {
   }
 
   get busy(): boolean {
-    return this.current !== null || this.exited;
+    // A process killed at the timeout is not free while its exit is still on the way.
+    return this.current !== null || this.exited || this.child.killed;
   }
 
   get pid(): number | undefined {
@@ -53,7 +58,7 @@ export class EngineProcessHandle {
 
   /** Runs a call meant for this process: now if it is free, else after its current call. */
   runOwn(call: PendingCall): void {
-    if (this.exited) call.resolve(undefined);
+    if (this.exited) call.reject(new EngineError('ENGINE_CRASHED'));
     else if (this.busy) this.own.push(call);
     else this.run(call);
   }
@@ -109,8 +114,8 @@ export class EngineProcessHandle {
       clearTimeout(current.timer);
       current.call.reject(new EngineError('ENGINE_CRASHED', {}, { statement: current.statement }));
     }
-    // A process that is gone holds no database open: what it was asked to close is closed.
-    for (const call of this.own.splice(0)) call.resolve(undefined);
+    for (const call of this.own.splice(0)) call.reject(new EngineError('ENGINE_CRASHED'));
+    if (this.reserved) this.lostListener?.();
     this.onExit(this);
   }
 

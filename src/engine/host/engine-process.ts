@@ -16,10 +16,15 @@ function send(reply: EngineReply): void {
 
 function run(call: EngineCall): unknown {
   const [first, second] = call.args;
+  // Statement 0 is known to have started when the call was sent.
+  const progress = (statement: number): void => {
+    if (statement > 0) send({ id: call.id, kind: 'progress', statement });
+  };
   switch (call.method) {
-    case 'exec':
-      // Statement 0 is known to have started when the call was sent.
-      return engine.exec(first as ExecRequest, (statement) => statement > 0 && send({ id: call.id, kind: 'progress', statement }));
+    case 'exec': return engine.exec(first as ExecRequest, progress);
+    case 'beginSession': return engine.beginSession(first as string);
+    case 'execInSession': return engine.execInSession(first as ExecRequest, progress);
+    case 'endSession': return engine.endSession(first as boolean);
     case 'tables': return engine.tables(first as string);
     case 'schema': return engine.schema(first as string, second as string) ?? null;
     case 'rows': return engine.rows(first as RowsRequest);

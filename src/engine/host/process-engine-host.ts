@@ -5,7 +5,7 @@
  * here, in the parent, so a killed process loses only the call it was running.
  */
 import { EngineError } from '../../errors';
-import type { EngineHost, ExecRequest, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type { EngineHost, EngineSession, ExecRequest, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
 import type { EngineMethod } from './engine-messages';
 import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
@@ -48,15 +48,21 @@ export class ProcessEngineHost implements EngineHost {
     if (this.processes.size < this.minProcesses || this.queue.length > 0) this.release(this.spawn());
   }
 
-  /** A process became free: it takes the oldest waiting call. */
+  /** A process became free: it takes the oldest waiting call, unless a session holds it. */
   private release(handle: EngineProcessHandle): void {
+    if (handle.reserved || handle.busy) return;
     const next = this.queue.shift();
     if (next) handle.run(next);
   }
 
   private freeProcess(): EngineProcessHandle | undefined {
-    for (const handle of this.processes) if (!handle.busy) return handle;
+    for (const handle of this.processes) if (!handle.busy && !handle.reserved) return handle;
     return this.processes.size < this.maxProcesses ? this.spawn() : undefined;
+  }
+
+  /** Runs a call on one given process, after its current call if it has one. */
+  callOn<T>(handle: EngineProcessHandle, method: EngineMethod, ...args: unknown[]): Promise<T> {
+    return new Promise<T>((resolve, reject) => handle.runOwn({ method, args, resolve: resolve as (value: unknown) => void, reject }));
   }
 
   private call<T>(method: EngineMethod, ...args: unknown[]): Promise<T> {
@@ -89,11 +95,45 @@ export class ProcessEngineHost implements EngineHost {
     return this.call('createDatabase', file);
   }
 
-  /** Every process may hold a handle on the file: all of them close it. */
+  /** Every process may hold a handle on the file: all of them close it. A process that is gone holds none. */
   async closeDatabase(file: string): Promise<void> {
-    await Promise.all([...this.processes].map((handle) => new Promise<unknown>((resolve, reject) => {
-      handle.runOwn({ method: 'closeDatabase', args: [file], resolve, reject });
-    })));
+    await Promise.all([...this.processes].map((handle) => this.callOn(handle, 'closeDatabase', file).catch(() => undefined)));
+  }
+
+  /**
+   * A session takes a process for itself (one more than the maximum if all
+   * are busy: there is only ever one session), so shared work never queues
+   * behind a transaction that waits for its client.
+   */
+  async openSession(file: string): Promise<EngineSession> {
+    const handle = [...this.processes].find((candidate) => !candidate.busy && !candidate.reserved) ?? this.spawn();
+    handle.reserved = true;
+    try {
+      await this.callOn(handle, 'beginSession', file);
+    } catch (error) {
+      this.unreserve(handle);
+      throw error;
+    }
+    return {
+      exec: (request) => this.callOn(handle, 'execInSession', request),
+      end: async (commit) => {
+        try {
+          await this.callOn(handle, 'endSession', commit);
+        } finally {
+          this.unreserve(handle);
+        }
+      },
+      onLost: (listener) => {
+        handle.lostListener = listener;
+      },
+    };
+  }
+
+  private unreserve(handle: EngineProcessHandle): void {
+    handle.reserved = false;
+    handle.lostListener = undefined;
+    if (this.processes.size > this.maxProcesses) void handle.close();
+    else this.release(handle);
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,97 @@
+/**
+ * Runs the statements of one request on one connection, inside whatever
+ * transaction the caller opened: an auto-commit batch or a session.
+ */
+import type Database from 'better-sqlite3';
+import { EngineError } from '../errors';
+import { rewriteForStorage } from './dialect/rewrite';
+import type { StatementKind } from './dialect/statement';
+import type { Connection } from './connection-pool';
+import type { ExecStatement, ResultValue, StatementResult } from './protocol';
+import { toEngineError } from './sqlite-errors';
+import { canonicalType } from './types';
+import { convertRow, toBindParameters } from './values';
+
+const MESSAGE_VERBS: Partial<Record<StatementKind, string>> = { insert: 'INSERT', update: 'UPDATE', delete: 'DELETE' };
+
+/** Hears each statement's index before it runs, so that a host stopping a runaway statement knows which one it stopped. */
+export type StatementListener = (index: number) => void;
+
+/**
+ * Runs the statements in order. On failure it throws the catalog error with
+ * the failing statement's index, leaving the transaction for the caller to
+ * roll back. `afterEach` lets a session follow its savepoints.
+ */
+export function runStatements(
+  connection: Connection,
+  statements: readonly ExecStatement[],
+  maxRows: number,
+  onStatement?: StatementListener,
+  afterEach?: (statement: ExecStatement) => void,
+): StatementResult[] {
+  const results: StatementResult[] = [];
+  for (const [index, statement] of statements.entries()) {
+    onStatement?.(index);
+    try {
+      results.push(runStatement(connection, statement, maxRows));
+      afterEach?.(statement);
+    } catch (error) {
+      const engineError = toEngineError(error, (table, column) => connection.isBool(table, column));
+      engineError.statement = index;
+      throw engineError;
+    }
+  }
+  return results;
+}
+
+function runStatement(connection: Connection, statement: ExecStatement, maxRows: number): StatementResult {
+  if (statement.kind === 'integrity-check') return integrityCheck(connection.db);
+  const sql = rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: statement.kind === 'select' });
+  const prepared = connection.prepare(sql);
+  const params = toBindParameters(statement.params);
+  const verb = MESSAGE_VERBS[statement.kind];
+  if (prepared.reader && (statement.kind === 'select' || verb)) return readRows(connection, prepared, params, maxRows, verb);
+  // ALTER TABLE … ADD COLUMN on a STRICT table runs SQLite's own check query, so it "returns data": run it, answer OK.
+  if (prepared.reader) return { ...readRows(connection, prepared, params, maxRows, verb), columns: [], rows: [], message: 'OK', changes: 0 };
+  const info = prepared.run(...params);
+  return verb ? { columns: [], rows: [], message: `${verb} ${info.changes}`, changes: info.changes } : { columns: [], rows: [], message: 'OK', changes: 0 };
+}
+
+/**
+ * Reads a result set, keeping at most maxRows rows. A statement that writes
+ * (INSERT … RETURNING) is run to the end so that every change is applied.
+ */
+function readRows(connection: Connection, prepared: Database.Statement, params: unknown[], maxRows: number, verb: string | undefined): StatementResult {
+  const columns = prepared.columns();
+  const bools = columns.map((column) => isBoolColumn(connection, column));
+  const rows: ResultValue[][] = [];
+  let seen = 0;
+  for (const row of prepared.raw(true).iterate(...params) as IterableIterator<unknown[]>) {
+    seen++;
+    if (rows.length < maxRows) rows.push(convertRow(row, bools));
+    else if (!verb) break;
+  }
+  const result: StatementResult = { columns: columns.map((column) => column.name), rows };
+  if (seen > rows.length) result.truncated = true;
+  if (verb) Object.assign(result, { message: `${verb} ${seen}`, changes: seen });
+  return result;
+}
+
+function isBoolColumn(connection: Connection, column: Database.ColumnDefinition): boolean {
+  if (column.table === null || column.column === null) return false;
+  if (column.type !== null && canonicalType(column.type) === 'BOOL') return true;
+  return connection.isBool(column.table, column.column);
+}
+
+/** INTEGRITY CHECK: SQLite's integrity check plus foreign-key violations, one row per problem. */
+function integrityCheck(db: Database.Database): StatementResult {
+  const problems = (db.pragma('integrity_check') as Array<{ integrity_check: string }>)
+    .map((row) => row.integrity_check)
+    .filter((text) => text !== 'ok');
+  const violations = db.pragma('foreign_key_check') as Array<{ table: string; rowid: bigint | null; parent: string }>;
+  for (const violation of violations) {
+    problems.push(`foreign key violation: ${violation.table} row ${violation.rowid ?? '?'} references a missing row of ${violation.parent}`);
+  }
+  const rows = problems.length === 0 ? [['ok']] : problems.map((problem) => [problem]);
+  return { columns: ['result'], rows, message: problems.length === 0 ? 'OK' : `${problems.length} problems`, changes: 0 };
+}

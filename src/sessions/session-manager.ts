@@ -1,0 +1,180 @@
+/**
+ * Cross-request transaction sessions (interface.md, States and transitions;
+ * decisions §4). One session at a time for the whole server. A session holds
+ * its database's write lock and an engine of its own from begin to commit,
+ * rollback, expiry or loss of that engine.
+ */
+import { randomBytes } from 'node:crypto';
+import { EngineError } from '../errors';
+import type { EngineHost, EngineSession, ExecStatement, StatementResult } from '../engine/protocol';
+import type { DatabaseRef } from '../bus/database-directory';
+import type { Release, WriteLocks } from '../bus/write-locks';
+import { acquireWriteLock } from '../bus/lock-errors';
+
+export interface SessionOptions {
+  idleTimeoutMs: number;
+  lockTimeoutMs: number;
+  maxResultRows: number;
+}
+
+/** What responses that carry a session say about it. */
+export interface SessionInfo {
+  session: string;
+  db: string;
+  expires_unix: number;
+}
+
+interface ActiveSession {
+  readonly id: string;
+  readonly ref: DatabaseRef;
+  readonly engine: EngineSession;
+  readonly release: Release;
+  lastUsedMs: number;
+  inFlight: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** Ids of sessions that expired, kept so that a client hears "expired" rather than "unknown". */
+const REMEMBERED_EXPIRED = 64;
+
+/** 16 lowercase hexadecimal characters from a cryptographic source. */
+export function newSessionId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+export class SessionManager {
+  private active: ActiveSession | null = null;
+  private opening = false;
+  private readonly expired: string[] = [];
+
+  constructor(private readonly engine: EngineHost, private readonly locks: WriteLocks, private readonly options: SessionOptions) {}
+
+  async begin(ref: DatabaseRef): Promise<SessionInfo> {
+    this.expireIfIdle();
+    if (this.active !== null || this.opening) throw this.busyError();
+    this.opening = true;
+    try {
+      const release = await acquireWriteLock(this.locks, ref, 'session', this.options.lockTimeoutMs);
+      const engine = await this.openEngine(ref, release);
+      const session: ActiveSession = { id: newSessionId(), ref, engine, release, lastUsedMs: Date.now(), inFlight: 0, timer: undefined };
+      engine.onLost(() => this.close(session));
+      this.active = session;
+      this.armTimer(session);
+      return this.info(session);
+    } finally {
+      this.opening = false;
+    }
+  }
+
+  private async openEngine(ref: DatabaseRef, release: Release): Promise<EngineSession> {
+    try {
+      return await this.engine.openSession(ref.file);
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  /** Runs statements in the session's transaction; the session stays open even when one fails. */
+  async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[]): Promise<{ results: StatementResult[]; info: SessionInfo }> {
+    const session = this.find(id);
+    if (db !== undefined && db.file !== session.ref.file) throw new EngineError('SESSION_OTHER_DATABASE', { session: id, db: session.ref.name });
+    session.inFlight++;
+    try {
+      const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows });
+      return { results, info: this.info(session) };
+    } catch (error) {
+      throw this.sessionError(error, session);
+    } finally {
+      session.inFlight--;
+      session.lastUsedMs = Date.now();
+      if (this.active === session) this.armTimer(session);
+    }
+  }
+
+  /** Commits or rolls back, and closes the session. */
+  async end(id: string, commit: boolean): Promise<DatabaseRef> {
+    const session = this.find(id);
+    this.active = null;
+    clearTimeout(session.timer);
+    try {
+      await session.engine.end(commit);
+    } finally {
+      session.release();
+    }
+    return session.ref;
+  }
+
+  /** The database a session is bound to, for routing and responses. */
+  databaseOf(id: string): DatabaseRef {
+    return this.find(id).ref;
+  }
+
+  private find(id: string): ActiveSession {
+    this.expireIfIdle();
+    const session = this.active;
+    if (session !== null && session.id === id) return session;
+    if (this.expired.includes(id)) throw new EngineError('SESSION_EXPIRED', { session: id, seconds: Math.round(this.options.idleTimeoutMs / 1000) });
+    throw new EngineError('NO_SUCH_SESSION', { session: id });
+  }
+
+  private info(session: ActiveSession): SessionInfo {
+    return { session: session.id, db: session.ref.name, expires_unix: Math.floor((session.lastUsedMs + this.options.idleTimeoutMs) / 1000) };
+  }
+
+  private secondsLeft(session: ActiveSession): number {
+    return Math.max(0, Math.ceil((session.lastUsedMs + this.options.idleTimeoutMs - Date.now()) / 1000));
+  }
+
+  private busyError(): EngineError {
+    const session = this.active;
+    if (session === null) return new EngineError('SESSION_ACTIVE', { db: 'a database', seconds: 1 }, { retryAfter: 1 });
+    const seconds = this.secondsLeft(session);
+    return new EngineError('SESSION_ACTIVE', { db: session.ref.name, seconds }, { retryAfter: Math.max(1, seconds) });
+  }
+
+  /** A statement that stopped the session's engine ended the session too; the error says so. */
+  private sessionError(error: unknown, session: ActiveSession): unknown {
+    if (!(error instanceof EngineError)) return error;
+    const statement = error.statement === undefined ? {} : { statement: error.statement };
+    if (error.errorName === 'QUERY_TIMEOUT') return new EngineError('SESSION_QUERY_TIMEOUT', error.params, statement);
+    if (error.errorName === 'ENGINE_CRASHED') return new EngineError('SESSION_ENGINE_CRASHED', {}, statement);
+    if (error.errorName === 'SESSION_ABORTED') void this.closeQuietly(session);
+    return error;
+  }
+
+  /** Enforced by a timer, so that an abandoned session never holds its database longer than the timeout. */
+  private armTimer(session: ActiveSession): void {
+    clearTimeout(session.timer);
+    session.timer = setTimeout(() => this.expireIfIdle(), this.options.idleTimeoutMs + 10);
+    session.timer.unref();
+  }
+
+  /** Lazily on every request, and by the timer: a session idle past the timeout is rolled back, silently. */
+  private expireIfIdle(): void {
+    const session = this.active;
+    if (session === null || session.inFlight > 0) return;
+    if (Date.now() - session.lastUsedMs <= this.options.idleTimeoutMs) return;
+    this.expired.push(session.id);
+    if (this.expired.length > REMEMBERED_EXPIRED) this.expired.shift();
+    void this.closeQuietly(session);
+  }
+
+  private async closeQuietly(session: ActiveSession): Promise<void> {
+    this.close(session);
+    await session.engine.end(false).catch(() => undefined);
+  }
+
+  /** Forgets the session and frees its database; its engine is gone or being rolled back. */
+  private close(session: ActiveSession): void {
+    if (this.active === session) this.active = null;
+    clearTimeout(session.timer);
+    session.release();
+  }
+
+  /** Rolls back an open session at shutdown. */
+  async shutdown(): Promise<void> {
+    const session = this.active;
+    if (session !== null) await this.closeQuietly(session);
+  }
+}
