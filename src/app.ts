@@ -1,6 +1,6 @@
 /**
  * The Koa application, in the order every request passes through it:
- * request log and metrics → error handler → connection ceiling → auth → body → routes.
+ * request log and metrics → error handler → connection ceiling → auth → readiness → body → routes.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -13,6 +13,7 @@ import { connectionCeiling } from './http/connection-limit';
 import { errorHandler } from './http/error-handler';
 import { Metrics } from './http/metrics';
 import { requestLog } from './http/request-log';
+import type { Readiness } from './http/readiness';
 import type { Config } from './options';
 import { databaseRoutes } from './routes/database-routes';
 import { execRoutes } from './routes/exec-routes';
@@ -36,11 +37,11 @@ function unmatched(router: Router) {
   };
 }
 
-export function createApp(config: Config, bus: CommandBus): App {
+export function createApp(config: Config, bus: CommandBus, readiness: Readiness): App {
   const koa = new Koa();
   const metrics = new Metrics();
   const router = new Router();
-  serviceRoutes(router, config, metrics);
+  serviceRoutes(router, config, metrics, readiness);
   databaseRoutes(router, bus);
   execRoutes(router, bus);
   txRoutes(router, bus);
@@ -49,6 +50,7 @@ export function createApp(config: Config, bus: CommandBus): App {
   koa.use(errorHandler(config.maxBodyBytes));
   koa.use(connectionCeiling(config.maxConnections));
   if (config.token !== null) koa.use(requireToken(config.token));
+  koa.use(readiness.middleware());
   koa.use(jsonBody(config.maxBodyBytes));
   koa.use(router.routes());
   koa.use(unmatched(router));

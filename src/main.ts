@@ -21,6 +21,8 @@ async function main(): Promise<void> {
   const server = await startServer(config);
   const where = config.mode === 'single' ? `database ${config.dbFile}` : `directory ${config.dir}`;
   process.stderr.write(`sqlscribe ${version} listening on ${server.url} (${config.mode}-db, ${where})\n`);
+  const recovered = await server.ready;
+  process.stderr.write(`sqlscribe ready (${recovered.applied} journal entries applied at start-up)\n`);
   const stop = (): void => {
     server.close().then(() => process.exit(0), () => process.exit(1));
   };

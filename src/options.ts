@@ -39,6 +39,8 @@ export interface Config {
   readonly logMaxSize: number;
   /** @default false */
   readonly logFsync: boolean;
+  /** Gzip rotated journal files. @default false */
+  readonly logCompress: boolean;
   /** @default 5000 */
   readonly queryTimeoutMs: number;
   /** @default 5000 */
@@ -76,6 +78,7 @@ const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'log-level': { arg: '<none|error|mod|all>', help: 'what the journal records', default: 'mod with a journal, else none' },
   'log-max-size': { arg: '<size>', help: 'rotate the journal at this size (bytes, or 512K, 10M, 1G)', default: '10M' },
   'log-fsync': { arg: null, help: 'sync the journal to disk before answering', default: 'false' },
+  'log-compress': { arg: null, help: 'gzip rotated journal files', default: 'false' },
   'query-timeout': { arg: '<duration>', help: 'stop a statement that runs longer (500ms, 5s, 1m30s)', default: '5s' },
   'lock-timeout': { arg: '<duration>', help: 'how long a write waits for a database held by a session', default: '5s' },
   'session-timeout': { arg: '<duration>', help: 'idle time after which a transaction session is rolled back', default: '5m' },
@@ -258,7 +261,7 @@ function resolveStorage(raw: RawFlags, resolve: Resolve, cwd: string): Pick<Conf
   return { mode: 'multi', dbFile: null, dir: value(raw, 'dir', resolve, path.join(cwd, 'data')) };
 }
 
-type JournalConfig = Pick<Config, 'logFile' | 'logLevel' | 'logMaxSize' | 'logFsync'>;
+type JournalConfig = Pick<Config, 'logFile' | 'logLevel' | 'logMaxSize' | 'logFsync' | 'logCompress'>;
 
 function resolveJournal(raw: RawFlags, resolve: Resolve, cwd: string, dbFile: string | null): JournalConfig {
   // The embedded default (decisions §1): only when nothing chose a mode or a journal.
@@ -266,7 +269,9 @@ function resolveJournal(raw: RawFlags, resolve: Resolve, cwd: string, dbFile: st
   const logFile = embedded ? path.join(cwd, DEFAULT_JOURNAL) : value<string | null>(raw, 'log-file', resolve, null);
   const level = value(raw, 'log-level', logLevel, logFile === null ? 'none' : 'mod');
   const logFsync = value(raw, 'log-fsync', parseBoolean, false);
+  const logCompress = value(raw, 'log-compress', parseBoolean, false);
   if (logFile === null) {
+    if (logCompress) throw new OptionsError('-log-compress: needs a journal; add -log-file <path>');
     if (level !== 'none') throw new OptionsError(`-log-level: ${quote(level)} needs a journal; add -log-file <path>`);
     if (raw.has('log-max-size')) throw new OptionsError('-log-max-size: needs a journal; add -log-file <path>');
     if (logFsync) throw new OptionsError('-log-fsync: needs a journal; add -log-file <path>');
@@ -275,5 +280,5 @@ function resolveJournal(raw: RawFlags, resolve: Resolve, cwd: string, dbFile: st
     throw new OptionsError('-log-file: must not be the database file given to -db');
   }
   const logMaxSize = value(raw, 'log-max-size', positiveSize, 10 * 1024 * 1024);
-  return { logFile, logLevel: level, logMaxSize, logFsync };
+  return { logFile, logLevel: level, logMaxSize, logFsync, logCompress };
 }

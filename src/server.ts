@@ -1,6 +1,7 @@
 /**
- * A running sqlscribe: the HTTP server, its command bus and its engine,
- * started and stopped together.
+ * A running sqlscribe: the HTTP server, its journal, its command bus and its
+ * engine, started and stopped together. It listens at once, answers 503 while
+ * crash recovery runs, then serves.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -9,33 +10,58 @@ import { createApp } from './app';
 import { CommandBus } from './bus/command-bus';
 import { ProcessEngineHost } from './engine/host/process-engine-host';
 import { trackConnections } from './http/connection-limit';
+import { Readiness } from './http/readiness';
+import { openJournal } from './journal-setup';
 import type { Config } from './options';
+import { recoverDatabases, repairDatabase } from './recovery';
+import { writeCheckpoint } from '../journal/checkpoint';
 
 export interface RunningServer {
   readonly url: string;
+  /** Settles when the databases are in line with the journal and every endpoint serves. */
+  readonly ready: Promise<{ applied: number }>;
   close(): Promise<void>;
+}
+
+function listen(server: http.Server, config: Config): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      const address = server.address() as AddressInfo;
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      resolve(`http://${host}:${address.port}`);
+    });
+  });
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
   fs.mkdirSync(config.dir, { recursive: true });
-  const bus = new CommandBus(config, new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs }));
-  const { koa } = createApp(config, bus);
+  const journal = await openJournal(config);
+  const logFile = config.logFile;
+  const repair = logFile === null ? async () => undefined : (ref: Parameters<typeof repairDatabase>[2]) => repairDatabase(config, logFile, ref);
+  const bus = new CommandBus(config, new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs }), journal, repair);
+  const readiness = new Readiness();
+  const { koa } = createApp(config, bus, readiness);
   const server = http.createServer(koa.callback());
   trackConnections(server, config.maxConnections);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = await listen(server, config);
+  const ready = (async () => {
+    const result = logFile === null || journal.level === 'none' ? { applied: 0 } : await recoverDatabases(config, logFile);
+    readiness.ready = true;
+    return result;
+  })();
   return {
-    url: `http://${host}:${address.port}`,
+    url,
+    ready,
     async close(): Promise<void> {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
       await bus.close();
+      await journal.close();
+      // Stopped cleanly: every entry written is applied, so the next start reads nothing old.
+      if (logFile !== null && journal.level !== 'none') writeCheckpoint(logFile, { appliedThrough: journal.lastSeq });
     },
   };
 }

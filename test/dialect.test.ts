@@ -290,3 +290,9 @@ t.test('names the savepoint of savepoint statements', async (t) => {
   t.throws(() => classifyStatement('SAVEPOINT a b'), { code: 1001 });
   t.throws(() => classifyStatement('SAVEPOINT _sqlscribe_1'), { code: 1002 }, 'the service reserves its own names');
 });
+
+t.test("refuses the service's own names", async (t) => {
+  t.throws(() => classifyStatement('SELECT * FROM _sqlscribe_meta'), { code: 1003 });
+  t.throws(() => classifyStatement('DROP TABLE "_SQLSCRIBE_meta"'), { code: 1003 });
+  t.equal(classifyStatement("SELECT '_sqlscribe_meta'").kind, 'select', 'a string is a value');
+});

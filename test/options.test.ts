@@ -27,7 +27,7 @@ t.test('returns the embedded defaults when no flag is given', async (t) => {
     mode: 'multi', dbFile: null, dir: path.join(CWD, 'data'), host: '127.0.0.1', port: 8080,
     token: null, maxConnections: 64, logJson: false,
     logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'mod',
-    logMaxSize: 10 * MiB, logFsync: false, queryTimeoutMs: 5000, lockTimeoutMs: 5000, sessionTimeoutMs: 300_000,
+    logMaxSize: 10 * MiB, logFsync: false, logCompress: false, queryTimeoutMs: 5000, lockTimeoutMs: 5000, sessionTimeoutMs: 300_000,
     maxBodyBytes: MiB, maxResultRows: 10_000, maxStatements: 1000,
   });
 });
@@ -189,7 +189,7 @@ t.test('returns the usage for -h, -help and --help', async (t) => {
 t.test('lists every flag with its default in the usage', async (t) => {
   const text = usage();
   const flags = ['db', 'dir', 'addr', 'token', 'max-connections', 'log-json', 'log-file', 'log-level',
-    'log-max-size', 'log-fsync', 'query-timeout', 'lock-timeout', 'session-timeout', 'max-body-bytes', 'max-result-rows',
+    'log-max-size', 'log-fsync', 'log-compress', 'query-timeout', 'lock-timeout', 'session-timeout', 'max-body-bytes', 'max-result-rows',
     'max-statements', 'h'];
   for (const flag of flags) t.match(text, new RegExp(`^  -${flag}\\b`, 'm'), flag);
   for (const def of ['127.0.0.1:8080', '(default 64)', '(default 5s)', '(default 10M)', '(default 1M)',

@@ -2,31 +2,40 @@
  * The command bus: the one way from the HTTP layer to the databases. It
  * validates what the engine must not see unvalidated (names, SQL classes,
  * modes), runs database-level statements itself, and hands table work to the
- * engine host.
+ * engine host, through the journal.
  */
 import { EngineError } from '../errors';
 import type { ClassifiedStatement } from '../engine/dialect/statement';
 import type { EngineHost, ExecStatement, StatementResult } from '../engine/protocol';
 import type { Config } from '../options';
-import type { Command, CommandOf, CommandResults, ExecOutcome } from './commands';
-import { DatabaseDirectory, normalizeDatabaseName } from './database-directory';
-import { parseBatch, type ParsedStatement } from './batch';
-import { WriteLocks } from './write-locks';
-import { withWriteLock } from './lock-errors';
 import { SessionManager } from '../sessions/session-manager';
+import type { Journal } from '../../journal/journal';
+import { parseBatch, type ParsedStatement } from './batch';
+import { BatchRunner } from './batch-runner';
+import type { Command, CommandOf, CommandResults, ExecOutcome } from './commands';
+import { DatabaseDirectory, normalizeDatabaseName, type DatabaseRef } from './database-directory';
+import { DatabaseLifecycle } from './database-lifecycle';
+import { WriteLocks } from './write-locks';
 
 export class CommandBus {
   readonly directory: DatabaseDirectory;
-  private readonly locks = new WriteLocks();
   readonly sessions: SessionManager;
+  private readonly locks = new WriteLocks();
+  private readonly batches: BatchRunner;
+  private readonly lifecycle: DatabaseLifecycle;
 
-  constructor(private readonly config: Config, private readonly engine: EngineHost) {
+  constructor(
+    private readonly config: Config,
+    private readonly engine: EngineHost,
+    journal: Journal,
+    /** Brings one database back in line with the journal (after a commit failed behind a written entry). */
+    repair: (ref: DatabaseRef) => Promise<void>,
+  ) {
     this.directory = new DatabaseDirectory(config);
-    this.sessions = new SessionManager(engine, this.locks, {
-      idleTimeoutMs: config.sessionTimeoutMs,
-      lockTimeoutMs: config.lockTimeoutMs,
-      maxResultRows: config.maxResultRows,
-    });
+    const { lockTimeoutMs, maxResultRows } = config;
+    this.batches = new BatchRunner(engine, journal, this.locks, { lockTimeoutMs, maxResultRows }, repair);
+    this.lifecycle = new DatabaseLifecycle(this.directory, engine, journal, this.locks, lockTimeoutMs);
+    this.sessions = new SessionManager(engine, this.locks, journal, { idleTimeoutMs: config.sessionTimeoutMs, lockTimeoutMs, maxResultRows }, repair);
   }
 
   dispatch<T extends Command['type']>(command: CommandOf<T>): Promise<CommandResults[T]>;
@@ -52,7 +61,7 @@ export class CommandBus {
   private async createDatabase(db: unknown): Promise<CommandResults['create-database']> {
     if (this.directory.single) throw new EngineError('DATABASE_STATEMENT_IN_SINGLE_MODE', { detail: 'creating a database' });
     const name = normalizeDatabaseName(db);
-    await this.createNamed(name, false);
+    await this.lifecycle.create(name, false, null);
     return { db: name };
   }
 
@@ -78,12 +87,7 @@ export class CommandBus {
     const batch = parseBatch(command.sources, this.config.maxStatements);
     if (batch.level === 'database') return { db: null, results: await this.execDatabaseLevel(batch.statements) };
     const ref = this.directory.resolve(command.db);
-    const statements: ExecStatement[] = batch.statements.map(toExecStatement);
-    const request = { file: ref.file, statements, maxResultRows: this.config.maxResultRows };
-    // Reads see committed data without waiting (WAL); writes to one database take turns.
-    const results = batch.readonly
-      ? await this.engine.exec(request)
-      : await withWriteLock(this.locks, ref, this.config.lockTimeoutMs, () => this.engine.exec(request));
+    const results = await this.batches.run(ref, batch.statements.map(toExecStatement), batch.readonly);
     return { db: ref.name, results };
   }
 
@@ -91,7 +95,7 @@ export class CommandBus {
     const batch = parseBatch(command.sources, this.config.maxStatements);
     if (batch.level === 'database') throw new EngineError('SESSION_STATEMENT');
     const ref = command.db === undefined || command.db === null || command.db === '' ? undefined : this.directory.resolve(command.db);
-    const { results, info } = await this.sessions.exec(session, ref, batch.statements.map(toExecStatement));
+    const { results, info } = await this.sessions.exec(session, ref, batch.statements.map(toExecStatement), batch.readonly);
     return { db: info.db, results, session: info };
   }
 
@@ -122,32 +126,9 @@ export class CommandBus {
       return { columns: ['name'], rows: this.directory.list().map((name) => [name]) };
     }
     const name = normalizeDatabaseName(statement.database);
-    if (statement.kind === 'create-database') await this.createNamed(name, statement.ifNotExists === true);
-    else await this.dropNamed(name, statement.ifExists === true);
+    if (statement.kind === 'create-database') await this.lifecycle.create(name, statement.ifNotExists === true, statement.sql);
+    else await this.lifecycle.drop(name, statement.ifExists === true, statement.sql);
     return { columns: [], rows: [], message: 'OK', changes: 0 };
-  }
-
-  private async createNamed(name: string, ifNotExists: boolean): Promise<void> {
-    const ref = this.directory.refOf(name);
-    if (this.directory.exists(ref)) {
-      if (ifNotExists) return;
-      throw new EngineError('DATABASE_EXISTS', { db: name });
-    }
-    this.directory.ensureDirectory();
-    await withWriteLock(this.locks, ref, this.config.lockTimeoutMs, () => this.engine.createDatabase(ref.file));
-  }
-
-  private async dropNamed(name: string, ifExists: boolean): Promise<void> {
-    const ref = this.directory.refOf(name);
-    if (!this.directory.exists(ref)) {
-      if (ifExists) return;
-      throw new EngineError('NO_SUCH_DATABASE', { db: name });
-    }
-    await withWriteLock(this.locks, ref, this.config.lockTimeoutMs, async () => {
-      // Every handle is closed first: SQLite deletes a WAL file by name when its last handle closes.
-      await this.engine.closeDatabase(ref.file);
-      this.directory.remove(ref);
-    });
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,7 @@
  * file descriptors.
  */
 import Database from 'better-sqlite3';
+import { DeterministicFunctions, newBatchContext, type BatchContext } from './deterministic-functions';
 import { boolColumns } from './schema';
 
 /** Statements prepared once per connection and reused (prepare costs more than a point query). */
@@ -15,14 +16,21 @@ export class Connection {
   private readonly schemaVersion: Database.Statement;
   private boolCache = new Map<string, Set<string>>();
   private boolCacheVersion = -1n;
+  private readonly functions: DeterministicFunctions;
 
-  constructor(readonly file: string) {
+  constructor(readonly file: string, options: { mustExist?: boolean } = {}) {
     // timeout 0: the busy wait would block the event loop; the service serializes writers itself.
-    this.db = new Database(file, { timeout: 0 });
+    this.db = new Database(file, { timeout: 0, fileMustExist: options.mustExist === true });
     this.db.defaultSafeIntegers(true);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('foreign_keys = ON');
     this.schemaVersion = this.db.prepare('PRAGMA schema_version').pluck();
+    this.functions = new DeterministicFunctions(this.db);
+  }
+
+  /** Fixes the clock and the seed of the batch about to run (a fresh pair unless replaying). */
+  setBatchContext(context: BatchContext = newBatchContext()): void {
+    this.functions.set(context);
   }
 
   prepare(sql: string): Database.Statement {
@@ -60,6 +68,7 @@ export class Connection {
   close(): void {
     this.statements.clear();
     if (this.db.open) this.db.close();
+    this.functions.close();
   }
 }
 

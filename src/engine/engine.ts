@@ -5,7 +5,8 @@
 import { EngineError } from '../errors';
 import { isReadonlyKind } from './dialect/statement';
 import { Connection, ConnectionPool } from './connection-pool';
-import type { ExecRequest, RowPage, RowsRequest, StatementResult } from './protocol';
+import { readPosition, recordPosition } from './journal-position';
+import type { ExecRequest, JournalPosition, RowPage, RowsRequest, StatementResult } from './protocol';
 import { listTableSchemas, readTableSchema, type TableSchema } from './schema';
 import { SessionTransaction } from './session-transaction';
 import { runStatements, type StatementListener } from './statement-runner';
@@ -21,6 +22,8 @@ export class Engine {
   private readonly pool: ConnectionPool;
   /** The cross-request transaction this engine holds, if any (one per engine: one per process). */
   private session: SessionTransaction | null = null;
+  /** A batch that ran and waits for its journal entry before it commits. */
+  private held: Connection | null = null;
 
   constructor(options: EngineOptions = {}) {
     this.pool = new ConnectionPool(options.maxOpenDatabases ?? 128);
@@ -28,17 +31,61 @@ export class Engine {
 
   /** Runs every statement of the request in one transaction: all or nothing. */
   exec(request: ExecRequest, onStatement?: StatementListener): StatementResult[] {
-    const connection = this.pool.get(request.file);
-    const writes = !request.statements.every((statement) => isReadonlyKind(statement.kind));
-    connection.db.exec(writes ? 'BEGIN IMMEDIATE' : 'BEGIN');
+    const { connection, results } = this.run(request, onStatement);
+    connection.db.exec('COMMIT');
+    return results;
+  }
+
+  /**
+   * Runs the batch and keeps its transaction open: the journal entry is
+   * written before the batch commits, so no committed change escapes the
+   * journal. On failure nothing is held.
+   */
+  execHeld(request: ExecRequest, onStatement?: StatementListener): StatementResult[] {
+    if (this.held !== null) throw new EngineError('INTERNAL', {}, { cause: new Error('engine already holds a batch') });
+    const { connection, results } = this.run(request, onStatement);
+    this.held = connection;
+    return results;
+  }
+
+  commitHeld(seq: number): void {
+    const connection = this.takeHeld();
     try {
-      const results = runStatements(connection, request.statements, request.maxResultRows, onStatement);
+      recordPosition(connection, 'applied', seq);
       connection.db.exec('COMMIT');
-      return results;
     } catch (error) {
       if (connection.db.inTransaction) connection.db.exec('ROLLBACK');
       throw error;
     }
+  }
+
+  rollbackHeld(): void {
+    const connection = this.takeHeld();
+    if (connection.db.inTransaction) connection.db.exec('ROLLBACK');
+  }
+
+  private takeHeld(): Connection {
+    const connection = this.held;
+    this.held = null;
+    if (connection === null) throw new EngineError('INTERNAL', {}, { cause: new Error('engine holds no batch') });
+    return connection;
+  }
+
+  private run(request: ExecRequest, onStatement?: StatementListener): { connection: Connection; results: StatementResult[] } {
+    const connection = this.pool.get(request.file);
+    const writes = !request.statements.every((statement) => isReadonlyKind(statement.kind));
+    connection.setBatchContext(request.context);
+    connection.db.exec(writes ? 'BEGIN IMMEDIATE' : 'BEGIN');
+    try {
+      return { connection, results: runStatements(connection, request.statements, request.maxResultRows, onStatement) };
+    } catch (error) {
+      if (connection.db.inTransaction) connection.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  journalPosition(file: string): JournalPosition {
+    return readPosition(this.pool.get(file).db);
   }
 
   /**
@@ -53,7 +100,7 @@ export class Engine {
   execInSession(request: ExecRequest, onStatement?: StatementListener): StatementResult[] {
     const session = this.activeSession();
     try {
-      return session.exec(request.statements, request.maxResultRows, onStatement);
+      return session.exec(request, onStatement);
     } catch (error) {
       if (!session.open) this.session = null;
       throw error;
@@ -61,10 +108,10 @@ export class Engine {
   }
 
   /** Ends the session; nothing to do when SQLite already ended its transaction. */
-  endSession(commit: boolean): void {
+  endSession(commit: boolean, seq?: number): void {
     const session = this.session;
     this.session = null;
-    session?.end(commit);
+    session?.end(commit, seq);
   }
 
   private activeSession(): SessionTransaction {
@@ -97,9 +144,14 @@ export class Engine {
   }
 
   /** A handle left open on a file deleted behind our back would hide the new file. */
-  createDatabase(file: string): void {
+  createDatabase(file: string, createdSeq?: number): void {
     this.pool.close(file);
-    this.pool.get(file);
+    const connection = this.pool.get(file);
+    if (createdSeq === undefined) return;
+    connection.db.exec('BEGIN IMMEDIATE');
+    recordPosition(connection, 'created', createdSeq);
+    recordPosition(connection, 'applied', createdSeq);
+    connection.db.exec('COMMIT');
   }
 
   closeDatabase(file: string): void {
@@ -109,6 +161,8 @@ export class Engine {
   close(): void {
     this.session?.end(false);
     this.session = null;
+    if (this.held?.db.inTransaction) this.held.db.exec('ROLLBACK');
+    this.held = null;
     this.pool.closeAll();
   }
 }

@@ -4,7 +4,7 @@
  * take this one's place.
  */
 import { Engine, type EngineOptions } from './engine';
-import type { EngineHost, EngineSession, ExecRequest, RowPage, RowsRequest, StatementResult } from './protocol';
+import type { EngineHost, EngineSession, ExecRequest, HeldBatch, JournalPosition, RowPage, RowsRequest, StatementResult } from './protocol';
 import type { TableSchema } from './schema';
 
 export class InProcessEngineHost implements EngineHost {
@@ -16,6 +16,15 @@ export class InProcessEngineHost implements EngineHost {
 
   async exec(request: ExecRequest): Promise<StatementResult[]> {
     return this.engine.exec(request);
+  }
+
+  async execHeld(request: ExecRequest): Promise<HeldBatch> {
+    const results = this.engine.execHeld(request);
+    return { results, commit: async (seq) => this.engine.commitHeld(seq), rollback: async () => this.engine.rollbackHeld() };
+  }
+
+  async journalPosition(file: string): Promise<JournalPosition> {
+    return this.engine.journalPosition(file);
   }
 
   async tables(file: string): Promise<TableSchema[]> {
@@ -35,13 +44,13 @@ export class InProcessEngineHost implements EngineHost {
     this.engine.beginSession(file);
     return {
       exec: async (request) => this.engine.execInSession(request),
-      end: async (commit) => this.engine.endSession(commit),
+      end: async (commit, seq) => this.engine.endSession(commit, seq),
       onLost: () => undefined,
     };
   }
 
-  async createDatabase(file: string): Promise<void> {
-    this.engine.createDatabase(file);
+  async createDatabase(file: string, createdSeq?: number): Promise<void> {
+    this.engine.createDatabase(file, createdSeq);
   }
 
   async closeDatabase(file: string): Promise<void> {

@@ -5,6 +5,7 @@
  */
 import type { StatementKind } from './dialect/statement';
 import type { TableSchema } from './schema';
+import type { BatchContext } from './deterministic-functions';
 
 /** A value a client may bind to a parameter: JSON scalars only (decisions §3). */
 export type SqlValue = number | string | boolean | null;
@@ -25,6 +26,16 @@ export interface ExecRequest {
   readonly file: string;
   readonly statements: readonly ExecStatement[];
   readonly maxResultRows: number;
+  /** The batch's clock and seed; a fresh pair when absent. The journal records it so that replay gives the same values. */
+  readonly context?: BatchContext;
+}
+
+/** A batch that ran and waits, uncommitted, for its journal entry to be written. */
+export interface HeldBatch {
+  readonly results: StatementResult[];
+  /** Commits, recording `seq` as the last journal entry applied to the database. */
+  commit(seq: number): Promise<void>;
+  rollback(): Promise<void>;
 }
 
 export interface StatementResult {
@@ -55,13 +66,17 @@ export interface RowPage {
  */
 export interface EngineHost {
   exec(request: ExecRequest): Promise<StatementResult[]>;
+  /** Runs a batch and holds its transaction open until commit or rollback (journal first, then commit). */
+  execHeld(request: ExecRequest): Promise<HeldBatch>;
+  /** The seq of the last journal entry applied to the database, and of the entry that created it (0 when unknown). */
+  journalPosition(file: string): Promise<JournalPosition>;
   tables(file: string): Promise<TableSchema[]>;
   schema(file: string, table: string): Promise<TableSchema | undefined>;
   rows(request: RowsRequest): Promise<RowPage>;
   /** Opens a transaction that stays open across requests, in an engine of its own. */
   openSession(file: string): Promise<EngineSession>;
-  /** Creates the database file (and its WAL settings) if it does not exist. */
-  createDatabase(file: string): Promise<void>;
+  /** Creates the database file (and its WAL settings) if it does not exist; `createdSeq` is its journal entry. */
+  createDatabase(file: string, createdSeq?: number): Promise<void>;
   /** Closes every handle on the file, so that it can be deleted. */
   closeDatabase(file: string): Promise<void>;
   close(): Promise<void>;
@@ -70,8 +85,13 @@ export interface EngineHost {
 /** A transaction held open across requests, bound to one database and one engine. */
 export interface EngineSession {
   exec(request: ExecRequest): Promise<StatementResult[]>;
-  /** Commits or rolls back, and gives the engine back. */
-  end(commit: boolean): Promise<void>;
+  /** Commits (recording `seq` as applied, when journaled) or rolls back, and gives the engine back. */
+  end(commit: boolean, seq?: number): Promise<void>;
   /** Called once if the engine holding the transaction is lost (killed at the query timeout, or crashed). */
   onLost(listener: () => void): void;
+}
+
+export interface JournalPosition {
+  applied: number;
+  created: number;
 }

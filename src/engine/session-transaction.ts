@@ -11,7 +11,8 @@
 import { EngineError } from '../errors';
 import { RESERVED_SAVEPOINT_PREFIX } from './dialect/statement';
 import type { Connection } from './connection-pool';
-import type { ExecStatement, StatementResult } from './protocol';
+import { recordPosition } from './journal-position';
+import type { ExecRequest, ExecStatement, StatementResult } from './protocol';
 import { runStatements, type StatementListener } from './statement-runner';
 import { quoteIdentifier } from './types';
 
@@ -30,11 +31,12 @@ export class SessionTransaction {
     return this.connection.db.open && this.connection.db.inTransaction;
   }
 
-  exec(statements: readonly ExecStatement[], maxRows: number, onStatement?: StatementListener): StatementResult[] {
+  exec(request: ExecRequest, onStatement?: StatementListener): StatementResult[] {
     const marker = `${RESERVED_SAVEPOINT_PREFIX}_${++this.requests}`;
+    this.connection.setBatchContext(request.context);
     this.savepoint(marker);
     try {
-      return runStatements(this.connection, statements, maxRows, onStatement, (statement) => this.follow(statement, marker));
+      return runStatements(this.connection, request.statements, request.maxResultRows, onStatement, (statement) => this.follow(statement, marker));
     } catch (error) {
       this.undoRequest(marker);
       throw error;
@@ -71,8 +73,10 @@ export class SessionTransaction {
     this.connection.db.exec(sql);
   }
 
-  end(commit: boolean): void {
+  /** With `seq`, the commit records it as the last journal entry applied. */
+  end(commit: boolean, seq?: number): void {
     try {
+      if (this.open && commit && seq !== undefined) recordPosition(this.connection, 'applied', seq);
       if (this.open) this.run(commit ? 'COMMIT' : 'ROLLBACK');
     } finally {
       this.connection.close();

@@ -67,7 +67,7 @@ const MESSAGE_RULES: ReadonlyArray<[RegExp, ErrorName, string]> = [
   [/^(?:table|view) "?(.+?)"? already exists$/, 'TABLE_EXISTS', 'table'],
   [/^index (.+) already exists$/, 'INDEX_EXISTS', 'index'],
   [/syntax error|incomplete input|unrecognized token/, 'SYNTAX_ERROR', 'detail'],
-  [/parser stack overflow|too large|too many (terms|columns|arguments|FROM)|too deep/i, 'SQL_TOO_COMPLEX', 'detail'],
+  [/parser stack overflow|too large|too many (terms|columns|arguments|FROM)|too deep|recursion limit/i, 'SQL_TOO_COMPLEX', 'detail'],
   // load_extension() is refused by SQLite itself in this build.
   [/^not authorized$/, 'FORBIDDEN_STATEMENT', 'load_extension()'],
   [/^(ambiguous column name|no such collation|wrong number of arguments|no tables specified)/, 'NAME_ERROR', 'detail'],

@@ -40,6 +40,8 @@ export function errorHandler(maxBodyBytes: number) {
         process.stderr.write(`sqlscribe: ${ctx.method} ${ctx.path} failed: ${cause instanceof Error ? cause.stack ?? cause.message : String(cause)}\n`);
       }
       if (clientError.retryAfter !== undefined) ctx.set('Retry-After', String(clientError.retryAfter));
+      // The unread rest of a refused body would stall the next request on this connection.
+      if (clientError.status === 413) ctx.set('Connection', 'close');
       sendJson(ctx, clientError.status, clientError.toBody());
     }
   };

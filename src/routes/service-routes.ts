@@ -5,8 +5,9 @@ import type { Metrics } from '../http/metrics';
 import { sendJson } from '../http/respond';
 import { queryValue } from './query';
 import { version } from '../version';
+import type { Readiness } from '../http/readiness';
 
-export function serviceRoutes(router: Router, config: Config, metrics: Metrics): void {
+export function serviceRoutes(router: Router, config: Config, metrics: Metrics, readiness: Readiness): void {
   router.get('/health', (ctx) => {
     sendJson(ctx, 200, {
       ok: true,
@@ -15,7 +16,7 @@ export function serviceRoutes(router: Router, config: Config, metrics: Metrics):
       single: config.mode === 'single',
       dir: config.dir,
       timeUnix: Math.floor(Date.now() / 1000),
-      ready: true,
+      ready: readiness.ready,
     });
   });
 

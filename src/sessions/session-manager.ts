@@ -10,6 +10,8 @@ import type { EngineHost, EngineSession, ExecStatement, StatementResult } from '
 import type { DatabaseRef } from '../bus/database-directory';
 import type { Release, WriteLocks } from '../bus/write-locks';
 import { acquireWriteLock } from '../bus/lock-errors';
+import { newBatchContext } from '../engine/deterministic-functions';
+import { batchEntry, eventEntry, type Journal, type RollbackReason } from '../../journal/journal';
 
 export interface SessionOptions {
   idleTimeoutMs: number;
@@ -47,7 +49,14 @@ export class SessionManager {
   private opening = false;
   private readonly expired: string[] = [];
 
-  constructor(private readonly engine: EngineHost, private readonly locks: WriteLocks, private readonly options: SessionOptions) {}
+  constructor(
+    private readonly engine: EngineHost,
+    private readonly locks: WriteLocks,
+    private readonly journal: Journal,
+    private readonly options: SessionOptions,
+    /** Brings a database back in line with the journal when a commit after a written entry failed. */
+    private readonly repair: (ref: DatabaseRef) => Promise<void>,
+  ) {}
 
   async begin(ref: DatabaseRef): Promise<SessionInfo> {
     this.expireIfIdle();
@@ -57,7 +66,11 @@ export class SessionManager {
       const release = await acquireWriteLock(this.locks, ref, 'session', this.options.lockTimeoutMs);
       const engine = await this.openEngine(ref, release);
       const session: ActiveSession = { id: newSessionId(), ref, engine, release, lastUsedMs: Date.now(), inFlight: 0, timer: undefined };
-      engine.onLost(() => this.close(session));
+      engine.onLost(() => this.lose(session));
+      await this.journal.append('session', eventEntry('begin', ref.name, session.id)).written.catch(async (error: unknown) => {
+        await engine.end(false).finally(release);
+        throw new EngineError('STORAGE_IO', {}, { cause: error });
+      });
       this.active = session;
       this.armTimer(session);
       return this.info(session);
@@ -76,15 +89,24 @@ export class SessionManager {
   }
 
   /** Runs statements in the session's transaction; the session stays open even when one fails. */
-  async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[]): Promise<{ results: StatementResult[]; info: SessionInfo }> {
+  async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[], readonly: boolean): Promise<{ results: StatementResult[]; info: SessionInfo }> {
     const session = this.find(id);
     if (db !== undefined && db.file !== session.ref.file) throw new EngineError('SESSION_OTHER_DATABASE', { session: id, db: session.ref.name });
     session.inFlight++;
+    const context = newBatchContext();
+    const started = performance.now();
+    const record = (outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> => {
+      const entry = batchEntry({ db: session.ref.name, session: id, statements, readonly, context, ms: performance.now() - started, ...outcome });
+      return this.journal.append(readonly ? 'read' : 'write', entry).written;
+    };
     try {
-      const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows });
+      const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows, context });
+      await record({ results });
       return { results, info: this.info(session) };
     } catch (error) {
-      throw this.sessionError(error, session);
+      const sessionError = this.sessionError(error, session);
+      if (sessionError instanceof EngineError) await record({ error: sessionError });
+      throw sessionError;
     } finally {
       session.inFlight--;
       session.lastUsedMs = Date.now();
@@ -92,17 +114,41 @@ export class SessionManager {
     }
   }
 
-  /** Commits or rolls back, and closes the session. */
+  /**
+   * Commits or rolls back, and closes the session. A commit is journaled
+   * before it happens; if the commit then fails, the database is repaired
+   * from the journal, which already says the session committed.
+   */
   async end(id: string, commit: boolean): Promise<DatabaseRef> {
     const session = this.find(id);
     this.active = null;
     clearTimeout(session.timer);
     try {
-      await session.engine.end(commit);
+      if (commit) await this.commit(session);
+      else await this.rollback(session, 'client');
     } finally {
       session.release();
     }
     return session.ref;
+  }
+
+  private async commit(session: ActiveSession): Promise<void> {
+    const { seq, written } = this.journal.append('session', eventEntry('commit', session.ref.name, session.id));
+    try {
+      await written;
+    } catch (error) {
+      await session.engine.end(false).catch(() => undefined);
+      throw new EngineError('STORAGE_IO', {}, { cause: error });
+    }
+    await session.engine.end(true, seq ?? undefined).catch(() => this.repair(session.ref));
+  }
+
+  private async rollback(session: ActiveSession, reason: RollbackReason): Promise<void> {
+    try {
+      await session.engine.end(false);
+    } finally {
+      await this.journal.append('session', eventEntry('rollback', session.ref.name, session.id, { reason })).written.catch(() => undefined);
+    }
   }
 
   /** The database a session is bound to, for routing and responses. */
@@ -139,7 +185,7 @@ export class SessionManager {
     const statement = error.statement === undefined ? {} : { statement: error.statement };
     if (error.errorName === 'QUERY_TIMEOUT') return new EngineError('SESSION_QUERY_TIMEOUT', error.params, statement);
     if (error.errorName === 'ENGINE_CRASHED') return new EngineError('SESSION_ENGINE_CRASHED', {}, statement);
-    if (error.errorName === 'SESSION_ABORTED') void this.closeQuietly(session);
+    if (error.errorName === 'SESSION_ABORTED') void this.closeQuietly(session, 'aborted');
     return error;
   }
 
@@ -157,12 +203,19 @@ export class SessionManager {
     if (Date.now() - session.lastUsedMs <= this.options.idleTimeoutMs) return;
     this.expired.push(session.id);
     if (this.expired.length > REMEMBERED_EXPIRED) this.expired.shift();
-    void this.closeQuietly(session);
+    void this.closeQuietly(session, 'expired');
   }
 
-  private async closeQuietly(session: ActiveSession): Promise<void> {
+  private async closeQuietly(session: ActiveSession, reason: RollbackReason): Promise<void> {
     this.close(session);
-    await session.engine.end(false).catch(() => undefined);
+    await this.rollback(session, reason).catch(() => undefined);
+  }
+
+  /** The session's engine is gone (killed at the query timeout, or crashed): SQLite rolled the transaction back. */
+  private lose(session: ActiveSession): void {
+    if (this.active !== session) return;
+    this.close(session);
+    void this.journal.append('session', eventEntry('rollback', session.ref.name, session.id, { reason: 'engine-lost' })).written.catch(() => undefined);
   }
 
   /** Forgets the session and frees its database; its engine is gone or being rolled back. */
@@ -175,6 +228,6 @@ export class SessionManager {
   /** Rolls back an open session at shutdown. */
   async shutdown(): Promise<void> {
     const session = this.active;
-    if (session !== null) await this.closeQuietly(session);
+    if (session !== null) await this.closeQuietly(session, 'shutdown');
   }
 }

@@ -47,7 +47,8 @@ export async function startServer(args: string[], options: { cwd: string; header
     child.stderr!.on('data', (chunk: Buffer) => {
       err += chunk.toString();
       const match = /listening on (http:\/\/\S+)/.exec(err);
-      if (match) {
+      // The server listens at once but serves only when crash recovery is done.
+      if (match && /\nsqlscribe ready/.test(err)) {
         clearTimeout(timer);
         resolve(match[1] as string);
       }

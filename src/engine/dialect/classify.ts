@@ -39,7 +39,10 @@ export function classifyStatement(sql: string): ClassifiedStatement {
   const kinded = classifyTokens(tokens);
   rejectSecondStatement(tokens);
   const level = levelOf(kinded.kind);
-  if (level === 'table') rejectPragmaFunctions(tokens);
+  if (level === 'table') {
+    rejectPragmaFunctions(tokens);
+    rejectReservedNames(tokens);
+  }
   return { sql, ...kinded, level, readonly: isReadonlyKind(kinded.kind) };
 }
 
@@ -248,6 +251,19 @@ function rejectPragmaFunctions(tokens: readonly Token[]): void {
     if (token.kind === 'string' && !namesTable(tokens, i, inFrom[depth] === true)) return;
     throw new EngineError('FORBIDDEN_STATEMENT', { detail: nameOf(token) });
   });
+}
+
+/**
+ * Names starting with _sqlscribe belong to the service (the journal position
+ * of each database, the savepoints of sessions): a client can neither read
+ * nor change them. Strings are values, not names, and stay allowed.
+ */
+function rejectReservedNames(tokens: readonly Token[]): void {
+  for (const token of tokens) {
+    if ((token.kind === 'word' || token.kind === 'identifier') && nameOf(token).toLowerCase().startsWith(RESERVED_SAVEPOINT_PREFIX)) {
+      throw new EngineError('FORBIDDEN_STATEMENT', { detail: `the name ${nameOf(token)}` });
+    }
+  }
 }
 
 function namesTable(tokens: readonly Token[], i: number, inFrom: boolean): boolean {

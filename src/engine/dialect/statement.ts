@@ -42,7 +42,7 @@ export interface ClassifiedStatement {
   readonly savepoint?: string;
 }
 
-/** Savepoint names the service uses for itself inside sessions; clients may not use them. */
+/** Names the service uses for itself (tables, savepoints of sessions); clients may not use them. */
 export const RESERVED_SAVEPOINT_PREFIX = '_sqlscribe';
 
 const DATABASE_KINDS: ReadonlySet<StatementKind> = new Set(['create-database', 'drop-database', 'show-databases']);

@@ -1,7 +1,10 @@
 /** The messages between the parent and an engine process. */
 import type { EngineErrorData } from '../../errors';
 
-export type EngineMethod = 'exec' | 'tables' | 'schema' | 'rows' | 'createDatabase' | 'closeDatabase' | 'beginSession' | 'execInSession' | 'endSession';
+export type EngineMethod =
+  | 'exec' | 'execHeld' | 'commitHeld' | 'rollbackHeld' | 'journalPosition'
+  | 'tables' | 'schema' | 'rows' | 'createDatabase' | 'closeDatabase'
+  | 'beginSession' | 'execInSession' | 'endSession';
 
 export interface EngineCall {
   id: number;

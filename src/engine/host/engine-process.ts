@@ -22,13 +22,17 @@ function run(call: EngineCall): unknown {
   };
   switch (call.method) {
     case 'exec': return engine.exec(first as ExecRequest, progress);
+    case 'execHeld': return engine.execHeld(first as ExecRequest, progress);
+    case 'commitHeld': return engine.commitHeld(first as number);
+    case 'rollbackHeld': return engine.rollbackHeld();
+    case 'journalPosition': return engine.journalPosition(first as string);
     case 'beginSession': return engine.beginSession(first as string);
     case 'execInSession': return engine.execInSession(first as ExecRequest, progress);
-    case 'endSession': return engine.endSession(first as boolean);
+    case 'endSession': return engine.endSession(first as boolean, second as number | undefined);
     case 'tables': return engine.tables(first as string);
     case 'schema': return engine.schema(first as string, second as string) ?? null;
     case 'rows': return engine.rows(first as RowsRequest);
-    case 'createDatabase': return engine.createDatabase(first as string);
+    case 'createDatabase': return engine.createDatabase(first as string, second as number | undefined);
     case 'closeDatabase': return engine.closeDatabase(first as string);
   }
 }

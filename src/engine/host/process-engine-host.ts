@@ -5,7 +5,7 @@
  * here, in the parent, so a killed process loses only the call it was running.
  */
 import { EngineError } from '../../errors';
-import type { EngineHost, EngineSession, ExecRequest, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type { EngineHost, EngineSession, ExecRequest, HeldBatch, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
 import type { EngineMethod } from './engine-messages';
 import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
@@ -79,6 +79,31 @@ export class ProcessEngineHost implements EngineHost {
     return this.call('exec', request);
   }
 
+  /** The process that ran the batch keeps it until commit or rollback: no other work goes there meanwhile. */
+  async execHeld(request: ExecRequest): Promise<HeldBatch> {
+    const handle = this.takeProcess();
+    let results: StatementResult[];
+    try {
+      results = await this.callOn<StatementResult[]>(handle, 'execHeld', request);
+    } catch (error) {
+      this.unreserve(handle);
+      throw error;
+    }
+    const finish = (method: EngineMethod, ...args: unknown[]): Promise<void> => this.callOn<void>(handle, method, ...args).finally(() => this.unreserve(handle));
+    return { results, commit: (seq) => finish('commitHeld', seq), rollback: () => finish('rollbackHeld') };
+  }
+
+  /** A free process, reserved for the caller; one more than the maximum when every process is busy. */
+  private takeProcess(): EngineProcessHandle {
+    const handle = [...this.processes].find((candidate) => !candidate.busy && !candidate.reserved) ?? this.spawn();
+    handle.reserved = true;
+    return handle;
+  }
+
+  journalPosition(file: string): Promise<JournalPosition> {
+    return this.call('journalPosition', file);
+  }
+
   tables(file: string): Promise<TableSchema[]> {
     return this.call('tables', file);
   }
@@ -91,8 +116,8 @@ export class ProcessEngineHost implements EngineHost {
     return this.call('rows', request);
   }
 
-  createDatabase(file: string): Promise<void> {
-    return this.call('createDatabase', file);
+  createDatabase(file: string, createdSeq?: number): Promise<void> {
+    return this.call('createDatabase', file, createdSeq);
   }
 
   /** Every process may hold a handle on the file: all of them close it. A process that is gone holds none. */
@@ -106,8 +131,7 @@ export class ProcessEngineHost implements EngineHost {
    * behind a transaction that waits for its client.
    */
   async openSession(file: string): Promise<EngineSession> {
-    const handle = [...this.processes].find((candidate) => !candidate.busy && !candidate.reserved) ?? this.spawn();
-    handle.reserved = true;
+    const handle = this.takeProcess();
     try {
       await this.callOn(handle, 'beginSession', file);
     } catch (error) {
@@ -116,9 +140,9 @@ export class ProcessEngineHost implements EngineHost {
     }
     return {
       exec: (request) => this.callOn(handle, 'execInSession', request),
-      end: async (commit) => {
+      end: async (commit, seq) => {
         try {
-          await this.callOn(handle, 'endSession', commit);
+          await this.callOn(handle, 'endSession', commit, seq);
         } finally {
           this.unreserve(handle);
         }

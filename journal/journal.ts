@@ -1,0 +1,102 @@
+/**
+ * The journal as the server uses it: which events a level records
+ * (decisions §6), and the entries it writes for them.
+ */
+import type { EngineError } from '../src/errors';
+import { errorClass } from '../src/errors';
+import type { BatchContext } from '../src/engine/deterministic-functions';
+import type { SqlParams, StatementResult } from '../src/engine/protocol';
+import type { JournalLevel, JournalStatement, RollbackReason } from './record';
+import { JournalWriter, type JournalWriterOptions, type NewEntry } from './writer';
+
+/** What an entry is about: the level decides from this and from success. */
+export type JournalEvent = 'read' | 'write' | 'session' | 'database';
+
+/** none < error < mod < all: each level records what the one below does, and more. */
+function levelRecords(level: JournalLevel, event: JournalEvent, ok: boolean): boolean {
+  switch (level) {
+    case 'none': return false;
+    case 'error': return !ok && (event === 'read' || event === 'write');
+    case 'mod': return !ok || event !== 'read';
+    case 'all': return true;
+  }
+}
+
+export interface BatchRecord {
+  db: string;
+  session: string | null;
+  statements: ReadonlyArray<{ sql: string; params?: SqlParams }>;
+  readonly: boolean;
+  context: BatchContext;
+  ms: number;
+  results?: StatementResult[];
+  error?: EngineError;
+}
+
+export class Journal {
+  private constructor(readonly level: JournalLevel, private readonly writer: JournalWriter | null) {}
+
+  static disabled(): Journal {
+    return new Journal('none', null);
+  }
+
+  static async open(level: JournalLevel, options: JournalWriterOptions): Promise<Journal> {
+    if (level === 'none') return Journal.disabled();
+    return new Journal(level, await JournalWriter.open(options));
+  }
+
+  /** Whether a successful write must be journaled before it commits (mod and all). */
+  get recordsWrites(): boolean {
+    return this.writer !== null && levelRecords(this.level, 'write', true);
+  }
+
+  records(event: JournalEvent, ok: boolean): boolean {
+    return this.writer !== null && levelRecords(this.level, event, ok);
+  }
+
+  /** Appends when the level records the event; the seq is null otherwise. */
+  append(event: JournalEvent, entry: NewEntry): { seq: number | null; written: Promise<void> } {
+    if (this.writer === null || !levelRecords(this.level, event, entry.ok)) return { seq: null, written: Promise.resolve() };
+    return this.writer.append(entry);
+  }
+
+  get lastSeq(): number {
+    return this.writer?.lastSeq ?? 0;
+  }
+
+  close(): Promise<void> {
+    return this.writer?.close() ?? Promise.resolve();
+  }
+}
+
+/** The entry of an executed batch, failed or not. */
+export function batchEntry(record: BatchRecord): NewEntry {
+  const statements: JournalStatement[] = record.statements.map((s) => (s.params === undefined ? { sql: s.sql } : { sql: s.sql, params: s.params }));
+  const entry: NewEntry = {
+    db: record.db,
+    session: record.session,
+    kind: 'exec',
+    sql: statements.map((s) => s.sql).join(';\n'),
+    statements,
+    readonly: record.readonly,
+    ok: record.error === undefined,
+    ms: Math.round(record.ms * 1000) / 1000,
+    clock: record.context.clockMs,
+    seed: record.context.seed,
+  };
+  if (record.error !== undefined) return { ...entry, ...errorFields(record.error) };
+  return { ...entry, changes: (record.results ?? []).reduce((sum, result) => sum + (result.changes ?? 0), 0) };
+}
+
+export function errorFields(error: EngineError): Pick<NewEntry, 'code' | 'class' | 'error' | 'statement'> {
+  const fields: Pick<NewEntry, 'code' | 'class' | 'error' | 'statement'> = { code: error.code, class: errorClass(error.code), error: error.message };
+  if (error.statement !== undefined) fields.statement = error.statement;
+  return fields;
+}
+
+/** Entries of session and database events, which carry no statements. */
+export function eventEntry(kind: NewEntry['kind'], db: string, session: string | null, extra: Partial<NewEntry> = {}): NewEntry {
+  return { db, session, kind, sql: null, ok: true, ms: 0, ...extra };
+}
+
+export type { RollbackReason };

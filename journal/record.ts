@@ -1,0 +1,260 @@
+/**
+ * The journal's line format (decisions §6): one JSON object a line, each
+ * carrying a CRC-32 of its own text so that a torn or altered line is caught.
+ *
+ * A line is `JSON.stringify(line)` with `,"crc":"<8 hex>"` inserted before the
+ * final `}`; the crc covers the JSON text without it. Keeping the crc last lets
+ * decode verify the exact bytes that were written without re-serializing.
+ */
+import zlib from 'node:zlib';
+import type { SqlParams } from '../src/engine/protocol';
+
+/** Bump when a line's meaning changes; readers refuse formats newer than theirs. */
+export const JOURNAL_FORMAT = 1;
+
+export type JournalLevel = 'none' | 'error' | 'mod' | 'all';
+
+/** The first line of every journal file: what wrote it, so replay can warn on a mismatch. */
+export interface JournalHeader {
+  kind: 'header';
+  format: number;
+  service: 'sqlscribe';
+  version: string;
+  level: JournalLevel;
+  betterSqlite3: string;
+  sqlite: string;
+  node: string;
+  tz: string;
+  /** ISO time the writer opened the file. */
+  started: string;
+}
+
+export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb';
+
+export type RollbackReason = 'client' | 'expired' | 'timeout' | 'engine-lost' | 'aborted' | 'shutdown';
+
+export interface JournalStatement {
+  sql: string;
+  params?: SqlParams;
+}
+
+export interface JournalEntry {
+  /** Strictly increasing across rotations and restarts. */
+  seq: number;
+  /** ISO time. */
+  ts: string;
+  db: string | null;
+  session: string | null;
+  kind: EntryKind;
+  /** exec: the statements' SQL joined with ';\n' (for humans and grep); createdb/dropdb: the statement or null. */
+  sql: string | null;
+  /** exec: exactly what ran, with parameters. */
+  statements?: JournalStatement[];
+  /** exec: every statement only reads. */
+  readonly?: boolean;
+  ok: boolean;
+  code?: number;
+  class?: number;
+  error?: string;
+  statement?: number;
+  changes?: number;
+  ms: number;
+  /** exec: the batch's clock, ms since epoch (replay fixes 'now' to it). */
+  clock?: number;
+  /** exec: the batch's random seed, 16 hex chars. */
+  seed?: string;
+  /** rollback: why the session ended. */
+  reason?: RollbackReason;
+}
+
+export type JournalLine = JournalHeader | JournalEntry;
+
+/** Why a line could not be decoded. */
+export class JournalLineError extends Error {
+  readonly reason: 'json' | 'checksum' | 'shape';
+  constructor(reason: 'json' | 'checksum' | 'shape', message: string) {
+    super(message);
+    this.name = 'JournalLineError';
+    this.reason = reason;
+  }
+}
+
+export function isHeader(line: JournalLine): line is JournalHeader {
+  return line.kind === 'header';
+}
+
+let crcTable: Uint32Array | undefined;
+
+/** Table-driven CRC-32 (IEEE), for Node versions before zlib.crc32 (20.15); exported for its test. */
+export function crc32Fallback(text: string): number {
+  if (!crcTable) {
+    crcTable = new Uint32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[n] = c >>> 0;
+    }
+  }
+  let crc = 0xffffffff;
+  for (const byte of Buffer.from(text, 'utf8')) crc = (crcTable[(crc ^ byte) & 0xff] ?? 0) ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+const nativeCrc32 = (zlib as { crc32?: (data: string) => number }).crc32;
+
+/** CRC-32 of the UTF-8 bytes of `text`, as 8 lowercase hex digits. */
+export function crcOf(text: string): string {
+  const crc = typeof nativeCrc32 === 'function' ? nativeCrc32(text) : crc32Fallback(text);
+  return crc.toString(16).padStart(8, '0');
+}
+
+/**
+ * Field order of a line, so that equal lines encode to equal bytes whatever order their keys were
+ * set in. The short fields come first and the long SQL last, for people reading the file.
+ */
+const FIELD_ORDER = [
+  'seq', 'ts', 'kind', 'format', 'service', 'version', 'level', 'betterSqlite3', 'sqlite', 'node', 'tz', 'started',
+  'db', 'session', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
+  'clock', 'seed', 'sql', 'statements',
+] as const;
+const KNOWN_FIELDS = new Set<string>([...FIELD_ORDER, 'crc']);
+
+function ordered(line: JournalLine): Record<string, unknown> {
+  const source = line as unknown as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of FIELD_ORDER) if (source[key] !== undefined) out[key] = source[key];
+  // Fields a later format adds survive a decode/encode round trip, after the known ones.
+  for (const key of Object.keys(source)) if (!KNOWN_FIELDS.has(key)) out[key] = source[key];
+  return out;
+}
+
+/** One journal line, checksummed, with its trailing newline. */
+export function encodeLine(line: JournalLine): string {
+  const json = JSON.stringify(ordered(line));
+  return `${json.slice(0, -1)},"crc":"${crcOf(json)}"}\n`;
+}
+
+const CRC_SUFFIX = /,"crc":"([0-9a-f]{8})"\}$/;
+
+/** Decodes and verifies one line (with or without its newline); the result has no crc field. */
+export function decodeLine(text: string): JournalLine {
+  const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+  const match = CRC_SUFFIX.exec(body);
+  if (!match) {
+    parseJson(body); // text that is not JSON at all is reported as such, rather than as a missing checksum
+    throw new JournalLineError('checksum', 'the line has no checksum');
+  }
+  const json = `${body.slice(0, match.index)}}`;
+  const crc = crcOf(json);
+  if (crc !== match[1]) throw new JournalLineError('checksum', `checksum ${match[1]} does not match the line (${crc})`);
+  // With a matching crc the text is `{…}` as encodeLine wrote it, so it parses to an object.
+  const value = parseJson(json) as Record<string, unknown>;
+  validateLine(value);
+  return value as unknown as JournalLine;
+}
+
+function parseJson(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch (err) {
+    throw new JournalLineError('json', `the line is not JSON: ${(err as Error).message}`);
+  }
+}
+
+type Check = (value: unknown) => boolean;
+
+const isString: Check = (v) => typeof v === 'string';
+const isStringOrNull: Check = (v) => v === null || typeof v === 'string';
+const isBoolean: Check = (v) => typeof v === 'boolean';
+const isInteger: Check = (v) => Number.isSafeInteger(v);
+const isCount: Check = (v) => Number.isSafeInteger(v) && (v as number) >= 0;
+const isDuration: Check = (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+const isTime: Check = (v) => typeof v === 'string' && !Number.isNaN(Date.parse(v));
+const oneOf = (...values: string[]): Check => (v) => typeof v === 'string' && values.includes(v);
+const isScalar: Check = (v) => v === null || isString(v) || isBoolean(v) || (typeof v === 'number' && Number.isFinite(v));
+
+const isParams: Check = (v) => {
+  if (Array.isArray(v)) return v.every(isScalar);
+  return typeof v === 'object' && v !== null && Object.values(v).every(isScalar);
+};
+const isStatements: Check = (v) =>
+  Array.isArray(v) &&
+  v.every((s: unknown) => {
+    if (typeof s !== 'object' || s === null) return false;
+    const { sql, params } = s as Record<string, unknown>;
+    return isString(sql) && (params === undefined || isParams(params));
+  });
+
+const HEADER_FIELDS: Record<string, Check> = {
+  format: (v) => Number.isSafeInteger(v) && (v as number) >= 1,
+  service: (v) => v === 'sqlscribe',
+  version: isString,
+  level: oneOf('none', 'error', 'mod', 'all'),
+  betterSqlite3: isString,
+  sqlite: isString,
+  node: isString,
+  tz: isString,
+  started: isTime,
+};
+
+const ENTRY_FIELDS: Record<string, Check> = {
+  seq: isCount,
+  ts: isTime,
+  db: isStringOrNull,
+  session: isStringOrNull,
+  sql: isStringOrNull,
+  ok: isBoolean,
+  ms: isDuration,
+};
+
+const OPTIONAL_ENTRY_FIELDS: Record<string, Check> = {
+  statements: isStatements,
+  readonly: isBoolean,
+  code: isInteger,
+  class: isInteger,
+  error: isString,
+  statement: isCount,
+  changes: isCount,
+  clock: (v) => typeof v === 'number' && Number.isFinite(v),
+  seed: (v) => typeof v === 'string' && /^[0-9a-fA-F]{16}$/.test(v),
+  reason: oneOf('client', 'expired', 'timeout', 'engine-lost', 'aborted', 'shutdown'),
+};
+
+/** Fields a kind cannot do without: replay needs them (decisions §6). */
+const REQUIRED_BY_KIND: Record<EntryKind, string[]> = {
+  exec: ['sql', 'statements'],
+  begin: ['session'],
+  commit: ['session'],
+  rollback: ['session', 'reason'],
+  createdb: ['db'],
+  dropdb: ['db'],
+};
+
+function requireFields(value: Record<string, unknown>, checks: Record<string, Check>, optional: boolean): void {
+  for (const [field, check] of Object.entries(checks)) {
+    const present = field in value && value[field] !== undefined;
+    if (!present && optional) continue;
+    if (!present) throw new JournalLineError('shape', `"${field}" is missing`);
+    if (!check(value[field])) throw new JournalLineError('shape', `"${field}" has the wrong type or value`);
+  }
+}
+
+function requireNonNull(value: Record<string, unknown>, fields: readonly string[], why: string): void {
+  for (const field of fields) {
+    if (value[field] === undefined || value[field] === null) throw new JournalLineError('shape', `"${field}" is required ${why}`);
+  }
+}
+
+function validateLine(value: Record<string, unknown>): void {
+  const kind = value['kind'];
+  if (kind === 'header') return requireFields(value, HEADER_FIELDS, false);
+  if (typeof kind !== 'string' || !(kind in REQUIRED_BY_KIND)) {
+    throw new JournalLineError('shape', `unknown kind ${JSON.stringify(kind)}`);
+  }
+  requireFields(value, ENTRY_FIELDS, false);
+  requireFields(value, OPTIONAL_ENTRY_FIELDS, true);
+  requireNonNull(value, REQUIRED_BY_KIND[kind as EntryKind], `in a ${kind} entry`);
+  // A failed batch is logged with its error (decisions §6); a successful exec needs its clock and seed to replay.
+  if (value['ok'] === false) requireNonNull(value, ['error'], 'when ok is false');
+  else if (kind === 'exec') requireNonNull(value, ['clock', 'seed'], 'in a successful exec entry');
+}

@@ -1,0 +1,119 @@
+/**
+ * Applies journal entries to databases, with the same engine code that ran
+ * them live (design.md): crash recovery at start-up and the replay tool both
+ * come through here. Every batch gets back the clock and the seed it ran with,
+ * so it gives the same values.
+ */
+import fs from 'node:fs';
+import { EngineError } from '../src/errors';
+import { classifyStatement } from '../src/engine/dialect/classify';
+import type { Engine } from '../src/engine/engine';
+import type { ExecRequest, ExecStatement } from '../src/engine/protocol';
+import type { JournalEntry, JournalStatement } from '../journal/record';
+
+/** Failures that depend on time or on a process, not on the SQL: replaying them means nothing. */
+const UNREPEATABLE_CODES = new Set([6007, 6008, 9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008]);
+
+export class ReplayError extends Error {
+  constructor(readonly entry: JournalEntry, message: string) {
+    super(`entry seq ${entry.seq} (${entry.kind} on ${entry.db ?? 'the directory'}): ${message}`);
+  }
+}
+
+function toExecStatement(statement: JournalStatement): ExecStatement {
+  const classified = classifyStatement(statement.sql);
+  return {
+    sql: statement.sql,
+    kind: classified.kind,
+    ...(statement.params === undefined ? {} : { params: statement.params }),
+    ...(classified.savepoint === undefined ? {} : { savepoint: classified.savepoint }),
+  };
+}
+
+export class JournalApplier {
+  /** The session open in the journal at this point, if any (one at a time, as live). */
+  private session: { id: string; db: string } | null = null;
+
+  constructor(private readonly engine: Engine, private readonly fileOf: (db: string) => string) {}
+
+  apply(entry: JournalEntry): void {
+    switch (entry.kind) {
+      case 'createdb': return this.createDatabase(entry);
+      case 'dropdb': return this.dropDatabase(entry);
+      case 'begin': return this.begin(entry);
+      case 'exec': return entry.session === null ? this.exec(entry) : this.execInSession(entry);
+      case 'commit': return this.endSession(entry, true);
+      case 'rollback': return this.endSession(entry, false);
+    }
+  }
+
+  /** Ends the replay: a session still open was never committed. */
+  finish(): void {
+    if (this.session !== null) this.engine.endSession(false);
+    this.session = null;
+  }
+
+  private request(entry: JournalEntry): ExecRequest {
+    const statements = (entry.statements ?? []).map(toExecStatement);
+    // No rows are kept: only the changes matter (a RETURNING statement still runs to its end).
+    return { file: this.fileOf(entry.db as string), statements, maxResultRows: 0, context: { clockMs: entry.clock ?? 0, seed: entry.seed ?? '0' } };
+  }
+
+  private createDatabase(entry: JournalEntry): void {
+    this.removeFiles(entry);
+    this.engine.createDatabase(this.fileOf(entry.db as string), entry.seq);
+  }
+
+  private dropDatabase(entry: JournalEntry): void {
+    this.removeFiles(entry);
+  }
+
+  private removeFiles(entry: JournalEntry): void {
+    const file = this.fileOf(entry.db as string);
+    this.engine.closeDatabase(file);
+    for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(file + suffix, { force: true });
+  }
+
+  /** A batch that failed live was rolled back whole: it changed nothing. Reads change nothing either. */
+  private exec(entry: JournalEntry): void {
+    if (!entry.ok || entry.readonly === true) return;
+    try {
+      this.engine.execHeld(this.request(entry));
+      this.engine.commitHeld(entry.seq);
+    } catch (error) {
+      throw new ReplayError(entry, `succeeded live but failed on replay: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  private begin(entry: JournalEntry): void {
+    if (this.session !== null) this.engine.endSession(false);
+    this.engine.beginSession(this.fileOf(entry.db as string));
+    this.session = { id: entry.session as string, db: entry.db as string };
+  }
+
+  /**
+   * A request that failed inside a session undid its own statements, but not
+   * always all of them (a RELEASE in it stays), so it is run again and must
+   * fail again, the same way.
+   */
+  private execInSession(entry: JournalEntry): void {
+    if (this.session?.id !== entry.session || entry.readonly === true) return;
+    if (!entry.ok && UNREPEATABLE_CODES.has(entry.code ?? 0)) return;
+    let failure: unknown;
+    try {
+      this.engine.execInSession(this.request(entry));
+    } catch (error) {
+      failure = error;
+    }
+    if (entry.ok && failure !== undefined) throw new ReplayError(entry, `succeeded live but failed on replay: ${failure instanceof Error ? failure.message : String(failure)}`);
+    if (!entry.ok && !(failure instanceof EngineError && failure.code === entry.code)) {
+      throw new ReplayError(entry, `failed live with [SQ${entry.code}] but ${failure === undefined ? 'succeeded' : `failed with ${String(failure)}`} on replay`);
+    }
+  }
+
+  private endSession(entry: JournalEntry, commit: boolean): void {
+    if (this.session?.id !== entry.session) return;
+    this.session = null;
+    this.engine.endSession(commit, commit ? entry.seq : undefined);
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Replay must give the values a batch gave live (decisions §6), so the
+ * functions whose results depend on the clock or on chance are replaced, on
+ * every connection, by versions that read a per-batch clock and seed. The
+ * journal records both, and replay sets them back.
+ *
+ * better-sqlite3's `db.function()` overrides SQLite's built-ins, even inside a
+ * column's DEFAULT (design.md). Date functions are computed by the real
+ * built-ins on a plain in-memory connection, with 'now' replaced by the fixed
+ * clock; the literal text 'now' anywhere else is ordinary data.
+ */
+import { randomBytes } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { EngineError } from '../errors';
+
+/** The clock and the seed of one batch. */
+export interface BatchContext {
+  readonly clockMs: number;
+  /** 16 hexadecimal characters. */
+  readonly seed: string;
+}
+
+const MASK = (1n << 64n) - 1n;
+
+/** SplitMix64: small, fast enough, and the same everywhere. */
+class SplitMix64 {
+  private state: bigint;
+  constructor(seed: string) {
+    this.state = BigInt(`0x${seed}`) & MASK;
+  }
+  next(): bigint {
+    this.state = (this.state + 0x9e3779b97f4a7c15n) & MASK;
+    let z = this.state;
+    z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK;
+    z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & MASK;
+    return z ^ (z >> 31n);
+  }
+}
+
+/** SQLite's limit on a string or BLOB (SQLITE_MAX_LENGTH). */
+const MAX_BLOB = 1_000_000_000;
+
+/** Which argument of each date function is the time value, and whether it may be left out (meaning 'now'). */
+const TIME_FUNCTIONS: ReadonlyArray<[name: string, timeArgs: number[], nowWhenFewer: number]> = [
+  ['date', [0], 1],
+  ['time', [0], 1],
+  ['datetime', [0], 1],
+  ['julianday', [0], 1],
+  ['unixepoch', [0], 1],
+  ['strftime', [1], 2],
+  ['timediff', [0, 1], 0],
+];
+
+const CURRENT: ReadonlyArray<[name: string, sql: string]> = [
+  ['current_timestamp', 'datetime(?)'],
+  ['current_date', 'date(?)'],
+  ['current_time', 'time(?)'],
+];
+
+function isNow(value: unknown): boolean {
+  return typeof value === 'string' && value.trim().toLowerCase() === 'now';
+}
+
+export class DeterministicFunctions {
+  private context: BatchContext = newBatchContext();
+  private random = new SplitMix64(this.context.seed);
+  private readonly plain = new Database(':memory:');
+  private readonly plainStatements = new Map<string, Database.Statement>();
+
+  constructor(db: Database.Database) {
+    this.plain.defaultSafeIntegers(true);
+    db.function('random', { deterministic: false, safeIntegers: true }, () => BigInt.asIntN(64, this.random.next()));
+    db.function('randomblob', { deterministic: false, safeIntegers: true }, (size: unknown) => this.randomBlob(size));
+    for (const [name, timeArgs, nowWhenFewer] of TIME_FUNCTIONS) {
+      db.function(name, { deterministic: true, varargs: true, safeIntegers: true }, (...args: unknown[]) => this.timeFunction(name, timeArgs, nowWhenFewer, args));
+    }
+    for (const [name, sql] of CURRENT) {
+      db.function(name, { deterministic: true, safeIntegers: true }, () => this.plainCall(sql, [this.clockText()]));
+    }
+  }
+
+  /** Every batch runs with a context; one that is not replayed gets a fresh one. */
+  set(context: BatchContext): void {
+    this.context = context;
+    this.random = new SplitMix64(context.seed);
+  }
+
+  private clockText(): string {
+    return new Date(this.context.clockMs).toISOString().replace('T', ' ').replace('Z', '');
+  }
+
+  private randomBlob(size: unknown): Buffer {
+    const length = Math.max(1, Number(size) || 0);
+    if (length > MAX_BLOB) throw new EngineError('VALUE_TOO_LARGE', { detail: 'randomblob() larger than 1000000000 bytes' });
+    const blob = Buffer.alloc(length);
+    for (let i = 0; i < length; i += 8) {
+      const word = this.random.next();
+      for (let b = 0; b < 8 && i + b < length; b++) blob[i + b] = Number((word >> BigInt(8 * b)) & 0xffn);
+    }
+    return blob;
+  }
+
+  private timeFunction(name: string, timeArgs: number[], nowWhenFewer: number, args: unknown[]): unknown {
+    const fixed = args.length < nowWhenFewer ? [...args, 'now'] : [...args];
+    for (const at of timeArgs) if (isNow(fixed[at])) fixed[at] = this.clockText();
+    const placeholders = fixed.map(() => '?').join(', ');
+    return this.plainCall(`${name}(${placeholders})`, fixed);
+  }
+
+  private plainCall(expression: string, args: unknown[]): unknown {
+    let statement = this.plainStatements.get(expression);
+    if (!statement) {
+      statement = this.plain.prepare(`SELECT ${expression}`).pluck();
+      this.plainStatements.set(expression, statement);
+    }
+    return statement.get(...args);
+  }
+
+  close(): void {
+    this.plain.close();
+  }
+}
+
+export function newBatchContext(): BatchContext {
+  return { clockMs: Date.now(), seed: randomBytes(8).toString('hex') };
+}
