@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+/**
+ * The replay tool (decisions §6): rebuilds one database or all of them from
+ * the journal, optionally up to a point in time, and optionally verifies the
+ * rebuild against live files.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { EngineError } from '../src/errors';
+import { Engine } from '../src/engine/engine';
+import { engineVersions } from '../src/journal-setup';
+import { JournalError, readJournal, type JournalContents } from '../journal/reader';
+import type { JournalEntry, JournalHeader } from '../journal/record';
+import { rebuild } from './rebuild';
+import { parseReplayOptions, REPLAY_USAGE, ReplayUsageError, type ReplayOptions } from './replay-options';
+import { compareDatabases } from './verify';
+import { ReplayError } from './apply-entries';
+
+class Refusal extends Error {}
+
+function say(message: string): void {
+  process.stderr.write(`replay: ${message}\n`);
+}
+
+/** A journal that does not record every change cannot rebuild anything. */
+function checkHeaders(headers: JournalContents['headers'], force: boolean): void {
+  const incomplete = headers.find(({ header }) => header.level === 'none' || header.level === 'error');
+  if (incomplete) throw new Refusal(`${incomplete.file} was written at level ${incomplete.header.level}: it does not record every change, so it cannot rebuild anything`);
+  const here = engineVersions();
+  for (const { file, header } of headers) {
+    const mismatches = (['betterSqlite3', 'sqlite', 'tz'] as const).filter((key) => header[key] !== here[key]);
+    if (mismatches.length === 0) continue;
+    const detail = mismatches.map((key) => `${key} ${header[key as keyof JournalHeader]} there, ${here[key]} here`).join('; ');
+    if (!force) throw new Refusal(`${file} was written with another engine (${detail}); replay could give other values. Use -force to replay anyway`);
+    say(`warning: ${file}: ${detail}`);
+  }
+}
+
+function selectEntries(entries: readonly JournalEntry[], options: ReplayOptions): JournalEntry[] {
+  const until = options.until;
+  return entries.filter((entry) => {
+    if (options.db !== null && entry.db !== options.db) return false;
+    if (until === null) return true;
+    return 'seq' in until ? entry.seq <= until.seq : Date.parse(entry.ts) <= until.time;
+  });
+}
+
+function progressBar(): ((done: number, total: number) => void) | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  return (done, total) => {
+    const width = 30;
+    const filled = total === 0 ? width : Math.round((done / total) * width);
+    process.stderr.write(`\rreplaying [${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${done}/${total}${done === total ? '\n' : ''}`);
+  };
+}
+
+function verify(options: ReplayOptions, rebuilt: string[]): string | null {
+  const target = options.verify as string;
+  const isDirectory = fs.statSync(target).isDirectory();
+  if (!isDirectory && rebuilt.length !== 1) throw new Refusal(`-verify ${target} is one file but ${rebuilt.length} databases were rebuilt: add -db`);
+  const live = isDirectory ? fs.readdirSync(target).filter((name) => name.endsWith('.db')) : [];
+  for (const name of isDirectory ? [...new Set([...live, ...rebuilt])].sort() : rebuilt) {
+    const liveFile = isDirectory ? path.join(target, name) : target;
+    if (!fs.existsSync(liveFile)) return `${name} was rebuilt but is not among the live files`;
+    if (!rebuilt.includes(name)) return `${name} is live but the journal does not rebuild it`;
+    const difference = compareDatabases(liveFile, path.join(options.out, name));
+    if (difference) return `${name}: ${difference}`;
+  }
+  return null;
+}
+
+async function run(options: ReplayOptions): Promise<number> {
+  const contents = await readJournal(options.logFile);
+  for (const warning of contents.warnings) say(`warning: ${warning}`);
+  checkHeaders(contents.headers, options.force);
+  fs.mkdirSync(options.out, { recursive: true });
+  if (fs.readdirSync(options.out).some((name) => name.endsWith('.db'))) throw new Refusal(`${options.out} already holds databases: choose an empty directory`);
+  const entries = selectEntries(contents.entries, options);
+  const engine = new Engine();
+  const onProgress = progressBar();
+  try {
+    const result = await rebuild(engine, entries, { fileOf: (db) => path.join(options.out, db), ...(onProgress ? { onProgress } : {}) });
+    say(`applied ${result.applied} of ${entries.length} entries (through seq ${entries.at(-1)?.seq ?? 0})`);
+  } finally {
+    engine.close();
+  }
+  const rebuilt = fs.readdirSync(options.out).filter((name) => name.endsWith('.db')).sort();
+  say(`rebuilt ${rebuilt.length} database${rebuilt.length === 1 ? '' : 's'} into ${options.out}: ${rebuilt.join(', ') || '(none)'}`);
+  if (options.verify === null) return 0;
+  const difference = verify(options, rebuilt);
+  if (difference === null) {
+    say('verify: the rebuild equals the live databases');
+    return 0;
+  }
+  say(`verify: first difference: ${difference}`);
+  return 1;
+}
+
+async function main(): Promise<number> {
+  try {
+    const options = parseReplayOptions(process.argv.slice(2), process.cwd());
+    if (options === 'help') {
+      process.stdout.write(REPLAY_USAGE);
+      return 0;
+    }
+    return await run(options);
+  } catch (error) {
+    if (error instanceof ReplayUsageError || error instanceof EngineError) say(`${error.message} (run with -h for help)`);
+    else if (error instanceof JournalError || error instanceof Refusal || error instanceof ReplayError) say(error.message);
+    else throw error;
+    return 2;
+  }
+}
+
+main().then((code) => process.exit(code), (error: unknown) => {
+  say(`failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+  process.exit(2);
+});
