@@ -4,6 +4,7 @@
  * crash recovery runs, then serves.
  */
 import fs from 'node:fs';
+import Database from 'better-sqlite3';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
@@ -36,6 +37,8 @@ function listen(server: http.Server, config: Config): Promise<string> {
 
 export async function startServer(config: Config): Promise<RunningServer> {
   fs.mkdirSync(config.dir, { recursive: true });
+  // The single database exists from the start, so that /dbs lists a real file.
+  if (config.dbFile !== null && !fs.existsSync(config.dbFile)) new Database(config.dbFile).close();
   const journal = await openJournal(config);
   const logFile = config.logFile;
   const repair = logFile === null ? async () => undefined : (ref: Parameters<typeof repairDatabase>[2]) => repairDatabase(config, logFile, ref);

@@ -85,7 +85,8 @@ function primaryCodeError(code: string, message: string): [ErrorName, ErrorParam
   const primary = code.replace(/^(SQLITE_[A-Z]+).*$/, '$1');
   switch (primary) {
     case 'SQLITE_ERROR': return messageError(message);
-    case 'SQLITE_MISMATCH': return ['INVALID_VALUE', { detail: message }];
+    // Only an INTEGER PRIMARY KEY (the rowid) raises this: it takes nothing but integers.
+    case 'SQLITE_MISMATCH': return ['TYPE_MISMATCH', { column: 'INTEGER PRIMARY KEY', expected: 'INT', actual: 'not an integer' }];
     case 'SQLITE_TOOBIG': return ['VALUE_TOO_LARGE', { detail: message }];
     case 'SQLITE_RANGE': return ['PARAMETER_MISMATCH', { detail: message }];
     case 'SQLITE_IOERR': return ['STORAGE_IO', {}];

@@ -8,9 +8,11 @@ import { rewriteForStorage } from './dialect/rewrite';
 import type { StatementKind } from './dialect/statement';
 import type { Connection } from './connection-pool';
 import type { ExecStatement, ResultValue, StatementResult } from './protocol';
+import { isNameToken, isPunct, isWord, nameOf, tokenize } from './dialect/tokenize';
+import { readTableSchema } from './schema';
 import { toEngineError } from './sqlite-errors';
 import { canonicalType } from './types';
-import { convertRow, toBindParameters } from './values';
+import { checkNamedParameters, convertRow, toBindParameters } from './values';
 
 const MESSAGE_VERBS: Partial<Record<StatementKind, string>> = { insert: 'INSERT', update: 'UPDATE', delete: 'DELETE' };
 
@@ -36,7 +38,7 @@ export function runStatements(
       results.push(runStatement(connection, statement, maxRows));
       afterEach?.(statement);
     } catch (error) {
-      const engineError = toEngineError(error, (table, column) => connection.isBool(table, column));
+      const engineError = namedMismatch(connection, statement, toEngineError(error, (table, column) => connection.isBool(table, column)));
       engineError.statement = index;
       throw engineError;
     }
@@ -44,10 +46,34 @@ export function runStatements(
   return results;
 }
 
+/**
+ * Only an INTEGER PRIMARY KEY raises SQLITE_MISMATCH (it is the rowid and
+ * takes nothing but integers), and SQLite does not say which table: the
+ * statement does.
+ */
+function namedMismatch(connection: Connection, statement: ExecStatement, error: EngineError): EngineError {
+  if (error.sqliteCode !== 'SQLITE_MISMATCH') return error;
+  const table = targetTable(statement.sql);
+  const key = table === undefined ? undefined : readTableSchema(connection.db, table)?.primaryKey;
+  const column = table !== undefined && key ? `${table}.${key}` : 'INTEGER PRIMARY KEY';
+  return new EngineError('TYPE_MISMATCH', { column, expected: 'INT', actual: 'not an integer' }, { sqliteCode: 'SQLITE_MISMATCH' });
+}
+
+/** The table an INSERT, REPLACE or UPDATE writes to. */
+function targetTable(sql: string): string | undefined {
+  const tokens = tokenize(sql);
+  const at = tokens.findIndex((token) => isWord(token, 'INTO', 'UPDATE'));
+  let name = tokens[at + 1];
+  if (isWord(name, 'OR')) name = tokens[at + 3];
+  if (isPunct(tokens[at + 2], '.')) name = tokens[at + 3];
+  return name !== undefined && isNameToken(name) ? nameOf(name) : undefined;
+}
+
 function runStatement(connection: Connection, statement: ExecStatement, maxRows: number): StatementResult {
   if (statement.kind === 'integrity-check') return integrityCheck(connection.db);
   const sql = rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: statement.kind === 'select' });
   const prepared = connection.prepare(sql);
+  checkNamedParameters(statement.sql, statement.params);
   const params = toBindParameters(statement.params);
   const verb = MESSAGE_VERBS[statement.kind];
   if (prepared.reader && (statement.kind === 'select' || verb)) return readRows(connection, prepared, params, maxRows, verb);

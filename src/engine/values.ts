@@ -2,6 +2,7 @@
  * Values in and out of SQLite: what clients bind, and what they read back.
  */
 import { EngineError } from '../errors';
+import { tokenize } from './dialect/tokenize';
 import type { ResultValue, SqlParams, SqlValue } from './protocol';
 
 type BindValue = number | bigint | string | null;
@@ -52,4 +53,17 @@ export function toResultValue(value: unknown, isBool: boolean): ResultValue {
 export function convertRow(row: unknown[], boolColumns: readonly boolean[]): ResultValue[] {
   for (let i = 0; i < row.length; i++) row[i] = toResultValue(row[i], boolColumns[i] === true);
   return row as ResultValue[];
+}
+
+/**
+ * better-sqlite3 ignores keys of a parameter object that the statement does
+ * not name; a client who sent one most likely misspelled a name, so it is
+ * refused like a missing one (decisions §3).
+ */
+export function checkNamedParameters(sql: string, params: SqlParams | undefined): void {
+  if (params === undefined || Array.isArray(params)) return;
+  const names = new Set(tokenize(sql).filter((token) => token.kind === 'parameter').map((token) => stripSigil(token.text)));
+  for (const key of Object.keys(params)) {
+    if (!names.has(stripSigil(key))) throw new EngineError('PARAMETER_MISMATCH', { detail: `the statement has no parameter named "${stripSigil(key)}"` });
+  }
 }

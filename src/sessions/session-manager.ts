@@ -207,8 +207,10 @@ export class SessionManager {
   }
 
   private async closeQuietly(session: ActiveSession, reason: RollbackReason): Promise<void> {
-    this.close(session);
+    if (this.active === session) this.active = null;
     await this.rollback(session, reason).catch(() => undefined);
+    // The lock only after the rollback: a waiting writer would otherwise meet the session's SQLite lock (SQLITE_BUSY).
+    this.close(session);
   }
 
   /** The session's engine is gone (killed at the query timeout, or crashed): SQLite rolled the transaction back. */

@@ -97,7 +97,8 @@ export class EngineProcessHandle {
     const current = this.current;
     if (current === null) return;
     this.current = null;
-    current.call.reject(new EngineError('QUERY_TIMEOUT', { ms: this.queryTimeoutMs }, { statement: current.statement }));
+    // Answered once the process is gone (after exit(), so a session is closed first): until then it may hold SQLite's write lock.
+    this.child.once('exit', () => current.call.reject(new EngineError('QUERY_TIMEOUT', { ms: this.queryTimeoutMs }, { statement: current.statement })));
     this.kill();
   }
 
