@@ -61,6 +61,16 @@ export class DatabaseDirectory {
     return { name, file: path.join(this.config.dir, name) };
   }
 
+  /** Anything at all at the database's path (a planted symlink too): the name is taken. */
+  occupied(ref: DatabaseRef): boolean {
+    try {
+      fs.lstatSync(ref.file);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Only regular files count: a symlink planted in the directory is not a database. */
   exists(ref: DatabaseRef): boolean {
     try {

@@ -27,6 +27,8 @@ export class DatabaseLifecycle {
         if (ifNotExists) return;
         throw new EngineError('DATABASE_EXISTS', { db: name });
       }
+      // Something that is not a database file (a planted symlink) holds the name: never open through it.
+      if (this.directory.occupied(ref)) throw new EngineError('DATABASE_EXISTS', { db: name });
       const { seq, written } = this.journal.append('database', eventEntry('createdb', name, null, { sql }));
       await written;
       this.directory.ensureDirectory();

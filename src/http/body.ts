@@ -55,10 +55,18 @@ export function jsonBody(maxBodyBytes: number) {
     // Compressed bodies are refused: their bytes cannot be checked, and they can hide a bomb.
     if (!['', 'identity'].includes(ctx.get('Content-Encoding').toLowerCase())) throw new EngineError('UNSUPPORTED_MEDIA_TYPE');
     const isValidUtf8 = watchUtf8(ctx.req);
-    await parse(ctx, async () => {
-      if (!isValidUtf8()) throw new EngineError('INVALID_UTF8');
-      checkObject(ctx.request.body);
-      await next();
-    });
+    let parsed = false;
+    try {
+      await parse(ctx, async () => {
+        parsed = true;
+        if (!isValidUtf8()) throw new EngineError('INVALID_UTF8');
+        checkObject(ctx.request.body);
+        await next();
+      });
+    } catch (error) {
+      // Bad bytes can also break the JSON itself (outside a string): they are the cause to report.
+      if (!parsed && (error as { status?: number }).status === 400 && !isValidUtf8()) throw new EngineError('INVALID_UTF8');
+      throw error;
+    }
   };
 }

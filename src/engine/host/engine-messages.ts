@@ -16,4 +16,6 @@ export type EngineReply =
   | { id: number; kind: 'result'; value: unknown }
   | { id: number; kind: 'error'; error: EngineErrorData }
   /** The statement of an exec batch that is about to run. */
-  | { id: number; kind: 'progress'; statement: number };
+  | { id: number; kind: 'progress'; statement: number }
+  /** The process has loaded and listens: a call's time starts counting from here. */
+  | { id: 0; kind: 'ready' };

@@ -23,7 +23,9 @@ export interface PendingCall {
 
 export class EngineProcessHandle {
   private readonly child: ChildProcess;
-  private current: { call: PendingCall; id: number; statement: number; timer: NodeJS.Timeout } | null = null;
+  private current: { call: PendingCall; id: number; statement: number; timer: NodeJS.Timeout | undefined } | null = null;
+  /** Until the process has loaded, a call's time does not count against the query timeout. */
+  private ready = false;
   /** Calls for this process only (closing a database everywhere), run before shared work. */
   private readonly own: PendingCall[] = [];
   private nextId = 1;
@@ -65,7 +67,7 @@ export class EngineProcessHandle {
 
   run(call: PendingCall): void {
     const id = this.nextId++;
-    this.current = { call, id, statement: 0, timer: this.deadline() };
+    this.current = { call, id, statement: 0, timer: this.ready ? this.deadline() : undefined };
     const message: EngineCall = { id, method: call.method, args: call.args };
     this.child.send(message);
   }
@@ -76,6 +78,11 @@ export class EngineProcessHandle {
   }
 
   private receive(reply: EngineReply): void {
+    if (reply.kind === 'ready') {
+      this.ready = true;
+      if (this.current !== null) this.current.timer = this.deadline();
+      return;
+    }
     const current = this.current;
     if (current === null || reply.id !== current.id) return;
     if (reply.kind === 'progress') {

@@ -47,6 +47,8 @@ process.on('message', (call: EngineCall) => {
   }
 });
 
+send({ id: 0, kind: 'ready' });
+
 // The parent is gone: nothing more will come.
 process.on('disconnect', () => {
   engine.close();
