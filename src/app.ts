@@ -19,6 +19,7 @@ import { databaseRoutes } from './routes/database-routes';
 import { execRoutes } from './routes/exec-routes';
 import { serviceRoutes } from './routes/service-routes';
 import { txRoutes } from './routes/tx-routes';
+import { pilotRoutes } from './routes/pilot-routes';
 
 export interface App {
   koa: Koa;
@@ -45,6 +46,7 @@ export function createApp(config: Config, bus: CommandBus, readiness: Readiness)
   databaseRoutes(router, bus);
   execRoutes(router, bus);
   txRoutes(router, bus);
+  pilotRoutes(router, bus);
 
   koa.use(requestLog(metrics, config.logJson));
   koa.use(errorHandler(config.maxBodyBytes));

@@ -30,6 +30,8 @@ export const catalog = {
   METHOD_NOT_ALLOWED: { code: 1013, status: 405, message: 'method {method} is not allowed on {path}' },
   SQL_ERROR: { code: 1014, status: 400, message: 'SQL error: {detail}' },
   INVALID_UTF8: { code: 1015, status: 400, message: 'request body is not valid UTF-8' },
+  PILOT_INVALID: { code: 1016, status: 400, message: 'the pilot record is not valid: {count} problem(s), listed in "violations"' },
+  PILOT_PERSONAL_DATA: { code: 1017, status: 400, message: 'notes_without_personal_data and incidents must not contain personal data: found {kinds}' },
 
   // 2xxx — catalog: no such database/table/column/index, already exists
   NO_SUCH_DATABASE: { code: 2001, status: 404, message: 'no such database: {db}' },
@@ -43,6 +45,9 @@ export const catalog = {
   INDEX_EXISTS: { code: 2009, status: 400, message: 'index already exists: {index}' },
   ENDPOINT_NOT_FOUND: { code: 2010, status: 404, message: 'no such endpoint: {method} {path}' },
   NAME_ERROR: { code: 2011, status: 400, message: '{detail}' },
+  PILOT_NOT_FOUND: { code: 2012, status: 404, message: 'no such pilot: {id}' },
+  PILOT_SCOPE_RETIRED: { code: 2013, status: 409, message: 'pilot {id} retired this scope ({scope}): no further pilot is accepted for it' },
+  PILOT_SAME_COMMIT: { code: 2014, status: 409, message: 'pilot {id} of this scope decided to correct commit {commit}: the next pilot must carry another commit' },
 
   // 3xxx — constraints
   CONSTRAINT_NOT_NULL: { code: 3001, status: 400, message: 'NOT NULL constraint failed: {detail}' },
@@ -119,6 +124,8 @@ export interface EngineErrorOptions {
   sqliteCode?: string;
   /** Seconds after which a retry may succeed: sent as Retry-After. */
   retryAfter?: number;
+  /** Further fields of the response body, e.g. the violations of a pilot record. */
+  details?: Readonly<Record<string, unknown>>;
   cause?: unknown;
 }
 
@@ -138,6 +145,7 @@ export class EngineError extends Error {
   statement: number | undefined;
   readonly sqliteCode: string | undefined;
   readonly retryAfter: number | undefined;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
 
   constructor(name: ErrorName, params: ErrorParams = {}, options: EngineErrorOptions = {}) {
     const entry: CatalogEntry = catalog[name];
@@ -149,6 +157,7 @@ export class EngineError extends Error {
     this.statement = options.statement;
     this.sqliteCode = options.sqliteCode;
     this.retryAfter = options.retryAfter;
+    this.details = options.details;
   }
 
   /** The response body of this error (decisions §3). */
@@ -156,7 +165,7 @@ export class EngineError extends Error {
     const body: Record<string, unknown> = { ok: false, error: this.message, code: this.code };
     if (this.statement !== undefined) body.statement = this.statement;
     if (this.sqliteCode !== undefined) body.sqliteCode = this.sqliteCode;
-    return body;
+    return this.details === undefined ? body : { ...body, ...this.details };
   }
 
   toData(): EngineErrorData {

@@ -16,6 +16,8 @@ import type { Command, CommandOf, CommandResults, ExecOutcome } from './commands
 import { DatabaseDirectory, normalizeDatabaseName, type DatabaseRef } from './database-directory';
 import { DatabaseLifecycle } from './database-lifecycle';
 import { WriteLocks } from './write-locks';
+import { PilotService } from '../pilots/pilot-service';
+import { PilotStore } from '../pilots/pilot-store';
 
 export class CommandBus {
   readonly directory: DatabaseDirectory;
@@ -23,6 +25,7 @@ export class CommandBus {
   private readonly locks = new WriteLocks();
   private readonly batches: BatchRunner;
   private readonly lifecycle: DatabaseLifecycle;
+  private readonly pilots: PilotService;
 
   constructor(
     private readonly config: Config,
@@ -36,6 +39,7 @@ export class CommandBus {
     this.batches = new BatchRunner(engine, journal, this.locks, { lockTimeoutMs, maxResultRows }, repair);
     this.lifecycle = new DatabaseLifecycle(this.directory, engine, journal, this.locks, lockTimeoutMs);
     this.sessions = new SessionManager(engine, this.locks, journal, { idleTimeoutMs: config.sessionTimeoutMs, lockTimeoutMs, maxResultRows }, repair);
+    this.pilots = new PilotService(new PilotStore(this.directory, this.batches, this.lifecycle));
   }
 
   dispatch<T extends Command['type']>(command: CommandOf<T>): Promise<CommandResults[T]>;
@@ -49,6 +53,10 @@ export class CommandBus {
       case 'exec': return command.session === undefined ? this.exec(command) : this.execInSession(command, command.session);
       case 'begin-session': return this.sessions.begin(this.directory.resolve(command.db));
       case 'end-session': return this.endSession(command);
+      case 'create-pilot': return this.pilots.create(command.record);
+      case 'get-pilot': return this.pilots.get(command.id);
+      case 'list-pilots': return this.pilots.list(command.filter, command.limit, command.offset);
+      case 'summarize-pilots': return this.pilots.summary(command.groupBy);
     }
   }
 

@@ -5,6 +5,8 @@
 import type { SqlParams, StatementResult, RowPage } from '../engine/protocol';
 import type { TableSchema } from '../engine/schema';
 import type { SessionInfo } from '../sessions/session-manager';
+import type { PilotFilter, StoredPilot } from '../pilots/pilot-store';
+import type { PilotSummary, SummaryGrouping } from '../pilots/pilot-summary';
 
 /** One piece of SQL from a request, with its parameters if any. */
 export interface SqlSource {
@@ -20,7 +22,11 @@ export type Command =
   | { readonly type: 'read-rows'; readonly db: unknown; readonly table: string; readonly limit: number; readonly offset: number }
   | { readonly type: 'exec'; readonly db: unknown; readonly sources: readonly SqlSource[]; readonly session?: string }
   | { readonly type: 'begin-session'; readonly db: unknown }
-  | { readonly type: 'end-session'; readonly session: string; readonly commit: boolean };
+  | { readonly type: 'end-session'; readonly session: string; readonly commit: boolean }
+  | { readonly type: 'create-pilot'; readonly record: unknown }
+  | { readonly type: 'get-pilot'; readonly id: number }
+  | { readonly type: 'list-pilots'; readonly filter: PilotFilter; readonly limit: number; readonly offset: number }
+  | { readonly type: 'summarize-pilots'; readonly groupBy?: SummaryGrouping };
 
 export interface DatabaseList {
   mode: 'single-db' | 'multi-db';
@@ -50,6 +56,10 @@ export interface CommandResults {
   exec: ExecOutcome;
   'begin-session': SessionInfo;
   'end-session': { db: string; message: 'COMMIT' | 'ROLLBACK' };
+  'create-pilot': StoredPilot;
+  'get-pilot': StoredPilot;
+  'list-pilots': { total: number; pilots: StoredPilot[] };
+  'summarize-pilots': PilotSummary;
 }
 
 export type CommandOf<T extends Command['type']> = Extract<Command, { type: T }>;

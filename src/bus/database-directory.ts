@@ -16,11 +16,14 @@ export interface DatabaseRef {
 
 const NAME = /^[a-z0-9_-]{1,64}$/;
 
+/** Databases the service keeps for itself (the pilot records): clients cannot name or list them. */
+export const SYSTEM_PREFIX = '_sqlscribe';
+
 /** Trims, lower-cases and appends `.db` (decisions §3); throws on anything else. */
 export function normalizeDatabaseName(raw: unknown): string {
   if (typeof raw !== 'string') throw new EngineError('INVALID_DATABASE_NAME');
   const base = raw.trim().toLowerCase().replace(/\.db$/, '');
-  if (!NAME.test(base)) throw new EngineError('INVALID_DATABASE_NAME');
+  if (!NAME.test(base) || base.startsWith(SYSTEM_PREFIX)) throw new EngineError('INVALID_DATABASE_NAME');
   return `${base}.db`;
 }
 
@@ -85,7 +88,7 @@ export class DatabaseDirectory {
     if (!fs.existsSync(this.config.dir)) return [];
     return fs
       .readdirSync(this.config.dir, { withFileTypes: true })
-      .filter((entry) => entry.isFile() && entry.name.endsWith('.db') && NAME.test(entry.name.slice(0, -3)))
+      .filter((entry) => entry.isFile() && entry.name.endsWith('.db') && NAME.test(entry.name.slice(0, -3)) && !entry.name.startsWith(SYSTEM_PREFIX))
       .map((entry) => entry.name)
       .sort();
   }
