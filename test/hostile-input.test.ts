@@ -13,6 +13,7 @@ import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
+import { isError } from './helpers/assertions';
 
 t.setTimeout(180_000);
 
@@ -82,13 +83,6 @@ t.teardown(async () => {
   }
 });
 
-function isError(tt: Test, reply: Reply, status: number, code: number | number[], label: string): void {
-  const codes = Array.isArray(code) ? code : [code];
-  tt.equal(reply.status, status, `${label}: status (${reply.text.slice(0, 300)})`);
-  tt.equal(reply.body?.ok, false, `${label}: ok false`);
-  tt.ok(codes.includes(reply.body?.code), `${label}: code ${reply.body?.code} is one of ${codes.join(', ')}`);
-  tt.ok(/^\[SQ\d{4}\]/.test(String(reply.body?.error)), `${label}: error text starts with its code`);
-}
 
 /** POST /exec with a raw `{ db, sql }`. */
 function exec(db: string, sql: string, extra: Record<string, unknown> = {}): Promise<Reply> {

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
+import { isError } from './helpers/assertions';
 
 type Value = number | string | boolean | null;
 interface Result {
@@ -29,22 +30,16 @@ t.before(async () => {
   server = await startServer(['-dir', path.join(root, 'data')], { cwd: root });
 });
 t.teardown(async () => {
-  if (server !== undefined) await stopServer(server);
+  if (server !== undefined) await server.stop();
 });
 
-/** Stops a server; one that has not exited 20 s after SIGTERM is killed, so that it neither hangs the run nor outlives it. */
-async function stopServer(s: TestServer): Promise<void> {
-  const timer = setTimeout(() => s.child.kill('SIGKILL'), 20_000);
-  await s.stop();
-  clearTimeout(timer);
-}
 
 /** Starts a server with extra flags in its own test directory, stopped when `tt` ends. */
 async function ownServer(tt: tap.Test, args: string[]): Promise<{ server: TestServer; dir: string }> {
   const dir = tt.testdir();
   const own = await startServer(args, { cwd: dir });
   tt.teardown(async () => {
-    await stopServer(own);
+    await own.stop();
   });
   return { server: own, dir };
 }
@@ -73,13 +68,6 @@ async function rowsOf(tt: tap.Test, db: string, sql: string, params?: unknown, o
 }
 
 /** Asserts a catalog error body: status, ok false, the code, and error text starting with `[SQnnnn]`. */
-function isError(tt: tap.Test, reply: Reply, status: number, code: number, label: string): void {
-  tt.equal(reply.status, status, `${label}: status (${reply.text})`);
-  tt.equal(reply.body?.ok, false, `${label}: ok false`);
-  tt.equal(reply.body?.code, code, `${label}: code`);
-  tt.type(reply.body?.error, 'string', `${label}: error text`);
-  tt.ok(String(reply.body?.error).startsWith(`[SQ${code}]`), `${label}: error starts with [SQ${code}]`);
-}
 
 /** Every file under `dir`, recursively. */
 function filesUnder(dir: string): string[] {

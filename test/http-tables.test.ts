@@ -7,6 +7,7 @@
 import path from 'node:path';
 import t from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
+import { isError } from './helpers/assertions';
 
 type Value = number | string | boolean | null;
 
@@ -54,15 +55,9 @@ t.before(async () => {
   server = await startServer(['-dir', path.join(root, 'data')], { cwd: root });
 });
 t.teardown(async () => {
-  if (server !== undefined) await stopServer(server);
+  if (server !== undefined) await server.stop();
 });
 
-/** Stops a server; one that has not exited 20 s after SIGTERM is killed, so that it neither hangs the run nor outlives it. */
-async function stopServer(s: TestServer): Promise<void> {
-  const timer = setTimeout(() => s.child.kill('SIGKILL'), 20_000);
-  await s.stop();
-  clearTimeout(timer);
-}
 
 async function freshDb(tt: tap.Test, setup = ''): Promise<string> {
   const name = `db${++dbCount}`;
@@ -89,13 +84,6 @@ async function schemaOf(tt: tap.Test, db: string, table: string): Promise<TableR
   return (await getOk(tt, `/schema?db=${db}&table=${encodeURIComponent(table)}`)).table as TableRecord;
 }
 
-function isError(tt: tap.Test, reply: Reply, status: number, code: number, label: string): void {
-  tt.equal(reply.status, status, `${label}: status (${reply.text})`);
-  tt.equal(reply.body?.ok, false, `${label}: ok false`);
-  tt.equal(reply.body?.code, code, `${label}: code`);
-  tt.type(reply.body?.error, 'string', `${label}: error text`);
-  tt.ok(String(reply.body?.error).startsWith(`[SQ${code}]`), `${label}: error starts with [SQ${code}]`);
-}
 
 /** The fields interface.md lists for a column, nothing else. */
 function listedColumn(column: Column): Column {
@@ -467,7 +455,7 @@ t.test('serves the single database without db', async (tt) => {
   const dir = tt.testdir();
   const single = await startServer(['-db', 'solo.db'], { cwd: dir });
   tt.teardown(async () => {
-    await stopServer(single);
+    await single.stop();
   });
   await execOk(tt, undefined, "CREATE TABLE t (id INT PRIMARY KEY, ok BOOL, name TEXT); INSERT INTO t VALUES (2, FALSE, 'b'), (1, TRUE, 'a')", single);
   const page = await getOk(tt, '/rows?table=t', single);

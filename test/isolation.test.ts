@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
+import { isError, sleep } from './helpers/assertions';
 
 t.setTimeout(240_000);
 
@@ -20,7 +21,6 @@ const RUNAWAY = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) S
 /** A CTE bounded at `n` rows: roughly 0.17 s per million rows on an idle machine. */
 const countTo = (n: number): string => `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < ${n}) SELECT count(*) FROM c`;
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Starts a multi-DB server with `args` in a fresh test directory, stopped when `tt` ends. */
 async function ownServer(tt: Test, args: string[] = []): Promise<{ server: TestServer; dataDir: string }> {
@@ -50,12 +50,6 @@ async function rowsOf(tt: Test, server: TestServer, db: string, sql: string, ext
   return (results[results.length - 1]?.rows ?? []) as unknown[][];
 }
 
-function isError(tt: Test, reply: Reply, status: number, code: number, label: string): void {
-  tt.equal(reply.status, status, `${label}: status (${reply.text.slice(0, 300)})`);
-  tt.equal(reply.body?.ok, false, `${label}: ok false`);
-  tt.equal(reply.body?.code, code, `${label}: code`);
-  tt.ok(String(reply.body?.error).startsWith(`[SQ${code}]`), `${label}: error starts with [SQ${code}]`);
-}
 
 /** The pids of the engine processes: the children of the server process (Linux). */
 function enginePids(server: TestServer): number[] {

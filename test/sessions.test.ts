@@ -16,6 +16,7 @@
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
+import { isError, sleep } from './helpers/assertions';
 
 t.setTimeout(300_000);
 
@@ -26,7 +27,6 @@ const SESSION_ID = /^[0-9a-f]{16}$/;
 /** The default idle timeout (interface.md: 300 seconds). */
 const DEFAULT_TIMEOUT_S = 300;
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const nowUnix = (): number => Date.now() / 1000;
 
 interface Multi {
@@ -71,12 +71,6 @@ async function outsideRows(tt: Test, server: TestServer, db: string | undefined,
   return (results[results.length - 1]?.rows ?? []) as unknown[][];
 }
 
-function isError(tt: Test, reply: Reply, status: number, code: number, label: string): void {
-  tt.equal(reply.status, status, `${label}: status (${reply.text.slice(0, 300)})`);
-  tt.equal(reply.body?.ok, false, `${label}: ok false`);
-  tt.equal(reply.body?.code, code, `${label}: code`);
-  tt.ok(String(reply.body?.error).startsWith(`[SQ${code}]`), `${label}: error starts with [SQ${code}]`);
-}
 
 function begin(server: TestServer, body?: unknown): Promise<Reply> {
   return server.post('/tx/begin', body);

@@ -86,10 +86,15 @@ export async function startServer(args: string[], options: { cwd: string; header
     get: (p, headers) => request('GET', p, headers ? { headers } : {}),
     post: (p, body, headers) => request('POST', p, headers ? { body, headers } : { body }),
     exec: (db, sql, extra = {}) => request('POST', '/exec', { body: db === undefined ? { sql, ...extra } : { db, sql, ...extra } }),
+    // A server that has not exited 20 s after SIGTERM is killed, so that it neither hangs the run nor outlives it.
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve(child.exitCode);
-        child.once('exit', (code) => resolve(code));
+        const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        child.once('exit', (code) => {
+          clearTimeout(timer);
+          resolve(code);
+        });
         child.kill('SIGTERM');
       }),
   };

@@ -1,0 +1,17 @@
+/** Assertions and small helpers the HTTP suites share. */
+import type { Test } from 'tap';
+import type { Reply } from './server';
+
+/**
+ * The reply is an engine error: this status, `ok: false`, one of these
+ * codes, and an error text that starts with its bracketed code.
+ */
+export function isError(tt: Test, reply: Reply, status: number, code: number | number[], label: string): void {
+  const codes = Array.isArray(code) ? code : [code];
+  tt.equal(reply.status, status, `${label}: status (${reply.text.slice(0, 300)})`);
+  tt.equal(reply.body?.ok, false, `${label}: ok false`);
+  tt.ok(codes.includes(reply.body?.code), `${label}: code ${reply.body?.code} is one of ${codes.join(', ')}`);
+  tt.ok(String(reply.body?.error).startsWith(`[SQ${reply.body?.code}]`), `${label}: error starts with its code`);
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
