@@ -37,6 +37,7 @@ export class JournalApplier {
   constructor(private readonly engine: Engine, private readonly fileOf: (db: string) => string) {}
 
   apply(entry: JournalEntry): void {
+    this.endSessionCutShort(entry);
     switch (entry.kind) {
       case 'createdb': return this.createDatabase(entry);
       case 'dropdb': return this.dropDatabase(entry);
@@ -45,6 +46,20 @@ export class JournalApplier {
       case 'commit': return this.endSession(entry, true);
       case 'rollback': return this.endSession(entry, false);
     }
+  }
+
+  /**
+   * Live, a session holds its database from begin to commit or rollback, so no change to that
+   * database from outside the session is journaled in between. One that is means the process died
+   * with the session open (a killed process journals no rollback) and SQLite rolled it back: so
+   * does replay, or the change would wait forever for the session's lock ("database is locked").
+   */
+  private endSessionCutShort(entry: JournalEntry): void {
+    if (this.session === null || entry.session !== null || entry.db !== this.session.db) return;
+    const changes = entry.kind === 'createdb' || entry.kind === 'dropdb' || (entry.kind === 'exec' && entry.ok && entry.readonly !== true);
+    if (!changes) return;
+    this.engine.endSession(false);
+    this.session = null;
   }
 
   /** Ends the replay: a session still open was never committed. */

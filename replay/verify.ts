@@ -64,7 +64,12 @@ function compareTable(live: Database.Database, rebuilt: Database.Database, table
     const a = liveRows.next();
     const b = rebuiltRows.next();
     if (a.done && b.done) return null;
-    if (a.done || b.done) return `table ${table}: ${a.done ? 'the rebuild has more rows' : 'the rebuild has fewer rows'} (from row ${index + 1})`;
+    if (a.done || b.done) {
+      // The other iterator is still open: its connection could not be closed ("busy executing a query").
+      liveRows.return?.();
+      rebuiltRows.return?.();
+      return `table ${table}: ${a.done ? 'the rebuild has more rows' : 'the rebuild has fewer rows'} (from row ${index + 1})`;
+    }
     const column = a.value.findIndex((value, i) => !sameValue(value, b.value[i]));
     if (column >= 0) {
       liveRows.return?.();
