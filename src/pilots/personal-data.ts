@@ -13,6 +13,13 @@ const NATIONAL_ID = /\b\d{1,2}\.?\d{3}\.?\d{3}-[\dkK]\b|\b[XYZ]?\d{7,8}[A-HJ-NP-
 /** Nine digits or more (or eight after a +), with the usual separators: long enough not to be a date or a count. */
 const PHONE = /(?:\+\s?\d|\(?\d)[\d\s().-]{6,}\d/g;
 
+/**
+ * Digits that are not a phone: calendar dates (2026-11-20), clock times (10:30) and commit-like
+ * hexadecimal words (a1b2c3d, 40-character hashes). Taken out before looking for phones, so that
+ * a date next to a time or a count ("2026-11-20 10:30") is not read as one long number.
+ */
+const NOT_PHONE = /\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}(?::\d{2})?\b|\b(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b/g;
+
 function hasPhone(text: string): boolean {
   for (const match of text.matchAll(PHONE)) {
     const digits = match[0].replace(/\D/g, '').length;
@@ -29,7 +36,7 @@ export function findPersonalData(texts: readonly string[]): PersonalDataKind[] {
     const withoutIds = text.replace(NATIONAL_ID, ' ');
     if (withoutIds !== text) found.add('national identity number');
     // An identity number also looks like a long number: it is reported once, as what it is.
-    if (hasPhone(withoutIds)) found.add('phone number');
+    if (hasPhone(withoutIds.replace(NOT_PHONE, ' ; '))) found.add('phone number');
   }
   return (['e-mail address', 'phone number', 'national identity number'] as const).filter((kind) => found.has(kind));
 }
