@@ -1,0 +1,92 @@
+/**
+ * The OpenAPI 3.1 description of sqlscribe, served at GET /openapi.json: every
+ * endpoint, parameter, request body, response and error. A plain object built
+ * once; its schemas are JSON Schema draft 2020-12, its errors are generated
+ * from the catalog (src/errors.ts), and test/openapi.test.ts checks real
+ * responses of the real server against it.
+ */
+import { version } from '../version';
+import { errorCatalog, errorResponse, type JsonObject } from './error-responses';
+import { componentParameters } from './operation';
+import { corePaths } from './paths';
+import { otherPaths } from './pilot-paths';
+import { componentSchemas } from './schemas';
+
+const DESCRIPTION = [
+  'HTTP/JSON service over embedded SQLite database files: list, create and inspect databases and tables, read rows page by page,',
+  'run SQL (all or nothing per request), hold a transaction open across requests, and keep classroom pilot records.',
+  '',
+  '**Modes.** Started with `-db <file>` it serves one database (single-DB mode: `db` may be left out; `POST /dbs` and',
+  'database-level SQL answer 405). Started with `-dir <directory>` it serves every `<name>.db` there (multi-DB mode: `db` is',
+  'required on the endpoints that act on one database).',
+  '',
+  '**Authentication.** With `-token`, every request to every endpoint (`/health`, `/metrics` and this document included; the',
+  'console at `/` and `/console/*` excepted) must carry `X-Service-Token: <token>` or `Authorization: Bearer <token>`, else 401 `[SQ1012]`.',
+  'Without `-token` no credential is needed: hence the empty alternative in `security`.',
+  '',
+  '**Errors.** Every error body is `ErrorBody`: `{ ok: false, error: "[SQnnnn] …", code }`, plus `statement`, `sqliteCode`,',
+  '`violations` or `kinds` where they apply. Each error response below lists the codes it can carry (`x-error-codes`); the whole',
+  'catalog is in the top-level `x-error-codes`. Any other path is 404 `[SQ2010]`; a known path with another method is 405',
+  '`[SQ1013]` with `Allow` (`x-unmatched-responses`). HEAD is answered wherever GET is.',
+  '',
+  '**Bodies.** Request bodies must be JSON objects sent as `application/json` (415 `[SQ1010]` otherwise, 413 `[SQ6002]` above',
+  '-max-body-bytes, 400 `[SQ1009]` when malformed). A body sent with a GET is ignored.',
+  '',
+  '**Changes are additive.** Records may gain fields in later versions; this document lists every field the service sends today.',
+].join('\n');
+
+const TAGS = [
+  { name: 'service', description: 'Health, metrics and this document' },
+  { name: 'databases', description: 'Databases, tables, schemas and rows' },
+  { name: 'sql', description: 'Running SQL' },
+  { name: 'sessions', description: 'Transaction sessions across requests (one at a time)' },
+  { name: 'pilots', description: 'Classroom pilot records' },
+  { name: 'console', description: 'The web console' },
+];
+
+function securitySchemes(): JsonObject {
+  return {
+    serviceToken: { type: 'apiKey', in: 'header', name: 'X-Service-Token', description: 'The -token value (only when the server runs with -token).' },
+    bearerAuth: { type: 'http', scheme: 'bearer', description: 'The -token value as a bearer token (only when the server runs with -token).' },
+  };
+}
+
+export function buildOpenApiDocument(): JsonObject {
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'sqlscribe',
+      version,
+      summary: 'HTTP/JSON service over embedded SQLite databases, with a replayable statement journal',
+      description: DESCRIPTION,
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: '/', description: 'The server that serves this document' }],
+    tags: TAGS,
+    security: [{ serviceToken: [] }, { bearerAuth: [] }, {}],
+    paths: { ...corePaths(), ...otherPaths() },
+    components: {
+      schemas: componentSchemas(),
+      parameters: componentParameters(),
+      responses: {
+        EndpointNotFound: errorResponse(404, ['ENDPOINT_NOT_FOUND']),
+        MethodNotAllowed: errorResponse(405, ['METHOD_NOT_ALLOWED']),
+      },
+      securitySchemes: securitySchemes(),
+    },
+    'x-unmatched-responses': {
+      unknownPath: { $ref: '#/components/responses/EndpointNotFound' },
+      otherMethod: { $ref: '#/components/responses/MethodNotAllowed' },
+    },
+    'x-error-codes': errorCatalog(),
+  };
+}
+
+let built: JsonObject | undefined;
+
+/** The document, built on first use and then kept. */
+export function openApiDocument(): JsonObject {
+  built ??= buildOpenApiDocument();
+  return built;
+}

@@ -1,0 +1,93 @@
+/**
+ * Building blocks of the paths of the OpenAPI document: one operation from
+ * its success responses and its error set, the shared parameters, and the
+ * error sets that the middleware of src/app.ts adds to every operation.
+ */
+import type { ErrorName } from '../errors';
+import { DECISIONS } from '../pilots/pilot-schema';
+import { errorResponses, mergeErrors, namesWithStatus, type ErrorSet, type JsonObject } from './error-responses';
+
+export interface OperationSpec {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  parameters?: readonly string[];
+  requestBody?: JsonObject;
+  /** Success responses by status. */
+  success: Record<string, JsonObject>;
+  errors: ErrorSet;
+  /** Overrides the document's security (e.g. `[]` for no token). */
+  security?: JsonObject[];
+}
+
+export function operation(spec: OperationSpec): JsonObject {
+  const responses = { ...spec.success, ...errorResponses(spec.errors) };
+  const sorted = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
+  const op: JsonObject = { operationId: spec.operationId, summary: spec.summary, tags: [spec.tag] };
+  if (spec.description !== undefined) op.description = spec.description;
+  if (spec.parameters !== undefined) op.parameters = spec.parameters.map((name) => ({ $ref: `#/components/parameters/${name}` }));
+  if (spec.requestBody !== undefined) op.requestBody = spec.requestBody;
+  op.responses = sorted;
+  if (spec.security !== undefined) op.security = spec.security;
+  return op;
+}
+
+/** A JSON success response with a component schema (or a schema object). */
+export function json(description: string, schema: string | JsonObject, headers?: JsonObject): JsonObject {
+  const response: JsonObject = { description, content: { 'application/json': { schema: typeof schema === 'string' ? { $ref: `#/components/schemas/${schema}` } : schema } } };
+  return headers === undefined ? response : { ...response, headers };
+}
+
+/** A JSON request body. */
+export function jsonBody(schema: string, required: boolean, description?: string): JsonObject {
+  const body: JsonObject = { required, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } };
+  return description === undefined ? body : { description, ...body };
+}
+
+/** Every request: the token (with -token), the connection ceiling, start-up recovery, a bug. */
+export const SERVED: ErrorSet = { 401: ['UNAUTHORIZED'], 500: ['INTERNAL'], 503: ['TOO_MANY_CONNECTIONS', 'NOT_READY'] };
+/** /health answers during start-up recovery too (with `ready: false`). */
+export const SERVED_EVEN_STARTING: ErrorSet = { 401: ['UNAUTHORIZED'], 500: ['INTERNAL'], 503: ['TOO_MANY_CONNECTIONS'] };
+/** A request with a JSON body. */
+export const WITH_BODY: ErrorSet = { 400: ['MALFORMED_JSON', 'BAD_REQUEST', 'INVALID_UTF8'], 413: ['BODY_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'] };
+/** A query parameter given twice, or not of its form. */
+export const QUERY: ErrorSet = { 400: ['INVALID_QUERY_PARAMETER'] };
+/** A request that names one database (`db`). */
+export const ONE_DATABASE: ErrorSet = { 400: ['DATABASE_REQUIRED', 'INVALID_DATABASE_NAME'], 404: ['NO_SUCH_DATABASE'] };
+const sessionOnly: readonly ErrorName[] = ['SESSION_ENGINE_CRASHED'];
+/** Work done by an engine process: stopped at -query-timeout, lost, or failed by storage. */
+export const ENGINE: ErrorSet = { 400: ['QUERY_TIMEOUT'], 500: namesWithStatus(500).filter((name) => !sessionOnly.includes(name)) };
+/** A write waits for its database's write lock. */
+export const WRITE: ErrorSet = { 409: ['DATABASE_LOCKED'], 503: ['WRITE_LOCK_TIMEOUT'] };
+
+/** Every 400 that SQL can cause: all of the catalog's 400s except those of the pilot records and of /tx/*. */
+export const SQL_400: readonly ErrorName[] = namesWithStatus(400).filter((name) => !['PILOT_INVALID', 'PILOT_PERSONAL_DATA', 'SESSION_REQUIRED'].includes(name));
+
+export { mergeErrors };
+
+const query = (name: string, description: string, schema: JsonObject, required = false): JsonObject => ({ name, in: 'query', description, required, schema });
+
+/** The shared parameters (components.parameters). */
+export function componentParameters(): Record<string, JsonObject> {
+  const count = (fallback: number): JsonObject => ({ type: 'integer', minimum: 0, default: fallback });
+  return {
+    Db: query('db', 'The database (`school` or `school.db`). Required in multi-DB mode (400 `[SQ7003]` without it, 404 `[SQ2001]` when unknown); in single-DB mode it may be left out, and if sent must name the file served.', { type: 'string' }),
+    Table: query('table', 'The table (found without regard to case). 400 `[SQ1008]` without it.', { type: 'string', minLength: 1 }, true),
+    Limit: query('limit', 'Rows per page, a non-negative integer (400 `[SQ1008]` otherwise); above 1000 it is clamped to 1000.', count(25)),
+    Offset: query('offset', 'Rows to skip, a non-negative integer (400 `[SQ1008]` otherwise).', count(0)),
+    SessionQuery: query('session', 'A transaction session id (or send the X-Service-Session header; both must then agree).', { type: 'string' }),
+    SessionRequired: query('session', 'The transaction session id. 400 `[SQ5009]` without it; 404 when it is not the active session.', { type: 'string' }, true),
+    SessionHeader: { name: 'X-Service-Session', in: 'header', description: 'A transaction session id: the statements run in its transaction, without committing.', required: false, schema: { type: 'string' } },
+    MetricsFormat: query('format', '`prometheus` for the Prometheus text format; anything else, or nothing, for JSON.', { type: 'string', examples: ['prometheus'] }),
+    PilotId: { name: 'id', in: 'path', description: 'The pilot record\'s id (404 `[SQ2012]` for anything that is not a stored id).', required: true, schema: { type: 'integer', minimum: 1 } },
+    PilotDecision: query('decision', 'Only records with this decision.', { enum: [...DECISIONS] }),
+    PilotCommit: query('commit', 'Only records of this commit.', { type: 'string' }),
+    PilotSubject: query('subject', 'Only records of this subject (scope.subject).', { type: 'string' }),
+    PilotLevel: query('level', 'Only records of this level (scope.level).', { type: 'string' }),
+    PilotFrom: query('from', 'Only records dated on or after this day (YYYY-MM-DD).', { type: 'string', format: 'date' }),
+    PilotTo: query('to', 'Only records dated on or before this day (YYYY-MM-DD).', { type: 'string', format: 'date' }),
+    ConsoleFile: { name: 'file', in: 'path', description: 'A file name of the console (e.g. `console.css`).', required: true, schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]*$' } },
+    GroupBy: query('group_by', 'Also give the figures per commit or per subject (`groups`).', { enum: ['commit', 'subject'] }),
+  };
+}

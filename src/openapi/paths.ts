@@ -1,0 +1,146 @@
+/**
+ * The paths of the service, database and SQL endpoints (src/routes/service-routes.ts,
+ * database-routes.ts, exec-routes.ts, tx-routes.ts) in the OpenAPI document.
+ */
+import type { JsonObject } from './error-responses';
+import { ENGINE, json, jsonBody, mergeErrors, ONE_DATABASE, operation, QUERY, SERVED, SERVED_EVEN_STARTING, SQL_400, WITH_BODY, WRITE } from './operation';
+
+function servicePaths(): Record<string, JsonObject> {
+  return {
+    '/health': {
+      get: operation({
+        operationId: 'getHealth',
+        summary: 'Health check',
+        description: 'Answers during start-up recovery too, with `ready: false` (every other endpoint answers 503 `[SQ6006]` meanwhile). Needs the token like every endpoint.',
+        tag: 'service',
+        success: { 200: json('The health record.', 'Health') },
+        errors: SERVED_EVEN_STARTING,
+      }),
+    },
+    '/metrics': {
+      get: operation({
+        operationId: 'getMetrics',
+        summary: 'Operational metrics since start-up',
+        description: 'JSON by default; `?format=prometheus` gives the same counters, a latency histogram and the process metrics in the Prometheus text format.',
+        tag: 'service',
+        parameters: ['MetricsFormat'],
+        success: {
+          200: {
+            description: 'The metrics record (JSON), or the Prometheus exposition (text/plain; version=0.0.4) with `?format=prometheus`.',
+            content: {
+              'application/json': { schema: { $ref: '#/components/schemas/Metrics' } },
+              'text/plain': { schema: { type: 'string', pattern: 'sqlscribe_http_requests_total' } },
+            },
+          },
+        },
+        errors: mergeErrors(SERVED, QUERY),
+      }),
+    },
+  };
+}
+
+function databasePaths(): Record<string, JsonObject> {
+  return {
+    '/dbs': {
+      get: operation({ operationId: 'listDatabases', summary: 'List databases', tag: 'databases', success: { 200: json('The databases served.', 'DatabaseList') }, errors: SERVED }),
+      post: operation({
+        operationId: 'createDatabase',
+        summary: 'Create a database (multi-DB mode)',
+        description: 'The name is trimmed, lower-cased and given `.db`; a valid name is 1–64 characters of `a-z 0-9 _ -` before `.db`.',
+        tag: 'databases',
+        requestBody: jsonBody('CreateDatabase', true),
+        success: { 201: json('Created.', 'DatabaseCreated') },
+        errors: mergeErrors(SERVED, WITH_BODY, ENGINE, WRITE, { 400: ['INVALID_DATABASE_NAME'], 405: ['DATABASE_STATEMENT_IN_SINGLE_MODE'], 409: ['DATABASE_EXISTS'] }),
+      }),
+    },
+    '/tables': {
+      get: operation({
+        operationId: 'listTables',
+        summary: 'List tables with their schema',
+        tag: 'databases',
+        parameters: ['Db'],
+        success: { 200: json('Every table of the database, ordered by name.', 'TableList') },
+        errors: mergeErrors(SERVED, QUERY, ONE_DATABASE, ENGINE),
+      }),
+    },
+    '/schema': {
+      get: operation({
+        operationId: 'showSchema',
+        summary: 'Schema of one table',
+        tag: 'databases',
+        parameters: ['Db', 'Table'],
+        success: { 200: json('The table schema record.', 'TableSchemaResponse') },
+        errors: mergeErrors(SERVED, QUERY, ONE_DATABASE, ENGINE, { 404: ['TABLE_NOT_FOUND'] }),
+      }),
+    },
+    '/rows': {
+      get: operation({
+        operationId: 'readRows',
+        summary: 'A page of rows',
+        tag: 'databases',
+        parameters: ['Db', 'Table', 'Limit', 'Offset'],
+        success: { 200: json('A page of rows in primary-key order.', 'RowPage') },
+        errors: mergeErrors(SERVED, QUERY, ONE_DATABASE, ENGINE, { 404: ['TABLE_NOT_FOUND'] }),
+      }),
+    },
+  };
+}
+
+const EXEC_DESCRIPTION = [
+  'Runs SQL. Three body forms: `{ sql }` (several statements separated by semicolons), `{ sql, params }` (one statement with bound parameters),',
+  'and `{ statements: [{ sql, params? }, …] }`; each may name `db`. Without a session all statements run in one transaction that commits at the',
+  'end (all or nothing; the error names the failing statement\'s index). With a session (header `X-Service-Session` or `?session=`) they run in',
+  'the session\'s open transaction without committing, and the response adds `session` and `expires_unix`. At most -max-statements (1000)',
+  'statements per request; results are cut at -max-result-rows (`truncated: true`).',
+].join(' ');
+
+function sqlPaths(): Record<string, JsonObject> {
+  const sessionEnd = (commit: boolean): JsonObject => ({
+    post: operation({
+      operationId: commit ? 'commitSession' : 'rollbackSession',
+      summary: commit ? 'Commit and close a session' : 'Roll back and close a session',
+      description: 'No body is needed. An id that is not the active session is 404 (`[SQ5002]` unknown or closed, `[SQ5003]` expired) and changes nothing.',
+      tag: 'sessions',
+      parameters: ['SessionRequired'],
+      success: { 200: json(commit ? 'Committed: `message` is `COMMIT`.' : 'Rolled back: `message` is `ROLLBACK`.', 'SessionEnded') },
+      errors: mergeErrors(SERVED, WITH_BODY, QUERY, ENGINE, { 400: ['SESSION_REQUIRED'], 404: ['NO_SUCH_SESSION', 'SESSION_EXPIRED'] }),
+    }),
+  });
+  return {
+    '/exec': {
+      post: operation({
+        operationId: 'execSql',
+        summary: 'Execute SQL',
+        description: EXEC_DESCRIPTION,
+        tag: 'sql',
+        parameters: ['SessionQuery', 'SessionHeader'],
+        requestBody: jsonBody('ExecRequest', true),
+        success: { 200: json('Every statement ran: one result per statement.', { oneOf: [{ $ref: '#/components/schemas/ExecResult' }, { $ref: '#/components/schemas/ExecSessionResult' }] }) },
+        errors: mergeErrors(SERVED, WITH_BODY, ONE_DATABASE, ENGINE, WRITE, {
+          400: SQL_400,
+          404: ['NO_SUCH_SESSION', 'SESSION_EXPIRED'],
+          405: ['DATABASE_STATEMENT_IN_SINGLE_MODE'],
+          409: ['DATABASE_EXISTS'],
+          500: ['SESSION_ENGINE_CRASHED'],
+        }),
+      }),
+    },
+    '/tx/begin': {
+      post: operation({
+        operationId: 'beginSession',
+        summary: 'Open a transaction session',
+        description: 'One session at a time for the whole server; it holds its database\'s write lock until commit, rollback or the idle timeout (300 s, -session-timeout).',
+        tag: 'sessions',
+        requestBody: jsonBody('SessionBegin', false),
+        success: { 200: json('The session is open.', 'SessionInfo') },
+        errors: mergeErrors(SERVED, WITH_BODY, ONE_DATABASE, ENGINE, { 409: ['SESSION_ACTIVE'], 503: ['WRITE_LOCK_TIMEOUT'] }),
+      }),
+    },
+    '/tx/commit': sessionEnd(true),
+    '/tx/rollback': sessionEnd(false),
+  };
+}
+
+export function corePaths(): Record<string, JsonObject> {
+  return { ...servicePaths(), ...databasePaths(), ...sqlPaths() };
+}
