@@ -1,0 +1,96 @@
+/**
+ * The web console: `GET /` is its page, `GET /console/<file>` its stylesheet,
+ * scripts and icon. The files are plain HTML, CSS and browser ES modules kept
+ * in `src/console/static/` and served as they are (no build step, nothing
+ * fetched from elsewhere at run time).
+ *
+ * This middleware runs before token authentication (src/app.ts): the page and
+ * its assets hold no data, so a browser can load them and then ask the user for
+ * the token. Every data endpoint still requires it. Only the files present in
+ * the directory at start-up are served, by exact name: no path ever reaches the
+ * file system.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { Context, Next } from 'koa';
+import { EngineError } from '../errors';
+
+/** Where the console's assets are served from. */
+export const CONSOLE_PREFIX = '/console/';
+
+const TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+};
+
+/**
+ * Same-origin everything: no inline script or style, no other host. The
+ * console's SVG charts use presentation attributes, which this allows.
+ */
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-cache',
+};
+
+interface Asset {
+  type: string;
+  body: Buffer;
+}
+
+/**
+ * The package root: the nearest directory above `from` with a package.json.
+ * Both `src/console/` (run from source) and `dist/src/console/` (built) find
+ * the same root, so the static files are read from the source tree either way.
+ */
+export function packageRoot(from: string): string {
+  let dir = from;
+  for (;;) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`sqlscribe: no package.json above ${from}`);
+    dir = parent;
+  }
+}
+
+export function consoleDirectory(): string {
+  return path.join(packageRoot(__dirname), 'src', 'console', 'static');
+}
+
+/** Every servable file of the directory (one level, regular files with a known type), read once. */
+export function loadAssets(dir: string): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  for (const name of readdirSync(dir)) {
+    const type = TYPES[path.extname(name)];
+    const file = path.join(dir, name);
+    if (type === undefined || !/^[a-z0-9][a-z0-9._-]*$/.test(name) || !statSync(file).isFile()) continue;
+    assets.set(name, { type, body: readFileSync(file) });
+  }
+  return assets;
+}
+
+/** Koa middleware serving the console; register it before authentication. */
+export function consoleRoutes(dir: string = consoleDirectory()) {
+  const assets = existsSync(dir) ? loadAssets(dir) : new Map<string, Asset>();
+  // The API does not depend on the console: without its files the service still serves, `/` is 404, and it says why.
+  if (!assets.has('index.html')) process.stderr.write(`sqlscribe: the web console is not served: no index.html in ${dir}\n`);
+  return async function serveConsole(ctx: Context, next: Next): Promise<void> {
+    const name = ctx.path === '/' || ctx.path === '/index.html' ? 'index.html' : ctx.path.startsWith(CONSOLE_PREFIX) ? ctx.path.slice(CONSOLE_PREFIX.length) : undefined;
+    if (name === undefined) return next();
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      // `/` and the assets are read-only; the catalog's answer for another method.
+      ctx.set('Allow', 'GET, HEAD');
+      throw new EngineError('METHOD_NOT_ALLOWED', { method: ctx.method, path: ctx.path });
+    }
+    const asset = assets.get(name);
+    if (asset === undefined) throw new EngineError('ENDPOINT_NOT_FOUND', { method: ctx.method, path: ctx.path });
+    ctx.set(SECURITY_HEADERS);
+    ctx.status = 200;
+    ctx.type = asset.type;
+    ctx.body = asset.body;
+  };
+}

@@ -1,0 +1,52 @@
+// The console's entry point: three views chosen by the URL's hash (#data,
+// #sql, #pilots), loaded when shown.
+
+import { $, clear } from './dom.js';
+import { initDataView, loadTables } from './data-view.js';
+import { initPilotsView, loadPilots } from './pilots-view.js';
+import { initSqlView } from './sql-view.js';
+import { loadDatabases, notifyError } from './state.js';
+
+const VIEWS = ['data', 'sql', 'pilots'];
+
+function currentView() {
+  const name = location.hash.replace(/^#/, '');
+  return VIEWS.includes(name) ? name : undefined;
+}
+
+async function show(name) {
+  clear($('notice'));
+  for (const view of VIEWS) $(`view-${view}`).hidden = view !== name;
+  for (const link of document.querySelectorAll('[data-nav]')) {
+    if (link.dataset.nav === name) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  document.title = `${{ data: 'Data', sql: 'SQL', pilots: 'Pilots' }[name]} · sqlscribe console`;
+  try {
+    if (name === 'data') {
+      await loadDatabases();
+      await loadTables();
+    } else if (name === 'pilots') {
+      await loadPilots();
+    } else {
+      await loadDatabases();
+    }
+  } catch (error) {
+    notifyError(error);
+  }
+}
+
+function start() {
+  initDataView();
+  initSqlView();
+  initPilotsView();
+  // Other hashes (the skip link's #main) leave the view as it is.
+  window.addEventListener('hashchange', () => {
+    const name = currentView();
+    if (name) show(name);
+  });
+  show(currentView() ?? 'data');
+  document.body.dataset.ready = 'true';
+}
+
+start();

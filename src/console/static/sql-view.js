@@ -1,0 +1,215 @@
+// The SQL view: a multi-statement editor (Ctrl+Enter runs), results as tables
+// and messages, engine errors with their code and the failing statement marked
+// in the editor, and the transaction session controls with the idle countdown.
+
+import { api, ApiError, codeLabel, messageText, query, serverNowUnix } from './api.js';
+import { $, clear, dataTable, h } from './dom.js';
+import { splitStatements } from './sql-split.js';
+import { loadDatabases, notify, notifyError, onChange, setSession, state } from './state.js';
+import { loadTables } from './data-view.js';
+
+/** Errors after which the server has closed the session (rolled back). */
+const SESSION_GONE = new Set([5002, 5003, 5007, 6008, 9008]);
+const SAVED_SQL = 'sqlscribe.sql';
+
+let running = false;
+let timer;
+
+/* ---------- editor ---------- */
+
+function editor() {
+  return $('sql-input');
+}
+
+/** Keeps the textarea as tall as its text, so the backdrop never needs to scroll with it. */
+function fitEditor() {
+  const area = editor();
+  area.style.height = 'auto';
+  area.style.height = `${area.scrollHeight + 4}px`;
+}
+
+/** Marks [start, end) of the editor's text in the backdrop; no arguments clears it. */
+function markRange(start, end) {
+  const text = editor().value;
+  const backdrop = $('sql-backdrop');
+  if (start === undefined) {
+    clear(backdrop, text, '\n');
+    return;
+  }
+  clear(backdrop, text.slice(0, start), h('mark', { id: 'sql-failed-mark' }, text.slice(start, end)), text.slice(end), '\n');
+}
+
+/* ---------- results ---------- */
+
+function statementLabel(statement, index) {
+  const text = statement?.text ?? '';
+  const short = text.length > 80 ? `${text.slice(0, 77)}…` : text;
+  return h('h3', null, `${index + 1}. `, h('code', null, short.replace(/\s+/g, ' ')));
+}
+
+function resultNode(result, statement, index) {
+  const parts = [statementLabel(statement, index)];
+  if (typeof result.message === 'string') {
+    const affected = typeof result.changes === 'number' && /^(INSERT|UPDATE|DELETE)/.test(result.message) ? ` · ${result.changes} row${result.changes === 1 ? '' : 's'} affected` : '';
+    parts.push(h('p', { class: 'ok-message' }, result.message, affected));
+  }
+  if (result.columns.length > 0) {
+    parts.push(dataTable({ columns: result.columns, rows: result.rows, label: `Result of statement ${index + 1}` }));
+    parts.push(h('p', { class: 'muted' }, `${result.rows.length} row${result.rows.length === 1 ? '' : 's'}`, result.truncated ? ' (cut at the server\'s -max-result-rows: the result is truncated)' : ''));
+  }
+  return h('article', { class: 'result' }, parts);
+}
+
+function errorNode(error, statements, inSession) {
+  const index = typeof error.body.statement === 'number' ? error.body.statement : undefined;
+  const failed = index === undefined ? undefined : statements[index];
+  const outcome = SESSION_GONE.has(error.code)
+    ? 'The session was closed and rolled back.'
+    : inSession
+      ? 'The statements of this run were undone; the session stays open.'
+      : 'Nothing of this run was committed (all or nothing).';
+  return h('div', { class: 'error-box', role: 'alert', id: 'sql-error', dataset: { code: error.code ?? '', statement: index ?? '' } },
+    h('p', null, h('span', { class: 'code-badge' }, codeLabel(error.code) || `HTTP ${error.status}`), messageText(error)),
+    h('p', null,
+      index !== undefined ? `Failed at statement ${index + 1} of ${statements.length}. ` : null,
+      error.body.sqliteCode ? `SQLite: ${error.body.sqliteCode}. ` : null,
+      outcome),
+    failed && statements.length > 0
+      ? h('ol', { class: 'statements', 'aria-label': 'Statements of this run' },
+        statements.map((statement, i) => h('li', { class: i === index ? 'failed' : undefined, 'aria-current': i === index ? 'true' : undefined }, statement.text)))
+      : null);
+}
+
+async function run() {
+  if (running) return;
+  const sql = editor().value;
+  const statements = splitStatements(sql);
+  const results = $('results');
+  markRange();
+  if (statements.length === 0) {
+    clear(results, h('p', { class: 'muted' }, 'Write a statement first.'));
+    return;
+  }
+  running = true;
+  $('sql-run').disabled = true;
+  const session = state.session;
+  try {
+    const body = { sql };
+    if (!session && state.db !== '') body.db = state.db;
+    const answer = await api('POST', '/exec', { body, session: session?.id });
+    if (session && answer.session === session.id) setSession({ ...session, expires_unix: answer.expires_unix });
+    clear(results, answer.results.map((result, i) => resultNode(result, statements[i], i)));
+    if (!session) await loadDatabases();
+    await loadTables();
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    const index = error.body.statement;
+    if (typeof index === 'number' && statements[index]) markRange(statements[index].start, statements[index].end);
+    if (session && SESSION_GONE.has(error.code)) setSession(null);
+    clear(results, errorNode(error, statements, Boolean(session)));
+    $('results-h').scrollIntoView({ block: 'nearest' });
+  } finally {
+    running = false;
+    $('sql-run').disabled = false;
+  }
+}
+
+/* ---------- transaction session ---------- */
+
+function formatSeconds(seconds) {
+  const whole = Math.max(0, Math.ceil(seconds));
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
+}
+
+function renderSession() {
+  const session = state.session;
+  const panel = $('tx-state').closest('.panel');
+  const badge = $('session-badge');
+  clearInterval(timer);
+  $('tx-begin').disabled = Boolean(session);
+  $('tx-commit').disabled = !session;
+  $('tx-rollback').disabled = !session;
+  panel.classList.toggle('is-active', Boolean(session));
+  $('tx-state').dataset.state = session ? 'active' : 'none';
+  $('sql-target').textContent = session ? `Runs in the open session on ${session.db}: nothing is committed until Commit.` : state.db ? `Runs on ${state.db}, committed at once.` : 'No database chosen: only database-level statements (CREATE DATABASE …) run.';
+  if (!session) {
+    $('tx-state').textContent = 'No session: every run commits by itself (all or nothing).';
+    $('tx-timer').hidden = true;
+    badge.hidden = true;
+    return;
+  }
+  $('tx-state').textContent = `Session ${session.id} active on ${session.db}: the editor runs inside it.`;
+  const tick = () => {
+    const left = session.expires_unix - serverNowUnix();
+    if (left <= 0) {
+      setSession(null);
+      notify('The session expired after its idle time: the server rolled it back.', { error: true });
+      return;
+    }
+    $('tx-timer').hidden = false;
+    $('tx-timer').textContent = `Rolls back if idle for ${formatSeconds(left)}`;
+    $('tx-timer').classList.toggle('is-low', left <= 30);
+    badge.hidden = false;
+    badge.textContent = `Transaction open · ${formatSeconds(left)}`;
+  };
+  tick();
+  timer = setInterval(tick, 1000);
+}
+
+async function begin() {
+  try {
+    const opened = await api('POST', '/tx/begin', { body: state.db === '' ? {} : { db: state.db } });
+    setSession({ id: opened.session, db: opened.db, expires_unix: opened.expires_unix });
+    notify(`Session opened on ${opened.db}.`);
+    editor().focus();
+  } catch (error) {
+    notifyError(error);
+  }
+}
+
+async function end(commit) {
+  const session = state.session;
+  if (!session) return;
+  try {
+    const ended = await api('POST', `/tx/${commit ? 'commit' : 'rollback'}${query({ session: session.id })}`);
+    setSession(null);
+    notify(`${ended.message}: the session on ${ended.db} is closed.`);
+    await loadTables();
+  } catch (error) {
+    if (error instanceof ApiError && SESSION_GONE.has(error.code)) setSession(null);
+    notifyError(error);
+  }
+  $('tx-begin').focus();
+}
+
+export function initSqlView() {
+  const area = editor();
+  area.value = sessionStorage.getItem(SAVED_SQL) ?? '';
+  area.addEventListener('input', () => {
+    sessionStorage.setItem(SAVED_SQL, area.value);
+    markRange();
+    fitEditor();
+  });
+  area.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      run();
+    }
+  });
+  let width = 0;
+  new ResizeObserver(() => {
+    // Only a new width rewraps the text; reacting to heights would loop.
+    if (area.clientWidth === width) return;
+    width = area.clientWidth;
+    fitEditor();
+  }).observe(area);
+  markRange();
+  $('sql-run').addEventListener('click', run);
+  $('tx-begin').addEventListener('click', begin);
+  $('tx-commit').addEventListener('click', () => end(true));
+  $('tx-rollback').addEventListener('click', () => end(false));
+  onChange((what) => {
+    if (what === 'session' || what === 'db') renderSession();
+  });
+  renderSession();
+}
