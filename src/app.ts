@@ -20,6 +20,8 @@ import { execRoutes } from './routes/exec-routes';
 import { serviceRoutes } from './routes/service-routes';
 import { txRoutes } from './routes/tx-routes';
 import { pilotRoutes } from './routes/pilot-routes';
+import { openapiRoutes } from './routes/openapi-routes';
+import { consoleRoutes } from './console/serve';
 
 export interface App {
   koa: Koa;
@@ -47,10 +49,12 @@ export function createApp(config: Config, bus: CommandBus, readiness: Readiness)
   execRoutes(router, bus);
   txRoutes(router, bus);
   pilotRoutes(router, bus);
+  openapiRoutes(router);
 
   koa.use(requestLog(metrics, config.logJson));
   koa.use(errorHandler(config.maxBodyBytes));
   koa.use(connectionCeiling(config.maxConnections));
+  koa.use(consoleRoutes()); // the web console (`/`, `/console/*`) holds no data: served before auth
   if (config.token !== null) koa.use(requireToken(config.token));
   koa.use(readiness.middleware());
   koa.use(jsonBody(config.maxBodyBytes));

@@ -5,10 +5,12 @@
  */
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
+import { useWal } from './engine/connection-pool';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { CommandBus } from './bus/command-bus';
+import { BoundedReadHost } from './engine/host/bounded-read-host';
 import { ProcessEngineHost } from './engine/host/process-engine-host';
 import { trackConnections } from './http/connection-limit';
 import { Readiness } from './http/readiness';
@@ -35,14 +37,25 @@ function listen(server: http.Server, config: Config): Promise<string> {
   });
 }
 
+/** The single database exists and is in WAL mode from the start, before several engine processes open it at once. */
+function prepareSingleDatabase(file: string): void {
+  const db = new Database(file);
+  try {
+    useWal(db);
+  } finally {
+    db.close();
+  }
+}
+
 export async function startServer(config: Config): Promise<RunningServer> {
   fs.mkdirSync(config.dir, { recursive: true });
   // The single database exists from the start, so that /dbs lists a real file.
-  if (config.dbFile !== null && !fs.existsSync(config.dbFile)) new Database(config.dbFile).close();
+  if (config.dbFile !== null) prepareSingleDatabase(config.dbFile);
   const journal = await openJournal(config);
   const logFile = config.logFile;
   const repair = logFile === null ? async () => undefined : (ref: Parameters<typeof repairDatabase>[2]) => repairDatabase(config, logFile, ref);
-  const bus = new CommandBus(config, new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs }), journal, repair);
+  const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs }));
+  const bus = new CommandBus(config, engine, journal, repair);
   const readiness = new Readiness();
   const { koa } = createApp(config, bus, readiness);
   const server = http.createServer(koa.callback());

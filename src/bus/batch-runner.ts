@@ -3,7 +3,8 @@
  * a write runs in a transaction that stays open until its journal entry is
  * written, then commits; the client is answered after that. So a batch is
  * acknowledged only after its entry is written, and no committed change
- * escapes the journal.
+ * escapes the journal. Writes that queue up for the same database run in
+ * groups (write-groups.ts).
  */
 import { EngineError } from '../errors';
 import { newBatchContext } from '../engine/deterministic-functions';
@@ -11,6 +12,7 @@ import type { EngineHost, ExecRequest, ExecStatement, StatementResult } from '..
 import { batchEntry, type Journal } from '../../journal/journal';
 import type { DatabaseRef } from './database-directory';
 import { withWriteLock } from './lock-errors';
+import { WriteGroups } from './write-groups';
 import type { WriteLocks } from './write-locks';
 
 export interface BatchRunnerOptions {
@@ -19,21 +21,25 @@ export interface BatchRunnerOptions {
 }
 
 export class BatchRunner {
+  private readonly groups: WriteGroups;
+
   constructor(
     private readonly engine: EngineHost,
     private readonly journal: Journal,
     private readonly locks: WriteLocks,
     private readonly options: BatchRunnerOptions,
     /** Brings a database back in line with the journal when a commit after a written entry failed. */
-    private readonly repair: (ref: DatabaseRef) => Promise<void>,
-  ) {}
+    repair: (ref: DatabaseRef) => Promise<void>,
+  ) {
+    this.groups = new WriteGroups(engine, journal, locks, { lockTimeoutMs: options.lockTimeoutMs, repair });
+  }
 
-  async run(ref: DatabaseRef, statements: readonly ExecStatement[], readonly: boolean): Promise<StatementResult[]> {
-    const request: ExecRequest = { file: ref.file, statements, maxResultRows: this.options.maxResultRows, context: newBatchContext() };
+  /** With `jsonRows`, the results carry their rows as JSON text for a response (ExecRequest.jsonRows). */
+  async run(ref: DatabaseRef, statements: readonly ExecStatement[], readonly: boolean, jsonRows = false): Promise<StatementResult[]> {
+    const request: ExecRequest = { file: ref.file, statements, maxResultRows: this.options.maxResultRows, context: newBatchContext(), jsonRows };
     if (readonly) return this.journaled(ref, request, true, () => this.engine.exec(request));
-    return withWriteLock(this.locks, ref, this.options.lockTimeoutMs, () =>
-      this.journal.recordsWrites ? this.writeThroughJournal(ref, request) : this.journaled(ref, request, false, () => this.engine.exec(request)),
-    );
+    if (this.journal.recordsWrites) return this.groups.run(ref, request);
+    return withWriteLock(this.locks, ref, this.options.lockTimeoutMs, () => this.journaled(ref, request, false, () => this.engine.exec(request)));
   }
 
   /** Runs the work, then journals the outcome if the level records it; a failure is journaled before it is answered. */
@@ -47,27 +53,6 @@ export class BatchRunner {
       if (error instanceof EngineError) await this.record(ref, request, readonly, started, { error });
       throw error;
     }
-  }
-
-  private async writeThroughJournal(ref: DatabaseRef, request: ExecRequest): Promise<StatementResult[]> {
-    const started = performance.now();
-    let held;
-    try {
-      held = await this.engine.execHeld(request);
-    } catch (error) {
-      if (error instanceof EngineError) await this.record(ref, request, false, started, { error });
-      throw error;
-    }
-    const entry = batchEntry({ db: ref.name, session: null, statements: request.statements, readonly: false, context: request.context!, ms: performance.now() - started, results: held.results });
-    const { seq, written } = this.journal.append('write', entry);
-    try {
-      await written;
-    } catch (error) {
-      await held.rollback();
-      throw new EngineError('STORAGE_IO', {}, { cause: error });
-    }
-    await held.commit(seq as number).catch(() => this.repair(ref));
-    return held.results;
   }
 
   private async record(ref: DatabaseRef, request: ExecRequest, readonly: boolean, started: number, outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> {

@@ -95,7 +95,7 @@ export class CommandBus {
     const batch = parseBatch(command.sources, this.config.maxStatements);
     if (batch.level === 'database') return { db: null, results: await this.execDatabaseLevel(batch.statements) };
     const ref = this.directory.resolve(command.db);
-    const results = await this.batches.run(ref, batch.statements.map(toExecStatement), batch.readonly);
+    const results = await this.batches.run(ref, batch.statements.map(toExecStatement), batch.readonly, true);
     return { db: ref.name, results };
   }
 
@@ -103,7 +103,7 @@ export class CommandBus {
     const batch = parseBatch(command.sources, this.config.maxStatements);
     if (batch.level === 'database') throw new EngineError('SESSION_STATEMENT');
     const ref = command.db === undefined || command.db === null || command.db === '' ? undefined : this.directory.resolve(command.db);
-    const { results, info } = await this.sessions.exec(session, ref, batch.statements.map(toExecStatement), batch.readonly);
+    const { results, info } = await this.sessions.exec(session, ref, batch.statements.map(toExecStatement), batch.readonly, true);
     return { db: info.db, results, session: info };
   }
 

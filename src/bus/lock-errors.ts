@@ -3,13 +3,18 @@ import { EngineError } from '../errors';
 import type { DatabaseRef } from './database-directory';
 import { LockTimeoutError, type Holder, type Release, type WriteLocks } from './write-locks';
 
+/** What a client gets when -lock-timeout passed while the lock was held by `heldBy`. */
+export function lockTimeoutError(ref: DatabaseRef, heldBy: Holder | undefined, timeoutMs: number): EngineError {
+  if (heldBy === 'session') return new EngineError('DATABASE_LOCKED', { db: ref.name }, { retryAfter: 1 });
+  return new EngineError('WRITE_LOCK_TIMEOUT', { db: ref.name, ms: timeoutMs }, { retryAfter: 1 });
+}
+
 export async function acquireWriteLock(locks: WriteLocks, ref: DatabaseRef, holder: Holder, timeoutMs: number): Promise<Release> {
   try {
     return await locks.acquire(ref.file, holder, timeoutMs);
   } catch (error) {
     if (!(error instanceof LockTimeoutError)) throw error;
-    if (error.heldBy === 'session') throw new EngineError('DATABASE_LOCKED', { db: ref.name }, { retryAfter: 1 });
-    throw new EngineError('WRITE_LOCK_TIMEOUT', { db: ref.name, ms: timeoutMs }, { retryAfter: 1 });
+    throw lockTimeoutError(ref, error.heldBy, timeoutMs);
   }
 }
 

@@ -5,26 +5,48 @@
  */
 import Database from 'better-sqlite3';
 import { DeterministicFunctions, newBatchContext, type BatchContext } from './deterministic-functions';
-import { boolColumns } from './schema';
+import type { TableSchema } from './schema';
+import { SchemaCache } from './schema-cache';
 
 /** Statements prepared once per connection and reused (prepare costs more than a point query). */
 const STATEMENT_CACHE_SIZE = 256;
 
+/**
+ * WAL mode is stored in the file, so it is set once, when a database is
+ * created. Switching takes an exclusive lock: a file made elsewhere that is
+ * not in WAL yet may meet another process switching it at the same moment, so
+ * only then is a short busy wait allowed.
+ */
+export function useWal(db: Database.Database): void {
+  if (db.pragma('journal_mode', { simple: true }) === 'wal') return;
+  db.pragma('busy_timeout = 2000');
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 0');
+}
+
 export class Connection {
   readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
-  private readonly schemaVersion: Database.Statement;
-  private boolCache = new Map<string, Set<string>>();
-  private boolCacheVersion = -1n;
+  /** What the schema says (tables, BOOL columns, result shapes), kept until it changes. */
+  readonly schema: SchemaCache;
+  /**
+   * Row counts by table (issue 7: `total` must not cost O(rows) on every page).
+   * A count holds while SQLite's data_version (changes by other connections)
+   * and this connection's own write count are both unchanged.
+   */
+  private readonly counts = new Map<string, { dataVersion: bigint; writes: number; count: bigint }>();
+  private readonly dataVersion: Database.Statement;
+  private writes = 0;
   private readonly functions: DeterministicFunctions;
 
   constructor(readonly file: string, options: { mustExist?: boolean } = {}) {
     // timeout 0: the busy wait would block the event loop; the service serializes writers itself.
     this.db = new Database(file, { timeout: 0, fileMustExist: options.mustExist === true });
     this.db.defaultSafeIntegers(true);
-    this.db.pragma('journal_mode = WAL');
+    useWal(this.db);
     this.db.pragma('foreign_keys = ON');
-    this.schemaVersion = this.db.prepare('PRAGMA schema_version').pluck();
+    this.schema = new SchemaCache(this.db);
+    this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
     this.functions = new DeterministicFunctions(this.db);
   }
 
@@ -33,7 +55,13 @@ export class Connection {
     this.functions.set(context);
   }
 
+  /**
+   * A prepared statement, from the cache when its text was prepared before
+   * at the current schema version. After a schema change every statement is
+   * prepared again, so that its columns are the new ones.
+   */
   prepare(sql: string): Database.Statement {
+    if (this.schema.sync()) this.statements.clear();
     const cached = this.statements.get(sql);
     if (cached) {
       this.statements.delete(sql);
@@ -49,20 +77,37 @@ export class Connection {
     return statement;
   }
 
+  /** Told before this connection writes: row counts read before may no longer hold. */
+  noteWrite(): void {
+    this.writes++;
+  }
+
+  /** The schema record of a table (see readTableSchema), read once per schema version. */
+  tableSchema(table: string): TableSchema | undefined {
+    return this.schema.table(table);
+  }
+
+  /**
+   * count(*) of a table, which must be called inside a read transaction that
+   * this connection opened with nothing written yet: PRAGMA data_version then
+   * reads the snapshot that the count sees (https://sqlite.org/pragma.html#pragma_data_version).
+   * `quotedTable` is the table's quoted name. Inside a transaction that may
+   * have written (a held batch of an in-process engine), nothing is cached.
+   */
+  countRows(quotedTable: string, cache: boolean): bigint {
+    const count = (): bigint => this.prepare(`SELECT count(*) FROM ${quotedTable}`).pluck().safeIntegers(true).get() as bigint;
+    if (!cache) return count();
+    const dataVersion = this.dataVersion.get() as bigint;
+    const cached = this.counts.get(quotedTable);
+    if (cached !== undefined && cached.dataVersion === dataVersion && cached.writes === this.writes) return cached.count;
+    const fresh = count();
+    this.counts.set(quotedTable, { dataVersion, writes: this.writes, count: fresh });
+    return fresh;
+  }
+
   /** Whether table.column is a BOOL column; cached until the schema changes. */
   isBool(table: string, column: string): boolean {
-    const version = this.schemaVersion.get() as bigint;
-    if (version !== this.boolCacheVersion) {
-      this.boolCache = new Map();
-      this.boolCacheVersion = version;
-    }
-    const key = table.toLowerCase();
-    let columns = this.boolCache.get(key);
-    if (!columns) {
-      columns = boolColumns(this.db, table);
-      this.boolCache.set(key, columns);
-    }
-    return columns.has(column.toLowerCase());
+    return this.schema.isBool(table, column);
   }
 
   close(): void {

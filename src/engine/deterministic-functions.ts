@@ -9,7 +9,7 @@
  * built-ins on a plain in-memory connection, with 'now' replaced by the fixed
  * clock; the literal text 'now' anywhere else is ordinary data.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { EngineError } from '../errors';
 
@@ -121,6 +121,16 @@ export class DeterministicFunctions {
   }
 }
 
+/** Seeds are cut from a block of random bytes filled 512 seeds at a time (one call into the CSPRNG each, not one per request). */
+const seedBlock = Buffer.alloc(4096);
+let seedAt = seedBlock.length;
+
 export function newBatchContext(): BatchContext {
-  return { clockMs: Date.now(), seed: randomBytes(8).toString('hex') };
+  if (seedAt === seedBlock.length) {
+    randomFillSync(seedBlock);
+    seedAt = 0;
+  }
+  const seed = seedBlock.toString('hex', seedAt, seedAt + 8);
+  seedAt += 8;
+  return { clockMs: Date.now(), seed };
 }

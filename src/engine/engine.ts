@@ -6,12 +6,15 @@ import { EngineError } from '../errors';
 import { isReadonlyKind } from './dialect/statement';
 import { Connection, ConnectionPool } from './connection-pool';
 import { readPosition, recordPosition } from './journal-position';
-import type { ExecRequest, JournalPosition, RowPage, RowsRequest, StatementResult } from './protocol';
-import { listTableSchemas, readTableSchema, type TableSchema } from './schema';
+import type { ExecRequest, GroupOutcome, JournalPosition, RowPage, RowsRequest, StatementResult } from './protocol';
+import { listTableSchemas, type TableSchema } from './schema';
 import { SessionTransaction } from './session-transaction';
 import { runStatements, type StatementListener } from './statement-runner';
+import { toEngineError } from './sqlite-errors';
+import { boundedShape, isBoundedOn, type PointLookup } from './bounded-read';
 import { quoteIdentifier } from './types';
 import { convertRow } from './values';
+import { stringifyJson } from '../http/json';
 
 export interface EngineOptions {
   /** Most database handles kept open at once. @default 128 */
@@ -33,7 +36,23 @@ export class Engine {
   exec(request: ExecRequest, onStatement?: StatementListener): StatementResult[] {
     const { connection, results } = this.run(request, onStatement);
     connection.db.exec('COMMIT');
-    return results;
+    return withJsonRows(request, results);
+  }
+
+  /**
+   * Runs a read-only batch here if every statement is a bounded point read
+   * (bounded-read.ts); undefined, having run nothing, otherwise.
+   */
+  execBoundedRead(request: ExecRequest): StatementResult[] | undefined {
+    const lookups: PointLookup[] = [];
+    for (const statement of request.statements) {
+      const lookup = boundedShape(statement);
+      if (lookup === undefined) return undefined;
+      lookups.push(lookup);
+    }
+    const connection = this.pool.get(request.file);
+    if (!lookups.every((lookup) => isBoundedOn(connection, lookup))) return undefined;
+    return this.exec(request);
   }
 
   /**
@@ -45,7 +64,61 @@ export class Engine {
     if (this.held !== null) throw new EngineError('INTERNAL', {}, { cause: new Error('engine already holds a batch') });
     const { connection, results } = this.run(request, onStatement);
     this.held = connection;
-    return results;
+    return withJsonRows(request, results);
+  }
+
+  /**
+   * Runs write batches of one database in one transaction, each in a
+   * savepoint of its own so that a failed batch undoes only itself, and holds
+   * the transaction like execHeld (issue 7: batches that queued up for the
+   * database's write lock share one engine call, one journal write and one
+   * commit). Run in one transaction one after the other, they give what they
+   * would give one transaction each, which is how replay applies them.
+   *
+   * Two cases need care. A statement can end the whole transaction
+   * (INSERT OR ROLLBACK): the group is run again from the start without that
+   * batch, with the same clocks and seeds, so the others give the same
+   * results. And deferred foreign keys are checked only at COMMIT, where one
+   * batch's violation would fail them all: once the schema has any, the
+   * group stops after its first batch, and the caller sends the rest again.
+   */
+  execHeldGroup(requests: readonly ExecRequest[], onStatement?: StatementListener): GroupOutcome[] {
+    if (this.held !== null) throw new EngineError('INTERNAL', {}, { cause: new Error('engine already holds a batch') });
+    const first = requests[0];
+    if (first === undefined) throw new EngineError('INTERNAL', {}, { cause: new Error('empty group') });
+    const connection = this.pool.get(first.file);
+    const failed = new Map<number, EngineError>();
+    for (;;) {
+      const outcomes = this.tryGroup(connection, requests, failed, onStatement);
+      if (outcomes === undefined) continue;
+      this.held = connection;
+      return outcomes;
+    }
+  }
+
+  /** One attempt at a group; undefined when a batch ended the transaction (it is then in `failed`). */
+  private tryGroup(connection: Connection, requests: readonly ExecRequest[], failed: Map<number, EngineError>, onStatement?: StatementListener): GroupOutcome[] | undefined {
+    connection.noteWrite();
+    connection.db.exec('BEGIN IMMEDIATE');
+    const outcomes: GroupOutcome[] = [];
+    let offset = 0;
+    try {
+      for (const [index, request] of requests.entries()) {
+        if (index > 0 && connection.schema.hasDeferredForeignKeys()) break;
+        const known = failed.get(index);
+        const ran = known ? { outcome: { error: known.toData() } } : runInSavepoint(connection, request, (statement) => onStatement?.(offset + statement));
+        if ('ended' in ran) {
+          failed.set(index, ran.ended);
+          return undefined;
+        }
+        outcomes.push(ran.outcome);
+        offset += request.statements.length;
+      }
+    } catch (error) {
+      if (connection.db.inTransaction) connection.db.exec('ROLLBACK');
+      throw error;
+    }
+    return outcomes;
   }
 
   commitHeld(seq: number): void {
@@ -74,6 +147,7 @@ export class Engine {
   private run(request: ExecRequest, onStatement?: StatementListener): { connection: Connection; results: StatementResult[] } {
     const connection = this.pool.get(request.file);
     const writes = !request.statements.every((statement) => isReadonlyKind(statement.kind));
+    if (writes) connection.noteWrite();
     connection.setBatchContext(request.context);
     connection.db.exec(writes ? 'BEGIN IMMEDIATE' : 'BEGIN');
     try {
@@ -100,7 +174,7 @@ export class Engine {
   execInSession(request: ExecRequest, onStatement?: StatementListener): StatementResult[] {
     const session = this.activeSession();
     try {
-      return session.exec(request, onStatement);
+      return withJsonRows(request, session.exec(request, onStatement));
     } catch (error) {
       if (!session.open) this.session = null;
       throw error;
@@ -124,22 +198,23 @@ export class Engine {
   }
 
   schema(file: string, table: string): TableSchema | undefined {
-    return readTableSchema(this.pool.get(file).db, table);
+    return this.pool.get(file).tableSchema(table);
   }
 
   rows(request: RowsRequest): RowPage {
     const connection = this.pool.get(request.file);
-    const schema = readTableSchema(connection.db, request.table);
+    const schema = connection.tableSchema(request.table);
     if (!schema) throw new EngineError('TABLE_NOT_FOUND', { table: request.table });
     const table = quoteIdentifier(schema.name);
     const order = schema.primaryKey === '' ? 'rowid' : schema.primaryKey.split(',').map(quoteIdentifier).join(', ');
+    const cacheCount = !connection.db.inTransaction;
     // One read transaction, so that the count and the page agree.
     return connection.db.transaction((): RowPage => {
-      const total = connection.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as bigint;
+      const total = connection.countRows(table, cacheCount);
       const page = connection.prepare(`SELECT * FROM ${table} ORDER BY ${order} LIMIT ? OFFSET ?`).raw(true);
       const bools = schema.columns.map((column) => column.type === 'BOOL');
       const rows = (page.all(BigInt(request.limit), BigInt(request.offset)) as unknown[][]).map((row) => convertRow(row, bools));
-      return { table: schema.name, total: Number(total), columns: schema.columns.map((column) => column.name), rows };
+      return { table: schema.name, total: Number(total), columns: schema.columns.map((column) => column.name), rowsJson: stringifyJson(rows) };
     })();
   }
 
@@ -148,6 +223,7 @@ export class Engine {
     this.pool.close(file);
     const connection = this.pool.get(file);
     if (createdSeq === undefined) return;
+    connection.noteWrite();
     connection.db.exec('BEGIN IMMEDIATE');
     recordPosition(connection, 'created', createdSeq);
     recordPosition(connection, 'applied', createdSeq);
@@ -164,5 +240,37 @@ export class Engine {
     if (this.held?.db.inTransaction) this.held.db.exec('ROLLBACK');
     this.held = null;
     this.pool.closeAll();
+  }
+}
+
+/** With `jsonRows`, each result's rows become JSON text here, once (see ExecRequest.jsonRows). */
+function withJsonRows(request: ExecRequest, results: StatementResult[]): StatementResult[] {
+  if (request.jsonRows !== true) return results;
+  for (const result of results) {
+    // No rows (INSERT, CREATE…) stay a plain [], which the response writes on its fast path.
+    if (result.rows.length === 0) continue;
+    result.rowsJson = stringifyJson(result.rows);
+    result.rows = [];
+  }
+  return results;
+}
+
+/** The savepoint around each batch of a group: the reserved prefix keeps clients from naming it. */
+const GROUP_SAVEPOINT = '"_sqlscribe_group"';
+
+/** Runs one batch of a group: its outcome, or `ended` when its failure ended the whole transaction. */
+function runInSavepoint(connection: Connection, request: ExecRequest, onStatement: StatementListener): { outcome: GroupOutcome } | { ended: EngineError } {
+  connection.setBatchContext(request.context);
+  connection.db.exec(`SAVEPOINT ${GROUP_SAVEPOINT}`);
+  try {
+    const results = runStatements(connection, request.statements, request.maxResultRows, onStatement);
+    connection.db.exec(`RELEASE ${GROUP_SAVEPOINT}`);
+    return { outcome: { results: withJsonRows(request, results) } };
+  } catch (error) {
+    const engineError = toEngineError(error);
+    if (!connection.db.inTransaction) return { ended: engineError };
+    connection.db.exec(`ROLLBACK TO ${GROUP_SAVEPOINT}`);
+    connection.db.exec(`RELEASE ${GROUP_SAVEPOINT}`);
+    return { outcome: { error: engineError.toData() } };
   }
 }

@@ -6,6 +6,7 @@
 import type { StatementKind } from './dialect/statement';
 import type { TableSchema } from './schema';
 import type { BatchContext } from './deterministic-functions';
+import type { EngineErrorData } from '../errors';
 
 /** A value a client may bind to a parameter: JSON scalars only (decisions §3). */
 export type SqlValue = number | string | boolean | null;
@@ -28,6 +29,13 @@ export interface ExecRequest {
   readonly maxResultRows: number;
   /** The batch's clock and seed; a fresh pair when absent. The journal records it so that replay gives the same values. */
   readonly context?: BatchContext;
+  /**
+   * Results go to an HTTP response as they are: the engine writes each
+   * result's rows as JSON text (`rowsJson`, with `rows` left empty), so they
+   * are serialized once, where they are read (issue 7), and cross the process
+   * boundary as one string.
+   */
+  readonly jsonRows?: boolean;
 }
 
 /** A batch that ran and waits, uncommitted, for its journal entry to be written. */
@@ -38,9 +46,28 @@ export interface HeldBatch {
   rollback(): Promise<void>;
 }
 
+/** What became of one batch of a group: its results, or the catalog error that rolled it back. */
+export type GroupOutcome = { results: StatementResult[] } | { error: EngineErrorData };
+
+/**
+ * Write batches of one database that ran in one transaction, each in a
+ * savepoint of its own, and wait, uncommitted, for their journal entries.
+ * `outcomes` may be shorter than the group: the batches after it did not run
+ * and must be sent again (see Engine.execHeldGroup).
+ */
+export interface HeldGroup {
+  readonly outcomes: GroupOutcome[];
+  /** Commits, recording `seq` as the last journal entry applied to the database. */
+  commit(seq: number): Promise<void>;
+  rollback(): Promise<void>;
+}
+
 export interface StatementResult {
   columns: string[];
+  /** Empty when the request asked for `jsonRows`. */
   rows: ResultValue[][];
+  /** With `jsonRows`: the rows as one JSON array of arrays. */
+  rowsJson?: string;
   message?: string;
   changes?: number;
   truncated?: true;
@@ -57,7 +84,8 @@ export interface RowPage {
   table: string;
   total: number;
   columns: string[];
-  rows: ResultValue[][];
+  /** The rows as one JSON array of arrays, written once by the engine (see ExecRequest.jsonRows). */
+  rowsJson: string;
 }
 
 /**
@@ -68,6 +96,13 @@ export interface EngineHost {
   exec(request: ExecRequest): Promise<StatementResult[]>;
   /** Runs a batch and holds its transaction open until commit or rollback (journal first, then commit). */
   execHeld(request: ExecRequest): Promise<HeldBatch>;
+  /**
+   * Runs write batches of one database in one held transaction (one engine
+   * call, one journal write and one commit for all of them). A statement
+   * index in a thrown error (timeout, crash) counts the statements of the
+   * whole group, in order.
+   */
+  execHeldGroup(requests: readonly ExecRequest[]): Promise<HeldGroup>;
   /** The seq of the last journal entry applied to the database, and of the entry that created it (0 when unknown). */
   journalPosition(file: string): Promise<JournalPosition>;
   tables(file: string): Promise<TableSchema[]>;

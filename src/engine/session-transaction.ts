@@ -23,6 +23,7 @@ export class SessionTransaction {
 
   constructor(private readonly connection: Connection) {
     // IMMEDIATE: the session holds the write lock from the start, as the specification's single slot implies.
+    connection.noteWrite();
     connection.db.exec('BEGIN IMMEDIATE');
   }
 

@@ -11,7 +11,6 @@ import type { ExecStatement, ResultValue, StatementResult } from './protocol';
 import { isNameToken, isPunct, isWord, nameOf, tokenize } from './dialect/tokenize';
 import { readTableSchema } from './schema';
 import { toEngineError } from './sqlite-errors';
-import { canonicalType } from './types';
 import { checkNamedParameters, convertRow, toBindParameters } from './values';
 
 const MESSAGE_VERBS: Partial<Record<StatementKind, string>> = { insert: 'INSERT', update: 'UPDATE', delete: 'DELETE' };
@@ -88,8 +87,7 @@ function runStatement(connection: Connection, statement: ExecStatement, maxRows:
  * (INSERT … RETURNING) is run to the end so that every change is applied.
  */
 function readRows(connection: Connection, prepared: Database.Statement, params: unknown[], maxRows: number, verb: string | undefined): StatementResult {
-  const columns = prepared.columns();
-  const bools = columns.map((column) => isBoolColumn(connection, column));
+  const { names, bools } = connection.schema.shape(prepared);
   const rows: ResultValue[][] = [];
   let seen = 0;
   for (const row of prepared.raw(true).iterate(...params) as IterableIterator<unknown[]>) {
@@ -97,16 +95,10 @@ function readRows(connection: Connection, prepared: Database.Statement, params: 
     if (rows.length < maxRows) rows.push(convertRow(row, bools));
     else if (!verb) break;
   }
-  const result: StatementResult = { columns: columns.map((column) => column.name), rows };
+  const result: StatementResult = { columns: [...names], rows };
   if (seen > rows.length) result.truncated = true;
   if (verb) Object.assign(result, { message: `${verb} ${seen}`, changes: seen });
   return result;
-}
-
-function isBoolColumn(connection: Connection, column: Database.ColumnDefinition): boolean {
-  if (column.table === null || column.column === null) return false;
-  if (column.type !== null && canonicalType(column.type) === 'BOOL') return true;
-  return connection.isBool(column.table, column.column);
 }
 
 /** INTEGRITY CHECK: SQLite's integrity check plus foreign-key violations, one row per problem. */

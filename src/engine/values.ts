@@ -38,11 +38,14 @@ export function toBindParameters(params: SqlParams | undefined): BindValue[] | [
   return [named];
 }
 
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 /** Integers come from SQLite as bigint (safeIntegers); they stay bigint only when a number would lose digits. */
 export function toResultValue(value: unknown, isBool: boolean): ResultValue {
   if (typeof value === 'bigint') {
     if (isBool && (value === 0n || value === 1n)) return value === 1n;
-    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
+    return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value;
   }
   if (value === null || typeof value === 'string' || typeof value === 'number') return value;
   if (Buffer.isBuffer(value)) return value.toString('base64');

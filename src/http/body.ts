@@ -50,6 +50,8 @@ function checkObject(body: unknown): void {
 export function jsonBody(maxBodyBytes: number) {
   const parse = bodyParser({ enableTypes: ['json'], jsonLimit: String(maxBodyBytes), strict: true });
   return async function readJsonBody(ctx: Context, next: Next): Promise<void> {
+    // No endpoint reads the body of a GET: it is ignored, not judged.
+    if (ctx.method === 'GET' || ctx.method === 'HEAD') return next();
     if (!hasBody(ctx)) return parse(ctx, next);
     if (!ctx.is('application/json', '+json')) throw new EngineError('UNSUPPORTED_MEDIA_TYPE');
     // Compressed bodies are refused: their bytes cannot be checked, and they can hide a bomb.

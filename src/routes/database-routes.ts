@@ -1,6 +1,7 @@
 /** GET /dbs, POST /dbs, GET /tables, GET /schema, GET /rows. */
 import type Router from '@koa/router';
 import type { CommandBus } from '../bus/command-bus';
+import { RawJson } from '../http/json';
 import { sendJson } from '../http/respond';
 import { countQueryValue, queryValue, requiredQueryValue } from './query';
 
@@ -15,6 +16,8 @@ export function databaseRoutes(router: Router, bus: CommandBus): void {
   });
 
   router.post('/dbs', async (ctx) => {
+    // The 405 of single-DB mode says what the path still allows (RFC 9110: a 405 carries Allow).
+    if (bus.directory.single) ctx.set('Allow', 'GET, HEAD');
     const body = ctx.request.body as Record<string, unknown> | undefined;
     const created = await bus.dispatch({ type: 'create-database', db: body?.db });
     sendJson(ctx, 201, { ok: true, ...created });
@@ -37,6 +40,6 @@ export function databaseRoutes(router: Router, bus: CommandBus): void {
     const limit = Math.min(countQueryValue(ctx, 'limit', ROWS_DEFAULT_LIMIT), ROWS_MAX_LIMIT);
     const offset = countQueryValue(ctx, 'offset', 0);
     const page = await bus.dispatch({ type: 'read-rows', db: queryValue(ctx, 'db'), table, limit, offset });
-    sendJson(ctx, 200, { ok: true, db: page.db, table: page.table, total: page.total, limit, offset, columns: page.columns, rows: page.rows });
+    sendJson(ctx, 200, { ok: true, db: page.db, table: page.table, total: page.total, limit, offset, columns: page.columns, rows: new RawJson(page.rowsJson) });
   });
 }

@@ -3,6 +3,8 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
+import type { StatementResult } from '../engine/protocol';
+import { RawJson } from '../http/json';
 import { sendJson } from '../http/respond';
 import { readExecBody } from './exec-body';
 import { queryValue } from './query';
@@ -18,16 +20,25 @@ export function sessionIdOf(ctx: Context): string | undefined {
   return id === '' ? undefined : id;
 }
 
+/** Rows the engine already wrote as JSON go into the response as they are; `rows` keeps its place among the keys. */
+function withRawRows(result: StatementResult): Omit<StatementResult, 'rows'> & { rows: StatementResult['rows'] | RawJson } {
+  const { rowsJson, ...rest } = result;
+  return rowsJson === undefined ? rest : { ...rest, rows: new RawJson(rowsJson) };
+}
+
 export function execRoutes(router: Router, bus: CommandBus): void {
   router.post('/exec', async (ctx) => {
     const body = ctx.request.body as Record<string, unknown> | undefined;
     const sources = readExecBody(body);
     const session = sessionIdOf(ctx);
+    // Database-level SQL in single-DB mode is a 405; a 405 carries Allow (RFC 9110), and POST is all /exec has.
+    ctx.set('Allow', 'POST');
     const outcome = await bus.dispatch(session === undefined ? { type: 'exec', db: body?.db, sources } : { type: 'exec', db: body?.db, sources, session });
+    const results = outcome.results.map(withRawRows);
     if (outcome.session !== undefined) {
-      sendJson(ctx, 200, { ok: true, db: outcome.db, results: outcome.results, session: outcome.session.session, expires_unix: outcome.session.expires_unix });
+      sendJson(ctx, 200, { ok: true, db: outcome.db, results, session: outcome.session.session, expires_unix: outcome.session.expires_unix });
     } else {
-      sendJson(ctx, 200, outcome.db === null ? { ok: true, results: outcome.results } : { ok: true, db: outcome.db, results: outcome.results });
+      sendJson(ctx, 200, outcome.db === null ? { ok: true, results } : { ok: true, db: outcome.db, results });
     }
   });
 }

@@ -88,8 +88,8 @@ export class SessionManager {
     }
   }
 
-  /** Runs statements in the session's transaction; the session stays open even when one fails. */
-  async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[], readonly: boolean): Promise<{ results: StatementResult[]; info: SessionInfo }> {
+  /** Runs statements in the session's transaction; the session stays open even when one fails. `jsonRows`: see ExecRequest. */
+  async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[], readonly: boolean, jsonRows = false): Promise<{ results: StatementResult[]; info: SessionInfo }> {
     const session = this.find(id);
     if (db !== undefined && db.file !== session.ref.file) throw new EngineError('SESSION_OTHER_DATABASE', { session: id, db: session.ref.name });
     session.inFlight++;
@@ -100,7 +100,7 @@ export class SessionManager {
       return this.journal.append(readonly ? 'read' : 'write', entry).written;
     };
     try {
-      const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows, context });
+      const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows, context, jsonRows });
       await record({ results });
       return { results, info: this.info(session) };
     } catch (error) {

@@ -28,11 +28,32 @@ const WITH_VERBS: ReadonlyMap<string, StatementKind> = new Map([
 type Kinded = Pick<ClassifiedStatement, 'kind' | 'database' | 'ifExists' | 'ifNotExists' | 'savepoint'>;
 
 /**
+ * Classifications of recent statement texts (issue 7: clients and replay send
+ * the same few statements over and over, and classifying one tokenizes it
+ * whole). The classification depends on the text alone; refused statements
+ * are not kept, nor long ones.
+ */
+const CLASSIFIED_CACHE_SIZE = 512;
+const CLASSIFIED_CACHE_MAX_LENGTH = 2048;
+const classified = new Map<string, ClassifiedStatement>();
+
+/**
  * Classifies one statement (as returned by splitStatements; a trailing `;`
  * is tolerated). Throws EMPTY_SQL, SYNTAX_ERROR, TRANSACTION_CONTROL,
  * FORBIDDEN_STATEMENT or UNSUPPORTED_STATEMENT.
  */
 export function classifyStatement(sql: string): ClassifiedStatement {
+  const known = classified.get(sql);
+  if (known !== undefined) return known;
+  const statement = Object.freeze(classifyText(sql));
+  if (sql.length <= CLASSIFIED_CACHE_MAX_LENGTH) {
+    if (classified.size >= CLASSIFIED_CACHE_SIZE) classified.delete(classified.keys().next().value as string);
+    classified.set(sql, statement);
+  }
+  return statement;
+}
+
+function classifyText(sql: string): ClassifiedStatement {
   const tokens = tokenize(sql);
   while (tokens.length > 0 && tokens[tokens.length - 1]?.kind === 'semicolon') tokens.pop();
   if (tokens.length === 0) throw new EngineError('EMPTY_SQL');

@@ -43,12 +43,32 @@ function classOf(token: Token): Tk {
 }
 
 /**
+ * Splits of recent texts (issue 7: clients send the same statements over and
+ * over, and splitting one tokenizes it whole). The split depends on the text
+ * alone; texts that fail are not kept, nor long ones.
+ */
+const SPLIT_CACHE_SIZE = 512;
+const SPLIT_CACHE_MAX_LENGTH = 2048;
+const splits = new Map<string, readonly string[]>();
+
+/**
  * The statements of `sql`, each the exact source text from its first token to
  * its last (leading and trailing comments dropped, inner ones kept), without
  * the terminating `;`. Empty statements (`;;`, comment-only) are dropped.
  * Throws SYNTAX_ERROR on an unterminated literal or comment anywhere.
  */
 export function splitStatements(sql: string): string[] {
+  const known = splits.get(sql);
+  if (known !== undefined) return [...known];
+  const statements = splitText(sql);
+  if (sql.length <= SPLIT_CACHE_MAX_LENGTH) {
+    if (splits.size >= SPLIT_CACHE_SIZE) splits.delete(splits.keys().next().value as string);
+    splits.set(sql, Object.freeze([...statements]));
+  }
+  return statements;
+}
+
+function splitText(sql: string): string[] {
   const statements: string[] = [];
   let state: State = State.Start;
   let first: Token | undefined;

@@ -44,12 +44,17 @@ function isDigit(c: string | undefined): boolean {
 }
 
 function isHexDigit(c: string | undefined): boolean {
-  return c !== undefined && /^[0-9a-fA-F]$/.test(c);
+  return c !== undefined && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'));
 }
 
-/** SQLite's IdChar(): letters, digits, `_`, `$` and every character above 0x7f. */
+/**
+ * SQLite's IdChar(): letters, digits, `_`, `$` and every character above 0x7f.
+ * Compared by code, not by a regular expression: it runs for every character of every statement.
+ */
 function isIdChar(c: string | undefined): boolean {
-  return c !== undefined && (/^[A-Za-z0-9_$]$/.test(c) || c.charCodeAt(0) > 0x7f);
+  if (c === undefined) return false;
+  const code = c.charCodeAt(0);
+  return (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39) || code === 0x5f || code === 0x24 || code > 0x7f;
 }
 
 function isIdStart(c: string | undefined): boolean {

@@ -2,7 +2,7 @@
 import type { EngineErrorData } from '../../errors';
 
 export type EngineMethod =
-  | 'exec' | 'execHeld' | 'commitHeld' | 'rollbackHeld' | 'journalPosition'
+  | 'exec' | 'execHeld' | 'execHeldGroup' | 'commitHeld' | 'rollbackHeld' | 'journalPosition'
   | 'tables' | 'schema' | 'rows' | 'createDatabase' | 'closeDatabase'
   | 'beginSession' | 'execInSession' | 'endSession';
 
@@ -15,7 +15,5 @@ export interface EngineCall {
 export type EngineReply =
   | { id: number; kind: 'result'; value: unknown }
   | { id: number; kind: 'error'; error: EngineErrorData }
-  /** The statement of an exec batch that is about to run. */
-  | { id: number; kind: 'progress'; statement: number }
   /** The process has loaded and listens: a call's time starts counting from here. */
   | { id: 0; kind: 'ready' };

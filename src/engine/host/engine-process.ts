@@ -7,8 +7,11 @@ import { Engine } from '../engine';
 import type { ExecRequest, RowsRequest } from '../protocol';
 import { toEngineError } from '../sqlite-errors';
 import type { EngineCall, EngineReply } from './engine-messages';
+import { progressWriter } from './progress-board';
 
 const engine = new Engine({ maxOpenDatabases: Number(process.env.SQLSCRIBE_MAX_OPEN_DATABASES) || 64 });
+
+const reportProgress = progressWriter();
 
 function send(reply: EngineReply): void {
   process.send?.(reply);
@@ -18,11 +21,12 @@ function run(call: EngineCall): unknown {
   const [first, second] = call.args;
   // Statement 0 is known to have started when the call was sent.
   const progress = (statement: number): void => {
-    if (statement > 0) send({ id: call.id, kind: 'progress', statement });
+    if (statement > 0) reportProgress(call.id, statement);
   };
   switch (call.method) {
     case 'exec': return engine.exec(first as ExecRequest, progress);
     case 'execHeld': return engine.execHeld(first as ExecRequest, progress);
+    case 'execHeldGroup': return engine.execHeldGroup(first as ExecRequest[], progress);
     case 'commitHeld': return engine.commitHeld(first as number);
     case 'rollbackHeld': return engine.rollbackHeld();
     case 'journalPosition': return engine.journalPosition(first as string);

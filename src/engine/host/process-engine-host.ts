@@ -5,7 +5,7 @@
  * here, in the parent, so a killed process loses only the call it was running.
  */
 import { EngineError } from '../../errors';
-import type { EngineHost, EngineSession, ExecRequest, HeldBatch, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type { EngineHost, EngineSession, ExecRequest, GroupOutcome, HeldBatch, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
 import type { EngineMethod } from './engine-messages';
 import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
@@ -91,6 +91,20 @@ export class ProcessEngineHost implements EngineHost {
     }
     const finish = (method: EngineMethod, ...args: unknown[]): Promise<void> => this.callOn<void>(handle, method, ...args).finally(() => this.unreserve(handle));
     return { results, commit: (seq) => finish('commitHeld', seq), rollback: () => finish('rollbackHeld') };
+  }
+
+  /** Like execHeld, for a group of batches of one database (EngineHost.execHeldGroup). */
+  async execHeldGroup(requests: readonly ExecRequest[]): Promise<HeldGroup> {
+    const handle = this.takeProcess();
+    let outcomes: GroupOutcome[];
+    try {
+      outcomes = await this.callOn<GroupOutcome[]>(handle, 'execHeldGroup', requests);
+    } catch (error) {
+      this.unreserve(handle);
+      throw error;
+    }
+    const finish = (method: EngineMethod, ...args: unknown[]): Promise<void> => this.callOn<void>(handle, method, ...args).finally(() => this.unreserve(handle));
+    return { outcomes, commit: (seq) => finish('commitHeld', seq), rollback: () => finish('rollbackHeld') };
   }
 
   /** A free process, reserved for the caller; one more than the maximum when every process is busy. */

@@ -1,0 +1,73 @@
+/**
+ * An EngineHost in front of the engine processes that runs bounded point
+ * reads (bounded-read.ts) in this process, without the round trip to an
+ * engine process; everything else goes on to the processes. Its own handles
+ * are closed with theirs, so that a dropped database is closed everywhere.
+ */
+import { Engine } from '../engine';
+import type { EngineHost, EngineSession, ExecRequest, HeldBatch, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type { TableSchema } from '../schema';
+import { toEngineError } from '../sqlite-errors';
+
+/** Handles this process keeps open for point reads. */
+const LOCAL_OPEN_DATABASES = 16;
+
+export class BoundedReadHost implements EngineHost {
+  private readonly local = new Engine({ maxOpenDatabases: LOCAL_OPEN_DATABASES });
+
+  constructor(private readonly processes: EngineHost) {}
+
+  async exec(request: ExecRequest): Promise<StatementResult[]> {
+    let results: StatementResult[] | undefined;
+    try {
+      results = this.local.execBoundedRead(request);
+    } catch (error) {
+      // The same catalog errors an engine process would send back.
+      throw toEngineError(error);
+    }
+    return results ?? this.processes.exec(request);
+  }
+
+  execHeld(request: ExecRequest): Promise<HeldBatch> {
+    return this.processes.execHeld(request);
+  }
+
+  execHeldGroup(requests: readonly ExecRequest[]): Promise<HeldGroup> {
+    return this.processes.execHeldGroup(requests);
+  }
+
+  journalPosition(file: string): Promise<JournalPosition> {
+    return this.processes.journalPosition(file);
+  }
+
+  tables(file: string): Promise<TableSchema[]> {
+    return this.processes.tables(file);
+  }
+
+  schema(file: string, table: string): Promise<TableSchema | undefined> {
+    return this.processes.schema(file, table);
+  }
+
+  rows(request: RowsRequest): Promise<RowPage> {
+    return this.processes.rows(request);
+  }
+
+  openSession(file: string): Promise<EngineSession> {
+    return this.processes.openSession(file);
+  }
+
+  createDatabase(file: string, createdSeq?: number): Promise<void> {
+    this.local.closeDatabase(file);
+    return this.processes.createDatabase(file, createdSeq);
+  }
+
+  closeDatabase(file: string): Promise<void> {
+    this.local.closeDatabase(file);
+    return this.processes.closeDatabase(file);
+  }
+
+  async close(): Promise<void> {
+    this.local.close();
+    await this.processes.close();
+  }
+}

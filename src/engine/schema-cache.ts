@@ -1,0 +1,110 @@
+/**
+ * Facts drawn from a database's schema, kept until its schema version changes
+ * (issue 7: no schema reads on every request). PRAGMA schema_version changes
+ * with every schema change, by any connection, and inside a transaction it
+ * includes the transaction's own (https://sqlite.org/pragma.html#pragma_schema_version).
+ */
+import type Database from 'better-sqlite3';
+import { boolColumns, readTableSchema, type TableSchema } from './schema';
+import { canonicalType } from './types';
+
+/** The columns of a statement's result: names, and which hold BOOL values. */
+export interface ResultShape {
+  names: string[];
+  bools: boolean[];
+}
+
+export class SchemaCache {
+  private readonly versionQuery: Database.Statement;
+  private readonly deferredQuery: Database.Statement;
+  private readonly generatedQuery: Database.Statement;
+  private version = -1n;
+  private tables = new Map<string, TableSchema | undefined>();
+  private generated = new Map<string, boolean>();
+  private bools = new Map<string, Set<string>>();
+  private deferred: boolean | undefined;
+  private shapes = new WeakMap<Database.Statement, ResultShape>();
+
+  constructor(private readonly db: Database.Database) {
+    this.versionQuery = db.prepare('PRAGMA schema_version').pluck();
+    this.deferredQuery = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND sql LIKE '%DEFERRED%' LIMIT 1").pluck();
+    this.generatedQuery = db.prepare("SELECT 1 FROM pragma_table_xinfo(?, 'main') WHERE hidden IN (2, 3)").pluck();
+  }
+
+  /** Reads the schema version; true when it changed, and everything kept was dropped. */
+  sync(): boolean {
+    const version = this.versionQuery.get() as bigint;
+    if (version === this.version) return false;
+    this.version = version;
+    this.tables = new Map();
+    this.generated = new Map();
+    this.bools = new Map();
+    this.deferred = undefined;
+    this.shapes = new WeakMap();
+    return true;
+  }
+
+  /** The schema record of a table (readTableSchema), found without regard to case. */
+  table(name: string): TableSchema | undefined {
+    this.sync();
+    const key = name.toLowerCase();
+    if (!this.tables.has(key)) this.tables.set(key, readTableSchema(this.db, name));
+    return this.tables.get(key);
+  }
+
+  /** Whether a table has generated columns (hidden 2 or 3 in table_xinfo). */
+  hasGeneratedColumns(table: string): boolean {
+    this.sync();
+    const key = table.toLowerCase();
+    let generated = this.generated.get(key);
+    if (generated === undefined) {
+      generated = this.generatedQuery.get(table) !== undefined;
+      this.generated.set(key, generated);
+    }
+    return generated;
+  }
+
+  /** Whether any table may declare a deferred foreign key; errs on the side of yes. */
+  hasDeferredForeignKeys(): boolean {
+    this.sync();
+    this.deferred ??= this.deferredQuery.get() !== undefined;
+    return this.deferred;
+  }
+
+  /** Whether table.column is a BOOL column. */
+  isBool(table: string, column: string): boolean {
+    this.sync();
+    return this.boolsOf(table).has(column.toLowerCase());
+  }
+
+  private boolsOf(table: string): Set<string> {
+    const key = table.toLowerCase();
+    let columns = this.bools.get(key);
+    if (!columns) {
+      columns = boolColumns(this.db, table);
+      this.bools.set(key, columns);
+    }
+    return columns;
+  }
+
+  /**
+   * The result columns of a statement prepared at the current schema version
+   * (Connection.prepare makes sure of that: a statement prepared before a
+   * schema change still reports its old columns until it runs).
+   */
+  shape(statement: Database.Statement): ResultShape {
+    let shape = this.shapes.get(statement);
+    if (shape === undefined) {
+      const columns = statement.columns();
+      shape = { names: columns.map((column) => column.name), bools: columns.map((column) => this.isBoolColumn(column)) };
+      this.shapes.set(statement, shape);
+    }
+    return shape;
+  }
+
+  private isBoolColumn(column: Database.ColumnDefinition): boolean {
+    if (column.table === null || column.column === null) return false;
+    if (column.type !== null && canonicalType(column.type) === 'BOOL') return true;
+    return this.boolsOf(column.table).has(column.column.toLowerCase());
+  }
+}

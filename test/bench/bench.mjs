@@ -1,0 +1,151 @@
+/**
+ * `npm run bench` (issue 7): sqlscribe against a bare node:http +
+ * better-sqlite3 server, same data, same SQL, same JSON shapes, same load, in
+ * alternating rounds; then how costs grow. Plain JavaScript on the built
+ * dist/ (npm run bench builds first), outside the tap suite.
+ *
+ * Environment: BENCH_ROUNDS (default 3), BENCH_SECONDS per round (default 3),
+ * BENCH_CONNECTIONS (default 32), BENCH_ONLY=throughput|growth, BENCH_JSON=<file>
+ * to save the figures. Everything runs on 127.0.0.1, in a temporary directory
+ * that is removed at the end.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { abRounds } from './load.mjs';
+import { rssSampler, startBaseline, startSqlscribe } from './processes.mjs';
+import { BOOL_COLUMNS, buildBaselineBench, buildGrowth, buildSqlscribeBench } from './fixtures.mjs';
+import { P99_SCENARIO, SCENARIOS } from './scenarios.mjs';
+import { countCost, journalBytes, replay, rowsByOffset, rowsBySize, startup } from './growth.mjs';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const ONLY = process.env.BENCH_ONLY ?? '';
+
+const fmt = (value, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+const int = (value) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '-');
+const pad = (text, width) => String(text).padStart(width);
+const say = (line = '') => process.stdout.write(`${line}\n`);
+const mb = (bytes) => (bytes / 1024 / 1024).toFixed(1);
+
+function machine() {
+  const cpu = /model name\s*:\s*(.*)/.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model;
+  return `nproc ${os.availableParallelism()}, ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`;
+}
+
+function targetNote(ok) {
+  return ok ? 'met' : 'MISSED';
+}
+
+async function throughput(work, figures) {
+  const dirA = path.join(work, 'sqlscribe');
+  const dirB = path.join(work, 'baseline');
+  fs.mkdirSync(dirA);
+  fs.mkdirSync(dirB);
+  buildBaselineBench(dirB);
+  buildGrowth(work, [dirA, dirB]);
+  const a = await startSqlscribe(dirA, ['-max-connections', '256', '-query-timeout', '60s']);
+  const b = await startBaseline(dirB, BOOL_COLUMNS);
+  const urls = { a: a.url, b: b.url };
+  try {
+    await buildSqlscribeBench(a.url);
+    if (ONLY !== 'growth') await scenarios(urls, a, b, figures);
+    if (ONLY !== 'throughput') await growthOnServers(urls, dirA, figures);
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+  return path.join(dirA, 'journal', 'statements.jsonl');
+}
+
+async function scenarios(urls, a, b, figures) {
+  say(`load: ${ROUNDS} alternating rounds of ${SECONDS} s per server and scenario, ${CONNECTIONS} connections (autocannon, closed loop)`);
+  say();
+  say(`${'scenario'.padEnd(30)} ${pad('sqlscribe req/s', 15)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} | ${pad('baseline req/s', 14)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} | ${pad('ratio', 5)}  target`);
+  const rssA = rssSampler(a.child.pid);
+  const rssB = rssSampler(b.child.pid);
+  figures.scenarios = [];
+  for (const scenario of [...SCENARIOS, P99_SCENARIO]) {
+    const connections = scenario === P99_SCENARIO ? 64 : CONNECTIONS;
+    const result = await abRounds(urls, scenario, { rounds: ROUNDS, seconds: SECONDS, connections });
+    const ratio = result.a.rps / result.b.rps;
+    const p99Ratio = result.a.p99 / result.b.p99;
+    let target = scenario.target === undefined ? '' : `>= ${scenario.target}: ${targetNote(ratio >= scenario.target)}`;
+    if (scenario === P99_SCENARIO) target = `p99 ${fmt(p99Ratio)}x baseline (<= 3): ${targetNote(p99Ratio <= 3)}`;
+    const failures = result.a.non2xx + result.a.errors + result.b.non2xx + result.b.errors;
+    say(`${scenario.name.padEnd(30)} ${pad(int(result.a.rps), 15)} ${pad(fmt(result.a.p50), 7)} ${pad(fmt(result.a.p99), 7)} | ${pad(int(result.b.rps), 14)} ${pad(fmt(result.b.p50), 7)} ${pad(fmt(result.b.p99), 7)} | ${pad(fmt(ratio), 5)}  ${target}${failures > 0 ? `  (failed requests: sqlscribe ${result.a.non2xx + result.a.errors}, baseline ${result.b.non2xx + result.b.errors})` : ''}`);
+    figures.scenarios.push({ name: scenario.name, connections, ...result, ratio, p99Ratio });
+  }
+  const memA = rssA.stop();
+  const memB = rssB.stop();
+  figures.rss = { sqlscribe: memA, baseline: memB };
+  say();
+  say(`peak memory under load, sqlscribe (server and ${memA.perProcess.length - 1} engine processes): RSS summed ${mb(memA.peakSum)} MB (each process's peak: ${memA.perProcess.map((p) => mb(p.peakRss)).join(' + ')} MB),`);
+  say(`  PSS summed ${mb(memA.peakPss)} MB (shared pages such as the node binary counted once); target < 200 MB: RSS ${targetNote(memA.peakSum < 200 * 2 ** 20)}, PSS ${targetNote(memA.peakPss < 200 * 2 ** 20)}`);
+  say(`peak memory under load, baseline (one process): RSS ${mb(memB.peakSum)} MB, PSS ${mb(memB.peakPss)} MB`);
+}
+
+async function growthOnServers(urls, dirA, figures) {
+  say();
+  say('/rows latency against offset, table of 1,000,000 rows, limit 100 (median of sequential requests, ms)');
+  say(`${pad('offset', 10)} ${pad('sqlscribe', 10)} ${pad('baseline', 10)}`);
+  figures.rowsByOffset = await rowsByOffset(urls);
+  for (const row of figures.rowsByOffset) say(`${pad(int(row.offset), 10)} ${pad(fmt(row.a), 10)} ${pad(fmt(row.b), 10)}`);
+  say();
+  say('/rows latency against table size, offset 0, limit 100 (median ms); count(*) in-process on the same table (what `total` costs uncached)');
+  say(`${pad('rows', 10)} ${pad('sqlscribe', 10)} ${pad('baseline', 10)} ${pad('count(*)', 10)}`);
+  figures.rowsBySize = await rowsBySize(urls);
+  const counts = countCost(path.join(dirA, 'growth.db'));
+  figures.countCost = counts;
+  figures.rowsBySize.forEach((row, i) => say(`${pad(int(row.size), 10)} ${pad(fmt(row.a), 10)} ${pad(fmt(row.b), 10)} ${pad(fmt(counts[i].ms, 3), 10)}`));
+  const first = figures.rowsBySize[0].a;
+  const last = figures.rowsBySize.at(-1).a;
+  say(`sqlscribe /rows at 10^6 rows / at 10^3 rows: ${fmt(last / first)}x (target: independent of table size: ${targetNote(last / first < 1.5)})`);
+}
+
+async function afterwards(work, journalFile, figures) {
+  say();
+  say('start-up against the number of databases in -dir (journal on, ms from spawn)');
+  say(`${pad('databases', 10)} ${pad('listening', 10)} ${pad('ready', 10)} ${pad('GET /dbs', 10)}`);
+  figures.startup = await startup(work);
+  for (const row of figures.startup) say(`${pad(int(row.count), 10)} ${pad(int(row.listening), 10)} ${pad(int(row.ready), 10)} ${pad(fmt(row.dbsMs), 10)}`);
+  say(`start-up with 10,000 databases: ${int(figures.startup.at(-1).ready)} ms (target < 1000 ms: ${targetNote(figures.startup.at(-1).ready < 1000)})`);
+  if (journalFile === null) return;
+  say();
+  const r = await replay(journalFile, work);
+  figures.replay = r;
+  const rate = (ms) => r.statements / (ms / 1000);
+  say(`replay of this run's journal: ${int(r.entries)} entries, ${int(r.batches)} write batches, ${int(r.statements)} statements (same result as the raw loop: ${r.same ? 'yes' : 'NO'})`);
+  say(`  read and verify the journal: ${int(r.readMs)} ms`);
+  say(`  replay/rebuild (engine code): ${int(r.replay.cpuMs)} ms CPU = ${int(rate(r.replay.cpuMs))} statements/s (wall ${int(r.replay.wallMs)} ms)`);
+  say(`  raw better-sqlite3 loop:      ${int(r.raw.cpuMs)} ms CPU = ${int(rate(r.raw.cpuMs))} statements/s (wall ${int(r.raw.wallMs)} ms)`);
+  const ratio = r.raw.cpuMs / r.replay.cpuMs;
+  say(`  ratio ${fmt(ratio)} by CPU time, ${fmt(r.raw.wallMs / r.replay.wallMs)} by wall time (target >= 0.5: ${targetNote(ratio >= 0.5)})`);
+  say();
+  say('journal bytes per statement');
+  figures.journalBytes = await journalBytes(journalFile);
+  for (const g of figures.journalBytes) say(`  ${pad(g.statementsPerEntry, 3)} statement(s) per entry: ${int(g.bytesPerEntry)} bytes per entry, ${int(g.bytesPerStatement)} bytes per statement (${int(g.entries)} entries)`);
+}
+
+async function main() {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
+  const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS };
+  say(`sqlscribe benchmark, ${figures.date}`);
+  say(`machine: ${figures.machine}`);
+  const started = performance.now();
+  try {
+    const journalFile = await throughput(work, figures);
+    if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  say();
+  say(`benchmark took ${fmt((performance.now() - started) / 1000, 0)} s`);
+  if (process.env.BENCH_JSON) fs.writeFileSync(process.env.BENCH_JSON, `${JSON.stringify(figures, null, 2)}\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench: ${error.stack ?? error}\n`);
+  process.exit(1);
+});
