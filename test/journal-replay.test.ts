@@ -899,3 +899,17 @@ t.test('continues seq across restarts and rotations, without repeats', async (tt
   tt.equal(rows.prepare('SELECT count(*) FROM t').pluck().get(), id, 'every row of every run');
   rows.close();
 });
+
+t.test('journals a batch refused before it ran, so that alerts on class 1 fire', async (tt) => {
+  const where = layout(tt.testdir());
+  const server = await start(where, ['-log-level', 'error']);
+  await createDb(server, 'refused');
+  await fails(server, 'refused', 'SELEC 1', 1001);
+  await fails(server, 'refused', "ATTACH 'x.db' AS x", 1003);
+  await stop(server);
+  const entries = entriesOf(readAll(where.journalDir));
+  tt.same(entries.map((e) => [e.db, e.sql, e.ok, e.code, e.class]), [
+    ['refused.db', 'SELEC 1', false, 1001, 1],
+    ['refused.db', "ATTACH 'x.db' AS x", false, 1003, 1],
+  ], 'both refusals are journaled with their code and class');
+});

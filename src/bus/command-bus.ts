@@ -9,8 +9,8 @@ import type { ClassifiedStatement } from '../engine/dialect/statement';
 import type { EngineHost, ExecStatement, StatementResult } from '../engine/protocol';
 import type { Config } from '../options';
 import { SessionManager } from '../sessions/session-manager';
-import type { Journal } from '../../journal/journal';
-import { parseBatch, type ParsedStatement } from './batch';
+import { errorFields, type Journal } from '../../journal/journal';
+import { parseBatch, type Batch, type ParsedStatement } from './batch';
 import { BatchRunner } from './batch-runner';
 import type { Command, CommandOf, CommandResults, ExecOutcome } from './commands';
 import { DatabaseDirectory, normalizeDatabaseName, type DatabaseRef } from './database-directory';
@@ -30,7 +30,7 @@ export class CommandBus {
   constructor(
     private readonly config: Config,
     private readonly engine: EngineHost,
-    journal: Journal,
+    private readonly journal: Journal,
     /** Brings one database back in line with the journal (after a commit failed behind a written entry). */
     repair: (ref: DatabaseRef) => Promise<void>,
   ) {
@@ -92,7 +92,7 @@ export class CommandBus {
   }
 
   private async exec(command: CommandOf<'exec'>): Promise<ExecOutcome> {
-    const batch = parseBatch(command.sources, this.config.maxStatements);
+    const batch = await this.parse(command);
     if (batch.level === 'database') return { db: null, results: await this.execDatabaseLevel(batch.statements) };
     const ref = this.directory.resolve(command.db);
     const results = await this.batches.run(ref, batch.statements.map(toExecStatement), batch.readonly, true);
@@ -100,11 +100,29 @@ export class CommandBus {
   }
 
   private async execInSession(command: CommandOf<'exec'>, session: string): Promise<ExecOutcome> {
-    const batch = parseBatch(command.sources, this.config.maxStatements);
+    const batch = await this.parse(command);
     if (batch.level === 'database') throw new EngineError('SESSION_STATEMENT');
     const ref = command.db === undefined || command.db === null || command.db === '' ? undefined : this.directory.resolve(command.db);
     const { results, info } = await this.sessions.exec(session, ref, batch.statements.map(toExecStatement), batch.readonly, true);
     return { db: info.db, results, session: info };
+  }
+
+  /**
+   * A batch refused before it ran (a syntax error, a forbidden statement) is
+   * a failed batch too: it is journaled, so that alerts keyed on its class
+   * fire. It ran nowhere, so it names no session and replay skips it.
+   */
+  private async parse(command: CommandOf<'exec'>): Promise<Batch> {
+    try {
+      return parseBatch(command.sources, this.config.maxStatements);
+    } catch (error) {
+      if (error instanceof EngineError && this.journal.records('write', false)) {
+        const statements = command.sources.map(({ sql, params }) => (params === undefined ? { sql } : { sql, params }));
+        const db = typeof command.db === 'string' ? tryNormalize(command.db) : this.directory.single ? this.directory.list()[0] ?? null : null;
+        await this.journal.append('write', { db, session: null, kind: 'exec', sql: statements.map((s) => s.sql).join(';\n'), statements, ok: false, ms: 0, ...errorFields(error) }).written;
+      }
+      throw error;
+    }
   }
 
   private async endSession(command: CommandOf<'end-session'>): Promise<CommandResults['end-session']> {
@@ -142,6 +160,14 @@ export class CommandBus {
   async close(): Promise<void> {
     await this.sessions.shutdown();
     await this.engine.close();
+  }
+}
+
+function tryNormalize(db: string): string | null {
+  try {
+    return normalizeDatabaseName(db);
+  } catch {
+    return null;
   }
 }
 
