@@ -23,6 +23,7 @@ import addFormats from 'ajv-formats';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
+import { BY_COMMIT, BY_SUBJECT, EXPECTED as SUMMARY, KNOWN_SET, byDecision, evidence, type Evidence } from './helpers/pilot-fixtures';
 
 // Every server is a child process with engine sub-processes: on a loaded machine a start and a
 // stop can take seconds each.
@@ -110,8 +111,6 @@ function runReplay(args: string[], cwd: string): Promise<{ code: number | null; 
 
 // ── the known set of the summary ─────────────────────────────────────────────
 
-type Evidence = [number, number, number, number];
-
 function known(date: string, level: string, subject: string, objective: string, commit: string, planned: number, actual: number, evidence: Evidence, decision: string): Record<string, unknown> {
   const [aun_no_observable, en_desarrollo, logrado, profundizado] = evidence;
   return pilot(
@@ -120,15 +119,7 @@ function known(date: string, level: string, subject: string, objective: string, 
   );
 }
 
-/** Six pilots (ids 1 to 6 on a fresh server), four scopes, three commits, two subjects, two school levels; a valid sequence per scope. */
-const KNOWN = [
-  known('2026-11-02', '8B', 'matematica', 'OA 3', 'a1b2c3d', 45, 50, [2, 10, 15, 3], 'corregir'),
-  known('2026-11-09', '8B', 'matematica', 'OA 3', 'b2c3d4e', 45, 45, [1, 5, 20, 4], 'conservar'),
-  known('2026-11-10', '1M', 'lenguaje', 'OA 7', 'a1b2c3d', 90, 80, [0, 0, 0, 0], 'volver_a_pilotar'),
-  known('2026-11-12', '1M', 'matematica', 'OA 1', 'b2c3d4e', 60, 75, [5, 5, 5, 5], 'retirar'),
-  known('2026-11-16', '8B', 'lenguaje', 'OA 7', 'c3d4e5f', 40, 40, [0, 5, 10, 5], 'conservar'),
-  known('2026-11-20', '8B', 'matematica', 'OA 3', 'c3d4e5f', 45, 30, [0, 0, 0, 0], 'corregir'),
-];
+const KNOWN = KNOWN_SET.map(([date, level, subject, objective, commit, planned, actual, counts, decision]) => known(date, level, subject, objective, commit, planned, actual, counts, decision));
 
 async function seedKnown(server: TestServer): Promise<void> {
   for (const [index, record] of KNOWN.entries()) {
@@ -137,63 +128,8 @@ async function seedKnown(server: TestServer): Promise<void> {
   }
 }
 
-function evidence(totals: Evidence): { totals: Record<string, number>; shares: Record<string, number> } {
-  const all = totals.reduce((a, b) => a + b, 0);
-  const keys = ['aun_no_observable', 'en_desarrollo', 'logrado', 'profundizado'];
-  return {
-    totals: Object.fromEntries(keys.map((k, i) => [k, totals[i] as number])),
-    shares: Object.fromEntries(keys.map((k, i) => [k, all === 0 ? 0 : (totals[i] as number) / all])),
-  };
-}
+const EXPECTED = { ok: true, ...SUMMARY };
 
-const byDecision = (conservar: number, corregir: number, volver_a_pilotar: number, retirar: number): Record<string, number> => ({ conservar, corregir, volver_a_pilotar, retirar });
-
-const EXPECTED = {
-  ok: true,
-  count: 6,
-  by_decision: byDecision(2, 2, 1, 1),
-  evidence: { ...evidence([8, 25, 50, 17]), by_level: { '8B': evidence([3, 20, 45, 12]), '1M': evidence([5, 5, 5, 5]) } },
-  minutes: { planned: 325, actual: 320, overrun: -5, overrun_share: -5 / 325 },
-  scopes: [
-    { level: '8B', subject: 'matematica', objective: 'OA 3', current_decision: 'corregir', last_pilot: 6, last_commit: 'c3d4e5f', last_date: '2026-11-20', pilots: 3 },
-    { level: '1M', subject: 'lenguaje', objective: 'OA 7', current_decision: 'volver_a_pilotar', last_pilot: 3, last_commit: 'a1b2c3d', last_date: '2026-11-10', pilots: 1 },
-    { level: '1M', subject: 'matematica', objective: 'OA 1', current_decision: 'retirar', last_pilot: 4, last_commit: 'b2c3d4e', last_date: '2026-11-12', pilots: 1 },
-    { level: '8B', subject: 'lenguaje', objective: 'OA 7', current_decision: 'conservar', last_pilot: 5, last_commit: 'c3d4e5f', last_date: '2026-11-16', pilots: 1 },
-  ],
-};
-
-const BY_COMMIT = [
-  {
-    key: 'a1b2c3d', count: 2, by_decision: byDecision(0, 1, 1, 0),
-    evidence: { ...evidence([2, 10, 15, 3]), by_level: { '8B': evidence([2, 10, 15, 3]), '1M': evidence([0, 0, 0, 0]) } },
-    minutes: { planned: 135, actual: 130, overrun: -5, overrun_share: -5 / 135 },
-  },
-  {
-    key: 'b2c3d4e', count: 2, by_decision: byDecision(1, 0, 0, 1),
-    evidence: { ...evidence([6, 10, 25, 9]), by_level: { '8B': evidence([1, 5, 20, 4]), '1M': evidence([5, 5, 5, 5]) } },
-    minutes: { planned: 105, actual: 120, overrun: 15, overrun_share: 15 / 105 },
-  },
-  {
-    key: 'c3d4e5f', count: 2, by_decision: byDecision(1, 1, 0, 0),
-    evidence: { ...evidence([0, 5, 10, 5]), by_level: { '8B': evidence([0, 5, 10, 5]) } },
-    minutes: { planned: 85, actual: 70, overrun: -15, overrun_share: -15 / 85 },
-  },
-];
-
-const BY_SUBJECT = [
-  {
-    key: 'matematica', count: 4, by_decision: byDecision(1, 2, 0, 1),
-    evidence: { ...evidence([8, 20, 40, 12]), by_level: { '8B': evidence([3, 15, 35, 7]), '1M': evidence([5, 5, 5, 5]) } },
-    minutes: { planned: 195, actual: 200, overrun: 5, overrun_share: 5 / 195 },
-  },
-  {
-    key: 'lenguaje', count: 2, by_decision: byDecision(1, 0, 1, 0),
-    evidence: { ...evidence([0, 5, 10, 5]), by_level: { '1M': evidence([0, 0, 0, 0]), '8B': evidence([0, 5, 10, 5]) } },
-    minutes: { planned: 130, actual: 120, overrun: -10, overrun_share: -10 / 130 },
-  },
-];
-
-/** Compares figures: integers exactly, shares to within 1e-4; collects the differences into one assertion. */
 function differences(actual: unknown, expected: unknown, where: string, out: string[] = []): string[] {
   if (typeof expected === 'number') {
     const fraction = where.includes('share');
