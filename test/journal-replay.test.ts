@@ -913,3 +913,15 @@ t.test('journals a batch refused before it ran, so that alerts on class 1 fire',
     ['refused.db', "ATTACH 'x.db' AS x", false, 1003, 1],
   ], 'both refusals are journaled with their code and class');
 });
+
+t.test('replays random() after a SELECT cut at -max-result-rows in the same batch', async (tt) => {
+  const where = layout(tt.testdir());
+  const server = await start(where, ['-max-result-rows', '3']);
+  await createDb(server, 'cut');
+  await ok(server, 'cut', 'CREATE TABLE t (id INTEGER PRIMARY KEY, r INT)');
+  const results = await ok(server, 'cut', 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20) SELECT random() FROM c; INSERT INTO t (r) VALUES (random())');
+  tt.equal(results[0]?.truncated, true, 'the SELECT was cut at 3 rows');
+  await stop(server);
+  const run = await replayInto(where, ['-verify', where.data]);
+  tt.equal(run.code, 0, `the value after the cut SELECT replays exactly: ${toolSummary(run)}`);
+});

@@ -5,7 +5,7 @@
 import type Database from 'better-sqlite3';
 import { EngineError } from '../errors';
 import { rewriteForStorage } from './dialect/rewrite';
-import type { StatementKind } from './dialect/statement';
+import { isReadonlyKind, type StatementKind } from './dialect/statement';
 import type { Connection } from './connection-pool';
 import type { ExecStatement, ResultValue, StatementResult } from './protocol';
 import { isNameToken, isPunct, isWord, nameOf, tokenize } from './dialect/tokenize';
@@ -31,10 +31,13 @@ export function runStatements(
   afterEach?: (statement: ExecStatement) => void,
 ): StatementResult[] {
   const results: StatementResult[] = [];
+  // A batch that writes is replayed: each of its SELECTs runs to its end, so that random() and the like
+  // are called as many times live as on replay, whatever -max-result-rows keeps of the rows.
+  const complete = !statements.every((statement) => isReadonlyKind(statement.kind));
   for (const [index, statement] of statements.entries()) {
     onStatement?.(index);
     try {
-      results.push(runStatement(connection, statement, maxRows));
+      results.push(runStatement(connection, statement, maxRows, complete));
       afterEach?.(statement);
     } catch (error) {
       const engineError = namedMismatch(connection, statement, toEngineError(error, (table, column) => connection.isBool(table, column)));
@@ -68,16 +71,16 @@ function targetTable(sql: string): string | undefined {
   return name !== undefined && isNameToken(name) ? nameOf(name) : undefined;
 }
 
-function runStatement(connection: Connection, statement: ExecStatement, maxRows: number): StatementResult {
+function runStatement(connection: Connection, statement: ExecStatement, maxRows: number, complete: boolean): StatementResult {
   if (statement.kind === 'integrity-check') return integrityCheck(connection.db);
   const sql = rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: statement.kind === 'select' });
   const prepared = connection.prepare(sql);
   checkNamedParameters(statement.sql, statement.params);
   const params = toBindParameters(statement.params);
   const verb = MESSAGE_VERBS[statement.kind];
-  if (prepared.reader && (statement.kind === 'select' || verb)) return readRows(connection, prepared, params, maxRows, verb);
+  if (prepared.reader && (statement.kind === 'select' || verb)) return readRows(connection, prepared, params, maxRows, verb, complete);
   // ALTER TABLE … ADD COLUMN on a STRICT table runs SQLite's own check query, so it "returns data": run it, answer OK.
-  if (prepared.reader) return { ...readRows(connection, prepared, params, maxRows, verb), columns: [], rows: [], message: 'OK', changes: 0 };
+  if (prepared.reader) return { ...readRows(connection, prepared, params, maxRows, verb, complete), columns: [], rows: [], message: 'OK', changes: 0 };
   const info = prepared.run(...params);
   return verb ? { columns: [], rows: [], message: `${verb} ${info.changes}`, changes: info.changes } : { columns: [], rows: [], message: 'OK', changes: 0 };
 }
@@ -86,14 +89,14 @@ function runStatement(connection: Connection, statement: ExecStatement, maxRows:
  * Reads a result set, keeping at most maxRows rows. A statement that writes
  * (INSERT … RETURNING) is run to the end so that every change is applied.
  */
-function readRows(connection: Connection, prepared: Database.Statement, params: unknown[], maxRows: number, verb: string | undefined): StatementResult {
+function readRows(connection: Connection, prepared: Database.Statement, params: unknown[], maxRows: number, verb: string | undefined, complete: boolean): StatementResult {
   const { names, bools } = connection.schema.shape(prepared);
   const rows: ResultValue[][] = [];
   let seen = 0;
   for (const row of prepared.raw(true).iterate(...params) as IterableIterator<unknown[]>) {
     seen++;
     if (rows.length < maxRows) rows.push(convertRow(row, bools));
-    else if (!verb) break;
+    else if (!verb && !complete) break;
   }
   const result: StatementResult = { columns: [...names], rows };
   if (seen > rows.length) result.truncated = true;
