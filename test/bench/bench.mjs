@@ -5,9 +5,12 @@
  * dist/ (npm run bench builds first), outside the tap suite.
  *
  * Environment: BENCH_ROUNDS (default 3), BENCH_SECONDS per round (default 3),
- * BENCH_CONNECTIONS (default 32), BENCH_ONLY=throughput|growth, BENCH_JSON=<file>
- * to save the figures. Everything runs on 127.0.0.1, in a temporary directory
- * that is removed at the end.
+ * BENCH_CONNECTIONS (default 32), BENCH_ONLY=throughput (skip the growth
+ * tables) or growth (skip the throughput scenarios), BENCH_JSON=<file> to save
+ * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
+ * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
+ * a temporary directory that is removed at the end. cpu-cost.mjs beside this
+ * file gives CPU time per request by process, for one scenario.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -111,7 +114,6 @@ async function afterwards(work, journalFile, figures) {
   figures.startup = await startup(work);
   for (const row of figures.startup) say(`${pad(int(row.count), 10)} ${pad(int(row.listening), 10)} ${pad(int(row.ready), 10)} ${pad(fmt(row.dbsMs), 10)}`);
   say(`start-up with 10,000 databases: ${int(figures.startup.at(-1).ready)} ms (target < 1000 ms: ${targetNote(figures.startup.at(-1).ready < 1000)})`);
-  if (journalFile === null) return;
   say();
   const r = await replay(journalFile, work);
   figures.replay = r;
@@ -132,7 +134,7 @@ async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
   const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS };
   say(`sqlscribe benchmark, ${figures.date}`);
-  say(`machine: ${figures.machine}`);
+  say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
     const journalFile = await throughput(work, figures);
@@ -141,7 +143,7 @@ async function main() {
     fs.rmSync(work, { recursive: true, force: true });
   }
   say();
-  say(`benchmark took ${fmt((performance.now() - started) / 1000, 0)} s`);
+  say(`benchmark took ${fmt((performance.now() - started) / 1000, 0)} s; load average at end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   if (process.env.BENCH_JSON) fs.writeFileSync(process.env.BENCH_JSON, `${JSON.stringify(figures, null, 2)}\n`);
 }
 
