@@ -25,16 +25,14 @@
  * before it serves. Another appends half a line (a torn write) before the
  * restart.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { decodeLine, encodeLine, isHeader, type JournalEntry } from '../journal/record';
-import { startServer, type Reply, type TestServer } from './helpers/server';
+import { runReplay as replay, startServer, type Reply, type TestServer } from './helpers/server';
 
 t.setTimeout(120_000);
 
-const REPLAY = path.resolve(__dirname, '../dist/replay/cli.js');
 const CLIENTS = 4;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const randomDelay = (): number => 50 + Math.floor(Math.random() * 351);
@@ -69,19 +67,6 @@ async function mustExec(server: TestServer, db: string, sql: string): Promise<an
   return reply.body.results as any[];
 }
 
-function replay(args: string[], cwd: string): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [REPLAY, ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
-}
 
 /** What the clients did and were told, over every cycle. */
 interface Ledger {

@@ -18,15 +18,13 @@
  * the property stops at the first failure (endOnFailure). The seed is fixed
  * (override with SQLSCRIBE_PROPERTY_SEED) and printed by fast-check on failure.
  */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
-import { startServer, type Reply, type TestServer } from './helpers/server';
+import { runReplay as replay, startServer, type Reply, type TestServer } from './helpers/server';
 
 t.setTimeout(120_000);
 
-const REPLAY = path.resolve(__dirname, '../dist/replay/cli.js');
 const SEED = Number(process.env.SQLSCRIBE_PROPERTY_SEED ?? 20261121);
 const NUM_RUNS = 15;
 
@@ -467,19 +465,6 @@ async function runWorkload(run: Run, workload: { firstTables: [number, number]; 
   }
 }
 
-function replay(args: string[], cwd: string): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [REPLAY, ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
-}
 
 t.test('rebuilds every database exactly from the journal, whatever the workload', async (tt) => {
   const dir = tt.testdir();

@@ -23,11 +23,10 @@ import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { decodeLine, encodeLine, isHeader, type JournalEntry, type JournalHeader, type JournalLine } from '../journal/record';
 import { META_TABLE } from '../src/engine/journal-position';
-import { startServer, type Reply, type TestServer } from './helpers/server';
+import { runReplay, startServer, type Reply, type TestServer, type ToolRun } from './helpers/server';
 
 t.setTimeout(120_000);
 
-const REPLAY = path.resolve(__dirname, '../dist/replay/cli.js');
 const JOURNAL_NAME = 'statements.jsonl';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -122,28 +121,6 @@ async function sessionFails(server: TestServer, session: string, sql: string, co
 async function end(server: TestServer, session: string, commit: boolean): Promise<void> {
   const reply = await server.post(`/tx/${commit ? 'commit' : 'rollback'}?session=${session}`);
   expectStatus(reply, 200, commit ? 'commit' : 'rollback');
-}
-
-interface ToolRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runReplay(args: string[], cwd: string): Promise<ToolRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [REPLAY, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
 }
 
 /** Runs `work` on every item, at most `size` at a time, and gives the results in order. */

@@ -15,14 +15,13 @@
  *
  * Build first (`npx tsc -p tsconfig.json`): the server and the replay tool run from dist/.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
-import { startServer, type Reply, type TestServer } from './helpers/server';
+import { runReplay, startServer, type Reply, type TestServer } from './helpers/server';
 import { BY_COMMIT, BY_SUBJECT, EXPECTED as SUMMARY, KNOWN_SET, byDecision, evidence, type Evidence } from './helpers/pilot-fixtures';
 
 // Every server is a child process with engine sub-processes: on a loaded machine a start and a
@@ -30,7 +29,6 @@ import { BY_COMMIT, BY_SUBJECT, EXPECTED as SUMMARY, KNOWN_SET, byDecision, evid
 t.setTimeout(180_000);
 
 const TOKEN = 's3cret';
-const REPLAY = path.resolve(__dirname, '../dist/replay/cli.js');
 const PILOTS_FILE = '_sqlscribe_pilots.db';
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
 const DECISIONS = ['conservar', 'corregir', 'volver_a_pilotar', 'retirar'] as const;
@@ -93,21 +91,6 @@ async function listIds(server: TestServer, query: string): Promise<{ total: numb
   return { total: reply.body.total as number, ids: (reply.body.pilots as Array<{ id: number }>).map((p) => p.id) };
 }
 
-function runReplay(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [REPLAY, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 // ── the known set of the summary ─────────────────────────────────────────────
 

@@ -100,18 +100,37 @@ export async function startServer(args: string[], options: { cwd: string; header
   };
 }
 
-/** Runs the CLI to completion (for start-up errors and -h). */
-export function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export const REPLAY = path.resolve(__dirname, '../../dist/replay/cli.js');
+
+export interface ToolRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a built script of the project to completion; killed after `timeoutMs`. */
+function runScript(script: string, args: string[], cwd: string, timeoutMs: number): Promise<ToolRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', reject);
     child.once('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** Runs the server's CLI to completion (for start-up errors and -h). */
+export function runCli(args: string[], cwd: string): Promise<ToolRun> {
+  return runScript(MAIN, args, cwd, 10_000);
+}
+
+/** Runs the replay tool (`npm run replay`) to completion. */
+export function runReplay(args: string[], cwd: string): Promise<ToolRun> {
+  return runScript(REPLAY, args, cwd, 60_000);
 }
