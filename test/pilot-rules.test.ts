@@ -14,7 +14,7 @@ import { DECISIONS, EVIDENCE_LEVELS, pilotSchema, type PilotRecord } from '../sr
 import type { StoredPilot } from '../src/pilots/pilot-store';
 import { summarize } from '../src/pilots/pilot-summary';
 import { validatePilot } from '../src/pilots/pilot-validation';
-import { BY_COMMIT, BY_SUBJECT, EXPECTED, KNOWN_SET, byDecision, evidence, type Evidence } from './helpers/pilot-fixtures';
+import { BY_COMMIT, BY_SUBJECT, EXPECTED, INVALID_RECORD, KNOWN_SET, byDecision, evidence, type Evidence } from './helpers/pilot-fixtures';
 
 // ── fixtures ─────────────────────────────────────────────────────────────────
 
@@ -175,19 +175,7 @@ t.test('refuses a record that is not an object, at the root', async (t) => {
 });
 
 t.test('reports every violation at once', async (t) => {
-  const record = {
-    date: '2026-02-30',
-    responsible_role: 'x',
-    scope: { level: '8B', subject: 'matematica', class_codes: [] },
-    commit: 'ABC',
-    planned_minutes: 0,
-    actual_minutes: 1.5,
-    aggregate_evidence: { aun_no_observable: -1, en_desarrollo: 2.5, logrado: 1, extra: 1 },
-    incidents: ['ok', 7],
-    decision: 'seguir',
-    notes_without_personal_data: 3,
-    student: 'x',
-  };
+  const record = INVALID_RECORD;
   refusedAt(t, record, [
     '/student',
     '/date',

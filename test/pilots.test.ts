@@ -22,7 +22,7 @@ import addFormats from 'ajv-formats';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { runReplay, startServer, type Reply, type TestServer } from './helpers/server';
-import { BY_COMMIT, BY_SUBJECT, EXPECTED as SUMMARY, KNOWN_SET, byDecision, evidence, type Evidence } from './helpers/pilot-fixtures';
+import { BY_COMMIT, BY_SUBJECT, EXPECTED as SUMMARY, INVALID_RECORD, KNOWN_SET, byDecision, evidence, type Evidence } from './helpers/pilot-fixtures';
 
 // Every server is a child process with engine sub-processes: on a loaded machine a start and a
 // stop can take seconds each.
@@ -166,19 +166,7 @@ t.test('creates a record without the optional notes, with no incidents', async (
 
 t.test('refuses an invalid record with every violation at its path', async (t) => {
   const { server } = await serve(t);
-  const reply = await server.post('/pilots', {
-    date: '2026-02-30',
-    responsible_role: 'x',
-    scope: { level: '8B', subject: 'matematica', class_codes: [] },
-    commit: 'A1B2C3D',
-    planned_minutes: 0,
-    actual_minutes: 1.5,
-    aggregate_evidence: { aun_no_observable: -1, en_desarrollo: 2.5, logrado: 1, extra: 1 },
-    incidents: ['ok', 7],
-    decision: 'seguir',
-    notes_without_personal_data: 3,
-    student: 'x',
-  });
+  const reply = await server.post('/pilots', INVALID_RECORD);
   assertError(t, reply, 400, 1016, 'fifteen problems');
   const violations = (reply.body?.violations ?? []) as Array<{ path: string; message: string }>;
   t.same(violations.map((v) => v.path).sort(), [

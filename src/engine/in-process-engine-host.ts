@@ -4,7 +4,7 @@
  * take this one's place.
  */
 import { Engine, type EngineOptions } from './engine';
-import type { EngineHost, EngineSession, ExecRequest, HeldBatch, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from './protocol';
+import type { EngineHost, EngineSession, ExecRequest, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from './protocol';
 import type { TableSchema } from './schema';
 
 export class InProcessEngineHost implements EngineHost {
@@ -16,11 +16,6 @@ export class InProcessEngineHost implements EngineHost {
 
   async exec(request: ExecRequest): Promise<StatementResult[]> {
     return this.engine.exec(request);
-  }
-
-  async execHeld(request: ExecRequest): Promise<HeldBatch> {
-    const results = this.engine.execHeld(request);
-    return { results, commit: async (seq) => this.engine.commitHeld(seq), rollback: async () => this.engine.rollbackHeld() };
   }
 
   async execHeldGroup(requests: readonly ExecRequest[]): Promise<HeldGroup> {

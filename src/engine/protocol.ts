@@ -38,14 +38,6 @@ export interface ExecRequest {
   readonly jsonRows?: boolean;
 }
 
-/** A batch that ran and waits, uncommitted, for its journal entry to be written. */
-export interface HeldBatch {
-  readonly results: StatementResult[];
-  /** Commits, recording `seq` as the last journal entry applied to the database. */
-  commit(seq: number): Promise<void>;
-  rollback(): Promise<void>;
-}
-
 /** What became of one batch of a group: its results, or the catalog error that rolled it back. */
 export type GroupOutcome = { results: StatementResult[] } | { error: EngineErrorData };
 
@@ -94,8 +86,6 @@ export interface RowPage {
  */
 export interface EngineHost {
   exec(request: ExecRequest): Promise<StatementResult[]>;
-  /** Runs a batch and holds its transaction open until commit or rollback (journal first, then commit). */
-  execHeld(request: ExecRequest): Promise<HeldBatch>;
   /**
    * Runs write batches of one database in one held transaction (one engine
    * call, one journal write and one commit for all of them). A statement

@@ -72,3 +72,18 @@ export const BY_SUBJECT = [
     minutes: { planned: 130, actual: 120, overrun: -10, overrun_share: -10 / 130 },
   },
 ];
+
+/** A record that breaks fifteen rules at once, one of each kind the schema states. */
+export const INVALID_RECORD = {
+  date: '2026-02-30',
+  responsible_role: 'x',
+  scope: { level: '8B', subject: 'matematica', class_codes: [] },
+  commit: 'ABC',
+  planned_minutes: 0,
+  actual_minutes: 1.5,
+  aggregate_evidence: { aun_no_observable: -1, en_desarrollo: 2.5, logrado: 1, extra: 1 },
+  incidents: ['ok', 7],
+  decision: 'seguir',
+  notes_without_personal_data: 3,
+  student: 'x',
+};

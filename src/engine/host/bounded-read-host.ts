@@ -5,7 +5,7 @@
  * are closed with theirs, so that a dropped database is closed everywhere.
  */
 import { Engine } from '../engine';
-import type { EngineHost, EngineSession, ExecRequest, HeldBatch, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type { EngineHost, EngineSession, ExecRequest, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
 import { toEngineError } from '../sqlite-errors';
 
@@ -26,10 +26,6 @@ export class BoundedReadHost implements EngineHost {
       throw toEngineError(error);
     }
     return results ?? this.processes.exec(request);
-  }
-
-  execHeld(request: ExecRequest): Promise<HeldBatch> {
-    return this.processes.execHeld(request);
   }
 
   execHeldGroup(requests: readonly ExecRequest[]): Promise<HeldGroup> {

@@ -2,7 +2,7 @@
 import type { EngineErrorData } from '../../errors';
 
 export type EngineMethod =
-  | 'exec' | 'execHeld' | 'execHeldGroup' | 'commitHeld' | 'rollbackHeld' | 'journalPosition'
+  | 'exec' | 'execHeldGroup' | 'commitHeld' | 'rollbackHeld' | 'journalPosition'
   | 'tables' | 'schema' | 'rows' | 'createDatabase' | 'closeDatabase'
   | 'beginSession' | 'execInSession' | 'endSession';
 

@@ -25,7 +25,6 @@ function run(call: EngineCall): unknown {
   };
   switch (call.method) {
     case 'exec': return engine.exec(first as ExecRequest, progress);
-    case 'execHeld': return engine.execHeld(first as ExecRequest, progress);
     case 'execHeldGroup': return engine.execHeldGroup(first as ExecRequest[], progress);
     case 'commitHeld': return engine.commitHeld(first as number);
     case 'rollbackHeld': return engine.rollbackHeld();

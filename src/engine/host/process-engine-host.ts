@@ -5,7 +5,7 @@
  * here, in the parent, so a killed process loses only the call it was running.
  */
 import { EngineError } from '../../errors';
-import type { EngineHost, EngineSession, ExecRequest, GroupOutcome, HeldBatch, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type { EngineHost, EngineSession, ExecRequest, GroupOutcome, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
 import type { EngineMethod } from './engine-messages';
 import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
@@ -79,21 +79,7 @@ export class ProcessEngineHost implements EngineHost {
     return this.call('exec', request);
   }
 
-  /** The process that ran the batch keeps it until commit or rollback: no other work goes there meanwhile. */
-  async execHeld(request: ExecRequest): Promise<HeldBatch> {
-    const handle = this.takeProcess();
-    let results: StatementResult[];
-    try {
-      results = await this.callOn<StatementResult[]>(handle, 'execHeld', request);
-    } catch (error) {
-      this.unreserve(handle);
-      throw error;
-    }
-    const finish = (method: EngineMethod, ...args: unknown[]): Promise<void> => this.callOn<void>(handle, method, ...args).finally(() => this.unreserve(handle));
-    return { results, commit: (seq) => finish('commitHeld', seq), rollback: () => finish('rollbackHeld') };
-  }
-
-  /** Like execHeld, for a group of batches of one database (EngineHost.execHeldGroup). */
+  /** The process that ran the group keeps it until commit or rollback: no other work goes there meanwhile. */
   async execHeldGroup(requests: readonly ExecRequest[]): Promise<HeldGroup> {
     const handle = this.takeProcess();
     let outcomes: GroupOutcome[];
