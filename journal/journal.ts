@@ -25,7 +25,8 @@ function levelRecords(level: JournalLevel, event: JournalEvent, ok: boolean): bo
 export interface BatchRecord {
   db: string;
   session: string | null;
-  statements: ReadonlyArray<{ sql: string; params?: SqlParams }>;
+  /** The SQL exactly as the client sent it, comments and whitespace included: replay splits it again. */
+  sources: ReadonlyArray<{ sql: string; params?: SqlParams }>;
   readonly: boolean;
   context: BatchContext;
   ms: number;
@@ -71,12 +72,12 @@ export class Journal {
 
 /** The entry of an executed batch, failed or not. */
 export function batchEntry(record: BatchRecord): NewEntry {
-  const statements: JournalStatement[] = record.statements.map((s) => (s.params === undefined ? { sql: s.sql } : { sql: s.sql, params: s.params }));
+  const statements: JournalStatement[] = record.sources.map((s) => (s.params === undefined ? { sql: s.sql } : { sql: s.sql, params: s.params }));
   const entry: NewEntry = {
     db: record.db,
     session: record.session,
     kind: 'exec',
-    sql: statements.map((s) => s.sql).join(';\n'),
+    sql: sqlOf(statements),
     statements,
     readonly: record.readonly,
     ok: record.error === undefined,
@@ -86,6 +87,11 @@ export function batchEntry(record: BatchRecord): NewEntry {
   };
   if (record.error !== undefined) return { ...entry, ...errorFields(record.error) };
   return { ...entry, changes: (record.results ?? []).reduce((sum, result) => sum + (result.changes ?? 0), 0) };
+}
+
+/** The entry's `sql`, for people and grep: one source exactly as sent, several one per line. */
+export function sqlOf(sources: ReadonlyArray<{ sql: string }>): string {
+  return sources.length === 1 ? (sources[0] as { sql: string }).sql : sources.map((s) => s.sql).join('\n');
 }
 
 export function errorFields(error: EngineError): Pick<NewEntry, 'code' | 'class' | 'error' | 'statement'> {

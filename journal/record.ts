@@ -29,7 +29,12 @@ export interface JournalHeader {
   started: string;
 }
 
-export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb';
+/**
+ * `void` marks earlier entries that were durable but could not be applied
+ * (their database refused the commit, e.g. its disk was full): replay skips
+ * the entries it names, as the live database never had them.
+ */
+export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb' | 'void';
 
 export type RollbackReason = 'client' | 'expired' | 'timeout' | 'engine-lost' | 'aborted' | 'shutdown';
 
@@ -65,6 +70,8 @@ export interface JournalEntry {
   seed?: string;
   /** rollback: why the session ended. */
   reason?: RollbackReason;
+  /** void: the seqs of the entries that were never applied. */
+  voids?: number[];
 }
 
 export type JournalLine = JournalHeader | JournalEntry;
@@ -115,7 +122,7 @@ export function crcOf(text: string): string {
 const FIELD_ORDER = [
   'seq', 'ts', 'kind', 'format', 'service', 'version', 'level', 'betterSqlite3', 'sqlite', 'node', 'tz', 'started',
   'db', 'session', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
-  'clock', 'seed', 'sql', 'statements',
+  'clock', 'seed', 'voids', 'sql', 'statements',
 ] as const;
 const KNOWN_FIELDS = new Set<string>([...FIELD_ORDER, 'crc']);
 
@@ -218,6 +225,7 @@ const OPTIONAL_ENTRY_FIELDS: Record<string, Check> = {
   clock: (v) => typeof v === 'number' && Number.isFinite(v),
   seed: (v) => typeof v === 'string' && /^[0-9a-fA-F]{16}$/.test(v),
   reason: oneOf('client', 'expired', 'timeout', 'engine-lost', 'aborted', 'shutdown'),
+  voids: (v) => Array.isArray(v) && v.length > 0 && v.every(isCount),
 };
 
 /** Fields a kind cannot do without: replay needs them (decisions §6). */
@@ -228,6 +236,7 @@ const REQUIRED_BY_KIND: Record<EntryKind, string[]> = {
   rollback: ['session', 'reason'],
   createdb: ['db'],
   dropdb: ['db'],
+  void: ['voids'],
 };
 
 function requireFields(value: Record<string, unknown>, checks: Record<string, Check>, optional: boolean): void {

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import { EngineError } from '../src/errors';
 import { classifyStatement } from '../src/engine/dialect/classify';
+import { splitStatements } from '../src/engine/dialect/split';
 import type { Engine } from '../src/engine/engine';
 import type { ExecRequest, ExecStatement } from '../src/engine/protocol';
 import type { JournalEntry, JournalStatement } from '../journal/record';
@@ -20,14 +21,21 @@ export class ReplayError extends Error {
   }
 }
 
-function toExecStatement(statement: JournalStatement): ExecStatement {
-  const classified = classifyStatement(statement.sql);
-  return {
-    sql: statement.sql,
-    kind: classified.kind,
-    ...(statement.params === undefined ? {} : { params: statement.params }),
-    ...(classified.savepoint === undefined ? {} : { savepoint: classified.savepoint }),
-  };
+/**
+ * The statements of one journaled source. The journal keeps the SQL exactly
+ * as it was sent, comments and all, so it is split again here by the same
+ * splitter that split it live (a source with parameters holds one statement).
+ */
+function toExecStatements(source: JournalStatement): ExecStatement[] {
+  return splitStatements(source.sql).map((sql) => {
+    const classified = classifyStatement(sql);
+    return {
+      sql,
+      kind: classified.kind,
+      ...(source.params === undefined ? {} : { params: source.params }),
+      ...(classified.savepoint === undefined ? {} : { savepoint: classified.savepoint }),
+    };
+  });
 }
 
 export class JournalApplier {
@@ -45,6 +53,7 @@ export class JournalApplier {
       case 'exec': return entry.session === null ? this.exec(entry) : this.execInSession(entry);
       case 'commit': return this.endSession(entry, true);
       case 'rollback': return this.endSession(entry, false);
+      case 'void': return; // rebuild leaves out the entries a void names; the void itself changes nothing
     }
   }
 
@@ -69,7 +78,7 @@ export class JournalApplier {
   }
 
   private request(entry: JournalEntry): ExecRequest {
-    const statements = (entry.statements ?? []).map(toExecStatement);
+    const statements = (entry.statements ?? []).flatMap(toExecStatements);
     // No rows are kept: only the changes matter (a RETURNING statement still runs to its end).
     return { file: this.fileOf(entry.db as string), statements, maxResultRows: 0, context: { clockMs: entry.clock ?? 0, seed: entry.seed ?? '0' } };
   }

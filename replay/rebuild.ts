@@ -59,14 +59,26 @@ function advance(entry: JournalEntry, position: JournalPosition | null): Journal
   return commits ? { ...base, applied: entry.seq } : base;
 }
 
+/** The seqs that `void` entries say were never applied live: replay leaves them out too. */
+function voidedSeqs(entries: readonly JournalEntry[]): Set<number> {
+  const voided = new Set<number>();
+  for (const entry of entries) if (entry.kind === 'void') for (const seq of entry.voids ?? []) voided.add(seq);
+  return voided;
+}
+
 export async function rebuild(engine: Engine, entries: readonly JournalEntry[], options: RebuildOptions): Promise<RebuildResult> {
   const applier = new JournalApplier(engine, options.fileOf);
   const positions = new Positions(engine, options.fileOf);
+  const voided = voidedSeqs(entries);
   const result: RebuildResult = { applied: 0, skipped: 0 };
   for (const [index, entry] of entries.entries()) {
     if (options.yieldEvery !== undefined && index % options.yieldEvery === options.yieldEvery - 1) await new Promise((resolve) => setImmediate(resolve));
     if (index % 1000 === 0) options.onProgress?.(index, entries.length);
-    if (entry.db === null) continue;
+    if (entry.db === null || entry.kind === 'void') continue;
+    if (voided.has(entry.seq)) {
+      result.skipped++;
+      continue;
+    }
     const position = positions.get(entry.db);
     if (alreadyApplied(entry, position)) {
       result.skipped++;

@@ -92,12 +92,14 @@ export const catalog = {
   // 9xxx — internal and storage
   INTERNAL: { code: 9001, status: 500, message: 'internal error' },
   STORAGE_IO: { code: 9002, status: 500, message: 'storage I/O error' },
-  STORAGE_FULL: { code: 9003, status: 500, message: 'storage is full' },
+  STORAGE_FULL: { code: 9003, status: 507, message: 'storage is full' },
   STORAGE_CORRUPT: { code: 9004, status: 500, message: 'database file is corrupt or not a database' },
   STORAGE_READONLY: { code: 9005, status: 500, message: 'database file is read-only' },
   STORAGE_BUSY: { code: 9006, status: 500, message: 'database file is locked by another process' },
   ENGINE_CRASHED: { code: 9007, status: 500, message: 'the engine process running this request stopped unexpectedly: nothing of the request was committed' },
   SESSION_ENGINE_CRASHED: { code: 9008, status: 500, message: 'the engine process holding the session stopped unexpectedly: the session was rolled back and closed' },
+  JOURNAL_UNAVAILABLE: { code: 9009, status: 503, message: 'the statement journal cannot be written ({reason}): {outcome}; retry shortly' },
+  DATABASE_BEHIND: { code: 9010, status: 503, message: 'database {db} could not apply a journaled write ({reason}): writes to it are refused until it catches up; reads go on' },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorName = keyof typeof catalog;

@@ -6,7 +6,6 @@
 import path from 'node:path';
 import { Engine } from './engine/engine';
 import type { Config } from './options';
-import type { DatabaseRef } from './bus/database-directory';
 import { readCheckpoint, writeCheckpoint } from '../journal/checkpoint';
 import { JournalError, readJournal } from '../journal/reader';
 import { rebuild, type RebuildResult } from '../replay/rebuild';
@@ -47,8 +46,11 @@ export async function recoverDatabases(config: Config, journalFile: string): Pro
   return result;
 }
 
-/** Brings one database in line while the server runs (a commit failed after its entry was written). */
-export async function repairDatabase(config: Config, journalFile: string, ref: DatabaseRef): Promise<void> {
-  const result = await applyFrom(config, journalFile, 1, ref.name);
-  process.stderr.write(`sqlscribe: repaired ${ref.name} from the journal (${result.applied} entries applied)\n`);
+/**
+ * Brings one database in line while the server runs: it lacks durable
+ * entries (a commit failed after them, and they could not be voided).
+ */
+export async function repairDatabase(config: Config, journalFile: string, db: string): Promise<void> {
+  const result = await applyFrom(config, journalFile, 1, db);
+  process.stderr.write(`sqlscribe: repaired ${db} from the journal (${result.applied} entries applied)\n`);
 }

@@ -18,6 +18,7 @@ import { openJournal } from './journal-setup';
 import type { Config } from './options';
 import { recoverDatabases, repairDatabase } from './recovery';
 import { writeCheckpoint } from '../journal/checkpoint';
+import { AppliedCheckpoints } from './applied-checkpoints';
 
 export interface RunningServer {
   readonly url: string;
@@ -53,9 +54,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
   if (config.dbFile !== null) prepareSingleDatabase(config.dbFile);
   const journal = await openJournal(config);
   const logFile = config.logFile;
-  const repair = logFile === null ? async () => undefined : (ref: Parameters<typeof repairDatabase>[2]) => repairDatabase(config, logFile, ref);
+  const repair = logFile === null ? async () => undefined : (db: string) => repairDatabase(config, logFile, db);
+  const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
   const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs }));
-  const bus = new CommandBus(config, engine, journal, repair);
+  const bus = new CommandBus(config, engine, journal, { repair, log });
+  let checkpoints: AppliedCheckpoints | undefined;
   const readiness = new Readiness();
   const { koa } = createApp(config, bus, readiness);
   const server = http.createServer(koa.callback());
@@ -63,6 +66,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const url = await listen(server, config);
   const ready = (async () => {
     const result = logFile === null || journal.level === 'none' ? { applied: 0 } : await recoverDatabases(config, logFile);
+    if (logFile !== null && journal.level !== 'none') checkpoints = new AppliedCheckpoints(logFile, () => bus.writePath.settledThrough(), log);
     readiness.ready = true;
     return result;
   })();
@@ -74,10 +78,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      checkpoints?.stop();
       await bus.close();
       await journal.close();
-      // Stopped cleanly: every entry written is applied, so the next start reads nothing old.
-      if (logFile !== null && journal.level !== 'none') writeCheckpoint(logFile, { appliedThrough: journal.lastSeq });
+      // Stopped cleanly: every entry written is applied (or voided), so the next start reads nothing old.
+      if (logFile !== null && journal.level !== 'none') writeCheckpoint(logFile, { appliedThrough: bus.writePath.settledThrough() });
     },
   };
 }

@@ -1,23 +1,42 @@
 /**
- * Runs an auto-commit batch on one database and journals it (decisions §6):
- * a write runs in a transaction that stays open until its journal entry is
- * written, then commits; the client is answered after that. So a batch is
- * acknowledged only after its entry is written, and no committed change
- * escapes the journal. Writes that queue up for the same database run in
- * groups (write-groups.ts).
+ * Runs an auto-commit batch on one database and journals it. A journaled
+ * write runs in a transaction that stays open until its entry is durable,
+ * then commits (write-groups.ts, through the write path); the client is
+ * answered after that. Reads, and writes at levels that do not record them,
+ * run at once; their entries (when the level records them) change nothing,
+ * so a journal failure never stops them.
  */
 import { EngineError } from '../errors';
 import { newBatchContext } from '../engine/deterministic-functions';
 import type { EngineHost, ExecRequest, ExecStatement, StatementResult } from '../engine/protocol';
 import { batchEntry, type Journal } from '../../journal/journal';
+import type { SqlSource } from './commands';
 import type { DatabaseRef } from './database-directory';
 import { withWriteLock } from './lock-errors';
 import { WriteGroups } from './write-groups';
 import type { WriteLocks } from './write-locks';
+import type { WritePath } from './write-path';
 
 export interface BatchRunnerOptions {
   lockTimeoutMs: number;
   maxResultRows: number;
+}
+
+export interface RunOptions {
+  /** The results carry their rows as JSON text for a response (ExecRequest.jsonRows). */
+  jsonRows?: boolean;
+  /** The SQL exactly as the client sent it, for the journal; the statements' own text when absent. */
+  sources?: readonly SqlSource[];
+}
+
+/** A batch on its way: the engine's request and what the journal records of it. */
+export interface JournaledRequest {
+  readonly request: ExecRequest;
+  readonly sources: readonly SqlSource[];
+}
+
+export function sourcesOf(statements: readonly ExecStatement[]): SqlSource[] {
+  return statements.map(({ sql, params }) => (params === undefined ? { sql } : { sql, params }));
 }
 
 export class BatchRunner {
@@ -26,39 +45,33 @@ export class BatchRunner {
   constructor(
     private readonly engine: EngineHost,
     private readonly journal: Journal,
+    private readonly path: WritePath,
     private readonly locks: WriteLocks,
     private readonly options: BatchRunnerOptions,
-    /** Brings a database back in line with the journal when a commit after a written entry failed. */
-    repair: (ref: DatabaseRef) => Promise<void>,
   ) {
-    this.groups = new WriteGroups(engine, journal, locks, { lockTimeoutMs: options.lockTimeoutMs, repair });
+    this.groups = new WriteGroups(engine, path, locks, { lockTimeoutMs: options.lockTimeoutMs });
   }
 
-  /** With `jsonRows`, the results carry their rows as JSON text for a response (ExecRequest.jsonRows). */
-  async run(ref: DatabaseRef, statements: readonly ExecStatement[], readonly: boolean, jsonRows = false): Promise<StatementResult[]> {
-    const request: ExecRequest = { file: ref.file, statements, maxResultRows: this.options.maxResultRows, context: newBatchContext(), jsonRows };
-    if (readonly) return this.journaled(ref, request, true, () => this.engine.exec(request));
-    if (this.journal.recordsWrites) return this.groups.run(ref, request);
-    return withWriteLock(this.locks, ref, this.options.lockTimeoutMs, () => this.journaled(ref, request, false, () => this.engine.exec(request)));
+  async run(ref: DatabaseRef, statements: readonly ExecStatement[], readonly: boolean, options: RunOptions = {}): Promise<StatementResult[]> {
+    const request: ExecRequest = { file: ref.file, statements, maxResultRows: this.options.maxResultRows, context: newBatchContext(), jsonRows: options.jsonRows === true };
+    const batch: JournaledRequest = { request, sources: options.sources ?? sourcesOf(statements) };
+    if (readonly) return this.noted(ref, batch, true, () => this.engine.exec(request));
+    if (this.journal.recordsWrites) return this.groups.run(ref, batch);
+    return withWriteLock(this.locks, ref, this.options.lockTimeoutMs, () => this.noted(ref, batch, false, () => this.engine.exec(request)));
   }
 
-  /** Runs the work, then journals the outcome if the level records it; a failure is journaled before it is answered. */
-  private async journaled(ref: DatabaseRef, request: ExecRequest, readonly: boolean, work: () => Promise<StatementResult[]>): Promise<StatementResult[]> {
+  /** Runs work whose entry changes nothing, then notes its outcome; a failure is noted before it is answered. */
+  private async noted(ref: DatabaseRef, batch: JournaledRequest, readonly: boolean, work: () => Promise<StatementResult[]>): Promise<StatementResult[]> {
     const started = performance.now();
+    const note = (outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> =>
+      this.path.note(readonly ? 'read' : 'write', batchEntry({ db: ref.name, session: null, sources: batch.sources, readonly, context: batch.request.context!, ms: performance.now() - started, ...outcome }));
     try {
       const results = await work();
-      await this.record(ref, request, readonly, started, { results });
+      await note({ results });
       return results;
     } catch (error) {
-      if (error instanceof EngineError) await this.record(ref, request, readonly, started, { error });
+      if (error instanceof EngineError) await note({ error });
       throw error;
     }
-  }
-
-  private async record(ref: DatabaseRef, request: ExecRequest, readonly: boolean, started: number, outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> {
-    const event = readonly ? 'read' : 'write';
-    if (!this.journal.records(event, outcome.error === undefined)) return;
-    const entry = batchEntry({ db: ref.name, session: null, statements: request.statements, readonly, context: request.context!, ms: performance.now() - started, ...outcome });
-    await this.journal.append(event, entry).written;
   }
 }

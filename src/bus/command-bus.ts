@@ -9,19 +9,29 @@ import type { ClassifiedStatement } from '../engine/dialect/statement';
 import type { EngineHost, ExecStatement, StatementResult } from '../engine/protocol';
 import type { Config } from '../options';
 import { SessionManager } from '../sessions/session-manager';
-import { errorFields, type Journal } from '../../journal/journal';
+import { errorFields, sqlOf, type Journal } from '../../journal/journal';
 import { parseBatch, type Batch, type ParsedStatement } from './batch';
 import { BatchRunner } from './batch-runner';
 import type { Command, CommandOf, CommandResults, ExecOutcome } from './commands';
 import { DatabaseDirectory, normalizeDatabaseName, type DatabaseRef } from './database-directory';
 import { DatabaseLifecycle } from './database-lifecycle';
 import { WriteLocks } from './write-locks';
+import { WritePath } from './write-path';
 import { PilotService } from '../pilots/pilot-service';
 import { PilotStore } from '../pilots/pilot-store';
+
+export interface CommandBusOptions {
+  /** Brings one database back in line with the journal (it lacks durable entries that could not be voided). */
+  repair(db: string): Promise<void>;
+  /** Told of failures that reach no client. */
+  log(message: string): void;
+}
 
 export class CommandBus {
   readonly directory: DatabaseDirectory;
   readonly sessions: SessionManager;
+  /** The one owner of "durable before applied" (write-path.ts). */
+  readonly writePath: WritePath;
   private readonly locks = new WriteLocks();
   private readonly batches: BatchRunner;
   private readonly lifecycle: DatabaseLifecycle;
@@ -30,15 +40,15 @@ export class CommandBus {
   constructor(
     private readonly config: Config,
     private readonly engine: EngineHost,
-    private readonly journal: Journal,
-    /** Brings one database back in line with the journal (after a commit failed behind a written entry). */
-    repair: (ref: DatabaseRef) => Promise<void>,
+    journal: Journal,
+    options: CommandBusOptions,
   ) {
     this.directory = new DatabaseDirectory(config);
+    this.writePath = new WritePath(journal, options);
     const { lockTimeoutMs, maxResultRows } = config;
-    this.batches = new BatchRunner(engine, journal, this.locks, { lockTimeoutMs, maxResultRows }, repair);
-    this.lifecycle = new DatabaseLifecycle(this.directory, engine, journal, this.locks, lockTimeoutMs);
-    this.sessions = new SessionManager(engine, this.locks, journal, { idleTimeoutMs: config.sessionTimeoutMs, lockTimeoutMs, maxResultRows }, repair);
+    this.batches = new BatchRunner(engine, journal, this.writePath, this.locks, { lockTimeoutMs, maxResultRows });
+    this.lifecycle = new DatabaseLifecycle(this.directory, engine, this.writePath, this.locks, lockTimeoutMs);
+    this.sessions = new SessionManager(engine, this.locks, this.writePath, { idleTimeoutMs: config.sessionTimeoutMs, lockTimeoutMs, maxResultRows });
     this.pilots = new PilotService(new PilotStore(this.directory, this.batches, this.lifecycle));
   }
 
@@ -95,7 +105,7 @@ export class CommandBus {
     const batch = await this.parse(command);
     if (batch.level === 'database') return { db: null, results: await this.execDatabaseLevel(batch.statements) };
     const ref = this.directory.resolve(command.db);
-    const results = await this.batches.run(ref, batch.statements.map(toExecStatement), batch.readonly, true);
+    const results = await this.batches.run(ref, batch.statements.map(toExecStatement), batch.readonly, { jsonRows: true, sources: command.sources });
     return { db: ref.name, results };
   }
 
@@ -103,7 +113,7 @@ export class CommandBus {
     const batch = await this.parse(command);
     if (batch.level === 'database') throw new EngineError('SESSION_STATEMENT');
     const ref = command.db === undefined || command.db === null || command.db === '' ? undefined : this.directory.resolve(command.db);
-    const { results, info } = await this.sessions.exec(session, ref, batch.statements.map(toExecStatement), batch.readonly, true);
+    const { results, info } = await this.sessions.exec(session, ref, batch.statements.map(toExecStatement), batch.readonly, { jsonRows: true, sources: command.sources });
     return { db: info.db, results, session: info };
   }
 
@@ -116,10 +126,10 @@ export class CommandBus {
     try {
       return parseBatch(command.sources, this.config.maxStatements);
     } catch (error) {
-      if (error instanceof EngineError && this.journal.records('write', false)) {
+      if (error instanceof EngineError) {
         const statements = command.sources.map(({ sql, params }) => (params === undefined ? { sql } : { sql, params }));
         const db = typeof command.db === 'string' ? tryNormalize(command.db) : this.directory.single ? this.directory.list()[0] ?? null : null;
-        await this.journal.append('write', { db, session: null, kind: 'exec', sql: statements.map((s) => s.sql).join(';\n'), statements, ok: false, ms: 0, ...errorFields(error) }).written;
+        await this.writePath.note('write', { db, session: null, kind: 'exec', sql: sqlOf(statements), statements, ok: false, ms: 0, ...errorFields(error) });
       }
       throw error;
     }

@@ -93,8 +93,16 @@ export class DatabaseDirectory {
       .sort();
   }
 
-  /** Deletes the file and SQLite's companions; the caller closes open handles first. */
+  /**
+   * Deletes the file and SQLite's companions; the caller closes open handles
+   * first. The database goes in one step (a rename out of its name), so a
+   * failure part-way never leaves it half there; the companions go before the
+   * name can be used again, as a new database must never meet an old WAL.
+   */
   remove(ref: DatabaseRef): void {
-    for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(ref.file + suffix, { force: true });
+    const doomed = `${ref.file}.dropped`;
+    fs.renameSync(ref.file, doomed);
+    for (const suffix of ['-wal', '-shm', '-journal']) fs.rmSync(ref.file + suffix, { force: true });
+    fs.rmSync(doomed, { force: true });
   }
 }

@@ -1,20 +1,24 @@
 /**
- * Creating and dropping databases (POST /dbs, CREATE/DROP DATABASE). Both are
- * journaled before they happen, so that replay and crash recovery know which
- * databases exist and which incarnation of a name a file is.
+ * Creating and dropping databases (POST /dbs, CREATE/DROP DATABASE), through
+ * the write path like every other change: the entry is durable first, then
+ * the file appears or goes, each in one atomic step (a rename), so that a
+ * crash leaves either the entry alone (recovery finishes it) or both. A
+ * create or drop that fails after its entry is voided, so replay never builds
+ * a database the live server did not have.
  */
 import { EngineError } from '../errors';
 import type { EngineHost } from '../engine/protocol';
-import { eventEntry, type Journal } from '../../journal/journal';
-import type { DatabaseDirectory } from './database-directory';
+import { eventEntry } from '../../journal/journal';
+import type { DatabaseDirectory, DatabaseRef } from './database-directory';
 import { withWriteLock } from './lock-errors';
 import type { WriteLocks } from './write-locks';
+import type { WritePath } from './write-path';
 
 export class DatabaseLifecycle {
   constructor(
     private readonly directory: DatabaseDirectory,
     private readonly engine: EngineHost,
-    private readonly journal: Journal,
+    private readonly path: WritePath,
     private readonly locks: WriteLocks,
     private readonly lockTimeoutMs: number,
   ) {}
@@ -29,10 +33,15 @@ export class DatabaseLifecycle {
       }
       // Something that is not a database file (a planted symlink) holds the name: never open through it.
       if (this.directory.occupied(ref)) throw new EngineError('DATABASE_EXISTS', { db: name });
-      const { seq, written } = this.journal.append('database', eventEntry('createdb', name, null, { sql }));
-      await written;
-      this.directory.ensureDirectory();
-      await this.engine.createDatabase(ref.file, seq ?? undefined);
+      await this.path.appendThenApply(name, [{ event: 'database', entry: eventEntry('createdb', name, null, { sql }) }], {
+        apply: async (seq) => {
+          this.directory.ensureDirectory();
+          await this.engine.createDatabase(ref.file, seq ?? undefined);
+        },
+        discard: async () => undefined,
+        // The file is renamed into place whole, so its presence means the create is complete.
+        tookEffect: async () => this.directory.exists(ref),
+      });
     });
   }
 
@@ -44,10 +53,17 @@ export class DatabaseLifecycle {
         if (ifExists) return;
         throw new EngineError('NO_SUCH_DATABASE', { db: name });
       }
-      await this.journal.append('database', eventEntry('dropdb', name, null, { sql })).written;
-      // Every handle is closed first: SQLite deletes a WAL file by name when its last handle closes.
-      await this.engine.closeDatabase(ref.file);
-      this.directory.remove(ref);
+      await this.path.appendThenApply(name, [{ event: 'database', entry: eventEntry('dropdb', name, null, { sql }) }], {
+        apply: async () => this.remove(ref),
+        discard: async () => undefined,
+        tookEffect: async () => !this.directory.exists(ref),
+      });
     });
+  }
+
+  private async remove(ref: DatabaseRef): Promise<void> {
+    // Every handle is closed first: SQLite deletes a WAL file by name when its last handle closes.
+    await this.engine.closeDatabase(ref.file);
+    this.directory.remove(ref);
   }
 }

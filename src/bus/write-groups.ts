@@ -5,23 +5,25 @@
  * runs all of them at once: one engine call runs them in one transaction,
  * each in a savepoint of its own (Engine.execHeldGroup), their journal
  * entries are appended together (the writer puts them in one write), and one
- * commit follows. Every batch still has its entry written before its changes
- * commit, and the entries' seq order is the order the batches ran in, which
- * is the order replay applies them in.
+ * commit follows, through the write path (write-path.ts): every batch has its
+ * entry durable before its changes commit, and the entries' seq order is the
+ * order the batches ran in, which is the order replay applies them in.
  */
 import { EngineError } from '../errors';
-import type { EngineHost, ExecRequest, GroupOutcome, HeldGroup, StatementResult } from '../engine/protocol';
-import { batchEntry, type Journal } from '../../journal/journal';
+import type { EngineHost, GroupOutcome, HeldGroup, StatementResult } from '../engine/protocol';
+import { batchEntry } from '../../journal/journal';
+import type { JournaledRequest } from './batch-runner';
 import type { DatabaseRef } from './database-directory';
 import { lockTimeoutError } from './lock-errors';
 import type { WriteLocks } from './write-locks';
+import type { JournaledEntry, WritePath } from './write-path';
 
 /** A group's bounds: a group is one engine call and one journal write. */
 const MAX_GROUP_BATCHES = 64;
 const MAX_GROUP_STATEMENTS = 2000;
 
 interface QueuedBatch {
-  readonly request: ExecRequest;
+  readonly batch: JournaledRequest;
   resolve(results: StatementResult[]): void;
   reject(error: unknown): void;
   /** Fires at -lock-timeout while the batch waits for its turn. */
@@ -30,8 +32,6 @@ interface QueuedBatch {
 
 export interface WriteGroupsOptions {
   lockTimeoutMs: number;
-  /** Brings a database back in line with the journal when a commit after written entries failed. */
-  repair(ref: DatabaseRef): Promise<void>;
 }
 
 export class WriteGroups {
@@ -39,13 +39,13 @@ export class WriteGroups {
 
   constructor(
     private readonly engine: EngineHost,
-    private readonly journal: Journal,
+    private readonly path: WritePath,
     private readonly locks: WriteLocks,
     private readonly options: WriteGroupsOptions,
   ) {}
 
-  /** Runs a write batch in the database's next turn; answers once its entry is written and it committed. */
-  run(ref: DatabaseRef, request: ExecRequest): Promise<StatementResult[]> {
+  /** Runs a write batch in the database's next turn; answers once its entry is durable and it committed. */
+  run(ref: DatabaseRef, batch: JournaledRequest): Promise<StatementResult[]> {
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(ref.file);
       const idle = queue === undefined;
@@ -53,21 +53,21 @@ export class WriteGroups {
         queue = [];
         this.queues.set(ref.file, queue);
       }
-      this.wait(ref, queue, { request, resolve, reject }, false);
+      this.wait(ref, queue, { batch, resolve, reject }, false);
       if (idle) void this.drain(ref, queue);
     });
   }
 
   /** Queues a batch, at the back (new) or the front (sent back by a group), with a fresh -lock-timeout. */
-  private wait(ref: DatabaseRef, queue: QueuedBatch[], batch: QueuedBatch, front: boolean): void {
-    batch.timer = setTimeout(() => {
-      const at = queue.indexOf(batch);
+  private wait(ref: DatabaseRef, queue: QueuedBatch[], queued: QueuedBatch, front: boolean): void {
+    queued.timer = setTimeout(() => {
+      const at = queue.indexOf(queued);
       if (at < 0) return;
       queue.splice(at, 1);
-      batch.reject(lockTimeoutError(ref, this.locks.holderOf(ref.file), this.options.lockTimeoutMs));
+      queued.reject(lockTimeoutError(ref, this.locks.holderOf(ref.file), this.options.lockTimeoutMs));
     }, this.options.lockTimeoutMs);
-    if (front) queue.unshift(batch);
-    else queue.push(batch);
+    if (front) queue.unshift(queued);
+    else queue.push(queued);
   }
 
   /** Takes turns until the queue is empty; batches time out on their own while the lock is held elsewhere. */
@@ -91,29 +91,30 @@ export class WriteGroups {
     const started = performance.now();
     let held: HeldGroup;
     try {
-      held = await this.engine.execHeldGroup(group.map((batch) => batch.request));
+      await this.path.ready(ref.name);
+      held = await this.engine.execHeldGroup(group.map(({ batch }) => batch.request));
     } catch (error) {
       return this.groupFailed(ref, queue, group, error, started);
     }
     const ran = group.slice(0, held.outcomes.length);
-    for (const batch of group.slice(held.outcomes.length).reverse()) this.wait(ref, queue, batch, true);
-    const appended = ran.map((batch, i) => this.append(ref, batch.request, held.outcomes[i] as GroupOutcome, started));
-    try {
-      await Promise.all(appended.map(({ written }) => written));
-    } catch (error) {
+    for (const queued of group.slice(held.outcomes.length).reverse()) this.wait(ref, queue, queued, true);
+    const outcomes = held.outcomes;
+    const entries = ran.map((queued, i): JournaledEntry => ({ event: 'write', entry: this.entryOf(ref, queued.batch, outcomes[i] as GroupOutcome, started) }));
+    if (!outcomes.some((outcome) => 'results' in outcome)) {
       await held.rollback();
-      for (const batch of ran) batch.reject(new EngineError('STORAGE_IO', {}, { cause: error }));
-      return;
+      await Promise.all(entries.map(({ event, entry }) => this.path.note(event, entry)));
+      return settle(ran, outcomes, undefined);
     }
-    const seqs = appended.flatMap(({ seq }) => (seq === null ? [] : [seq]));
-    const anyOk = held.outcomes.some((outcome) => 'results' in outcome);
-    if (anyOk && seqs.length > 0) await held.commit(Math.max(...seqs)).catch(() => this.options.repair(ref));
-    else await held.rollback();
-    ran.forEach((batch, i) => {
-      const outcome = held.outcomes[i] as GroupOutcome;
-      if ('results' in outcome) batch.resolve(outcome.results);
-      else batch.reject(EngineError.fromData(outcome.error));
-    });
+    try {
+      await this.path.appendThenApply(ref.name, entries, {
+        apply: (last) => (last === null ? held.rollback() : held.commit(last)),
+        discard: () => held.rollback(),
+        tookEffect: async (last) => (await this.engine.journalPosition(ref.file)).applied >= last,
+      });
+    } catch (error) {
+      return settle(ran, outcomes, error);
+    }
+    settle(ran, outcomes, undefined);
   }
 
   /**
@@ -125,23 +126,35 @@ export class WriteGroups {
   private async groupFailed(ref: DatabaseRef, queue: QueuedBatch[], group: QueuedBatch[], error: unknown, started: number): Promise<void> {
     const stopped = error instanceof EngineError && (error.errorName === 'QUERY_TIMEOUT' || error.errorName === 'ENGINE_CRASHED');
     const culprit = stopped && group.length > 1 ? locate(group, error.statement ?? 0) : undefined;
-    const failed = culprit === undefined ? group : [culprit.batch];
+    const failed = culprit === undefined ? group : [culprit.queued];
     if (culprit !== undefined && error instanceof EngineError) {
       error.statement = culprit.statement;
-      for (const batch of group.filter((b) => b !== culprit.batch).reverse()) this.wait(ref, queue, batch, true);
+      for (const queued of group.filter((b) => b !== culprit.queued).reverse()) this.wait(ref, queue, queued, true);
     }
     if (error instanceof EngineError) {
-      const appended = failed.map((batch) => this.append(ref, batch.request, { error: error.toData() }, started));
-      await Promise.allSettled(appended.map(({ written }) => written));
+      await Promise.all(failed.map(({ batch }) => this.path.note('write', this.entryOf(ref, batch, { error: error.toData() }, started))));
     }
-    for (const batch of failed) batch.reject(error);
+    for (const queued of failed) queued.reject(error);
   }
 
-  private append(ref: DatabaseRef, request: ExecRequest, outcome: GroupOutcome, started: number): { seq: number | null; written: Promise<void> } {
+  private entryOf(ref: DatabaseRef, batch: JournaledRequest, outcome: GroupOutcome, started: number) {
     const result = 'results' in outcome ? { results: outcome.results } : { error: EngineError.fromData(outcome.error) };
-    const entry = batchEntry({ db: ref.name, session: null, statements: request.statements, readonly: false, context: request.context!, ms: performance.now() - started, ...result });
-    return this.journal.append('write', entry);
+    return batchEntry({ db: ref.name, session: null, sources: batch.sources, readonly: false, context: batch.request.context!, ms: performance.now() - started, ...result });
   }
+}
+
+/**
+ * Answers every batch of a group: a batch that failed on its own gets its own
+ * error; the others get their results, or the group's error when the group
+ * could not be journaled or applied.
+ */
+function settle(ran: readonly QueuedBatch[], outcomes: readonly GroupOutcome[], groupError: unknown): void {
+  ran.forEach((queued, i) => {
+    const outcome = outcomes[i] as GroupOutcome;
+    if ('error' in outcome) queued.reject(EngineError.fromData(outcome.error));
+    else if (groupError !== undefined) queued.reject(groupError);
+    else queued.resolve(outcome.results);
+  });
 }
 
 /** The next group: the oldest batches, within the bounds (the first always). */
@@ -149,23 +162,23 @@ function take(queue: QueuedBatch[]): QueuedBatch[] {
   let count = 0;
   let statements = 0;
   while (count < queue.length && count < MAX_GROUP_BATCHES) {
-    const size = (queue[count] as QueuedBatch).request.statements.length;
+    const size = (queue[count] as QueuedBatch).batch.request.statements.length;
     if (count > 0 && statements + size > MAX_GROUP_STATEMENTS) break;
     statements += size;
     count++;
   }
   const group = queue.splice(0, count);
-  for (const batch of group) clearTimeout(batch.timer);
+  for (const queued of group) clearTimeout(queued.timer);
   return group;
 }
 
 /** The batch that ran statement `index` of the group (counted over the whole group), and its own index of it. */
-function locate(group: readonly QueuedBatch[], index: number): { batch: QueuedBatch; statement: number } {
+function locate(group: readonly QueuedBatch[], index: number): { queued: QueuedBatch; statement: number } {
   let offset = 0;
-  for (const batch of group) {
-    const size = batch.request.statements.length;
-    if (index < offset + size) return { batch, statement: index - offset };
+  for (const queued of group) {
+    const size = queued.batch.request.statements.length;
+    if (index < offset + size) return { queued, statement: index - offset };
     offset += size;
   }
-  return { batch: group[group.length - 1] as QueuedBatch, statement: 0 };
+  return { queued: group[group.length - 1] as QueuedBatch, statement: 0 };
 }

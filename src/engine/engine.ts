@@ -2,7 +2,9 @@
  * The engine: runs requests against SQLite, synchronously, in whatever process
  * hosts it. It knows nothing of HTTP; it takes and returns plain data.
  */
+import fs from 'node:fs';
 import { EngineError } from '../errors';
+import { createDatabaseFile } from './database-file';
 import { isReadonlyKind } from './dialect/statement';
 import { Connection, ConnectionPool } from './connection-pool';
 import { readPosition, recordPosition } from './journal-position';
@@ -218,11 +220,17 @@ export class Engine {
     })();
   }
 
-  /** A handle left open on a file deleted behind our back would hide the new file. */
+  /**
+   * Makes the database file (whole, then renamed into place: database-file.ts),
+   * or records the journal's creation in a file that exists already (the
+   * single database of -db). A handle left open on a file deleted behind our
+   * back would hide the new file, so it is closed first.
+   */
   createDatabase(file: string, createdSeq?: number): void {
     this.pool.close(file);
-    const connection = this.pool.get(file);
+    if (!fs.existsSync(file)) return createDatabaseFile(file, createdSeq);
     if (createdSeq === undefined) return;
+    const connection = this.pool.get(file);
     connection.noteWrite();
     connection.db.exec('BEGIN IMMEDIATE');
     recordPosition(connection, 'created', createdSeq);

@@ -12,8 +12,11 @@ import type { JournalPosition } from './protocol';
 
 export const META_TABLE = '_sqlscribe_meta';
 
+/** The table's definition, for a new database file and for one that predates it. */
+export const META_TABLE_DDL = `CREATE TABLE IF NOT EXISTS ${META_TABLE} (key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT`;
+
 function ensureTable(connection: Connection): void {
-  connection.prepare(`CREATE TABLE IF NOT EXISTS ${META_TABLE} (key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT`).run();
+  connection.prepare(META_TABLE_DDL).run();
 }
 
 /** Must run inside the batch's transaction, before its COMMIT. */

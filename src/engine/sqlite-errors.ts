@@ -108,9 +108,14 @@ function driverError(error: Error): [ErrorName, ErrorParams] | undefined {
   return undefined;
 }
 
-/** Translates any error raised while running SQL into a catalog error. */
+/** Errors of the file system itself (making or removing a database file): the same storage codes SQLite's would get. */
+const FILE_SYSTEM_ERRORS: Readonly<Record<string, ErrorName>> = { ENOSPC: 'STORAGE_FULL', EDQUOT: 'STORAGE_FULL', EIO: 'STORAGE_IO', EROFS: 'STORAGE_READONLY', EACCES: 'STORAGE_READONLY' };
+
+/** Translates any error raised while running SQL, or while making a database file, into a catalog error. */
 export function toEngineError(error: unknown, isBool: BoolLookup = () => false): EngineError {
   if (error instanceof EngineError) return error;
+  const fileSystem = FILE_SYSTEM_ERRORS[(error as NodeJS.ErrnoException | undefined)?.code ?? ''];
+  if (fileSystem !== undefined) return new EngineError(fileSystem, {}, { cause: error });
   if (isSqliteError(error)) {
     const [name, params] = error.code.startsWith('SQLITE_CONSTRAINT')
       ? constraintError(error.code, error.message, isBool)

@@ -11,7 +11,9 @@ import type { DatabaseRef } from '../bus/database-directory';
 import type { Release, WriteLocks } from '../bus/write-locks';
 import { acquireWriteLock } from '../bus/lock-errors';
 import { newBatchContext } from '../engine/deterministic-functions';
-import { batchEntry, eventEntry, type Journal, type RollbackReason } from '../../journal/journal';
+import { batchEntry, eventEntry, type RollbackReason } from '../../journal/journal';
+import type { SqlSource } from '../bus/commands';
+import { isJournalUnavailable, journalUnavailable, type WritePath } from '../bus/write-path';
 
 export interface SessionOptions {
   idleTimeoutMs: number;
@@ -31,8 +33,12 @@ interface ActiveSession {
   readonly ref: DatabaseRef;
   readonly engine: EngineSession;
   readonly release: Release;
+  /** Keeps the begin entry unsettled while the session is open: a commit may need every entry from it on. */
+  settle: () => void;
   lastUsedMs: number;
   inFlight: number;
+  /** A commit is under way: no request may use the session meanwhile. */
+  ending: boolean;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -52,10 +58,8 @@ export class SessionManager {
   constructor(
     private readonly engine: EngineHost,
     private readonly locks: WriteLocks,
-    private readonly journal: Journal,
+    private readonly path: WritePath,
     private readonly options: SessionOptions,
-    /** Brings a database back in line with the journal when a commit after a written entry failed. */
-    private readonly repair: (ref: DatabaseRef) => Promise<void>,
   ) {}
 
   async begin(ref: DatabaseRef): Promise<SessionInfo> {
@@ -64,19 +68,31 @@ export class SessionManager {
     this.opening = true;
     try {
       const release = await acquireWriteLock(this.locks, ref, 'session', this.options.lockTimeoutMs);
-      const engine = await this.openEngine(ref, release);
-      const session: ActiveSession = { id: newSessionId(), ref, engine, release, lastUsedMs: Date.now(), inFlight: 0, timer: undefined };
-      engine.onLost(() => this.lose(session));
-      await this.journal.append('session', eventEntry('begin', ref.name, session.id)).written.catch(async (error: unknown) => {
+      const engine = await this.prepare(ref, release);
+      const id = newSessionId();
+      const settle = await this.path.appendHeld('session', eventEntry('begin', ref.name, id)).catch(async (error: unknown) => {
         await engine.end(false).finally(release);
-        throw new EngineError('STORAGE_IO', {}, { cause: error });
+        throw error;
       });
+      const session: ActiveSession = { id, ref, engine, release, settle, lastUsedMs: Date.now(), inFlight: 0, ending: false, timer: undefined };
+      engine.onLost(() => this.lose(session));
       this.active = session;
       this.armTimer(session);
       return this.info(session);
     } finally {
       this.opening = false;
     }
+  }
+
+  /** The database is in line with the journal and the session's engine is open; the lock is released on failure. */
+  private async prepare(ref: DatabaseRef, release: Release): Promise<EngineSession> {
+    try {
+      await this.path.ready(ref.name);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return this.openEngine(ref, release);
   }
 
   private async openEngine(ref: DatabaseRef, release: Release): Promise<EngineSession> {
@@ -88,24 +104,36 @@ export class SessionManager {
     }
   }
 
-  /** Runs statements in the session's transaction; the session stays open even when one fails. `jsonRows`: see ExecRequest. */
-  async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[], readonly: boolean, jsonRows = false): Promise<{ results: StatementResult[]; info: SessionInfo }> {
+  /**
+   * Runs statements in the session's transaction; the session stays open even
+   * when one fails. A request that writes (or failed: replay runs it again)
+   * must have its entry durable, or the session's transaction would hold work
+   * the journal lacks: if the journal cannot take it, the session is rolled
+   * back. `jsonRows`: see ExecRequest.
+   */
+  async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[], readonly: boolean, options: { jsonRows?: boolean; sources?: readonly SqlSource[] } = {}): Promise<{ results: StatementResult[]; info: SessionInfo }> {
     const session = this.find(id);
     if (db !== undefined && db.file !== session.ref.file) throw new EngineError('SESSION_OTHER_DATABASE', { session: id, db: session.ref.name });
     session.inFlight++;
     const context = newBatchContext();
     const started = performance.now();
-    const record = (outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> => {
-      const entry = batchEntry({ db: session.ref.name, session: id, statements, readonly, context, ms: performance.now() - started, ...outcome });
-      return this.journal.append(readonly ? 'read' : 'write', entry).written;
+    const sources = options.sources ?? statements.map(({ sql, params }) => (params === undefined ? { sql } : { sql, params }));
+    const record = async (outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> => {
+      const entry = batchEntry({ db: session.ref.name, session: id, sources, readonly, context, ms: performance.now() - started, ...outcome });
+      if (readonly) return this.path.note('read', entry);
+      await this.path.appendThenApply(session.ref.name, [{ event: 'write', entry }], { apply: async () => undefined, discard: async () => undefined }).catch(async (error: unknown) => {
+        if (!isJournalUnavailable(error)) throw error;
+        await this.closeQuietly(session, 'aborted');
+        throw journalUnavailable((error as Error).cause, `session ${id} was rolled back`);
+      });
     };
     try {
-      const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows, context, jsonRows });
+      const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows, context, jsonRows: options.jsonRows === true });
       await record({ results });
       return { results, info: this.info(session) };
     } catch (error) {
       const sessionError = this.sessionError(error, session);
-      if (sessionError instanceof EngineError) await record({ error: sessionError });
+      if (sessionError instanceof EngineError && !isJournalUnavailable(sessionError)) await record({ error: sessionError });
       throw sessionError;
     } finally {
       session.inFlight--;
@@ -116,38 +144,47 @@ export class SessionManager {
 
   /**
    * Commits or rolls back, and closes the session. A commit is journaled
-   * before it happens; if the commit then fails, the database is repaired
-   * from the journal, which already says the session committed.
+   * before it happens; if the journal cannot take it, the session stays open
+   * and the client may commit again. If the commit itself fails, its entry is
+   * voided and the session is gone.
    */
   async end(id: string, commit: boolean): Promise<DatabaseRef> {
     const session = this.find(id);
-    this.active = null;
     clearTimeout(session.timer);
+    session.ending = true;
+    session.inFlight++;
     try {
       if (commit) await this.commit(session);
       else await this.rollback(session, 'client');
+    } catch (error) {
+      if (isJournalUnavailable(error) && this.active === session) {
+        session.ending = false;
+        this.armTimer(session);
+        throw error;
+      }
+      this.close(session);
+      throw error;
     } finally {
-      session.release();
+      session.inFlight--;
+      session.lastUsedMs = Date.now();
     }
+    this.close(session);
     return session.ref;
   }
 
   private async commit(session: ActiveSession): Promise<void> {
-    const { seq, written } = this.journal.append('session', eventEntry('commit', session.ref.name, session.id));
-    try {
-      await written;
-    } catch (error) {
-      await session.engine.end(false).catch(() => undefined);
-      throw new EngineError('STORAGE_IO', {}, { cause: error });
-    }
-    await session.engine.end(true, seq ?? undefined).catch(() => this.repair(session.ref));
+    await this.path.appendThenApply(session.ref.name, [{ event: 'session', entry: eventEntry('commit', session.ref.name, session.id) }], {
+      apply: (seq) => session.engine.end(true, seq ?? undefined),
+      discard: async () => undefined,
+      tookEffect: async (seq) => (await this.engine.journalPosition(session.ref.file)).applied >= seq,
+    });
   }
 
   private async rollback(session: ActiveSession, reason: RollbackReason): Promise<void> {
     try {
       await session.engine.end(false);
     } finally {
-      await this.journal.append('session', eventEntry('rollback', session.ref.name, session.id, { reason })).written.catch(() => undefined);
+      await this.path.note('session', eventEntry('rollback', session.ref.name, session.id, { reason }));
     }
   }
 
@@ -159,7 +196,7 @@ export class SessionManager {
   private find(id: string): ActiveSession {
     this.expireIfIdle();
     const session = this.active;
-    if (session !== null && session.id === id) return session;
+    if (session !== null && session.id === id && !session.ending) return session;
     if (this.expired.includes(id)) throw new EngineError('SESSION_EXPIRED', { session: id, seconds: Math.round(this.options.idleTimeoutMs / 1000) });
     throw new EngineError('NO_SUCH_SESSION', { session: id });
   }
@@ -215,9 +252,9 @@ export class SessionManager {
 
   /** The session's engine is gone (killed at the query timeout, or crashed): SQLite rolled the transaction back. */
   private lose(session: ActiveSession): void {
-    if (this.active !== session) return;
+    if (this.active !== session || session.ending) return;
     this.close(session);
-    void this.journal.append('session', eventEntry('rollback', session.ref.name, session.id, { reason: 'engine-lost' })).written.catch(() => undefined);
+    void this.path.note('session', eventEntry('rollback', session.ref.name, session.id, { reason: 'engine-lost' }));
   }
 
   /** Forgets the session and frees its database; its engine is gone or being rolled back. */
@@ -225,6 +262,7 @@ export class SessionManager {
     if (this.active === session) this.active = null;
     clearTimeout(session.timer);
     session.release();
+    session.settle();
   }
 
   /** Rolls back an open session at shutdown. */

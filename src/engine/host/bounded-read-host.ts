@@ -52,9 +52,19 @@ export class BoundedReadHost implements EngineHost {
     return this.processes.openSession(file);
   }
 
-  createDatabase(file: string, createdSeq?: number): Promise<void> {
-    this.local.closeDatabase(file);
-    return this.processes.createDatabase(file, createdSeq);
+  /**
+   * Made here, not in an engine process: it is a few file operations with
+   * nothing to time out, and it must not wait behind (or die with) a busy
+   * process. Every process closes the name first, so none keeps a handle on
+   * an older file of that name.
+   */
+  async createDatabase(file: string, createdSeq?: number): Promise<void> {
+    await this.closeDatabase(file);
+    try {
+      this.local.createDatabase(file, createdSeq);
+    } catch (error) {
+      throw toEngineError(error);
+    }
   }
 
   closeDatabase(file: string): Promise<void> {
