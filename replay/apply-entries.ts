@@ -71,6 +71,13 @@ export class JournalApplier {
     this.session = null;
   }
 
+  /** Gives up on a database (its entries can no longer be applied): a session open on it is rolled back. */
+  abandon(db: string): void {
+    if (this.session?.db !== db) return;
+    this.engine.endSession(false);
+    this.session = null;
+  }
+
   /** Ends the replay: a session still open was never committed. */
   finish(): void {
     if (this.session !== null) this.engine.endSession(false);

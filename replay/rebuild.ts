@@ -18,6 +18,13 @@ export interface RebuildOptions {
   onProgress?(done: number, total: number): void;
   /** Gives the event loop a turn every this many entries (a server answers /health meanwhile). */
   yieldEvery?: number;
+  /**
+   * Recovery's choice: an entry that cannot be applied (its database's disk
+   * is full) stops only its own database, which is told here with the seq
+   * it stopped at; the others go on. Without it, the first failure ends the
+   * rebuild (replay's choice: a rebuild must be whole).
+   */
+  onDatabaseFailed?(db: string, seq: number, error: unknown): void;
 }
 
 export interface RebuildResult {
@@ -66,10 +73,22 @@ function voidedSeqs(entries: readonly JournalEntry[]): Set<number> {
   return voided;
 }
 
+/** Applies one entry unless its database has it already; false when it had. */
+function applyEntry(engine: Engine, applier: JournalApplier, positions: Positions, db: string, entry: JournalEntry, options: RebuildOptions): boolean {
+  const position = positions.get(db);
+  if (alreadyApplied(entry, position)) return false;
+  // A database the journal never created (the single database of -db) starts empty.
+  if (position === null && entry.kind !== 'createdb' && entry.kind !== 'dropdb') engine.createDatabase(options.fileOf(db));
+  applier.apply(entry);
+  positions.set(db, advance(entry, position));
+  return true;
+}
+
 export async function rebuild(engine: Engine, entries: readonly JournalEntry[], options: RebuildOptions): Promise<RebuildResult> {
   const applier = new JournalApplier(engine, options.fileOf);
   const positions = new Positions(engine, options.fileOf);
   const voided = voidedSeqs(entries);
+  const failed = new Set<string>();
   const result: RebuildResult = { applied: 0, skipped: 0 };
   for (const [index, entry] of entries.entries()) {
     if (options.yieldEvery !== undefined && index % options.yieldEvery === options.yieldEvery - 1) await new Promise((resolve) => setImmediate(resolve));
@@ -79,16 +98,19 @@ export async function rebuild(engine: Engine, entries: readonly JournalEntry[], 
       result.skipped++;
       continue;
     }
-    const position = positions.get(entry.db);
-    if (alreadyApplied(entry, position)) {
+    if (failed.has(entry.db)) {
       result.skipped++;
       continue;
     }
-    // A database the journal never created (the single database of -db) starts empty.
-    if (position === null && entry.kind !== 'createdb' && entry.kind !== 'dropdb') engine.createDatabase(options.fileOf(entry.db));
-    applier.apply(entry);
-    positions.set(entry.db, advance(entry, position));
-    result.applied++;
+    try {
+      if (applyEntry(engine, applier, positions, entry.db, entry, options)) result.applied++;
+      else result.skipped++;
+    } catch (error) {
+      if (options.onDatabaseFailed === undefined) throw error;
+      failed.add(entry.db);
+      applier.abandon(entry.db);
+      options.onDatabaseFailed(entry.db, entry.seq, error);
+    }
   }
   applier.finish();
   options.onProgress?.(entries.length, entries.length);

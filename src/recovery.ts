@@ -8,7 +8,7 @@ import { Engine } from './engine/engine';
 import type { Config } from './options';
 import { readCheckpoint, writeCheckpoint } from '../journal/checkpoint';
 import { JournalError, readJournal } from '../journal/reader';
-import { rebuild, type RebuildResult } from '../replay/rebuild';
+import { rebuild, type RebuildOptions, type RebuildResult } from '../replay/rebuild';
 
 /** The file of a database named in the journal, in this server's layout. */
 export function databaseFileOf(config: Config): (db: string) => string {
@@ -25,13 +25,13 @@ async function entriesFrom(journalFile: string, fromSeq: number) {
 }
 
 /** Applies what the databases lack; `db` limits it to one database. */
-async function applyFrom(config: Config, journalFile: string, fromSeq: number, db?: string): Promise<RebuildResult & { lastSeq: number; warnings: string[] }> {
+async function applyFrom(config: Config, journalFile: string, fromSeq: number, db?: string, onDatabaseFailed?: RebuildOptions['onDatabaseFailed']): Promise<RebuildResult & { lastSeq: number; warnings: string[] }> {
   const contents = await entriesFrom(journalFile, fromSeq);
   if (contents === undefined) return { applied: 0, skipped: 0, lastSeq: fromSeq - 1, warnings: [] };
   const entries = db === undefined ? contents.entries : contents.entries.filter((entry) => entry.db === db);
   const engine = new Engine({ maxOpenDatabases: 64 });
   try {
-    const result = await rebuild(engine, entries, { fileOf: databaseFileOf(config), yieldEvery: 200 });
+    const result = await rebuild(engine, entries, { fileOf: databaseFileOf(config), yieldEvery: 200, ...(onDatabaseFailed === undefined ? {} : { onDatabaseFailed }) });
     const lastSeq = contents.entries.at(-1)?.seq ?? fromSeq - 1;
     return { ...result, lastSeq, warnings: contents.warnings };
   } finally {
@@ -39,11 +39,29 @@ async function applyFrom(config: Config, journalFile: string, fromSeq: number, d
   }
 }
 
-export async function recoverDatabases(config: Config, journalFile: string): Promise<RebuildResult & { warnings: string[] }> {
+/** A database that start-up could not bring in line, and the entry it stopped at. */
+export interface UnrecoveredDatabase {
+  db: string;
+  seq: number;
+  reason: string;
+}
+
+/**
+ * Applies what every database lacks. A database whose entry cannot be applied
+ * (its disk is full, its file damaged) is left behind and reported; the
+ * server starts anyway and keeps that database's writes waiting for a repair,
+ * so a crash or a full disk never stops the service as a whole.
+ */
+export async function recoverDatabases(config: Config, journalFile: string): Promise<RebuildResult & { warnings: string[]; unrecovered: UnrecoveredDatabase[] }> {
   const from = (readCheckpoint(journalFile)?.appliedThrough ?? 0) + 1;
-  const result = await applyFrom(config, journalFile, from);
-  writeCheckpoint(journalFile, { appliedThrough: Math.max(result.lastSeq, from - 1) });
-  return result;
+  const unrecovered: UnrecoveredDatabase[] = [];
+  const result = await applyFrom(config, journalFile, from, undefined, (db, seq, error) => {
+    unrecovered.push({ db, seq, reason: error instanceof Error ? error.message : String(error) });
+  });
+  const stoppedAt = Math.min(...unrecovered.map((failure) => failure.seq));
+  const through = Number.isFinite(stoppedAt) ? stoppedAt - 1 : Math.max(result.lastSeq, from - 1);
+  writeCheckpoint(journalFile, { appliedThrough: through });
+  return { ...result, unrecovered };
 }
 
 /**

@@ -65,7 +65,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
   trackConnections(server, config.maxConnections);
   const url = await listen(server, config);
   const ready = (async () => {
-    const result = logFile === null || journal.level === 'none' ? { applied: 0 } : await recoverDatabases(config, logFile);
+    const result = logFile === null || journal.level === 'none' ? { applied: 0, unrecovered: [] } : await recoverDatabases(config, logFile);
+    for (const { db, seq, reason } of result.unrecovered) {
+      bus.writePath.markBehind(db, seq);
+      log(`${db} could not be brought in line with the journal at seq ${seq} (${reason}): its writes are refused until a repair succeeds; reads go on`);
+    }
     if (logFile !== null && journal.level !== 'none') checkpoints = new AppliedCheckpoints(logFile, () => bus.writePath.settledThrough(), log);
     readiness.ready = true;
     return result;

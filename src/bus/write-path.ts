@@ -151,6 +151,15 @@ export class WritePath {
     this.unpin(missing);
   }
 
+  /**
+   * Start-up could not bring `db` in line (its entry `seq` failed to apply):
+   * its writes wait for a repair, and the checkpoint stays before `seq`.
+   */
+  markBehind(db: string, seq: number): void {
+    this.pinned.add(seq);
+    this.behind.set(db, [...(this.behind.get(db) ?? []), seq]);
+  }
+
   /** Whether `db` lacks durable entries right now. */
   isBehind(db: string): boolean {
     return this.behind.has(db);
