@@ -1,0 +1,52 @@
+/** A journal for unit tests of the write path: appends settle when the test says so, or fail when told to. */
+import type { JournalPort } from '../../src/bus/write-path';
+import type { JournalEvent } from '../../journal/journal';
+import type { NewEntry } from '../../journal/writer';
+
+interface Appended {
+  seq: number;
+  entry: NewEntry;
+  settle(error?: Error): void;
+}
+
+/** A journal whose appends settle when the test says so, or fail when told to. */
+export class FakeJournal implements JournalPort {
+  lastSeq = 0;
+  private next = 1;
+  readonly appended: Appended[] = [];
+  /** Errors for the next appends, in order (undefined: that append succeeds). */
+  failures: Array<Error | undefined> = [];
+  /** Settle every append at once (default) or leave it to the test. */
+  autoSettle = true;
+  recordsReads = false;
+
+  records(event: JournalEvent, ok: boolean): boolean {
+    return event !== 'read' || this.recordsReads || !ok;
+  }
+
+  append(_event: JournalEvent, entry: NewEntry): { seq: number | null; written: Promise<void> } {
+    const seq = this.next++;
+    const failure = this.failures.shift();
+    let settle!: (error?: Error) => void;
+    const written = new Promise<void>((resolve, reject) => {
+      settle = (error) => {
+        if (error) {
+          this.next = this.lastSeq + 1;
+          return reject(error);
+        }
+        this.lastSeq = Math.max(this.lastSeq, seq);
+        resolve();
+      };
+    });
+    written.catch(() => undefined);
+    this.appended.push({ seq, entry, settle });
+    if (this.autoSettle) settle(failure);
+    return { seq, written };
+  }
+
+  kinds(): string[] {
+    return this.appended.map((a) => a.entry.kind);
+  }
+}
+
+export const enospc = (): Error => Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
