@@ -3,6 +3,7 @@
  * brought in line with the journal. Entries up to the checkpoint are known to
  * be applied; the rest are read and applied where their database lacks them.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { Engine } from './engine/engine';
 import type { Config } from './options';
@@ -64,11 +65,22 @@ export async function recoverDatabases(config: Config, journalFile: string): Pro
   return { ...result, unrecovered };
 }
 
+/** The seq of the last entry a database file has applied; 0 when there is no file (the journal must create it). */
+function appliedPosition(file: string): number {
+  if (!fs.existsSync(file)) return 0;
+  const engine = new Engine({ maxOpenDatabases: 1 });
+  try {
+    return engine.journalPosition(file).applied;
+  } finally {
+    engine.close();
+  }
+}
+
 /**
  * Brings one database in line while the server runs: it lacks durable
  * entries (a commit failed after them, and they could not be voided).
  */
 export async function repairDatabase(config: Config, journalFile: string, db: string): Promise<void> {
-  const result = await applyFrom(config, journalFile, 1, db);
+  const result = await applyFrom(config, journalFile, appliedPosition(databaseFileOf(config)(db)) + 1, db);
   process.stderr.write(`sqlscribe: repaired ${db} from the journal (${result.applied} entries applied)\n`);
 }
