@@ -6,6 +6,8 @@ import type { NewEntry } from '../../journal/writer';
 interface Appended {
   seq: number;
   entry: NewEntry;
+  /** Written: what a reader of the journal would see. */
+  durable: boolean;
   settle(error?: Error): void;
 }
 
@@ -27,25 +29,27 @@ export class FakeJournal implements JournalPort {
   append(_event: JournalEvent, entry: NewEntry): { seq: number | null; written: Promise<void> } {
     const seq = this.next++;
     const failure = this.failures.shift();
-    let settle!: (error?: Error) => void;
+    const appended: Appended = { seq, entry, durable: false, settle: () => undefined };
     const written = new Promise<void>((resolve, reject) => {
-      settle = (error) => {
+      appended.settle = (error) => {
         if (error) {
           this.next = this.lastSeq + 1;
           return reject(error);
         }
         this.lastSeq = Math.max(this.lastSeq, seq);
+        appended.durable = true;
         resolve();
       };
     });
     written.catch(() => undefined);
-    this.appended.push({ seq, entry, settle });
-    if (this.autoSettle) settle(failure);
+    this.appended.push(appended);
+    if (this.autoSettle) appended.settle(failure);
     return { seq, written };
   }
 
+  /** The kinds of the entries written, in order. */
   kinds(): string[] {
-    return this.appended.map((a) => a.entry.kind);
+    return this.appended.filter((a) => a.durable).map((a) => a.entry.kind);
   }
 }
 
