@@ -34,3 +34,9 @@ main().catch((error: unknown) => {
   process.stderr.write(`sqlscribe: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });
+
+// A rejection nobody handled is a bug, but one request's bug must not stop the
+// service for every other client: it is logged, with its stack, and the server serves on.
+process.on('unhandledRejection', (reason: unknown) => {
+  process.stderr.write(`sqlscribe: internal error, serving on: ${reason instanceof Error ? reason.stack ?? reason.message : String(reason)}\n`);
+});
