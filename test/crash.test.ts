@@ -28,8 +28,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { decodeLine, encodeLine, isHeader, type JournalEntry } from '../journal/record';
-import { runReplay as replay, startServer, type Reply, type TestServer } from './helpers/server';
+import { encodeLine, type JournalEntry } from '../journal/record';
+import { fileEntries } from './helpers/journal-files';
+import { attempt, runReplay as replay, startServer, type TestServer } from './helpers/server';
 
 t.setTimeout(120_000);
 
@@ -80,15 +81,6 @@ interface Ledger {
   groupsAcked: Set<string>;
   /** Answers that were neither 200 nor a lost connection. */
   unexpected: string[];
-}
-
-/** POST that gives undefined when the connection is lost (the server was killed). */
-async function attempt(request: () => Promise<Reply>): Promise<Reply | undefined> {
-  try {
-    return await request();
-  } catch {
-    return undefined;
-  }
 }
 
 /** One client inserting rows with unique keys until its server dies. */
@@ -223,16 +215,6 @@ t.test('keeps every acknowledged session commit through SIGKILL in a commit loop
   tt.equal(replayed.code, 0, `replay -verify (exit ${replayed.code}: ${replayed.stderr.trim().slice(0, 1500)})`);
 });
 
-/** The entries of the active journal file, decoded (crc checked). */
-function activeEntries(journal: string): JournalEntry[] {
-  return fs
-    .readFileSync(journal, 'utf8')
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => decodeLine(line))
-    .filter((line): line is JournalEntry => !isHeader(line));
-}
-
 async function setUpKilled(where: Layout): Promise<void> {
   const server = await start(where);
   const created = await server.post('/dbs', { db: 'hw' });
@@ -246,7 +228,7 @@ t.test('applies at start-up the entries written before a crash whose commits wer
   const dir = tt.testdir();
   const where: Layout = { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
   await setUpKilled(where);
-  const last = activeEntries(where.journal).at(-1) as JournalEntry;
+  const last = fileEntries(where.journal).at(-1) as JournalEntry;
   const base = { ts: new Date().toISOString(), db: 'hw.db', ok: true, ms: 1 };
   const sql = (id: number) => `INSERT INTO t (id, v, r) VALUES (${id}, 'journaled, never committed', random())`;
   const session = 'feedfacecafebeef';
@@ -272,7 +254,7 @@ t.test('applies at start-up the entries written before a crash whose commits wer
   const code = await server.stop();
   running.delete(server);
   tt.equal(code, 0, 'the server stops cleanly');
-  const seqs = activeEntries(where.journal).map((entry) => entry.seq);
+  const seqs = fileEntries(where.journal).map((entry) => entry.seq);
   tt.same(seqs, seqs.map((_, i) => i + 1), 'the new entries continue after the hand-written ones');
   const replayed = await replay(['-log-file', where.journal, '-out', path.join(dir, 'replayed'), '-verify', where.data], dir);
   tt.equal(replayed.code, 0, `replay -verify: recovery gave what replay gives, random() included (exit ${replayed.code}: ${replayed.stderr.trim().slice(0, 1500)})`);
@@ -282,7 +264,7 @@ t.test('restarts after a torn last journal line and continues the journal cleanl
   const dir = tt.testdir();
   const where: Layout = { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
   await setUpKilled(where);
-  const last = activeEntries(where.journal).at(-1) as JournalEntry;
+  const last = fileEntries(where.journal).at(-1) as JournalEntry;
   const torn = encodeLine({ ...last, seq: last.seq + 1 });
   fs.appendFileSync(where.journal, torn.slice(0, Math.floor(torn.length / 2)));
 
@@ -292,7 +274,7 @@ t.test('restarts after a torn last journal line and continues the journal cleanl
   const code = await server.stop();
   running.delete(server);
   tt.equal(code, 0, 'the server stops cleanly');
-  const entries = activeEntries(where.journal); // throws if any line is damaged
+  const entries = fileEntries(where.journal); // throws if any line is damaged
   tt.same(entries.map((entry) => entry.seq), entries.map((_, i) => i + 1), 'every line decodes and seq has no gap');
   const replayed = await replay(['-log-file', where.journal, '-out', path.join(dir, 'replayed'), '-verify', where.data], dir);
   tt.equal(replayed.code, 0, `replay -verify (exit ${replayed.code}: ${replayed.stderr.trim().slice(0, 1500)})`);

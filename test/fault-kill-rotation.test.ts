@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { readJournal } from '../journal/reader';
-import { runReplay, startServer, type Reply, type TestServer } from './helpers/server';
+import { attempt, runReplay, startServer, type TestServer } from './helpers/server';
 
 t.setTimeout(240_000);
 
@@ -28,14 +28,6 @@ interface Ledger {
   dbsSent: Set<string>;
   dbsAcked: Set<string>;
   unexpected: string[];
-}
-
-async function attempt(request: () => Promise<Reply>): Promise<Reply | undefined> {
-  try {
-    return await request();
-  } catch {
-    return undefined;
-  }
 }
 
 async function insertLoop(server: TestServer, ledger: Ledger, cycle: number, client: number): Promise<void> {

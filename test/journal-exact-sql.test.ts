@@ -3,22 +3,12 @@
  * it, comments and whitespace included, and replay rebuilds the same
  * databases from that text.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { decodeLine, isHeader, type JournalEntry } from '../journal/record';
+import { fileEntries } from './helpers/journal-files';
 import { runReplay, startServer } from './helpers/server';
 
 t.setTimeout(60_000);
-
-function entries(journal: string): JournalEntry[] {
-  return fs
-    .readFileSync(journal, 'utf8')
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => decodeLine(line))
-    .filter((line): line is JournalEntry => !isHeader(line));
-}
 
 const CREATE = `-- the lesson's table\n  CREATE TABLE pupils (\n    id INT PRIMARY KEY, -- one per pupil\n    name TEXT /* as written */\n  );   -- trailing note\n\n`;
 const INSERTS = `INSERT INTO pupils VALUES (1, 'Ana');\t/* first */ INSERT INTO pupils VALUES (2, 'Luis -- not a comment'); -- the end`;
@@ -37,7 +27,7 @@ t.test('SQL with comments round-trips byte-exact through the journal and replay'
   t.equal((await server.exec('class', failed)).status, 400);
   t.equal(await server.stop(), 0);
 
-  const execs = entries(journal).filter((e) => e.kind === 'exec');
+  const execs = fileEntries(journal).filter((e) => e.kind === 'exec');
   t.same(execs.map((e) => e.sql), [CREATE, INSERTS, SOURCES.map((s) => s.sql).join('\n'), failed], 'sql is the text sent, byte for byte');
   t.same(execs[0]?.statements, [{ sql: CREATE }]);
   t.same(execs[1]?.statements, [{ sql: INSERTS }]);

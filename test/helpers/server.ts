@@ -100,6 +100,15 @@ export async function startServer(args: string[], options: { cwd: string; header
   };
 }
 
+/** A request that gives undefined when the connection is lost (the server was killed under it). */
+export async function attempt(request: () => Promise<Reply>): Promise<Reply | undefined> {
+  try {
+    return await request();
+  } catch {
+    return undefined;
+  }
+}
+
 export const REPLAY = path.resolve(__dirname, '../../dist/replay/cli.js');
 
 export interface ToolRun {
