@@ -10,6 +10,7 @@ import type { DatabaseRef } from './bus/database-directory';
 import { readCheckpoint, writeCheckpoint } from '../journal/checkpoint';
 import { JournalError, readJournal } from '../journal/reader';
 import { rebuild, type RebuildResult } from '../replay/rebuild';
+import { recoveryStart } from './snapshots/recovery-start';
 
 /** The file of a database named in the journal, in this server's layout. */
 export function databaseFileOf(config: Config): (db: string) => string {
@@ -41,7 +42,8 @@ async function applyFrom(config: Config, journalFile: string, fromSeq: number, d
 }
 
 export async function recoverDatabases(config: Config, journalFile: string): Promise<RebuildResult & { warnings: string[] }> {
-  const from = (readCheckpoint(journalFile)?.appliedThrough ?? 0) + 1;
+  const known = readCheckpoint(journalFile)?.appliedThrough ?? 0;
+  const from = recoveryStart(config.snapshotDir, known, databaseFileOf(config)) + 1;
   const result = await applyFrom(config, journalFile, from);
   writeCheckpoint(journalFile, { appliedThrough: Math.max(result.lastSeq, from - 1) });
   return result;

@@ -18,6 +18,7 @@ import { openJournal } from './journal-setup';
 import type { Config } from './options';
 import { recoverDatabases, repairDatabase } from './recovery';
 import { writeCheckpoint } from '../journal/checkpoint';
+import { schedulerFor } from './snapshots/snapshot-scheduler';
 
 export interface RunningServer {
   readonly url: string;
@@ -61,9 +62,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const server = http.createServer(koa.callback());
   trackConnections(server, config.maxConnections);
   const url = await listen(server, config);
+  const snapshots = schedulerFor(config, () => journal.lastSeq);
   const ready = (async () => {
     const result = logFile === null || journal.level === 'none' ? { applied: 0 } : await recoverDatabases(config, logFile);
     readiness.ready = true;
+    snapshots?.start();
     return result;
   })();
   return {
@@ -74,6 +77,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await snapshots?.close();
       await bus.close();
       await journal.close();
       // Stopped cleanly: every entry written is applied, so the next start reads nothing old.
