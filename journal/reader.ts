@@ -291,3 +291,24 @@ function checkStart(kept: readonly Located[], fromSeq: number, firstSeq: number 
   const missing = first.entry.seq - 1 === fromSeq ? `seq ${fromSeq} is missing` : `seq ${fromSeq}–${first.entry.seq - 1} are missing`;
   throw new JournalError('gap', `${missing} (before ${where(first)})`);
 }
+
+/** The first seq a file holds, from its header or its first entry line; undefined when it holds none. */
+export async function firstSeqOfFile(file: string): Promise<number | undefined> {
+  const fromHeader = (await peekHeader(file))?.firstSeq;
+  if (fromHeader !== undefined) return fromHeader;
+  for await (const { text } of readFileLines(file)) {
+    const seq = leadingSeq(text);
+    if (seq !== undefined) return seq;
+  }
+  return undefined;
+}
+
+/** The first seq the journal holds, read from the start of each file only; undefined when it holds none. */
+export async function journalFirstSeq(activeFile: string): Promise<number | undefined> {
+  let first: number | undefined;
+  for (const file of await journalFiles(activeFile)) {
+    const seq = await firstSeqOfFile(file);
+    if (seq !== undefined) first = Math.min(first ?? seq, seq);
+  }
+  return first;
+}

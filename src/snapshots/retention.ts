@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { journalFiles } from '../../journal/naming';
-import { leadingSeq, peekHeader, readFileLines } from '../../journal/reader';
+import { firstSeqOfFile, leadingSeq, readFileLines } from '../../journal/reader';
 import { lastSeqOfFile } from '../../journal/tail';
 import type { LogRetain } from '../options';
 import { listRounds, type SnapshotRound } from './manifest';
@@ -34,20 +34,13 @@ interface FileRange {
   mtimeMs: number;
 }
 
-/** First and last seq of a journal file, read cheaply: the header or first entry line, and the tail (gzip is read through). */
+/** First and last seq of a journal file, read cheaply: its start, and its tail (gzip is read through). */
 async function rangeOf(file: string): Promise<FileRange> {
   const mtimeMs = fs.statSync(file).mtimeMs;
-  let first = (await peekHeader(file))?.firstSeq;
-  let last = file.endsWith('.gz') ? 0 : lastSeqOfFile(file);
-  if (first === undefined || file.endsWith('.gz')) {
-    for await (const { text } of readFileLines(file)) {
-      const seq = leadingSeq(text);
-      if (seq === undefined) continue;
-      first ??= seq;
-      if (!file.endsWith('.gz')) break;
-      last = Math.max(last, seq);
-    }
-  }
+  const first = await firstSeqOfFile(file);
+  let last = 0;
+  if (!file.endsWith('.gz')) last = lastSeqOfFile(file);
+  else for await (const { text } of readFileLines(file)) last = Math.max(last, leadingSeq(text) ?? 0);
   return { file, first, last, mtimeMs };
 }
 
