@@ -5,7 +5,7 @@
  * entry a copy lacks is above it, so a restore needs only the journal after
  * `base`. A round is usable for any target at or after `through`.
  *
- * Layout of the snapshot directory: `round-<base>.json` manifests and
+ * Layout of the snapshot directory: `round-<base>-<through>.json` manifests and
  * `<name>@<seq>.db` copies, shared by rounds while a database is unchanged.
  */
 import fs from 'node:fs';
@@ -40,10 +40,10 @@ export interface SnapshotRound extends SnapshotManifest {
   readonly path: string;
 }
 
-const ROUND_NAME = /^round-(\d+)\.json$/;
+const ROUND_NAME = /^round-\d+-\d+\.json$/;
 
-export function manifestName(base: number): string {
-  return `round-${String(base).padStart(12, '0')}.json`;
+export function manifestName(base: number, through: number): string {
+  return `round-${String(base).padStart(12, '0')}-${String(through).padStart(12, '0')}.json`;
 }
 
 /** `school.db` at seq 1190 → `school@1190.db`. */
@@ -71,7 +71,7 @@ function parseManifest(text: string): SnapshotManifest | undefined {
   return good ? (value as SnapshotManifest) : undefined;
 }
 
-/** The rounds in `dir`, oldest first (by base); an absent directory holds none. */
+/** The rounds in `dir`, oldest first (by base, then through); an absent directory holds none. */
 export function listRounds(dir: string): SnapshotRound[] {
   let names: string[];
   try {
@@ -86,7 +86,7 @@ export function listRounds(dir: string): SnapshotRound[] {
     const manifest = parseManifest(fs.readFileSync(file, 'utf8'));
     if (manifest) rounds.push({ ...manifest, path: file });
   }
-  return rounds.sort((a, b) => a.base - b.base);
+  return rounds.sort((a, b) => a.base - b.base || a.through - b.through);
 }
 
 export function syncDirectory(dir: string): void {
@@ -113,7 +113,7 @@ export function writeDurably(file: string, text: string): void {
 }
 
 export function writeManifest(dir: string, manifest: SnapshotManifest): string {
-  const file = path.join(dir, manifestName(manifest.base));
+  const file = path.join(dir, manifestName(manifest.base, manifest.through));
   writeDurably(file, `${JSON.stringify(manifest, null, 2)}\n`);
   return file;
 }
