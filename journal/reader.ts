@@ -24,6 +24,8 @@ export interface JournalContents {
   warnings: string[];
   /** The files read, ordered by the first seq each holds (files without entries last, by name). */
   files: string[];
+  /** The lowest seq the journal holds, parts not read included; null when it holds no entry. */
+  firstSeq: number | null;
 }
 
 export type JournalErrorKind = 'corrupt' | 'gap' | 'duplicate' | 'missing';
@@ -95,6 +97,8 @@ interface ReadState {
   headers: Array<{ file: string; header: JournalHeader }>;
   located: Located[];
   warnings: string[];
+  /** The lowest seq of each file read, lines skipped below `fromSeq` included. */
+  starts: Map<string, number>;
 }
 
 function checkHeader(header: JournalHeader, file: string, line: number): void {
@@ -120,10 +124,40 @@ function decodeFileLine(file: string, fileLine: FileLine, warnings: string[]): J
   }
 }
 
-async function readOneFile(file: string, state: ReadState): Promise<void> {
+const SEQ_PREFIX = '{"seq":';
+
+/**
+ * The seq an entry line begins with, read without decoding the line (the
+ * encoder always writes seq first); undefined for headers and odd lines, which
+ * then take the full decode.
+ */
+export function leadingSeq(text: string): number | undefined {
+  if (!text.startsWith(SEQ_PREFIX)) return undefined;
+  let seq = 0;
+  let i = SEQ_PREFIX.length;
+  for (; i < text.length && i < SEQ_PREFIX.length + 16; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) break;
+    seq = seq * 10 + digit;
+  }
+  return i > SEQ_PREFIX.length && text[i] === ',' ? seq : undefined;
+}
+
+function noteStart(state: ReadState, file: string, seq: number): void {
+  state.starts.set(file, Math.min(state.starts.get(file) ?? Infinity, seq));
+}
+
+async function readOneFile(file: string, state: ReadState, fromSeq: number): Promise<void> {
   let first = true;
   try {
     for await (const fileLine of readFileLines(file)) {
+      // Lines below fromSeq are neither decoded nor checked: start-up cost follows the tail, not the journal's length.
+      const cheap = fileLine.terminated ? leadingSeq(fileLine.text) : undefined;
+      if (cheap !== undefined && cheap < fromSeq) {
+        noteStart(state, file, cheap);
+        first = false;
+        continue;
+      }
       const decoded = decodeFileLine(file, fileLine, state.warnings);
       if (!decoded) continue;
       if (isHeader(decoded)) {
@@ -131,6 +165,7 @@ async function readOneFile(file: string, state: ReadState): Promise<void> {
         state.headers.push({ file, header: decoded });
       } else {
         if (first) state.warnings.push(`${file}: does not begin with a header`);
+        noteStart(state, file, decoded.seq);
         state.located.push({ entry: decoded, file, line: fileLine.line });
       }
       first = false;
@@ -140,6 +175,24 @@ async function readOneFile(file: string, state: ReadState): Promise<void> {
     // A truncated or damaged gzip stream, or an unreadable file.
     throw new JournalError('corrupt', `cannot be read: ${(err as Error).message}`, file);
   }
+}
+
+/** The header a file begins with, if its first line is one; reads no further. */
+export async function peekHeader(file: string): Promise<JournalHeader | undefined> {
+  try {
+    for await (const fileLine of readFileLines(file)) {
+      if (!fileLine.terminated) return undefined;
+      try {
+        const line = decodeLine(fileLine.text);
+        return isHeader(line) ? line : undefined;
+      } catch {
+        return undefined; // the full read reports it, if the file is read at all
+      }
+    }
+  } catch (err) {
+    throw new JournalError('corrupt', `cannot be read: ${(err as Error).message}`, file);
+  }
+  return undefined;
 }
 
 function where(located: Located): string {
@@ -164,17 +217,30 @@ function checkSequence(located: readonly Located[]): void {
 }
 
 /** Files ordered by the lowest seq each holds, so that `files` reads in journal order. */
-function orderFiles(files: readonly string[], located: readonly Located[]): string[] {
-  const firstSeq = new Map<string, number>();
-  for (const { file, entry } of located) firstSeq.set(file, Math.min(firstSeq.get(file) ?? Infinity, entry.seq));
-  const key = (file: string) => firstSeq.get(file) ?? Infinity;
+function orderFiles(files: readonly string[], starts: ReadonlyMap<string, number>): string[] {
+  const key = (file: string) => starts.get(file) ?? Infinity;
   return [...files].sort((a, b) => key(a) - key(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * A file whose header gives its first seq holds no seq at or above `fromSeq`
+ * when some other file starts at or below `fromSeq` and above it: seq rises
+ * from file to file, so its range ends where the next one begins.
+ */
+function coveredBelow(file: string, fromSeq: number, starts: ReadonlyMap<string, number>): boolean {
+  const start = starts.get(file);
+  if (start === undefined || start >= fromSeq) return false;
+  for (const [other, otherStart] of starts) if (other !== file && otherStart > start && otherStart <= fromSeq) return true;
+  return false;
 }
 
 /**
  * Reads the journal whose active file is `activeFile`, with its rotated
  * siblings. With `fromSeq`, entries below it are dropped before the duplicate
- * and gap checks, which then start at the first entry at or above it.
+ * and gap checks, which then start at the first entry at or above it; files
+ * whose header shows they end below it are not read, and lines below it are
+ * not decoded. A journal may start above seq 1 (retention removed its oldest
+ * files): `firstSeq` says where.
  */
 export async function readJournal(activeFile: string, options: { fromSeq?: number } = {}): Promise<JournalContents> {
   const found = await journalFiles(activeFile);
@@ -182,19 +248,67 @@ export async function readJournal(activeFile: string, options: { fromSeq?: numbe
     throw new JournalError('missing', `no journal: neither ${activeFile} nor rotated files beside it exist`);
   }
   const files = found.sort(); // a stable reading order, so warnings and headers come out the same each time
-  const state: ReadState = { headers: [], located: [], warnings: [] };
-  for (const file of files) await readOneFile(file, state);
+  const fromSeq = options.fromSeq ?? 0;
+  const state: ReadState = { headers: [], located: [], warnings: [], starts: new Map() };
+  const peeked = new Map<string, JournalHeader>();
+  if (fromSeq > 1) {
+    for (const file of files) {
+      const header = await peekHeader(file);
+      if (header === undefined) continue;
+      peeked.set(file, header);
+      if (header.firstSeq !== undefined) state.starts.set(file, header.firstSeq);
+    }
+  }
+  // Files without a first seq in their header are read first: their starts bound the others' ranges.
+  const known = new Set(state.starts.keys());
+  for (const file of files) if (!known.has(file)) await readOneFile(file, state, fromSeq);
+  for (const file of files) {
+    if (!known.has(file)) continue;
+    if (coveredBelow(file, fromSeq, state.starts)) state.headers.push({ file, header: peeked.get(file) as JournalHeader });
+    else await readOneFile(file, state, fromSeq);
+  }
 
-  const { fromSeq } = options;
   const sorted = state.located.sort((a, b) => a.entry.seq - b.entry.seq);
-  const kept = fromSeq === undefined ? sorted : sorted.filter((l) => l.entry.seq >= fromSeq);
+  const kept = sorted.filter((l) => l.entry.seq >= fromSeq);
+  const firstSeq = state.starts.size === 0 ? null : Math.min(...state.starts.values());
+  checkStart(kept, fromSeq, firstSeq);
   checkSequence(kept);
-  const ordered = orderFiles(files, state.located);
+  const ordered = orderFiles(files, state.starts);
   const rank = (file: string) => ordered.indexOf(file);
   return {
     headers: state.headers.sort((a, b) => rank(a.file) - rank(b.file)),
     entries: kept.map((l) => l.entry),
     warnings: state.warnings,
     files: ordered,
+    firstSeq,
   };
+}
+
+/** The journal holds seqs below `fromSeq` and above it, so `fromSeq` itself must be there. */
+function checkStart(kept: readonly Located[], fromSeq: number, firstSeq: number | null): void {
+  const first = kept[0];
+  if (first === undefined || firstSeq === null || fromSeq <= firstSeq || first.entry.seq <= fromSeq) return;
+  const missing = first.entry.seq - 1 === fromSeq ? `seq ${fromSeq} is missing` : `seq ${fromSeq}–${first.entry.seq - 1} are missing`;
+  throw new JournalError('gap', `${missing} (before ${where(first)})`);
+}
+
+/** The first seq a file holds, from its header or its first entry line; undefined when it holds none. */
+export async function firstSeqOfFile(file: string): Promise<number | undefined> {
+  const fromHeader = (await peekHeader(file))?.firstSeq;
+  if (fromHeader !== undefined) return fromHeader;
+  for await (const { text } of readFileLines(file)) {
+    const seq = leadingSeq(text);
+    if (seq !== undefined) return seq;
+  }
+  return undefined;
+}
+
+/** The first seq the journal holds, read from the start of each file only; undefined when it holds none. */
+export async function journalFirstSeq(activeFile: string): Promise<number | undefined> {
+  let first: number | undefined;
+  for (const file of await journalFiles(activeFile)) {
+    const seq = await firstSeqOfFile(file);
+    if (seq !== undefined) first = Math.min(first ?? seq, seq);
+  }
+  return first;
 }

@@ -27,6 +27,8 @@ export interface JournalHeader {
   tz: string;
   /** ISO time the writer opened the file. */
   started: string;
+  /** The seq of the file's first entry: lets a reader skip whole files below the seq it wants. Older files lack it. */
+  firstSeq?: number;
 }
 
 /**
@@ -120,7 +122,7 @@ export function crcOf(text: string): string {
  * set in. The short fields come first and the long SQL last, for people reading the file.
  */
 const FIELD_ORDER = [
-  'seq', 'ts', 'kind', 'format', 'service', 'version', 'level', 'betterSqlite3', 'sqlite', 'node', 'tz', 'started',
+  'seq', 'ts', 'kind', 'format', 'service', 'version', 'level', 'betterSqlite3', 'sqlite', 'node', 'tz', 'started', 'firstSeq',
   'db', 'session', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
   'clock', 'seed', 'voids', 'sql', 'statements',
 ] as const;
@@ -254,9 +256,16 @@ function requireNonNull(value: Record<string, unknown>, fields: readonly string[
   }
 }
 
+const OPTIONAL_HEADER_FIELDS: Record<string, Check> = {
+  firstSeq: (v) => Number.isSafeInteger(v) && (v as number) >= 1,
+};
+
 function validateLine(value: Record<string, unknown>): void {
   const kind = value['kind'];
-  if (kind === 'header') return requireFields(value, HEADER_FIELDS, false);
+  if (kind === 'header') {
+    requireFields(value, HEADER_FIELDS, false);
+    return requireFields(value, OPTIONAL_HEADER_FIELDS, true);
+  }
   if (typeof kind !== 'string' || !(kind in REQUIRED_BY_KIND)) {
     throw new JournalLineError('shape', `unknown kind ${JSON.stringify(kind)}`);
   }

@@ -15,6 +15,7 @@ import { rebuild } from './rebuild';
 import { parseReplayOptions, REPLAY_USAGE, ReplayUsageError, type ReplayOptions } from './replay-options';
 import { compareDatabases } from './verify';
 import { ReplayError } from './apply-entries';
+import { copyRound, planRestore, TooOldError } from './restore-plan';
 
 class Refusal extends Error {}
 
@@ -70,11 +71,16 @@ function verify(options: ReplayOptions, rebuilt: string[]): string | null {
 }
 
 async function run(options: ReplayOptions): Promise<number> {
-  const contents = await readJournal(options.logFile);
+  const { round } = await planRestore(options);
+  const contents = await readJournal(options.logFile, round === undefined ? {} : { fromSeq: round.base + 1 });
   for (const warning of contents.warnings) say(`warning: ${warning}`);
   checkHeaders(contents.headers, options.force);
   fs.mkdirSync(options.out, { recursive: true });
   if (fs.readdirSync(options.out).some((name) => name.endsWith('.db'))) throw new Refusal(`${options.out} already holds databases: choose an empty directory`);
+  if (round !== undefined) {
+    const copied = copyRound(round, options.snapshotDir as string, options.out, options.db);
+    say(`started from the snapshot through seq ${round.through} (${copied.length} database${copied.length === 1 ? '' : 's'}), then the journal from seq ${round.base + 1}`);
+  }
   const entries = selectEntries(contents.entries, options);
   const engine = new Engine();
   const onProgress = progressBar();
@@ -106,7 +112,7 @@ async function main(): Promise<number> {
     return await run(options);
   } catch (error) {
     if (error instanceof ReplayUsageError || error instanceof EngineError) say(`${error.message} (run with -h for help)`);
-    else if (error instanceof JournalError || error instanceof Refusal || error instanceof ReplayError) say(error.message);
+    else if (error instanceof JournalError || error instanceof Refusal || error instanceof ReplayError || error instanceof TooOldError) say(error.message);
     else throw error;
     return 2;
   }

@@ -41,6 +41,12 @@ export interface Config {
   readonly logFsync: boolean;
   /** Gzip rotated journal files. @default false */
   readonly logCompress: boolean;
+  /** A snapshot round after this many journal entries, or this often; null: no snapshots. @default null */
+  readonly snapshotEvery: SnapshotEvery | null;
+  /** Absolute: where snapshot rounds go; null without a journal. @default `snapshots` beside the journal file */
+  readonly snapshotDir: string | null;
+  /** Rotated journal files a snapshot covers are removed when older than `ms`, or beyond the newest `files`. @default null: kept */
+  readonly logRetain: LogRetain | null;
   /** @default 5000 */
   readonly queryTimeoutMs: number;
   /** @default 5000 */
@@ -57,6 +63,9 @@ export interface Config {
   /** @default 1000 */
   readonly maxStatements: number;
 }
+
+export type SnapshotEvery = { readonly entries: number } | { readonly ms: number };
+export type LogRetain = { readonly files: number } | { readonly ms: number };
 
 export type ParsedCommandLine = { kind: 'help'; usage: string } | { kind: 'config'; config: Config };
 
@@ -79,6 +88,9 @@ const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'log-max-size': { arg: '<size>', help: 'rotate the journal at this size (bytes, or 512K, 10M, 1G)', default: '10M' },
   'log-fsync': { arg: null, help: 'sync the journal to disk before answering', default: 'false' },
   'log-compress': { arg: null, help: 'gzip rotated journal files', default: 'false' },
+  'log-retain': { arg: '<duration|count>', help: 'remove rotated journal files a snapshot covers, once older than this (168h) or beyond this many files', default: 'keep all' },
+  'snapshot-every': { arg: '<count|duration>', help: 'copy changed databases after this many journal entries (10000) or this often (10m)', default: 'never' },
+  'snapshot-dir': { arg: '<directory>', help: 'where snapshots go', default: 'snapshots beside the journal file' },
   'query-timeout': { arg: '<duration>', help: 'stop a statement that runs longer (500ms, 5s, 1m30s)', default: '5s' },
   'lock-timeout': { arg: '<duration>', help: 'how long a write waits for a database held by a session', default: '5s' },
   'session-timeout': { arg: '<duration>', help: 'idle time after which a transaction session is rolled back', default: '5m' },
@@ -220,6 +232,29 @@ const positiveSize = (text: string): number => {
   return bytes;
 };
 
+/** A bare integer counts (entries or files); anything else is a Go-style duration. */
+function countOrDuration(text: string, minCount: number): { count: number } | { ms: number } {
+  if (/^\d+$/.test(text)) {
+    const count = Number(text);
+    if (!Number.isSafeInteger(count) || count < minCount) throw new OptionsError(`expected a count of at least ${minCount} or a duration such as 10m, got ${quote(text)}`);
+    return { count };
+  }
+  return { ms: durationMs(text) };
+}
+
+const snapshotEvery = (text: string): SnapshotEvery => {
+  const every = countOrDuration(text, 1);
+  return 'count' in every ? { entries: every.count } : every;
+};
+
+const logRetain = (text: string): LogRetain => {
+  if (/^\d+$/.test(text)) return { files: (countOrDuration(text, 0) as { count: number }).count };
+  // Retention can span weeks: no timer waits this long, so the 596h ceiling of timeouts does not apply.
+  const ms = Math.round(parseDuration(text));
+  if (ms < 1) throw new OptionsError(`expected a duration of at least 1ms or a count of files, got ${quote(text)}`);
+  return { ms };
+};
+
 const logLevel = (text: string): LogLevel => {
   const level = LOG_LEVELS.find((l) => l === text);
   if (level === undefined) throw new OptionsError(`expected one of none, error, mod, all, got ${quote(text)}`);
@@ -239,6 +274,7 @@ function interpret(raw: RawFlags, cwd: string): Config {
     maxConnections: value(raw, 'max-connections', parsePositiveInteger, 64),
     logJson: value(raw, 'log-json', parseBoolean, false),
     ...journal,
+    ...resolveSnapshots(raw, resolve, journal.logFile, journal.logLevel),
     queryTimeoutMs: value(raw, 'query-timeout', durationMs, 5000),
     lockTimeoutMs: value(raw, 'lock-timeout', durationMs, 5000),
     sessionTimeoutMs: value(raw, 'session-timeout', durationMs, 300_000),
@@ -281,4 +317,24 @@ function resolveJournal(raw: RawFlags, resolve: Resolve, cwd: string, dbFile: st
   }
   const logMaxSize = value(raw, 'log-max-size', positiveSize, 10 * 1024 * 1024);
   return { logFile, logLevel: level, logMaxSize, logFsync, logCompress };
+}
+
+type SnapshotConfig = Pick<Config, 'snapshotEvery' | 'snapshotDir' | 'logRetain'>;
+
+function resolveSnapshots(raw: RawFlags, resolve: Resolve, logFile: string | null, level: LogLevel): SnapshotConfig {
+  const every = value<SnapshotEvery | null>(raw, 'snapshot-every', snapshotEvery, null);
+  const retain = value<LogRetain | null>(raw, 'log-retain', logRetain, null);
+  const dir = value<string | null>(raw, 'snapshot-dir', resolve, null);
+  // A snapshot is tagged with journal positions and completed by the journal: without one it restores nothing.
+  const journaled = logFile !== null && (level === 'mod' || level === 'all');
+  if (!journaled) {
+    for (const name of ['snapshot-every', 'snapshot-dir', 'log-retain']) {
+      if (raw.has(name)) throw new OptionsError(`-${name}: needs a journal that records every change; add -log-file <path> (at -log-level mod or all)`);
+    }
+  }
+  if (retain !== null && every === null) {
+    throw new OptionsError('-log-retain: needs -snapshot-every: only journal files a snapshot covers are removed');
+  }
+  const snapshotDir = logFile === null ? null : dir ?? path.join(path.dirname(logFile), 'snapshots');
+  return { snapshotEvery: every, snapshotDir, logRetain: retain };
 }

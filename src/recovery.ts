@@ -10,6 +10,7 @@ import type { Config } from './options';
 import { readCheckpoint, writeCheckpoint } from '../journal/checkpoint';
 import { JournalError, readJournal } from '../journal/reader';
 import { rebuild, type RebuildOptions, type RebuildResult } from '../replay/rebuild';
+import { recoveryStart } from './snapshots/recovery-start';
 
 /** The file of a database named in the journal, in this server's layout. */
 export function databaseFileOf(config: Config): (db: string) => string {
@@ -54,7 +55,8 @@ export interface UnrecoveredDatabase {
  * so a crash or a full disk never stops the service as a whole.
  */
 export async function recoverDatabases(config: Config, journalFile: string): Promise<RebuildResult & { warnings: string[]; unrecovered: UnrecoveredDatabase[] }> {
-  const from = (readCheckpoint(journalFile)?.appliedThrough ?? 0) + 1;
+  const known = readCheckpoint(journalFile)?.appliedThrough ?? 0;
+  const from = recoveryStart(config.snapshotDir, known, databaseFileOf(config)) + 1;
   const unrecovered: UnrecoveredDatabase[] = [];
   const result = await applyFrom(config, journalFile, from, undefined, (db, seq, error) => {
     unrecovered.push({ db, seq, reason: error instanceof Error ? error.message : String(error) });

@@ -19,6 +19,7 @@ import type { Config } from './options';
 import { recoverDatabases, repairDatabase } from './recovery';
 import { writeCheckpoint } from '../journal/checkpoint';
 import { AppliedCheckpoints } from './applied-checkpoints';
+import { schedulerFor } from './snapshots/snapshot-scheduler';
 
 export interface RunningServer {
   readonly url: string;
@@ -64,6 +65,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const server = http.createServer(koa.callback());
   trackConnections(server, config.maxConnections);
   const url = await listen(server, config);
+  const snapshots = schedulerFor(config, () => journal.lastSeq, () => bus.writePath.settledThrough());
   const ready = (async () => {
     const result = logFile === null || journal.level === 'none' ? { applied: 0, unrecovered: [] } : await recoverDatabases(config, logFile);
     for (const { db, seq, reason } of result.unrecovered) {
@@ -72,6 +74,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     if (logFile !== null && journal.level !== 'none') checkpoints = new AppliedCheckpoints(logFile, () => bus.writePath.settledThrough(), log);
     readiness.ready = true;
+    snapshots?.start();
     return result;
   })();
   return {
@@ -83,6 +86,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         server.closeIdleConnections();
       });
       checkpoints?.stop();
+      await snapshots?.close();
       await bus.close();
       await journal.close();
       // Stopped cleanly: every entry written is applied (or voided), so the next start reads nothing old.

@@ -27,7 +27,8 @@ t.test('returns the embedded defaults when no flag is given', async (t) => {
     mode: 'multi', dbFile: null, dir: path.join(CWD, 'data'), host: '127.0.0.1', port: 8080,
     token: null, maxConnections: 64, logJson: false,
     logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'mod',
-    logMaxSize: 10 * MiB, logFsync: false, logCompress: false, queryTimeoutMs: 5000, lockTimeoutMs: 5000, sessionTimeoutMs: 300_000,
+    logMaxSize: 10 * MiB, logFsync: false, logCompress: false,
+    snapshotEvery: null, snapshotDir: path.join(CWD, 'data', 'journal', 'snapshots'), logRetain: null, queryTimeoutMs: 5000, lockTimeoutMs: 5000, sessionTimeoutMs: 300_000,
     maxBodyBytes: MiB, maxResultRows: 10_000, maxStatements: 1000,
   });
 });
@@ -224,4 +225,39 @@ t.test('rejects malformed sizes', async (t) => {
   for (const bad of ['', 'M', '-1', '1T', '10 M', '1e6', '10MBs', '0x10', '.5M', '99999999999G']) {
     t.throws(() => parseSize(bad), OptionsError, JSON.stringify(bad));
   }
+});
+
+t.test('parses -snapshot-every as a count of entries or a duration', async (t) => {
+  t.same(config('-snapshot-every', '10000').snapshotEvery, { entries: 10_000 });
+  t.same(config('-snapshot-every', '10m').snapshotEvery, { ms: 600_000 });
+  t.same(config('-snapshot-every=1h30m').snapshotEvery, { ms: 5_400_000 });
+  t.equal(config().snapshotEvery, null, 'off by default');
+});
+
+t.test('puts snapshots beside the journal unless -snapshot-dir says where', async (t) => {
+  t.equal(config('-dir', 'd', '-log-file', 'j/s.jsonl').snapshotDir, path.join(CWD, 'j', 'snapshots'));
+  t.equal(config('-snapshot-dir', 'snaps', '-snapshot-every', '5').snapshotDir, path.join(CWD, 'snaps'));
+  t.equal(config('-dir', 'd').snapshotDir, null, 'no journal, no snapshots');
+});
+
+t.test('parses -log-retain as a duration or a count of rotated files', async (t) => {
+  t.same(config('-snapshot-every', '100', '-log-retain', '168h').logRetain, { ms: 168 * 3_600_000 }, 'longer than any timer may wait');
+  t.same(config('-snapshot-every', '100', '-log-retain', '3').logRetain, { files: 3 });
+  t.same(config('-snapshot-every', '100', '-log-retain', '0').logRetain, { files: 0 }, 'keep no covered file');
+  t.equal(config().logRetain, null, 'keeps everything by default');
+});
+
+t.test('rejects bad snapshot and retention values naming the flag', async (t) => {
+  rejects(t, ['-snapshot-every', '0'], /^-snapshot-every: expected a count of at least 1 or a duration/);
+  rejects(t, ['-snapshot-every', '7d'], /^-snapshot-every: expected a duration/);
+  rejects(t, ['-snapshot-every', '-5'], /-snapshot-every/);
+  rejects(t, ['-snapshot-every', '10', '-log-retain', '1w'], /^-log-retain: expected a duration/);
+  rejects(t, ['-snapshot-every', '10', '-snapshot-dir='], /^-snapshot-dir: expected a non-empty value/);
+});
+
+t.test('rejects snapshots and retention without a journal, and retention without snapshots', async (t) => {
+  rejects(t, ['-dir', 'd', '-snapshot-every', '10'], /^-snapshot-every: needs a journal/);
+  rejects(t, ['-log-file', 'j.jsonl', '-log-level', 'error', '-snapshot-every', '10'], /^-snapshot-every: needs a journal that records every change/);
+  rejects(t, ['-dir', 'd', '-snapshot-dir', 's'], /^-snapshot-dir: needs a journal/);
+  rejects(t, ['-log-retain', '3'], /^-log-retain: needs -snapshot-every/);
 });

@@ -6,7 +6,8 @@
  *
  * Environment: BENCH_ROUNDS (default 3), BENCH_SECONDS per round (default 3),
  * BENCH_CONNECTIONS (default 32), BENCH_ONLY=throughput (skip the growth
- * tables) or growth (skip the throughput scenarios), BENCH_JSON=<file> to save
+ * tables), growth (skip the throughput scenarios) or startup (only start-up
+ * against a 500,000-entry journal with a snapshot), BENCH_JSON=<file> to save
  * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
  * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
  * a temporary directory that is removed at the end. cpu-cost.mjs beside this
@@ -20,6 +21,7 @@ import { rssSampler, startBaseline, startSqlscribe } from './processes.mjs';
 import { BOOL_COLUMNS, buildBaselineBench, buildGrowth, buildSqlscribeBench } from './fixtures.mjs';
 import { P99_SCENARIO, SCENARIOS } from './scenarios.mjs';
 import { countCost, journalBytes, replay, rowsByOffset, rowsBySize, startup } from './growth.mjs';
+import { startupWithLongJournal } from './long-journal.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -130,6 +132,15 @@ async function afterwards(work, journalFile, figures) {
   for (const g of figures.journalBytes) say(`  ${pad(g.statementsPerEntry, 3)} statement(s) per entry: ${int(g.bytesPerEntry)} bytes per entry, ${int(g.bytesPerStatement)} bytes per statement (${int(g.entries)} entries)`);
 }
 
+async function longJournal(work, figures) {
+  say();
+  say('start-up with a long journal: 500,000 entries in 50 files, a snapshot round 10,000 entries before the end, no record of what was applied (as after a crash)');
+  const r = await startupWithLongJournal(work);
+  figures.longJournal = r;
+  say(`  journal ${mb(r.journalBytes)} MB (built in ${int(r.setupMs)} ms); listening ${int(r.listening)} ms, ready ${int(r.ready)} ms from spawn (target < 1000 ms: ${targetNote(r.ready < 1000)})`);
+  say(`  peak RSS: server ${mb(r.serverPeakRss)} MB (target < 100 MB: ${targetNote(r.serverPeakRss < 100 * 2 ** 20)}), with its engine processes ${mb(r.peakRss)} MB`);
+}
+
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
   const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS };
@@ -137,8 +148,11 @@ async function main() {
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
-    const journalFile = await throughput(work, figures);
-    if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
+    if (ONLY !== 'startup') {
+      const journalFile = await throughput(work, figures);
+      if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
+    }
+    if (ONLY === '' || ONLY === 'startup') await longJournal(work, figures);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
