@@ -27,6 +27,11 @@ export interface JournalHeader {
   tz: string;
   /** ISO time the writer opened the file. */
   started: string;
+  /**
+   * The seq of the file's first entry. Files written before the field existed lack it, so readers
+   * must do without; with it, a reader looking for a seq can skip whole files.
+   */
+  firstSeq?: number;
 }
 
 export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb';
@@ -113,7 +118,7 @@ export function crcOf(text: string): string {
  * set in. The short fields come first and the long SQL last, for people reading the file.
  */
 const FIELD_ORDER = [
-  'seq', 'ts', 'kind', 'format', 'service', 'version', 'level', 'betterSqlite3', 'sqlite', 'node', 'tz', 'started',
+  'seq', 'ts', 'kind', 'format', 'service', 'version', 'level', 'betterSqlite3', 'sqlite', 'node', 'tz', 'started', 'firstSeq',
   'db', 'session', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
   'clock', 'seed', 'sql', 'statements',
 ] as const;
@@ -197,6 +202,10 @@ const HEADER_FIELDS: Record<string, Check> = {
   started: isTime,
 };
 
+const OPTIONAL_HEADER_FIELDS: Record<string, Check> = {
+  firstSeq: (v) => Number.isSafeInteger(v) && (v as number) >= 1,
+};
+
 const ENTRY_FIELDS: Record<string, Check> = {
   seq: isCount,
   ts: isTime,
@@ -247,7 +256,10 @@ function requireNonNull(value: Record<string, unknown>, fields: readonly string[
 
 function validateLine(value: Record<string, unknown>): void {
   const kind = value['kind'];
-  if (kind === 'header') return requireFields(value, HEADER_FIELDS, false);
+  if (kind === 'header') {
+    requireFields(value, HEADER_FIELDS, false);
+    return requireFields(value, OPTIONAL_HEADER_FIELDS, true);
+  }
   if (typeof kind !== 'string' || !(kind in REQUIRED_BY_KIND)) {
     throw new JournalLineError('shape', `unknown kind ${JSON.stringify(kind)}`);
   }
