@@ -13,12 +13,11 @@
  *   the last durable one. The next append tries again, so writes resume once
  *   the disk has room.
  */
-import path from 'node:path';
-import { compressRotated, settleCompression } from './compression';
+import { compressRotated } from './compression';
 import { closeQuietly, nodeFileSystem, writeFully, type JournalFileHandle, type JournalFileSystem } from './file-system';
 import { encodeLine, JOURNAL_FORMAT, type JournalEntry, type JournalHeader } from './record';
-import { ActiveFileInstaller, settleInterruptedRotation } from './rotation';
-import { lastSeqOfFile, lastSeqOfJournal, readHeader, repairTornTail } from './tail';
+import { recoverJournal } from './recover';
+import { ActiveFileInstaller } from './rotation';
 import { JournalUnavailableError } from './unavailable';
 
 export { JournalUnavailableError } from './unavailable';
@@ -64,6 +63,8 @@ export class JournalWriter {
   private durableSeq = 0;
   private assignedSeq = 0;
   private rotationDue = false;
+  /** The last chunk filled the file: rotate while idle, once; after a failure the next append retries. */
+  private rotateWhenIdle = false;
   private pending: Pending[] = [];
   private running: Promise<void> | null = null;
   private compression: Promise<void> = Promise.resolve();
@@ -96,46 +97,17 @@ export class JournalWriter {
   }
 
   private async init(): Promise<void> {
-    const { file } = this.options;
-    await this.fs.mkdir(path.dirname(file));
-    const settled = await settleInterruptedRotation(this.fs, file);
-    if (settled !== undefined) this.warn(settled);
-    const compression = await settleCompression(this.fs, file);
-    compression.notes.forEach((note) => this.warn(note));
-    if (this.options.compress) compression.plain.forEach((plain) => this.queueCompression(plain));
-    const size = await this.activeSize();
-    this.durableSeq = size === undefined ? await lastSeqOfJournal(file) : await this.lastSeqOfActive();
-    this.assignedSeq = this.durableSeq;
-    this.durableSize = size ?? 0;
-    this.rotationDue = size !== undefined && size >= this.options.maxSize;
+    const recovered = await recoverJournal(this.fs, this.options.file, (message) => this.warn(message));
+    if (this.options.compress) recovered.plain.forEach((plain) => this.queueCompression(plain));
+    this.durableSeq = this.assignedSeq = recovered.lastSeq;
+    this.durableSize = recovered.activeSize ?? 0;
+    this.rotationDue = recovered.activeSize !== undefined && recovered.activeSize >= this.options.maxSize;
     try {
       await this.ensureActive();
     } catch (err) {
       if (!TRANSIENT_CODES.has(String((err as NodeJS.ErrnoException).code))) throw err;
-      this.warn(`journal ${file}: cannot be opened yet (${(err as Error).message}); the next write tries again`);
+      this.warn(`journal ${this.options.file}: cannot be opened yet (${(err as Error).message}); the next write tries again`);
     }
-  }
-
-  /** The active file's size after repairing its tail; undefined when there is none (an empty one held nothing, so it goes). */
-  private async activeSize(): Promise<number | undefined> {
-    const { file } = this.options;
-    if ((await this.fs.size(file)) === undefined) return undefined;
-    const repaired = repairTornTail(file);
-    if (repaired > 0) this.warn(`journal ${file}: removed a torn last line (${repaired} bytes, never acknowledged)`);
-    const size = await this.fs.size(file);
-    if (size !== 0) return size;
-    await this.fs.unlink(file);
-    return undefined;
-  }
-
-  /** Reads only the ends of the active file, so the cost of open does not grow with the journal. */
-  private async lastSeqOfActive(): Promise<number> {
-    const { file } = this.options;
-    const last = lastSeqOfFile(file);
-    if (last > 0) return last;
-    const firstSeq = readHeader(file)?.firstSeq;
-    // A file from before headers said firstSeq, holding no entry: only the rotated files know.
-    return firstSeq === undefined ? lastSeqOfJournal(file) : firstSeq - 1;
   }
 
   /**
@@ -163,7 +135,7 @@ export class JournalWriter {
 
   private async drain(): Promise<void> {
     for (;;) {
-      if (this.pending.length === 0 && this.rotationDue) await this.rotateWhileIdle();
+      if (this.pending.length === 0 && this.rotateWhenIdle) await this.rotateWhileIdle();
       if (this.pending.length === 0) return;
       const chunk = this.pending;
       this.pending = [];
@@ -188,7 +160,7 @@ export class JournalWriter {
     }
     this.durableSize += buffer.length;
     this.durableSeq = (chunk[chunk.length - 1] as Pending).seq;
-    if (this.durableSize >= this.options.maxSize) this.rotationDue = true;
+    if (this.durableSize >= this.options.maxSize) this.rotationDue = this.rotateWhenIdle = true;
     for (const p of chunk) p.resolve();
   }
 
@@ -248,6 +220,7 @@ export class JournalWriter {
 
   /** Rotates as soon as the file is full rather than at the next append, so a quiet journal's files are complete. */
   private async rotateWhileIdle(): Promise<void> {
+    this.rotateWhenIdle = false;
     try {
       await this.rotate();
     } catch (err) {
