@@ -1,14 +1,14 @@
 /**
  * A small file beside the journal that saves reading the whole journal at
- * start-up: the last seq written, and the seq through which every entry is
- * known to be applied to its database. It is only a shortcut: without it the
- * server reads the whole journal, and a stale one only makes it read more.
+ * start-up: the seq through which every entry is known to be applied to its
+ * database. It is only a shortcut: without it the server reads the whole
+ * journal, and a stale one only makes it read more. The last seq written is
+ * not kept here: the writer reads it from the active file's tail, which cannot
+ * disagree with what is in the journal.
  */
 import fs from 'node:fs';
 
 export interface Checkpoint {
-  /** The last seq handed to the operating system. */
-  lastSeq?: number;
   /** Every entry up to this seq is applied to its database (or needed nothing). */
   appliedThrough?: number;
 }

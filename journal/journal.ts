@@ -9,6 +9,8 @@ import type { SqlParams, StatementResult } from '../src/engine/protocol';
 import type { JournalLevel, JournalStatement, RollbackReason } from './record';
 import { JournalWriter, type JournalWriterOptions, type NewEntry } from './writer';
 
+export { JournalUnavailableError } from './unavailable';
+
 /** What an entry is about: the level decides from this and from success. */
 export type JournalEvent = 'read' | 'write' | 'session' | 'database';
 

@@ -28,10 +28,9 @@ function stamp(time: Date): string {
 }
 
 /**
- * The name of a rotated file, for rotating-file-stream's generator (which gives
- * `time` and `index`, counting from 1 until a name is free). A directory in
- * `activeBase` is kept. rotating-file-stream does not add `.gz` to the names a
- * custom generator returns, so a compressing writer passes `compressed`.
+ * The name of a rotated file: `time` is the rotation's, and `index` counts from
+ * 1 until a name is free. A directory in `activeBase` is kept. `compressed`
+ * gives the name of the file once gzipped.
  */
 export function rotatedName(activeBase: string, time: Date, index: number, compressed = false): string {
   const { stem, ext } = splitName(path.basename(activeBase));
@@ -59,7 +58,10 @@ export function isJournalFile(activeFile: string, candidate: string): boolean {
   return name === path.basename(activeFile) || rotatedPattern(activeFile).test(name);
 }
 
-/** The active file and its rotated siblings that exist, as paths beside `activeFile`, in no promised order. */
+/**
+ * The active file and its rotated siblings that exist, as paths beside `activeFile`, in no promised order.
+ * Files the writer is still preparing (`<active>.next`, `<rotated>.gz.tmp`) match neither name, so are never listed.
+ */
 export async function journalFiles(activeFile: string): Promise<string[]> {
   const dir = path.dirname(activeFile);
   let dirents;

@@ -27,7 +27,10 @@ export interface JournalHeader {
   tz: string;
   /** ISO time the writer opened the file. */
   started: string;
-  /** The seq of the file's first entry: lets a reader skip whole files below the seq it wants. Older files lack it. */
+  /**
+   * The seq of the file's first entry. Files written before the field existed lack it, so readers
+   * must do without; with it, a reader looking for a seq can skip whole files.
+   */
   firstSeq?: number;
 }
 
@@ -206,6 +209,10 @@ const HEADER_FIELDS: Record<string, Check> = {
   started: isTime,
 };
 
+const OPTIONAL_HEADER_FIELDS: Record<string, Check> = {
+  firstSeq: (v) => Number.isSafeInteger(v) && (v as number) >= 1,
+};
+
 const ENTRY_FIELDS: Record<string, Check> = {
   seq: isCount,
   ts: isTime,
@@ -255,10 +262,6 @@ function requireNonNull(value: Record<string, unknown>, fields: readonly string[
     if (value[field] === undefined || value[field] === null) throw new JournalLineError('shape', `"${field}" is required ${why}`);
   }
 }
-
-const OPTIONAL_HEADER_FIELDS: Record<string, Check> = {
-  firstSeq: (v) => Number.isSafeInteger(v) && (v as number) >= 1,
-};
 
 function validateLine(value: Record<string, unknown>): void {
   const kind = value['kind'];

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import { journalFiles } from './naming';
 import { readFileLines } from './reader';
-import { decodeLine, isHeader } from './record';
+import { decodeLine, isHeader, type JournalHeader } from './record';
 
 /** How much of the end of a file is read to find its last entries: lines are far shorter than this, but bodies can be 1 MiB. */
 const TAIL_BYTES = 4 * 1024 * 1024;
@@ -66,7 +66,28 @@ export function lastSeqOfFile(file: string): number {
   return 0;
 }
 
-/** The last seq in any file of the journal: the slow way, for when no checkpoint says it. */
+/** How much of the start of a file is read to find its header line: headers are a few hundred bytes. */
+const HEAD_BYTES = 64 * 1024;
+
+/** The header on a file's first line, or undefined when the file has none. */
+export function readHeader(file: string): JournalHeader | undefined {
+  if (!fs.existsSync(file)) return undefined;
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(HEAD_BYTES);
+    const read = fs.readSync(fd, buffer, 0, HEAD_BYTES, 0);
+    const end = buffer.subarray(0, read).indexOf(0x0a);
+    if (end === -1) return undefined;
+    const line = decodeLine(buffer.subarray(0, end).toString('utf8'));
+    return isHeader(line) ? line : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The last seq in any file of the journal: the slow way, for when no active file says it. */
 export async function lastSeqOfJournal(activeFile: string): Promise<number> {
   let last = 0;
   for (const file of await journalFiles(activeFile)) {

@@ -1,179 +1,255 @@
 /**
- * The journal writer: appends entries to the active file through
- * rotating-file-stream, which rotates it by size.
+ * The journal writer: appends entries to the active file through file
+ * descriptors it owns, so that it can check every write, sync, undo a failed
+ * chunk and rotate without ever leaving a partial line or a seq twice.
  *
  * - seq is assigned when an entry is appended, so the order of lines is the
- *   order of seq.
- * - Entries that arrive while a write is in flight are written together with
- *   the next one (group commit); with fsync on, one sync covers them all.
- * - Only one chunk is in flight at a time, and this writer counts bytes the
- *   way rotating-file-stream does (it rotates after the write that reaches the
- *   size), so it knows which chunk starts a new file and puts the header there.
- * - "Written" means handed to the operating system (the stream's callback),
- *   which survives a killed process; fsync also survives a power cut
- *   (rotating-file-stream never syncs, design.md).
+ *   order of seq; `lastSeq` is the last seq durably written.
+ * - One chunk is in flight at a time; entries appended meanwhile are written
+ *   together in the next one (group commit), and with fsync one fdatasync
+ *   covers them all.
+ * - A chunk that fails is cut off the file again, and it and every entry
+ *   waiting behind it are refused with JournalUnavailableError; seq goes back to
+ *   the last durable one. The next append tries again, so writes resume once
+ *   the disk has room.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { createStream, type RotatingFileStream } from 'rotating-file-stream';
-import { readCheckpoint, writeCheckpoint } from './checkpoint';
-import { rotatedName } from './naming';
+import { compressRotated } from './compression';
+import { closeQuietly, nodeFileSystem, writeFully, type JournalFileHandle, type JournalFileSystem } from './file-system';
 import { encodeLine, JOURNAL_FORMAT, type JournalEntry, type JournalHeader } from './record';
-import { lastSeqOfFile, lastSeqOfJournal, repairTornTail } from './tail';
+import { recoverJournal } from './recover';
+import { ActiveFileInstaller } from './rotation';
+import { JournalUnavailableError } from './unavailable';
 
-export type HeaderFields = Omit<JournalHeader, 'kind' | 'format' | 'started'>;
+export { JournalUnavailableError } from './unavailable';
+
+export type HeaderFields = Omit<JournalHeader, 'kind' | 'format' | 'started' | 'firstSeq'>;
 
 export interface JournalWriterOptions {
   /** The active journal file; rotated files sit beside it. */
   file: string;
-  /** Rotate after the write that makes the file reach this size, in bytes. */
+  /** Rotate once a chunk makes the active file reach this size, in bytes. */
   maxSize: number;
-  /** Sync to disk before an append counts as written. */
+  /** fdatasync each chunk before its entries count as written. */
   fsync: boolean;
   /** Gzip rotated files. */
   compress: boolean;
   header: HeaderFields;
-  /** Told of anything odd found at open (a torn tail repaired). */
+  /** Told of anything odd: crash leftovers repaired at open, a rotation or compression that failed. */
   warn?: (message: string) => void;
+  /** The file system to write through; tests inject faults here. Defaults to node's fs. */
+  fileSystem?: JournalFileSystem;
 }
 
 /** An entry as the caller gives it: seq and ts are the writer's. */
 export type NewEntry = Omit<JournalEntry, 'seq' | 'ts'>;
 
-interface Waiter {
+interface Pending {
+  seq: number;
+  line: string;
   resolve(): void;
   reject(error: Error): void;
 }
 
+/** Errors at open that a full or failing disk causes: the server starts, and the next append tries again. */
+const TRANSIENT_CODES = new Set(['ENOSPC', 'EDQUOT', 'EIO']);
+
 export class JournalWriter {
-  private stream!: RotatingFileStream;
-  private seq = 0;
-  /** Bytes in the active file, counted as rotating-file-stream counts them. */
-  private size = 0;
-  private needsHeader = false;
-  private pending: string[] = [];
-  private waiters: Waiter[] = [];
-  private inFlight = false;
-  private syncFd: number | null = null;
-  private failure: Error | null = null;
+  private readonly fs: JournalFileSystem;
+  private readonly installer: ActiveFileInstaller;
   private readonly started = new Date().toISOString();
+  private handle: JournalFileHandle | null = null;
+  /** Bytes of whole lines in the active file: a failed chunk is cut back to this. */
+  private durableSize = 0;
+  private durableSeq = 0;
+  private assignedSeq = 0;
+  private rotationDue = false;
+  /** The last chunk filled the file: rotate while idle, once; after a failure the next append retries. */
+  private rotateWhenIdle = false;
+  private pending: Pending[] = [];
+  private running: Promise<void> | null = null;
+  private compression: Promise<void> = Promise.resolve();
+  private closed = false;
 
-  private constructor(private readonly options: JournalWriterOptions) {}
+  private constructor(private readonly options: JournalWriterOptions) {
+    this.fs = options.fileSystem ?? nodeFileSystem;
+    this.installer = new ActiveFileInstaller(this.fs, options.file);
+  }
 
-  /** Opens the journal: repairs a torn tail, finds the last seq, and continues after it. */
+  /** Opens the journal: finishes what a crash interrupted, repairs a torn tail, and continues after the last seq. */
   static async open(options: JournalWriterOptions): Promise<JournalWriter> {
     const writer = new JournalWriter(options);
     await writer.init();
     return writer;
   }
 
+  /** The last seq durably written (synced, with fsync). */
   get lastSeq(): number {
-    return this.seq;
+    return this.durableSeq;
+  }
+
+  /** The last seq given to an append, written or not yet. */
+  get lastAssignedSeq(): number {
+    return this.assignedSeq;
+  }
+
+  private warn(message: string): void {
+    this.options.warn?.(message);
   }
 
   private async init(): Promise<void> {
-    const { file, maxSize, compress } = this.options;
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const repaired = repairTornTail(file);
-    if (repaired > 0) this.options.warn?.(`journal ${file}: removed a torn last line (${repaired} bytes, never acknowledged)`);
-    const saved = readCheckpoint(file)?.lastSeq;
-    this.seq = Math.max(saved ?? (await lastSeqOfJournal(file)), lastSeqOfFile(file));
-    const size = fs.existsSync(file) ? fs.statSync(file).size : 0;
-    // An empty file, or one that rotating-file-stream rotates at open, starts with the next chunk.
-    this.needsHeader = size === 0 || size >= maxSize;
-    this.size = size >= maxSize ? 0 : size;
-    const base = path.basename(file);
-    this.stream = createStream((time: Date | number | null, index?: number) => (time === null ? base : rotatedName(base, new Date(time), index ?? 1, compress)), {
-      path: path.dirname(file) + path.sep,
-      size: `${maxSize}B`,
-      ...(compress ? { compress: 'gzip' as const } : {}),
-    });
-    this.stream.on('error', (error: Error) => this.fail(error));
-    await new Promise<void>((resolve) => this.stream.once('open', () => resolve()));
-    if (this.options.fsync) this.syncFd = fs.openSync(file, 'a');
+    const recovered = await recoverJournal(this.fs, this.options.file, (message) => this.warn(message));
+    if (this.options.compress) recovered.plain.forEach((plain) => this.queueCompression(plain));
+    this.durableSeq = this.assignedSeq = recovered.lastSeq;
+    this.durableSize = recovered.activeSize ?? 0;
+    this.rotationDue = recovered.activeSize !== undefined && recovered.activeSize >= this.options.maxSize;
+    try {
+      await this.ensureActive();
+    } catch (err) {
+      if (!TRANSIENT_CODES.has(String((err as NodeJS.ErrnoException).code))) throw err;
+      this.warn(`journal ${this.options.file}: cannot be opened yet (${(err as Error).message}); the next write tries again`);
+    }
   }
 
   /**
-   * Appends an entry and gives its seq at once; `written` settles when the
-   * line is handed to the operating system (and synced, with fsync).
+   * Appends an entry and gives its seq at once; `written` resolves when the
+   * whole line is written (and fdatasync'ed, with fsync), and rejects with
+   * JournalUnavailableError when it could not be.
    */
   append(entry: NewEntry): { seq: number; written: Promise<void> } {
-    if (this.failure) return { seq: -1, written: Promise.reject(this.failure) };
-    const seq = ++this.seq;
-    this.pending.push(encodeLine({ seq, ts: new Date().toISOString(), ...entry } as JournalEntry));
-    const written = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
-    if (!this.inFlight) this.flush();
+    if (this.closed) return { seq: -1, written: Promise.reject(new JournalUnavailableError(closedError())) };
+    const seq = ++this.assignedSeq;
+    const line = encodeLine({ seq, ts: new Date().toISOString(), ...entry } as JournalEntry);
+    const written = new Promise<void>((resolve, reject) => this.pending.push({ seq, line, resolve, reject }));
+    this.pump();
     return { seq, written };
   }
 
-  private header(): string {
-    return encodeLine({ kind: 'header', format: JOURNAL_FORMAT, started: this.started, ...this.options.header });
-  }
-
-  private flush(): void {
-    if (this.pending.length === 0) return;
-    const text = (this.needsHeader ? this.header() : '') + this.pending.join('');
-    const waiters = this.waiters;
-    this.pending = [];
-    this.waiters = [];
-    this.needsHeader = false;
-    const chunk = Buffer.from(text, 'utf8');
-    this.size += chunk.length;
-    const rotates = this.size >= this.options.maxSize;
-    this.inFlight = true;
-    this.stream.write(chunk, (error) => {
-      if (error) return this.settle(waiters, error);
-      try {
-        this.afterWrite(rotates);
-        this.settle(waiters, null);
-      } catch (syncError) {
-        this.settle(waiters, syncError as Error);
-      }
+  private pump(): void {
+    if (this.running !== null) return;
+    this.running = this.drain().finally(() => {
+      this.running = null;
+      // An append made between the end of the loop and here found the writer still running.
+      if (this.pending.length > 0) this.pump();
     });
   }
 
-  /** After a write that made the stream rotate, the next chunk starts a new file. */
-  private afterWrite(rotated: boolean): void {
-    if (this.syncFd !== null) fs.fsyncSync(this.syncFd);
-    if (!rotated) return;
-    this.size = 0;
-    this.needsHeader = true;
-    writeCheckpoint(this.options.file, { lastSeq: this.seq });
-    if (this.syncFd !== null) {
-      fs.closeSync(this.syncFd);
-      this.syncFd = fs.openSync(this.options.file, 'a');
-      syncDirectory(path.dirname(this.options.file));
+  private async drain(): Promise<void> {
+    for (;;) {
+      if (this.pending.length === 0 && this.rotateWhenIdle) await this.rotateWhileIdle();
+      if (this.pending.length === 0) return;
+      const chunk = this.pending;
+      this.pending = [];
+      await this.writeChunk(chunk);
     }
   }
 
-  private settle(waiters: Waiter[], error: Error | null): void {
-    this.inFlight = false;
-    if (error) this.fail(error);
-    for (const waiter of waiters) {
-      if (error) waiter.reject(error);
-      else waiter.resolve();
+  private async writeChunk(chunk: Pending[]): Promise<void> {
+    const buffer = Buffer.from(chunk.map((p) => p.line).join(''), 'utf8');
+    try {
+      const handle = await this.ensureActive();
+      await writeFully(handle, buffer, this.durableSize);
+      if (this.options.fsync) await handle.datasync();
+    } catch (cause) {
+      await this.cutBack();
+      const refused = [...chunk, ...this.pending];
+      this.pending = [];
+      this.assignedSeq = this.durableSeq;
+      const error = new JournalUnavailableError(cause);
+      for (const p of refused) p.reject(error);
+      return;
     }
-    this.flush();
+    this.durableSize += buffer.length;
+    this.durableSeq = (chunk[chunk.length - 1] as Pending).seq;
+    if (this.durableSize >= this.options.maxSize) this.rotationDue = this.rotateWhenIdle = true;
+    for (const p of chunk) p.resolve();
   }
 
-  /** A journal that cannot be written stops every later write: nothing may commit unjournaled. */
-  private fail(error: Error): void {
-    this.failure ??= error;
+  /**
+   * Removes whatever part of a failed chunk reached the file. If that fails
+   * too, the handle is dropped anyway: reopening compares the file's size with
+   * the durable size and cuts again before anything is appended.
+   */
+  private async cutBack(): Promise<void> {
+    const handle = this.handle;
+    this.handle = null;
+    if (handle === null) return;
+    try {
+      await handle.truncate(this.durableSize);
+    } catch {
+      // Redone at the next reopen.
+    }
+    await closeQuietly(handle);
   }
 
+  /** The handle of an active file that ends with a whole line and is below maxSize, rotating or reopening as needed. */
+  private async ensureActive(): Promise<JournalFileHandle> {
+    if (this.rotationDue || (this.handle === null && (await this.fs.size(this.options.file)) === undefined)) await this.rotate();
+    this.handle ??= await this.reopen();
+    return this.handle;
+  }
+
+  private async reopen(): Promise<JournalFileHandle> {
+    const handle = await this.fs.open(this.options.file, 'r+');
+    try {
+      const { size } = await handle.stat();
+      if (size > this.durableSize) await handle.truncate(this.durableSize);
+      else this.durableSize = size;
+      return handle;
+    } catch (err) {
+      await closeQuietly(handle);
+      throw err;
+    }
+  }
+
+  /** Replaces the active file by one holding only a header; the entries of the old one are already durable. */
+  private async rotate(): Promise<void> {
+    const handle = this.handle;
+    this.handle = null;
+    if (handle !== null) {
+      try {
+        if (this.options.fsync) await handle.datasync();
+      } finally {
+        await closeQuietly(handle);
+      }
+    }
+    const { rotated, size } = await this.installer.install(this.headerLine(), new Date());
+    this.durableSize = size;
+    this.rotationDue = false;
+    if (rotated !== undefined && this.options.compress) this.queueCompression(rotated);
+  }
+
+  /** Rotates as soon as the file is full rather than at the next append, so a quiet journal's files are complete. */
+  private async rotateWhileIdle(): Promise<void> {
+    this.rotateWhenIdle = false;
+    try {
+      await this.rotate();
+    } catch (err) {
+      this.warn(`journal ${this.options.file}: rotation failed (${(err as Error).message}); the next write tries again`);
+    }
+  }
+
+  private headerLine(): string {
+    const firstSeq = this.durableSeq + 1;
+    return encodeLine({ kind: 'header', format: JOURNAL_FORMAT, started: this.started, ...this.options.header, firstSeq });
+  }
+
+  private queueCompression(plain: string): void {
+    this.compression = this.compression
+      .then(() => compressRotated(this.fs, plain))
+      .catch((err: Error) => this.warn(`journal ${plain}: compression failed (${err.message}); it stays plain until the next start`));
+  }
+
+  /** Writes what is pending, waits for compression, and closes the file; later appends are refused. */
   async close(): Promise<void> {
-    while (this.inFlight || this.pending.length > 0) await new Promise((resolve) => setImmediate(resolve));
-    await new Promise<void>((resolve) => this.stream.end(() => resolve()));
-    if (this.syncFd !== null) fs.closeSync(this.syncFd);
-    writeCheckpoint(this.options.file, { lastSeq: this.seq });
+    this.closed = true;
+    while (this.running !== null) await this.running;
+    const handle = this.handle;
+    this.handle = null;
+    if (handle !== null) await handle.close();
+    await this.compression;
   }
 }
 
-function syncDirectory(directory: string): void {
-  const fd = fs.openSync(directory, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
+function closedError(): Error {
+  return Object.assign(new Error('the journal is closed'), { code: 'ECLOSED' });
 }

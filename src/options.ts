@@ -86,7 +86,7 @@ const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'log-file': { arg: '<path>', help: 'statement journal (JSONL, rotated by size)', default: './data/journal/statements.jsonl without -db and -dir, else none' },
   'log-level': { arg: '<none|error|mod|all>', help: 'what the journal records', default: 'mod with a journal, else none' },
   'log-max-size': { arg: '<size>', help: 'rotate the journal at this size (bytes, or 512K, 10M, 1G)', default: '10M' },
-  'log-fsync': { arg: null, help: 'sync the journal to disk before answering', default: 'false' },
+  'log-fsync': { arg: null, help: 'sync the journal to disk before answering (concurrent requests share one sync); =false trades power-cut safety for speed', default: 'true with a journal' },
   'log-compress': { arg: null, help: 'gzip rotated journal files', default: 'false' },
   'log-retain': { arg: '<duration|count>', help: 'remove rotated journal files a snapshot covers, once older than this (168h) or beyond this many files', default: 'keep all' },
   'snapshot-every': { arg: '<count|duration>', help: 'copy changed databases after this many journal entries (10000) or this often (10m)', default: 'never' },
@@ -304,19 +304,21 @@ function resolveJournal(raw: RawFlags, resolve: Resolve, cwd: string, dbFile: st
   const embedded = !raw.has('db') && !raw.has('dir') && !raw.has('log-file');
   const logFile = embedded ? path.join(cwd, DEFAULT_JOURNAL) : value<string | null>(raw, 'log-file', resolve, null);
   const level = value(raw, 'log-level', logLevel, logFile === null ? 'none' : 'mod');
-  const logFsync = value(raw, 'log-fsync', parseBoolean, false);
+  const logFsync = value(raw, 'log-fsync', parseBoolean, true);
   const logCompress = value(raw, 'log-compress', parseBoolean, false);
   if (logFile === null) {
     if (logCompress) throw new OptionsError('-log-compress: needs a journal; add -log-file <path>');
     if (level !== 'none') throw new OptionsError(`-log-level: ${quote(level)} needs a journal; add -log-file <path>`);
     if (raw.has('log-max-size')) throw new OptionsError('-log-max-size: needs a journal; add -log-file <path>');
-    if (logFsync) throw new OptionsError('-log-fsync: needs a journal; add -log-file <path>');
+    // Only an explicit -log-fsync asks for a journal: the default must not stop `-dir x` from starting.
+    if (raw.has('log-fsync') && logFsync) throw new OptionsError('-log-fsync: needs a journal; add -log-file <path>');
   }
   if (logFile !== null && logFile === dbFile) {
     throw new OptionsError('-log-file: must not be the database file given to -db');
   }
   const logMaxSize = value(raw, 'log-max-size', positiveSize, 10 * 1024 * 1024);
-  return { logFile, logLevel: level, logMaxSize, logFsync, logCompress };
+  // Without a journal there is nothing to sync, so the config says so.
+  return { logFile, logLevel: level, logMaxSize, logFsync: logFile !== null && logFsync, logCompress };
 }
 
 type SnapshotConfig = Pick<Config, 'snapshotEvery' | 'snapshotDir' | 'logRetain'>;

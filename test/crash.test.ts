@@ -13,7 +13,7 @@
  *   - every acknowledged insert and every acknowledged session is there;
  *   - nothing is there that no client sent, and every session is all or nothing;
  *   - /health says ready.
- * One cycle runs with -log-fsync. At the end the server stops cleanly and
+ * One cycle runs with -log-fsync, the others with -log-fsync=false. At the end the server stops cleanly and
  * replay -verify must find every database equal to its replay.
  *
  * The delays are random; they are printed, with the counts, as comments.
@@ -148,7 +148,8 @@ t.test('keeps every acknowledged write through SIGKILL at random moments, and st
   const where: Layout = { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
   const ledger: Ledger = { sent: new Set(), acked: new Set(), groupsSent: new Set(), groupsAcked: new Set(), unexpected: [] };
 
-  let server = await start(where);
+  // Syncing is the default now; this test names it in every cycle so that it still compares both.
+  let server = await start(where, ['-log-fsync=false']);
   for (const db of ['load', 'sess']) {
     const created = await server.post('/dbs', { db });
     if (created.status !== 201) throw new Error(`POST /dbs ${db}: ${created.text}`);
@@ -168,7 +169,7 @@ t.test('keeps every acknowledged write through SIGKILL at random moments, and st
     tt.comment(`cycle ${index + 1}${cycle.fsync ? ' (-log-fsync)' : ''}: killed after ${delay} ms; requests per client ${counts.join(', ')}`);
     tt.ok(counts.slice(0, CLIENTS).some((n) => n > 0), `cycle ${index + 1}: the clients got some inserts through before the kill`);
     const next = cycles[index + 1];
-    server = await start(where, next?.fsync === true ? ['-log-fsync'] : []);
+    server = await start(where, [`-log-fsync=${next?.fsync === true}`]);
     await checkAfterRestart(tt, server, ledger, `after kill ${index + 1}`);
   }
   tt.ok(ledger.acked.size > 0 && ledger.groupsAcked.size > 0, `writes were acknowledged (${ledger.acked.size} inserts, ${ledger.groupsAcked.size} sessions)`);

@@ -133,8 +133,19 @@ t.test('refuses lines of the wrong shape', async (t) => {
     'a header with an unknown level': { ...header, level: 'verbose' },
     'a header without tz': { ...header, tz: undefined },
     'a header with format 0': { ...header, format: 0 },
+    'a header with firstSeq 0': { ...header, firstSeq: 0 },
+    'a header with a fractional firstSeq': { ...header, firstSeq: 1.5 },
+    'a header with a string firstSeq': { ...header, firstSeq: '7' },
   };
   for (const [name, value] of Object.entries(bad)) t.equal(reasonOf(signed(value)), 'shape', name);
+});
+
+t.test('a header may say the seq of its file\'s first entry, and older headers without it still read', async (t) => {
+  const withFirst = decodeLine(encodeLine({ ...header, firstSeq: 42 }));
+  t.ok(isHeader(withFirst) && withFirst.firstSeq === 42);
+  t.match(encodeLine({ ...header, firstSeq: 42 }), /"started":"[^"]+","firstSeq":42,"crc"/, 'written with the header fields');
+  const without = decodeLine(encodeLine(header));
+  t.ok(isHeader(without) && without.firstSeq === undefined);
 });
 
 t.test('accepts fields a later format adds, and keeps them', async (t) => {

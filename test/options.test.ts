@@ -27,7 +27,7 @@ t.test('returns the embedded defaults when no flag is given', async (t) => {
     mode: 'multi', dbFile: null, dir: path.join(CWD, 'data'), host: '127.0.0.1', port: 8080,
     token: null, maxConnections: 64, logJson: false,
     logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'mod',
-    logMaxSize: 10 * MiB, logFsync: false, logCompress: false,
+    logMaxSize: 10 * MiB, logFsync: true, logCompress: false,
     snapshotEvery: null, snapshotDir: path.join(CWD, 'data', 'journal', 'snapshots'), logRetain: null, queryTimeoutMs: 5000, lockTimeoutMs: 5000, sessionTimeoutMs: 300_000,
     maxBodyBytes: MiB, maxResultRows: 10_000, maxStatements: 1000,
   });
@@ -134,6 +134,15 @@ t.test('rejects journal tuning without a journal, and a journal on the database 
   rejects(t, ['-db', 'a.db', '-log-fsync'], /^-log-fsync: .*-log-file/);
   t.equal(config('-db', 'a.db', '-log-fsync=false').logFsync, false);
   rejects(t, ['-db', 'a.db', '-log-file', './a.db'], /^-log-file: /);
+});
+
+t.test('syncs the journal by default, and -log-fsync=false opts out', async (t) => {
+  t.equal(config('-dir', 'd', '-log-file', 'j').logFsync, true, 'on by default with a journal');
+  t.equal(config('-dir', 'd', '-log-file', 'j', '-log-fsync=false').logFsync, false);
+  t.equal(config('-log-fsync=false').logFsync, false, 'the embedded journal can opt out too');
+  t.equal(config('-dir', 'd').logFsync, false, 'no journal: nothing to sync, and the default does not refuse to start');
+  t.equal(config('-db', 'a.db').logFsync, false);
+  t.equal(config('-dir', 'd', '-log-file', 'j', '-log-level', 'none').logFsync, true);
 });
 
 t.test('parses -log-max-size and -max-body-bytes as sizes', async (t) => {
