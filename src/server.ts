@@ -18,6 +18,7 @@ import { openJournal } from './journal-setup';
 import type { Config } from './options';
 import { recoverDatabases, repairDatabase } from './recovery';
 import { writeCheckpoint } from '../journal/checkpoint';
+import { checkpointAtShutdown } from './shutdown-checkpoint';
 
 export interface RunningServer {
   readonly url: string;
@@ -75,6 +76,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
         server.closeIdleConnections();
       });
       await bus.close();
+      // The engine processes are gone: only now can every write-ahead log be emptied.
+      checkpointAtShutdown(config, (message) => process.stderr.write(`sqlscribe: ${message}\n`));
       await journal.close();
       // Stopped cleanly: every entry written is applied, so the next start reads nothing old.
       if (logFile !== null && journal.level !== 'none') writeCheckpoint(logFile, { appliedThrough: journal.lastSeq });
