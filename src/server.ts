@@ -18,6 +18,7 @@ import { openJournal } from './journal-setup';
 import type { Config } from './options';
 import { recoverDatabases, repairDatabase } from './recovery';
 import { writeCheckpoint } from '../journal/checkpoint';
+import { lockInstance } from './instance-lock';
 import { checkpointAtShutdown } from './shutdown-checkpoint';
 
 export interface RunningServer {
@@ -49,6 +50,8 @@ function prepareSingleDatabase(file: string): void {
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
+  // Before anything reads or writes the directory or the journal: a second server stops here.
+  const lock = lockInstance(config);
   fs.mkdirSync(config.dir, { recursive: true });
   // The single database exists from the start, so that /dbs lists a real file.
   if (config.dbFile !== null) prepareSingleDatabase(config.dbFile);
@@ -81,6 +84,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       await journal.close();
       // Stopped cleanly: every entry written is applied, so the next start reads nothing old.
       if (logFile !== null && journal.level !== 'none') writeCheckpoint(logFile, { appliedThrough: journal.lastSeq });
+      lock.release();
     },
   };
 }
