@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The process entry: command line → config → server; signals stop it cleanly. */
+import { InstanceLockError } from './instance-lock';
 import { OptionsError, parseCommandLine } from './options';
 import { startServer } from './server';
 import { version } from './version';
@@ -31,6 +32,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // Another server holds the directory or the journal: a usage error, like a bad flag.
+  if (error instanceof InstanceLockError) {
+    process.stderr.write(`sqlscribe: ${error.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`sqlscribe: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

@@ -20,6 +20,8 @@ import { recoverDatabases, repairDatabase } from './recovery';
 import { writeCheckpoint } from '../journal/checkpoint';
 import { AppliedCheckpoints } from './applied-checkpoints';
 import { schedulerFor } from './snapshots/snapshot-scheduler';
+import { lockInstance } from './instance-lock';
+import { checkpointAtShutdown } from './shutdown-checkpoint';
 
 export interface RunningServer {
   readonly url: string;
@@ -50,6 +52,8 @@ function prepareSingleDatabase(file: string): void {
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
+  // Before anything reads or writes the directory or the journal: a second server stops here.
+  const lock = lockInstance(config);
   fs.mkdirSync(config.dir, { recursive: true });
   // The single database exists from the start, so that /dbs lists a real file.
   if (config.dbFile !== null) prepareSingleDatabase(config.dbFile);
@@ -88,9 +92,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
       checkpoints?.stop();
       await snapshots?.close();
       await bus.close();
+      // The engine processes are gone: only now can every write-ahead log be emptied.
+      checkpointAtShutdown(config, (message) => process.stderr.write(`sqlscribe: ${message}\n`));
       await journal.close();
       // Stopped cleanly: every entry written is applied (or voided), so the next start reads nothing old.
       if (logFile !== null && journal.level !== 'none') writeCheckpoint(logFile, { appliedThrough: bus.writePath.settledThrough() });
+      lock.release();
     },
   };
 }
