@@ -63,6 +63,16 @@ export class Journal {
     return this.writer.append(entry);
   }
 
+  /**
+   * Appends entries that must be written together, or not at all: the ones
+   * the level records go to the writer as one chunk. `seqs` are theirs.
+   */
+  appendAll(items: ReadonlyArray<{ event: JournalEvent; entry: NewEntry }>): { seqs: number[]; written: Promise<void> } {
+    const recorded = items.filter(({ event, entry }) => this.writer !== null && levelRecords(this.level, event, entry.ok));
+    if (this.writer === null || recorded.length === 0) return { seqs: [], written: Promise.resolve() };
+    return this.writer.appendAll(recorded.map(({ entry }) => entry));
+  }
+
   get lastSeq(): number {
     return this.writer?.lastSeq ?? 0;
   }

@@ -116,12 +116,28 @@ export class JournalWriter {
    * JournalUnavailableError when it could not be.
    */
   append(entry: NewEntry): { seq: number; written: Promise<void> } {
-    if (this.closed) return { seq: -1, written: Promise.reject(new JournalUnavailableError(closedError())) };
-    const seq = ++this.assignedSeq;
-    const line = encodeLine({ seq, ts: new Date().toISOString(), ...entry } as JournalEntry);
-    const written = new Promise<void>((resolve, reject) => this.pending.push({ seq, line, resolve, reject }));
+    const { seqs, written } = this.appendAll([entry]);
+    return { seq: seqs[0] ?? -1, written };
+  }
+
+  /**
+   * Appends entries that stand or fall together (the batches of one write
+   * group): they go into the same chunk, so either every one of them is
+   * written or, the chunk being cut back on failure, none is.
+   */
+  appendAll(entries: readonly NewEntry[]): { seqs: number[]; written: Promise<void> } {
+    if (this.closed) return { seqs: [], written: Promise.reject(new JournalUnavailableError(closedError())) };
+    const seqs: number[] = [];
+    const promises: Promise<void>[] = [];
+    for (const entry of entries) {
+      const seq = ++this.assignedSeq;
+      const line = encodeLine({ seq, ts: new Date().toISOString(), ...entry } as JournalEntry);
+      promises.push(new Promise<void>((resolve, reject) => this.pending.push({ seq, line, resolve, reject })));
+      seqs.push(seq);
+    }
+    // One pump after all of them: the chunk it starts takes every pending entry at once.
     this.pump();
-    return { seq, written };
+    return { seqs, written: Promise.all(promises).then(() => undefined) };
   }
 
   private pump(): void {

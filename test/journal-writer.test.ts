@@ -140,6 +140,28 @@ t.test('entries appended while a chunk fails are refused with it, and seq goes b
   await assertSeqs(t, file, 3);
 });
 
+t.test('entries appended together are written together or not at all', async (t) => {
+  const { file, fake, open } = setup(t);
+  const writer = await open();
+  await appendAll(writer, 1, 1);
+  const before = fs.statSync(file).size;
+  await appendAll(writer, 2, 1);
+  const line = fs.statSync(file).size - before;
+  const sizeBefore = fs.statSync(file).size;
+  // Room for the first of the three, not for all of them: a writer that started a chunk with the first alone would keep it.
+  fake.spaceLeft = line + 5;
+  const together = writer.appendAll([entry(3), entry(4), entry(5)]);
+  t.same(together.seqs, [3, 4, 5]);
+  await assertRefused(t, together.written, 'ENOSPC');
+  t.equal(fs.statSync(file).size, sizeBefore, 'none of them is left in the file');
+  fake.heal();
+  const again = writer.appendAll([entry(3), entry(4)]);
+  t.same(again.seqs, [3, 4], 'the refused seqs are handed out again');
+  await again.written;
+  await writer.close();
+  await assertSeqs(t, file, 4);
+});
+
 t.test('group commit: concurrent appends share fdatasync calls', async (t) => {
   const { file, fake, open } = setup(t);
   const writer = await open();

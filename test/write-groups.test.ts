@@ -82,8 +82,9 @@ t.test('a journal failure rolls the group back; each batch hears why it did not 
   const second = groups.run(REF, batch('INSERT INTO t VALUES (1)')).catch((e: unknown) => e);
   await new Promise((resolve) => setTimeout(resolve, 5));
   t.same(engine.calls, ['exec 2']);
+  // The group's entries are written together: the failure takes both.
   journal.appended[0]?.settle(enospc());
-  journal.appended[1]?.settle();
+  journal.appended[1]?.settle(enospc());
   t.equal(((await first) as EngineError).code, 9009, 'the write is refused as journal-unavailable');
   t.equal(((await second) as EngineError).code, 3002, 'the batch that failed on its own keeps its own error');
   t.same(engine.calls, ['exec 2', 'rollback'], 'the transaction was rolled back, never committed');

@@ -62,7 +62,7 @@ t.test('applies once every entry is durable, with the largest seq', async (t) =>
 
 t.test('a failed append discards the work and answers JOURNAL_UNAVAILABLE', async (t) => {
   const { journal, path } = setup();
-  journal.failures = [undefined, enospc()];
+  journal.failures = [enospc()];
   const step = work();
   const error = await path.appendThenApply('a.db', [entry(), entry()], step).catch((e: unknown) => e);
   t.ok(error instanceof EngineError);
@@ -72,6 +72,7 @@ t.test('a failed append discards the work and answers JOURNAL_UNAVAILABLE', asyn
   t.match((error as EngineError).message, /ENOSPC/);
   t.same(step.calls, ['discard'], 'never applied');
   t.equal(path.settledThrough(), journal.lastSeq, 'nothing stays unsettled');
+  t.same(journal.kinds(), [], 'the entries of one piece of work fail together: none is left written');
 });
 
 t.test('the next write tries the journal again', async (t) => {

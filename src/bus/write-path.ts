@@ -26,6 +26,8 @@ import type { NewEntry } from '../../journal/writer';
 export interface JournalPort {
   records(event: JournalEvent, ok: boolean): boolean;
   append(event: JournalEvent, entry: NewEntry): { seq: number | null; written: Promise<void> };
+  /** Appends entries that are written together or not at all; `seqs` are those of the ones the level records. */
+  appendAll(items: readonly JournaledEntry[]): { seqs: number[]; written: Promise<void> };
   /** The last seq durably written. */
   readonly lastSeq: number;
 }
@@ -172,17 +174,14 @@ export class WritePath {
     return lowest === Infinity ? this.journal.lastSeq : Math.min(lowest - 1, this.journal.lastSeq);
   }
 
+  /**
+   * The entries of one piece of work are appended together: a journal write
+   * that fails takes all of them or none, so the work is never half journaled.
+   */
   private appendPinned(entries: readonly JournaledEntry[]): { seqs: number[]; written: Promise<void>[] } {
-    const seqs: number[] = [];
-    const written: Promise<void>[] = [];
-    for (const { event, entry } of entries) {
-      const appended = this.journal.append(event, entry);
-      written.push(appended.written);
-      if (appended.seq === null) continue;
-      seqs.push(appended.seq);
-      this.pinned.add(appended.seq);
-    }
-    return { seqs, written };
+    const { seqs, written } = this.journal.appendAll(entries);
+    for (const seq of seqs) this.pinned.add(seq);
+    return { seqs, written: [written] };
   }
 
   /** Waits for every append; the first failure is the one reported (all of them settle first). */

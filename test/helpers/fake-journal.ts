@@ -47,6 +47,22 @@ export class FakeJournal implements JournalPort {
     return { seq, written };
   }
 
+  /** Entries written together: one failure (the next in `failures`) takes them all. */
+  appendAll(items: ReadonlyArray<{ event: JournalEvent; entry: NewEntry }>): { seqs: number[]; written: Promise<void> } {
+    const failure = this.failures.shift();
+    const [auto, later] = [this.autoSettle, this.failures];
+    this.autoSettle = false;
+    this.failures = [];
+    const appended = items.map(({ event, entry }) => this.append(event, entry));
+    this.autoSettle = auto;
+    this.failures = later;
+    const batch = this.appended.slice(-items.length);
+    const written = Promise.all(appended.map((a) => a.written)).then(() => undefined);
+    written.catch(() => undefined);
+    if (auto) for (const a of batch) a.settle(failure);
+    return { seqs: appended.map((a) => a.seq as number), written };
+  }
+
   /** The kinds of the entries written, in order. */
   kinds(): string[] {
     return this.appended.filter((a) => a.durable).map((a) => a.entry.kind);
