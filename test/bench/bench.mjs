@@ -139,6 +139,7 @@ async function longJournal(work, figures) {
   figures.longJournal = r;
   say(`  journal ${mb(r.journalBytes)} MB (built in ${int(r.setupMs)} ms); listening ${int(r.listening)} ms, ready ${int(r.ready)} ms from spawn (target < 1000 ms: ${targetNote(r.ready < 1000)})`);
   say(`  peak RSS: server ${mb(r.serverPeakRss)} MB (target < 100 MB: ${targetNote(r.serverPeakRss < 100 * 2 ** 20)}), with its engine processes ${mb(r.peakRss)} MB`);
+  say(`  the same server on an empty journal, this run: ready ${int(r.empty.ready)} ms, server peak RSS ${mb(r.empty.serverPeakRss)} MB; long ÷ empty: ready ${fmt(r.ready / r.empty.ready)}×, memory ${fmt(r.serverPeakRss / r.empty.serverPeakRss)}×`);
 }
 
 async function main() {

@@ -75,6 +75,29 @@ export function buildLongJournal(dir, { snapshot = true } = {}) {
   return journal;
 }
 
+/** Spawn to ready and the server's peak resident memory, for the server started with `args`. */
+async function timedStart(args) {
+  const server = await startProcess([MAIN, '-addr', '127.0.0.1:0', ...args], [/listening on (http:\/\/\S+)/, /\nsqlscribe ready \((\d+)/], { timeoutMs: 120_000 });
+  const memory = rssSampler(server.child.pid).stop();
+  const applied = Number(/sqlscribe ready \((\d+)/.exec(server.stderr())?.[1]);
+  await server.stop();
+  return { listening: server.times[0], ready: server.times[1], applied, peakRss: memory.perProcess.reduce((sum, p) => sum + p.peakRss, 0), serverPeakRss: memory.perProcess[0]?.peakRss ?? 0 };
+}
+
+/**
+ * The same server started on an empty directory and journal, in the same
+ * run: what a start costs at all on this machine now, to compare against.
+ */
+async function emptyStart(workDir) {
+  const dir = path.join(workDir, 'empty-journal');
+  fs.mkdirSync(dir, { recursive: true });
+  try {
+    return await timedStart(['-dir', path.join(dir, 'data'), '-log-file', path.join(dir, 'journal', 'statements.jsonl')]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Spawn to ready, and the peak resident memory (VmHWM, so the whole start is covered) of the server and its engine processes. */
 export async function startupWithLongJournal(workDir, { snapshot = true } = {}) {
   const dir = path.join(workDir, 'long-journal');
@@ -83,12 +106,8 @@ export async function startupWithLongJournal(workDir, { snapshot = true } = {}) 
   const setupMs = performance.now() - setupStarted;
   const journalDir = path.dirname(journal);
   const bytes = fs.readdirSync(journalDir).filter((n) => n.endsWith('.jsonl')).reduce((sum, n) => sum + fs.statSync(path.join(journalDir, n)).size, 0);
-  const args = [MAIN, '-dir', path.join(dir, 'data'), '-addr', '127.0.0.1:0', '-log-file', journal, '-snapshot-every', '100000'];
-  const server = await startProcess(args, [/listening on (http:\/\/\S+)/, /\nsqlscribe ready \((\d+)/], { timeoutMs: 120_000 });
-  const memory = rssSampler(server.child.pid).stop();
-  const applied = Number(/sqlscribe ready \((\d+)/.exec(server.stderr())?.[1]);
-  await server.stop();
+  const empty = await emptyStart(workDir);
+  const long = await timedStart(['-dir', path.join(dir, 'data'), '-log-file', journal, '-snapshot-every', '100000']);
   fs.rmSync(dir, { recursive: true, force: true });
-  const peakRss = memory.perProcess.reduce((sum, p) => sum + p.peakRss, 0);
-  return { entries: ENTRIES, snapshot, journalBytes: bytes, setupMs, listening: server.times[0], ready: server.times[1], applied, peakRss, serverPeakRss: memory.perProcess[0]?.peakRss ?? 0 };
+  return { entries: ENTRIES, snapshot, journalBytes: bytes, setupMs, ...long, empty };
 }
