@@ -102,7 +102,8 @@ function directoryName(config: Config): string {
  */
 export function lockInstance(config: Config): InstanceLock {
   const locks = [takeLock(path.join(config.dir, DIRECTORY_LOCK), directoryName(config))];
-  if (config.logFile !== null) {
+  // At level none nothing is ever written to the journal, so it is not ours to lock.
+  if (config.logFile !== null && config.logLevel !== 'none') {
     try {
       locks.push(takeLock(journalLockFile(config.logFile), `journal ${config.logFile}`));
     } catch (error) {

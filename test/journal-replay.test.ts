@@ -176,9 +176,17 @@ function fileText(file: string): string {
 
 /** Every journal file, each line decoded with decodeLine (which checks its crc), files in seq order. */
 function readAll(journalDir: string): FileLines[] {
-  const files = journalFileNames(journalDir).map((name) => {
+  // A running server compresses rotated files behind the listing: a plain file may be gone (as its .gz) by the time it is read.
+  const present = journalFileNames(journalDir).flatMap((name) => {
     const file = path.join(journalDir, name);
-    const text = fileText(file);
+    try {
+      return [{ file, text: fileText(file) }];
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+  });
+  const files = present.map(({ file, text }) => {
     if (text.length > 0 && !text.endsWith('\n')) throw new Error(`${file} does not end with a newline`);
     const raw = text.split('\n').slice(0, -1);
     const lines = raw.map((line, index) => {
