@@ -42,6 +42,8 @@ export class EngineProcessHandle {
   private readonly own: PendingCall[] = [];
   private nextId = 1;
   private exited = false;
+  /** Asked to end: it takes no new call, though it is still on the way out. */
+  private closing = false;
   /** Held by a session: only the session's calls run here. */
   reserved = false;
   /** Told when a reserved process is lost, so that its session is closed. */
@@ -63,8 +65,8 @@ export class EngineProcessHandle {
   }
 
   get busy(): boolean {
-    // A process killed at the timeout is not free while its exit is still on the way.
-    return this.current !== null || this.exited || this.child.killed;
+    // A process killed at the timeout, or asked to end, is not free while its exit is still on the way.
+    return this.current !== null || this.exited || this.closing || this.child.killed;
   }
 
   get pid(): number | undefined {
@@ -158,6 +160,7 @@ export class EngineProcessHandle {
   /** Ends the process once it has finished its current call. */
   close(): Promise<void> {
     if (this.exited) return Promise.resolve();
+    this.closing = true;
     return new Promise((resolve) => {
       // A process that misses the disconnect (e.g. still in a --import preloader) must not hold shutdown forever.
       const timer = setTimeout(() => this.kill(), this.queryTimeoutMs + 1000);

@@ -21,6 +21,8 @@ export interface ProcessEngineHostOptions {
 export class ProcessEngineHost implements EngineHost {
   private readonly processes = new Set<EngineProcessHandle>();
   private readonly queue: PendingCall[] = [];
+  /** Processes that left the pool and are still ending: shutdown waits for them too. */
+  private readonly leaving = new Set<Promise<void>>();
   private readonly minProcesses: number;
   private readonly maxProcesses: number;
   private closing = false;
@@ -153,16 +155,24 @@ export class ProcessEngineHost implements EngineHost {
     };
   }
 
+  /**
+   * A process given back by a session or a write group. One above the maximum
+   * ends; it leaves the pool at once, so that no call is handed to a process
+   * on its way out (that call would fail as a crashed engine).
+   */
   private unreserve(handle: EngineProcessHandle): void {
     handle.reserved = false;
     handle.lostListener = undefined;
-    if (this.processes.size > this.maxProcesses) void handle.close();
-    else this.release(handle);
+    if (this.processes.size <= this.maxProcesses) return this.release(handle);
+    this.processes.delete(handle);
+    const leaving = handle.close();
+    this.leaving.add(leaving);
+    void leaving.finally(() => this.leaving.delete(leaving));
   }
 
   async close(): Promise<void> {
     this.closing = true;
     for (const call of this.queue.splice(0)) call.reject(new EngineError('NOT_READY'));
-    await Promise.all([...this.processes].map((handle) => handle.close()));
+    await Promise.all([...[...this.processes].map((handle) => handle.close()), ...this.leaving]);
   }
 }
