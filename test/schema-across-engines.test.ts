@@ -22,7 +22,7 @@ t.setTimeout(120_000);
 
 const ENGINE_PROCESSES = 4;
 /** Long enough to keep a process busy through one step (a few short requests), even on a loaded machine. */
-const SLOW_READ = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 2500000) SELECT count(*) FROM c';
+const SLOW_READ = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 1500000) SELECT count(*) FROM c';
 
 type Outcome = { ok: true; columns: string[]; rows: unknown[][] } | { ok: false };
 
@@ -105,7 +105,7 @@ function sequence(round: number): string[] {
 async function occupy(server: TestServer, busy: number): Promise<Promise<unknown>[]> {
   const reads = Array.from({ length: busy }, () => server.exec('busy', SLOW_READ));
   // Let them reach their processes before the step's own request.
-  if (busy > 0) await sleep(120);
+  if (busy > 0) await sleep(80);
   return reads;
 }
 
