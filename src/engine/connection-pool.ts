@@ -56,12 +56,52 @@ export class Connection {
   }
 
   /**
+   * Opens a transaction and, inside it, checks what this connection keeps
+   * (statements, schema facts, row counts) against the schema version the
+   * transaction sees: another process may have changed the schema since.
+   */
+  begin(mode: 'DEFERRED' | 'IMMEDIATE'): void {
+    this.db.exec(`BEGIN ${mode}`);
+    try {
+      this.sync();
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** Runs `read` in the transaction already open, or in a read transaction of its own. */
+  read<T>(read: () => T): T {
+    if (this.db.inTransaction) {
+      this.sync();
+      return read();
+    }
+    this.begin('DEFERRED');
+    try {
+      const result = read();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** Drops what was kept for an older schema; must run inside the transaction that will use what is kept. */
+  private sync(): void {
+    if (!this.schema.sync()) return;
+    this.statements.clear();
+    this.counts.clear();
+  }
+
+  /**
    * A prepared statement, from the cache when its text was prepared before
-   * at the current schema version. After a schema change every statement is
-   * prepared again, so that its columns are the new ones.
+   * at the current schema version. After a schema change (this transaction's
+   * own, or another connection's) every statement is prepared again, so that
+   * its columns are the new ones.
    */
   prepare(sql: string): Database.Statement {
-    if (this.schema.sync()) this.statements.clear();
+    this.sync();
     const cached = this.statements.get(sql);
     if (cached) {
       this.statements.delete(sql);
@@ -84,7 +124,7 @@ export class Connection {
 
   /** The schema record of a table (see readTableSchema), read once per schema version. */
   tableSchema(table: string): TableSchema | undefined {
-    return this.schema.table(table);
+    return this.read(() => this.schema.table(table));
   }
 
   /**

@@ -43,7 +43,9 @@ export class Engine {
 
   /**
    * Runs a read-only batch here if every statement is a bounded point read
-   * (bounded-read.ts); undefined, having run nothing, otherwise.
+   * (bounded-read.ts); undefined, having run nothing, otherwise. The tables
+   * are judged in the transaction that reads them, so that a table changed
+   * meanwhile by another process is judged as it is read.
    */
   execBoundedRead(request: ExecRequest): StatementResult[] | undefined {
     const lookups: PointLookup[] = [];
@@ -53,8 +55,20 @@ export class Engine {
       lookups.push(lookup);
     }
     const connection = this.pool.get(request.file);
-    if (!lookups.every((lookup) => isBoundedOn(connection, lookup))) return undefined;
-    return this.exec(request);
+    connection.setBatchContext(request.context);
+    connection.begin('DEFERRED');
+    try {
+      if (!lookups.every((lookup) => isBoundedOn(connection, lookup))) {
+        connection.db.exec('ROLLBACK');
+        return undefined;
+      }
+      const results = runStatements(connection, request.statements, request.maxResultRows);
+      connection.db.exec('COMMIT');
+      return withJsonRows(request, results);
+    } catch (error) {
+      if (connection.db.inTransaction) connection.db.exec('ROLLBACK');
+      throw error;
+    }
   }
 
   /**
@@ -101,7 +115,7 @@ export class Engine {
   /** One attempt at a group; undefined when a batch ended the transaction (it is then in `failed`). */
   private tryGroup(connection: Connection, requests: readonly ExecRequest[], failed: Map<number, EngineError>, onStatement?: StatementListener): GroupOutcome[] | undefined {
     connection.noteWrite();
-    connection.db.exec('BEGIN IMMEDIATE');
+    connection.begin('IMMEDIATE');
     const outcomes: GroupOutcome[] = [];
     let offset = 0;
     try {
@@ -151,7 +165,7 @@ export class Engine {
     const writes = !request.statements.every((statement) => isReadonlyKind(statement.kind));
     if (writes) connection.noteWrite();
     connection.setBatchContext(request.context);
-    connection.db.exec(writes ? 'BEGIN IMMEDIATE' : 'BEGIN');
+    connection.begin(writes ? 'IMMEDIATE' : 'DEFERRED');
     try {
       return { connection, results: runStatements(connection, request.statements, request.maxResultRows, onStatement) };
     } catch (error) {
@@ -195,8 +209,10 @@ export class Engine {
     return this.session;
   }
 
+  /** Every table, read in one transaction: never half before and half after another process's change. */
   tables(file: string): TableSchema[] {
-    return listTableSchemas(this.pool.get(file).db);
+    const connection = this.pool.get(file);
+    return connection.read(() => listTableSchemas(connection.db));
   }
 
   schema(file: string, table: string): TableSchema | undefined {
@@ -205,19 +221,19 @@ export class Engine {
 
   rows(request: RowsRequest): RowPage {
     const connection = this.pool.get(request.file);
-    const schema = connection.tableSchema(request.table);
-    if (!schema) throw new EngineError('TABLE_NOT_FOUND', { table: request.table });
-    const table = quoteIdentifier(schema.name);
-    const order = schema.primaryKey === '' ? 'rowid' : schema.primaryKey.split(',').map(quoteIdentifier).join(', ');
     const cacheCount = !connection.db.inTransaction;
-    // One read transaction, so that the count and the page agree.
-    return connection.db.transaction((): RowPage => {
+    // One read transaction, so that the table's schema, the count and the page agree.
+    return connection.read((): RowPage => {
+      const schema = connection.tableSchema(request.table);
+      if (!schema) throw new EngineError('TABLE_NOT_FOUND', { table: request.table });
+      const table = quoteIdentifier(schema.name);
+      const order = schema.primaryKey === '' ? 'rowid' : schema.primaryKey.split(',').map(quoteIdentifier).join(', ');
       const total = connection.countRows(table, cacheCount);
       const page = connection.prepare(`SELECT * FROM ${table} ORDER BY ${order} LIMIT ? OFFSET ?`).raw(true);
       const bools = schema.columns.map((column) => column.type === 'BOOL');
       const rows = (page.all(BigInt(request.limit), BigInt(request.offset)) as unknown[][]).map((row) => convertRow(row, bools));
       return { table: schema.name, total: Number(total), columns: schema.columns.map((column) => column.name), rowsJson: stringifyJson(rows) };
-    })();
+    });
   }
 
   /**
@@ -232,7 +248,7 @@ export class Engine {
     if (createdSeq === undefined) return;
     const connection = this.pool.get(file);
     connection.noteWrite();
-    connection.db.exec('BEGIN IMMEDIATE');
+    connection.begin('IMMEDIATE');
     recordPosition(connection, 'created', createdSeq);
     recordPosition(connection, 'applied', createdSeq);
     connection.db.exec('COMMIT');

@@ -3,8 +3,22 @@
  * (issue 7: no schema reads on every request). PRAGMA schema_version changes
  * with every schema change, by any connection, and inside a transaction it
  * includes the transaction's own (https://sqlite.org/pragma.html#pragma_schema_version).
+ *
+ * Several processes each keep a connection on the same file, so a fact kept
+ * here may have been read before another process changed the schema. The
+ * version is therefore read inside the transaction that will use the facts:
+ * read outside one, it could change before the next statement runs.
+ *
+ * SQLite keeps a parsed schema of its own per connection, and reading
+ * PRAGMA schema_version does not refresh it: it is re-read only when a
+ * statement that depends on the schema starts and finds the version on disk
+ * changed. Until then a statement is prepared against the old one (CREATE
+ * INDEX finds an index dropped elsewhere "already exists", SELECT * reports
+ * the old columns). So when the version moved, a statement that depends on
+ * the schema is run first, which makes SQLite re-read it.
  */
 import type Database from 'better-sqlite3';
+import { EngineError } from '../errors';
 import { boolColumns, readTableSchema, type TableSchema } from './schema';
 import { canonicalType } from './types';
 
@@ -16,6 +30,8 @@ export interface ResultShape {
 
 export class SchemaCache {
   private readonly versionQuery: Database.Statement;
+  /** Depends on the schema, so that running it makes SQLite re-read a schema changed on disk. */
+  private readonly refreshQuery: Database.Statement;
   private readonly deferredQuery: Database.Statement;
   private readonly generatedQuery: Database.Statement;
   private version = -1n;
@@ -27,14 +43,21 @@ export class SchemaCache {
 
   constructor(private readonly db: Database.Database) {
     this.versionQuery = db.prepare('PRAGMA schema_version').pluck();
+    this.refreshQuery = db.prepare('SELECT 1 FROM sqlite_schema LIMIT 0').pluck();
     this.deferredQuery = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND sql LIKE '%DEFERRED%' LIMIT 1").pluck();
     this.generatedQuery = db.prepare("SELECT 1 FROM pragma_table_xinfo(?, 'main') WHERE hidden IN (2, 3)").pluck();
   }
 
-  /** Reads the schema version; true when it changed, and everything kept was dropped. */
+  /**
+   * Reads the schema version, inside the caller's transaction; true when it
+   * changed, and then everything kept was dropped and SQLite's own schema is
+   * the one this transaction sees.
+   */
   sync(): boolean {
+    if (!this.db.inTransaction) throw new EngineError('INTERNAL', {}, { cause: new Error('schema facts checked outside a transaction') });
     const version = this.versionQuery.get() as bigint;
     if (version === this.version) return false;
+    this.refreshQuery.get();
     this.version = version;
     this.tables = new Map();
     this.generated = new Map();

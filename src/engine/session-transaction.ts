@@ -24,7 +24,7 @@ export class SessionTransaction {
   constructor(private readonly connection: Connection) {
     // IMMEDIATE: the session holds the write lock from the start, as the specification's single slot implies.
     connection.noteWrite();
-    connection.db.exec('BEGIN IMMEDIATE');
+    connection.begin('IMMEDIATE');
   }
 
   /** False once SQLite ended the transaction itself (e.g. INSERT OR ROLLBACK on a conflict). */
