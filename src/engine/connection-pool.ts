@@ -19,9 +19,23 @@ const STATEMENT_CACHE_SIZE = 256;
  */
 export function useWal(db: Database.Database): void {
   if (db.pragma('journal_mode', { simple: true }) === 'wal') return;
+  const before = Number(db.pragma('busy_timeout', { simple: true }));
   db.pragma('busy_timeout = 2000');
   db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 0');
+  db.pragma(`busy_timeout = ${before}`);
+}
+
+export interface ConnectionOptions {
+  mustExist?: boolean;
+  /**
+   * How long SQLite waits for a lock another process holds for a moment
+   * (while it checkpoints or closes the last handle on the file) before it
+   * answers SQLITE_BUSY. The wait blocks the whole process, so it is 0 in the
+   * server process; an engine process runs one call at a time and may wait.
+   * Writers never meet here: the service serializes them itself.
+   * @default 0
+   */
+  busyTimeoutMs?: number;
 }
 
 export class Connection {
@@ -39,9 +53,8 @@ export class Connection {
   private writes = 0;
   private readonly functions: DeterministicFunctions;
 
-  constructor(readonly file: string, options: { mustExist?: boolean } = {}) {
-    // timeout 0: the busy wait would block the event loop; the service serializes writers itself.
-    this.db = new Database(file, { timeout: 0, fileMustExist: options.mustExist === true });
+  constructor(readonly file: string, options: ConnectionOptions = {}) {
+    this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 0, fileMustExist: options.mustExist === true });
     this.db.defaultSafeIntegers(true);
     useWal(this.db);
     this.db.pragma('foreign_keys = ON');
@@ -160,14 +173,14 @@ export class Connection {
 export class ConnectionPool {
   private readonly connections = new Map<string, Connection>();
 
-  constructor(private readonly capacity: number) {}
+  constructor(private readonly capacity: number, private readonly options: ConnectionOptions = {}) {}
 
   get(file: string): Connection {
     let connection = this.connections.get(file);
     if (connection) {
       this.connections.delete(file);
     } else {
-      connection = new Connection(file);
+      connection = new Connection(file, this.options);
       this.evictIfFull();
     }
     this.connections.set(file, connection);

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { EngineError } from '../errors';
 import { createDatabaseFile } from './database-file';
 import { isReadonlyKind } from './dialect/statement';
-import { Connection, ConnectionPool } from './connection-pool';
+import { Connection, ConnectionPool, type ConnectionOptions } from './connection-pool';
 import { readPosition, recordPosition } from './journal-position';
 import type { ExecRequest, GroupOutcome, JournalPosition, RowPage, RowsRequest, StatementResult } from './protocol';
 import { listTableSchemas, type TableSchema } from './schema';
@@ -21,6 +21,8 @@ import { stringifyJson } from '../http/json';
 export interface EngineOptions {
   /** Most database handles kept open at once. @default 128 */
   maxOpenDatabases?: number;
+  /** See ConnectionOptions.busyTimeoutMs. @default 0 */
+  busyTimeoutMs?: number;
 }
 
 export class Engine {
@@ -30,8 +32,11 @@ export class Engine {
   /** A batch that ran and waits for its journal entry before it commits. */
   private held: Connection | null = null;
 
+  private readonly connectionOptions: ConnectionOptions;
+
   constructor(options: EngineOptions = {}) {
-    this.pool = new ConnectionPool(options.maxOpenDatabases ?? 128);
+    this.connectionOptions = { busyTimeoutMs: options.busyTimeoutMs ?? 0 };
+    this.pool = new ConnectionPool(options.maxOpenDatabases ?? 128, this.connectionOptions);
   }
 
   /** Runs every statement of the request in one transaction: all or nothing. */
@@ -184,7 +189,7 @@ export class Engine {
    */
   beginSession(file: string): void {
     if (this.session !== null) throw new EngineError('INTERNAL', {}, { cause: new Error('engine already holds a session') });
-    this.session = new SessionTransaction(new Connection(file));
+    this.session = new SessionTransaction(new Connection(file, this.connectionOptions));
   }
 
   execInSession(request: ExecRequest, onStatement?: StatementListener): StatementResult[] {

@@ -9,7 +9,8 @@ import { toEngineError } from '../sqlite-errors';
 import type { EngineCall, EngineReply } from './engine-messages';
 import { progressWriter } from './progress-board';
 
-const engine = new Engine({ maxOpenDatabases: Number(process.env.SQLSCRIBE_MAX_OPEN_DATABASES) || 64 });
+// A lock held for a moment by another process (a checkpoint, a last handle closing) is waited out here, not answered as SQLITE_BUSY.
+const engine = new Engine({ maxOpenDatabases: Number(process.env.SQLSCRIBE_MAX_OPEN_DATABASES) || 64, busyTimeoutMs: 1000 });
 
 const reportProgress = progressWriter();
 
