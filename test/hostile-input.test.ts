@@ -98,7 +98,8 @@ async function aftermath(tt: Test): Promise<void> {
   tt.strictSame(tree(root, dataDir), treeBefore, 'no new file in the test directory outside the data directory');
   const newTmp = fs.readdirSync('/tmp').filter((name) => !tmpBefore.has(name) && !planted.has(name));
   tt.strictSame(newTmp.filter((name) => name.includes('sqlscribe-hostile-') || /^(x|y|evil)\.db/.test(name)), [], 'no new file of ours in /tmp');
-  const strays = fs.readdirSync(dataDir).filter((name) => !/^[a-z0-9_-]{1,64}\.db(-wal|-shm|-journal)?$/.test(name));
+  // The server's own lock files (one server per data directory) are expected; anything else is a stray.
+  const strays = fs.readdirSync(dataDir).filter((name) => !/^[a-z0-9_-]{1,64}\.db(-wal|-shm|-journal)?$/.test(name) && !/^\.sqlscribe\.lock(\.pid)?$/.test(name));
   tt.strictSame(strays, [], 'the data directory holds only database files');
   const keeper = await exec('keeper', 'SELECT id, v FROM rows ORDER BY id');
   tt.equal(keeper.status, 200, `keeper still answers: ${keeper.text.slice(0, 200)}`);
