@@ -3,11 +3,13 @@
  * Wrong content types are refused rather than silently read as an empty body,
  * and invalid UTF-8 is refused rather than silently turned into U+FFFD (which
  * would change what a student wrote before it reaches the database).
+ * What JSON itself can carry but the service refuses is in json-guard.
  */
 import type { IncomingMessage } from 'node:http';
 import bodyParser from 'koa-bodyparser';
 import type { Context, Next } from 'koa';
 import { EngineError } from '../errors';
+import { checkJsonBody } from './json-guard';
 
 function hasBody(ctx: Context): boolean {
   const length = ctx.get('Content-Length');
@@ -48,7 +50,8 @@ function checkObject(body: unknown): void {
 }
 
 export function jsonBody(maxBodyBytes: number) {
-  const parse = bodyParser({ enableTypes: ['json'], jsonLimit: String(maxBodyBytes), strict: true });
+  // The parser's own prototype check throws an unmarked error (a 500); json-guard refuses those keys with a 400 instead.
+  const parse = bodyParser({ enableTypes: ['json'], jsonLimit: String(maxBodyBytes), strict: true, onProtoPoisoning: 'ignore' } as bodyParser.Options);
   return async function readJsonBody(ctx: Context, next: Next): Promise<void> {
     // No endpoint reads the body of a GET: it is ignored, not judged.
     if (ctx.method === 'GET' || ctx.method === 'HEAD') return next();
@@ -63,6 +66,7 @@ export function jsonBody(maxBodyBytes: number) {
         parsed = true;
         if (!isValidUtf8()) throw new EngineError('INVALID_UTF8');
         checkObject(ctx.request.body);
+        checkJsonBody(ctx.request.body, ctx.request.rawBody ?? '');
         await next();
       });
     } catch (error) {

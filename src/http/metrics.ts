@@ -3,6 +3,7 @@
  * and the same figures for Prometheus.
  */
 import client from 'prom-client';
+import { isServerFault } from './server-fault';
 
 /** Size of the latency sample ring (interface.md: LATENCY_SAMPLE_RING). */
 export const LATENCY_SAMPLE_RING = 1024;
@@ -31,11 +32,16 @@ export class Metrics {
   private readonly ring = new Float64Array(LATENCY_SAMPLE_RING);
   private readonly registry = new client.Registry();
   private readonly requestCounter: client.Counter<'status'>;
+  private readonly classCounter: client.Counter<'class'>;
+  private readonly faultCounter: client.Counter;
   private readonly latencyHistogram: client.Histogram;
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'sqlscribe_' });
     this.requestCounter = new client.Counter({ name: 'sqlscribe_http_requests_total', help: 'HTTP requests by status', labelNames: ['status'], registers: [this.registry] });
+    this.classCounter = new client.Counter({ name: 'sqlscribe_http_responses_total', help: 'HTTP responses by status class (2xx, 4xx, 5xx)', labelNames: ['class'], registers: [this.registry] });
+    // The same count as errors_total of the JSON record: server faults only, so an alert on it means something broke.
+    this.faultCounter = new client.Counter({ name: 'sqlscribe_errors_total', help: 'Responses that were server faults: 5xx other than 503', registers: [this.registry] });
     this.latencyHistogram = new client.Histogram({ name: 'sqlscribe_http_request_duration_seconds', help: 'HTTP request latency', registers: [this.registry] });
     new client.Gauge({ name: 'sqlscribe_uptime_seconds', help: 'Seconds since start', registers: [this.registry], collect: () => undefined })
       .set(0);
@@ -46,8 +52,12 @@ export class Metrics {
     this.requestsTotal++;
     const key = String(status);
     this.byStatus[key] = (this.byStatus[key] ?? 0) + 1;
-    if (status >= 500) this.errorsTotal++;
+    if (isServerFault(status)) {
+      this.errorsTotal++;
+      this.faultCounter.inc();
+    }
     this.requestCounter.inc({ status: key });
+    this.classCounter.inc({ class: `${Math.floor(status / 100)}xx` });
     this.latencyHistogram.observe(latencyMs / 1000);
   }
 
