@@ -56,6 +56,12 @@ export interface Config {
    * @default 300000 (interface.md: 300 seconds)
    */
   readonly sessionTimeoutMs: number;
+  /** A client must send its request's headers within this. @default 5000 */
+  readonly headerTimeoutMs: number;
+  /** ...and the rest of the request (its body) within this after them. @default 30000 */
+  readonly bodyTimeoutMs: number;
+  /** A kept-alive connection with no request is closed after this. @default 5000 */
+  readonly idleTimeoutMs: number;
   /** @default 1 MiB */
   readonly maxBodyBytes: number;
   /** @default 10000 */
@@ -94,6 +100,9 @@ const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'query-timeout': { arg: '<duration>', help: 'stop a statement that runs longer (500ms, 5s, 1m30s)', default: '5s' },
   'lock-timeout': { arg: '<duration>', help: 'how long a write waits for a database held by a session', default: '5s' },
   'session-timeout': { arg: '<duration>', help: 'idle time after which a transaction session is rolled back', default: '5m' },
+  'header-timeout': { arg: '<duration>', help: 'a client must send its request headers within this (else 408)', default: '5s' },
+  'body-timeout': { arg: '<duration>', help: 'and the request body within this after them (else 408)', default: '30s' },
+  'idle-timeout': { arg: '<duration>', help: 'close a kept-alive connection idle this long', default: '5s' },
   'max-body-bytes': { arg: '<size>', help: 'largest accepted request body', default: '1M' },
   'max-result-rows': { arg: '<N>', help: 'most rows one statement may return', default: '10000' },
   'max-statements': { arg: '<N>', help: 'most statements in one /exec batch', default: '1000' },
@@ -278,6 +287,9 @@ function interpret(raw: RawFlags, cwd: string): Config {
     queryTimeoutMs: value(raw, 'query-timeout', durationMs, 5000),
     lockTimeoutMs: value(raw, 'lock-timeout', durationMs, 5000),
     sessionTimeoutMs: value(raw, 'session-timeout', durationMs, 300_000),
+    headerTimeoutMs: value(raw, 'header-timeout', durationMs, 5000),
+    bodyTimeoutMs: value(raw, 'body-timeout', durationMs, 30_000),
+    idleTimeoutMs: value(raw, 'idle-timeout', durationMs, 5000),
     maxBodyBytes: value(raw, 'max-body-bytes', positiveSize, 1024 * 1024),
     maxResultRows: value(raw, 'max-result-rows', parsePositiveInteger, 10_000),
     maxStatements: value(raw, 'max-statements', parsePositiveInteger, 1000),

@@ -51,6 +51,21 @@ function prepareSingleDatabase(file: string): void {
   }
 }
 
+/**
+ * A client that sends its request slowly, or never (slowloris), holds one of
+ * the -max-connections slots only this long: Node answers 408 and closes.
+ * Node looks for expired requests every connectionsCheckingInterval, so that
+ * is kept short, or a slot would stay taken up to 30 s longer.
+ */
+function connectionTimeouts(config: Config): http.ServerOptions {
+  return {
+    headersTimeout: config.headerTimeoutMs,
+    requestTimeout: config.headerTimeoutMs + config.bodyTimeoutMs,
+    keepAliveTimeout: config.idleTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, config.headerTimeoutMs),
+  };
+}
+
 export async function startServer(config: Config): Promise<RunningServer> {
   // Before anything reads or writes the directory or the journal: a second server stops here.
   const lock = lockInstance(config);
@@ -66,7 +81,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let checkpoints: AppliedCheckpoints | undefined;
   const readiness = new Readiness();
   const { koa } = createApp(config, bus, readiness);
-  const server = http.createServer(koa.callback());
+  const server = http.createServer(connectionTimeouts(config), koa.callback());
   trackConnections(server, config.maxConnections);
   const url = await listen(server, config);
   const snapshots = schedulerFor(config, () => journal.lastSeq, () => bus.writePath.settledThrough());
