@@ -296,3 +296,37 @@ t.test("refuses the service's own names", async (t) => {
   t.throws(() => classifyStatement('DROP TABLE "_SQLSCRIBE_meta"'), { code: 1003 });
   t.equal(classifyStatement("SELECT '_sqlscribe_meta'").kind, 'select', 'a string is a value');
 });
+
+t.test('refuses internal names in every spelling SQLite reads as a name', async (t) => {
+  for (const sql of [
+    "ALTER TABLE '_sqlscribe_meta' RENAME COLUMN value TO v", "SELECT * FROM main.'_SQLSCRIBE_META'",
+    'SELECT * FROM [_sqlscribe_meta]', 'DELETE FROM `_sqlscribe_meta`', "SELECT * FROM ('_sqlscribe_meta')",
+    "SELECT * FROM t JOIN u ON 1 IN (1), ('_sqlscribe_meta')", "SELECT * FROM t WHERE x IN '_sqlscribe_meta'",
+    "INSERT INTO '_sqlscribe_meta' VALUES ('a', 1)", "UPDATE t SET a = 1, '_sqlscribe_x' = 2", "CREATE INDEX i ON '_sqlscribe_meta' (key)",
+    "CREATE TABLE c (a INT REFERENCES '_sqlscribe_meta')", "ALTER TABLE t RENAME TO '_sqlscribe_x'", "WITH '_sqlscribe_meta' AS (SELECT 1) SELECT 1",
+    'SELECT * FROM dbstat', "SELECT * FROM 'DBSTAT'", "SELECT * FROM t, 'pragma_table_list'",
+    'DELETE FROM sqlite_schema', 'UPDATE sqlite_master SET sql = 1', 'SELECT * FROM t WHERE x IN sqlite_schema',
+  ]) {
+    t.equal(codeOf(() => classifyStatement(sql)), FORBIDDEN, sql);
+  }
+});
+
+t.test('a string that can only be a value may hold the prefix', async (t) => {
+  for (const sql of [
+    "INSERT INTO notes VALUES ('_sqlscribe is a word'), (1, '_sqlscribe')", "SELECT * FROM t WHERE a = '_sqlscribe_meta'",
+    "SELECT * FROM t WHERE a IN ('_sqlscribe_a', 'b')", "UPDATE t SET a = '_sqlscribe'", "SELECT * FROM t WHERE a LIKE '_sqlscribe%'",
+  ]) {
+    t.doesNotThrow(() => classifyStatement(sql), sql);
+  }
+});
+
+t.test('reads of the schema table leave out the service rows', async (t) => {
+  const db = new Database(':memory:');
+  db.exec("CREATE TABLE _sqlscribe_meta (key TEXT PRIMARY KEY, value INT); CREATE TABLE t (x INT)");
+  const names = (sql: string): unknown[] => db.prepare(rewriteForStorage(classifyStatement(sql))).pluck().all();
+  t.strictSame(names('SELECT name FROM sqlite_schema'), ['t']);
+  t.strictSame(names("SELECT m.name FROM main.'sqlite_master' m"), ['t'], 'quoted, qualified, with an alias');
+  t.strictSame(names('SELECT sqlite_schema.tbl_name FROM t, sqlite_schema'), [], 'in a join, qualified columns still resolve');
+  t.strictSame(names('SELECT name FROM (sqlite_schema)'), ['t'], 'in a join group');
+  t.strictSame(names("SELECT count(*) FROM sqlite_schema WHERE name LIKE '%sqlscribe%'"), [0]);
+});

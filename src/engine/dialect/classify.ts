@@ -7,6 +7,7 @@
 
 import { EngineError } from '../../errors';
 import { isReadonlyKind, levelOf, RESERVED_SAVEPOINT_PREFIX, type ClassifiedStatement, type StatementKind } from './statement';
+import { checkNames } from './internal-names';
 import { closingParen, isNameToken, isPunct, isWord, nameOf, nearError, skipTableName, tokenize, type Token } from './tokenize';
 
 /** Handing a transaction to /exec would break the request-as-transaction rule; sessions do it instead. */
@@ -60,10 +61,7 @@ function classifyText(sql: string): ClassifiedStatement {
   const kinded = classifyTokens(tokens);
   rejectSecondStatement(tokens);
   const level = levelOf(kinded.kind);
-  if (level === 'table') {
-    rejectPragmaFunctions(tokens);
-    rejectReservedNames(tokens);
-  }
+  if (level === 'table') checkNames(sql, tokens);
   return { sql, ...kinded, level, readonly: isReadonlyKind(kinded.kind) };
 }
 
@@ -247,49 +245,4 @@ function databaseName(tokens: readonly Token[], i: number): string {
 function rejectSecondStatement(tokens: readonly Token[]): void {
   const semicolon = tokens.find((token) => token.kind === 'semicolon');
   if (semicolon !== undefined) throw nearError(semicolon);
-}
-
-/** Words that end a FROM clause at its own paren depth. */
-const FROM_ENDERS = ['WHERE', 'GROUP', 'HAVING', 'WINDOW', 'ORDER', 'LIMIT', 'UNION', 'INTERSECT', 'EXCEPT', 'RETURNING', 'SELECT', 'VALUES', 'SET'];
-
-/**
- * Table-valued PRAGMA functions (`SELECT * FROM pragma_database_list`) give
- * what PRAGMA gives, file paths included (https://sqlite.org/pragma.html#pragfunc).
- * Words and quoted identifiers named `pragma_…` are refused anywhere. SQLite
- * also takes a string as a table name (`FROM t, 'pragma_…'`), so a string is
- * refused where it names a table: after FROM, JOIN or `.`, after a comma of a
- * FROM list, or before `(`; elsewhere it is just a value.
- */
-function rejectPragmaFunctions(tokens: readonly Token[]): void {
-  const inFrom: boolean[] = [false]; // one flag per paren depth
-  tokens.forEach((token, i) => {
-    const depth = inFrom.length - 1;
-    if (isPunct(token, '(')) inFrom.push(false);
-    else if (isPunct(token, ')') && depth > 0) inFrom.pop();
-    else if (isWord(token, 'FROM') && !isWord(tokens[i - 1], 'DISTINCT')) inFrom[depth] = true;
-    else if (isWord(token, ...FROM_ENDERS)) inFrom[depth] = false;
-    if (!isNameToken(token) || !nameOf(token).toLowerCase().startsWith('pragma_')) return;
-    if (token.kind === 'string' && !namesTable(tokens, i, inFrom[depth] === true)) return;
-    throw new EngineError('FORBIDDEN_STATEMENT', { detail: nameOf(token) });
-  });
-}
-
-/**
- * Names starting with _sqlscribe belong to the service (the journal position
- * of each database, the savepoints of sessions): a client can neither read
- * nor change them. Strings are values, not names, and stay allowed.
- */
-function rejectReservedNames(tokens: readonly Token[]): void {
-  for (const token of tokens) {
-    if ((token.kind === 'word' || token.kind === 'identifier') && nameOf(token).toLowerCase().startsWith(RESERVED_SAVEPOINT_PREFIX)) {
-      throw new EngineError('FORBIDDEN_STATEMENT', { detail: `the name ${nameOf(token)}` });
-    }
-  }
-}
-
-function namesTable(tokens: readonly Token[], i: number, inFrom: boolean): boolean {
-  const before = tokens[i - 1];
-  if (isWord(before, 'FROM')) return !isWord(tokens[i - 2], 'DISTINCT'); // `a IS DISTINCT FROM 'x'` compares a value
-  if (isWord(before, 'JOIN') || isPunct(before, '.') || isPunct(tokens[i + 1], '(')) return true;
-  return inFrom && isPunct(before, ',');
 }

@@ -10,6 +10,7 @@
 
 import { EngineError } from '../../errors';
 import { boolCheckSql, canonicalType, quoteIdentifier, storageType } from '../types';
+import { applyNameEdits, checkNames } from './internal-names';
 import type { ClassifiedStatement } from './statement';
 import { closingParen, isNameToken, isPunct, isWord, nameOf, nearError, skipTableName, tokenize, type Token } from './tokenize';
 
@@ -30,13 +31,24 @@ const COLUMN_CONSTRAINTS = [
 
 /**
  * The SQL to run for a statement: CREATE TABLE and ALTER TABLE … ADD COLUMN
- * rewritten for storage, anything else unchanged. Throws UNKNOWN_TYPE for a
- * column with no type or a type that is not one of ours.
+ * rewritten for storage, reads of the schema table filtered, anything else
+ * unchanged. Throws UNKNOWN_TYPE for a column with no type or a type that is
+ * not one of ours.
  */
 export function rewriteForStorage(stmt: ClassifiedStatement): string {
   if (stmt.kind === 'create-table') return rewriteCreateTable(stmt.sql);
   if (stmt.kind === 'alter-table') return rewriteAlterTable(stmt.sql);
-  return stmt.sql;
+  return hideInternalSchemaRows(stmt.sql);
+}
+
+/**
+ * Reads of SQLite's schema table go through a subquery that leaves out the
+ * service's own rows (internal-names.ts). Most statements never name it, so
+ * they are not tokenized again.
+ */
+function hideInternalSchemaRows(sql: string): string {
+  if (!/sqlite_/i.test(sql)) return sql;
+  return applyNameEdits(sql, checkNames(sql, tokenize(sql)));
 }
 
 function statementTokens(sql: string): Token[] {
