@@ -66,6 +66,8 @@ export interface Config {
   readonly maxBodyBytes: number;
   /** @default 10000 */
   readonly maxResultRows: number;
+  /** Most bytes of rows one request may return, counted before serialization. @default 16 MiB */
+  readonly maxResultBytes: number;
   /** @default 1000 */
   readonly maxStatements: number;
 }
@@ -104,6 +106,7 @@ const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'body-timeout': { arg: '<duration>', help: 'and the request body within this after them (else 408)', default: '30s' },
   'idle-timeout': { arg: '<duration>', help: 'close a kept-alive connection idle this long', default: '5s' },
   'max-body-bytes': { arg: '<size>', help: 'largest accepted request body', default: '1M' },
+  'max-result-bytes': { arg: '<size>', help: 'most bytes of rows one request returns; the rest is cut (truncated: true)', default: '16M' },
   'max-result-rows': { arg: '<N>', help: 'most rows one statement may return', default: '10000' },
   'max-statements': { arg: '<N>', help: 'most statements in one /exec batch', default: '1000' },
 };
@@ -292,6 +295,7 @@ function interpret(raw: RawFlags, cwd: string): Config {
     idleTimeoutMs: value(raw, 'idle-timeout', durationMs, 5000),
     maxBodyBytes: value(raw, 'max-body-bytes', positiveSize, 1024 * 1024),
     maxResultRows: value(raw, 'max-result-rows', parsePositiveInteger, 10_000),
+    maxResultBytes: value(raw, 'max-result-bytes', positiveSize, 16 * 1024 * 1024),
     maxStatements: value(raw, 'max-statements', parsePositiveInteger, 1000),
   });
 }

@@ -44,7 +44,7 @@ function setup() {
   const journal = new FakeJournal();
   const engine = new FakeEngine();
   const path = new WritePath(journal, { repair: async () => undefined, log: () => undefined });
-  const sessions = new SessionManager(engine as unknown as EngineHost, new WriteLocks(), path, { idleTimeoutMs: 60_000, lockTimeoutMs: 100, maxResultRows: 10 });
+  const sessions = new SessionManager(engine as unknown as EngineHost, new WriteLocks(), path, { idleTimeoutMs: 60_000, lockTimeoutMs: 100, maxResultRows: 10, maxResultBytes: 1 << 20 });
   t.teardown(() => sessions.shutdown());
   return { journal, engine, path, sessions };
 }

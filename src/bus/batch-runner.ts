@@ -20,6 +20,7 @@ import type { WritePath } from './write-path';
 export interface BatchRunnerOptions {
   lockTimeoutMs: number;
   maxResultRows: number;
+  maxResultBytes: number;
 }
 
 export interface RunOptions {
@@ -53,7 +54,7 @@ export class BatchRunner {
   }
 
   async run(ref: DatabaseRef, statements: readonly ExecStatement[], readonly: boolean, options: RunOptions = {}): Promise<StatementResult[]> {
-    const request: ExecRequest = { file: ref.file, statements, maxResultRows: this.options.maxResultRows, context: newBatchContext(), jsonRows: options.jsonRows === true };
+    const request: ExecRequest = { file: ref.file, statements, maxResultRows: this.options.maxResultRows, maxResultBytes: this.options.maxResultBytes, context: newBatchContext(), jsonRows: options.jsonRows === true };
     const batch: JournaledRequest = { request, sources: options.sources ?? sourcesOf(statements) };
     if (readonly) return this.noted(ref, batch, true, () => this.engine.exec(request));
     if (this.journal.recordsWrites) return this.groups.run(ref, batch);

@@ -45,10 +45,10 @@ export class CommandBus {
   ) {
     this.directory = new DatabaseDirectory(config);
     this.writePath = new WritePath(journal, options);
-    const { lockTimeoutMs, maxResultRows } = config;
-    this.batches = new BatchRunner(engine, journal, this.writePath, this.locks, { lockTimeoutMs, maxResultRows });
+    const { lockTimeoutMs, maxResultRows, maxResultBytes } = config;
+    this.batches = new BatchRunner(engine, journal, this.writePath, this.locks, { lockTimeoutMs, maxResultRows, maxResultBytes });
     this.lifecycle = new DatabaseLifecycle(this.directory, engine, this.writePath, this.locks, lockTimeoutMs);
-    this.sessions = new SessionManager(engine, this.locks, this.writePath, { idleTimeoutMs: config.sessionTimeoutMs, lockTimeoutMs, maxResultRows });
+    this.sessions = new SessionManager(engine, this.locks, this.writePath, { idleTimeoutMs: config.sessionTimeoutMs, lockTimeoutMs, maxResultRows, maxResultBytes });
     this.pilots = new PilotService(new PilotStore(this.directory, this.batches, this.lifecycle));
   }
 

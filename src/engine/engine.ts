@@ -67,7 +67,7 @@ export class Engine {
         connection.db.exec('ROLLBACK');
         return undefined;
       }
-      const results = runStatements(connection, request.statements, request.maxResultRows);
+      const results = runStatements(connection, request.statements, request);
       connection.db.exec('COMMIT');
       return withJsonRows(request, results);
     } catch (error) {
@@ -172,7 +172,7 @@ export class Engine {
     connection.setBatchContext(request.context);
     connection.begin(writes ? 'IMMEDIATE' : 'DEFERRED');
     try {
-      return { connection, results: runStatements(connection, request.statements, request.maxResultRows, onStatement) };
+      return { connection, results: runStatements(connection, request.statements, request, onStatement) };
     } catch (error) {
       if (connection.db.inTransaction) connection.db.exec('ROLLBACK');
       throw error;
@@ -292,7 +292,7 @@ function runInSavepoint(connection: Connection, request: ExecRequest, onStatemen
   connection.setBatchContext(request.context);
   connection.db.exec(`SAVEPOINT ${GROUP_SAVEPOINT}`);
   try {
-    const results = runStatements(connection, request.statements, request.maxResultRows, onStatement);
+    const results = runStatements(connection, request.statements, request, onStatement);
     connection.db.exec(`RELEASE ${GROUP_SAVEPOINT}`);
     return { outcome: { results: withJsonRows(request, results) } };
   } catch (error) {

@@ -27,6 +27,12 @@ export interface ExecRequest {
   readonly file: string;
   readonly statements: readonly ExecStatement[];
   readonly maxResultRows: number;
+  /**
+   * Most bytes of rows the whole request may return, counted as rows are
+   * read, before anything is serialized; past it each result is cut with
+   * `truncated`. Unbounded when absent (replay keeps no rows).
+   */
+  readonly maxResultBytes?: number;
   /** The batch's clock and seed; a fresh pair when absent. The journal records it so that replay gives the same values. */
   readonly context?: BatchContext;
   /**

@@ -26,18 +26,19 @@ export type StatementListener = (index: number) => void;
 export function runStatements(
   connection: Connection,
   statements: readonly ExecStatement[],
-  maxRows: number,
+  limits: ResultLimits,
   onStatement?: StatementListener,
   afterEach?: (statement: ExecStatement) => void,
 ): StatementResult[] {
   const results: StatementResult[] = [];
+  const budget: RowBudget = { rows: limits.maxResultRows, bytesLeft: limits.maxResultBytes ?? Infinity };
   // A batch that writes is replayed: each of its SELECTs runs to its end, so that random() and the like
   // are called as many times live as on replay, whatever -max-result-rows keeps of the rows.
   const complete = !statements.every((statement) => isReadonlyKind(statement.kind));
   for (const [index, statement] of statements.entries()) {
     onStatement?.(index);
     try {
-      results.push(runStatement(connection, statement, maxRows, complete));
+      results.push(runStatement(connection, statement, budget, complete));
       afterEach?.(statement);
     } catch (error) {
       const engineError = namedMismatch(connection, statement, toEngineError(error, (table, column) => connection.isBool(table, column)));
@@ -71,32 +72,70 @@ function targetTable(sql: string): string | undefined {
   return name !== undefined && isNameToken(name) ? nameOf(name) : undefined;
 }
 
-function runStatement(connection: Connection, statement: ExecStatement, maxRows: number, complete: boolean): StatementResult {
+function runStatement(connection: Connection, statement: ExecStatement, budget: RowBudget, complete: boolean): StatementResult {
   if (statement.kind === 'integrity-check') return integrityCheck(connection.db);
   const sql = rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: statement.kind === 'select' });
   const prepared = connection.prepare(sql);
   checkNamedParameters(statement.sql, statement.params);
   const params = toBindParameters(statement.params);
   const verb = MESSAGE_VERBS[statement.kind];
-  if (prepared.reader && (statement.kind === 'select' || verb)) return readRows(connection, prepared, params, maxRows, verb, complete);
+  if (prepared.reader && (statement.kind === 'select' || verb)) return readRows(connection, prepared, params, budget, verb, complete);
   // ALTER TABLE … ADD COLUMN on a STRICT table runs SQLite's own check query, so it "returns data": run it, answer OK.
-  if (prepared.reader) return { ...readRows(connection, prepared, params, maxRows, verb, complete), columns: [], rows: [], message: 'OK', changes: 0 };
+  if (prepared.reader) return { ...readRows(connection, prepared, params, budget, verb, complete), columns: [], rows: [], message: 'OK', changes: 0 };
   const info = prepared.run(...params);
   return verb ? { columns: [], rows: [], message: `${verb} ${info.changes}`, changes: info.changes } : { columns: [], rows: [], message: 'OK', changes: 0 };
 }
 
+/** What a request may still return: rows per statement, bytes for the whole request. */
+interface RowBudget {
+  readonly rows: number;
+  bytesLeft: number;
+}
+
+/** The limits a request carries (ExecRequest has them). */
+export interface ResultLimits {
+  readonly maxResultRows: number;
+  readonly maxResultBytes?: number;
+}
+
 /**
- * Reads a result set, keeping at most maxRows rows. A statement that writes
- * (INSERT … RETURNING) is run to the end so that every change is applied.
+ * About what a row weighs once written as JSON: its text and blobs (as
+ * base64) and a few bytes for each number and separator. Counted as rows are
+ * read, so a huge result is cut before it is held whole, in the engine or in
+ * the server.
  */
-function readRows(connection: Connection, prepared: Database.Statement, params: unknown[], maxRows: number, verb: string | undefined, complete: boolean): StatementResult {
+function rowBytes(row: readonly unknown[]): number {
+  let bytes = 2;
+  for (const value of row) {
+    if (typeof value === 'string') bytes += value.length + 3;
+    else if (value instanceof Uint8Array) bytes += Math.ceil(value.length / 3) * 4 + 3;
+    else bytes += 21;
+  }
+  return bytes;
+}
+
+/**
+ * Reads a result set, keeping at most -max-result-rows rows and what fits in
+ * the request's -max-result-bytes. A statement that writes (INSERT …
+ * RETURNING) is run to the end so that every change is applied.
+ */
+function readRows(connection: Connection, prepared: Database.Statement, params: unknown[], budget: RowBudget, verb: string | undefined, complete: boolean): StatementResult {
   const { names, bools } = connection.schema.shape(prepared);
   const rows: ResultValue[][] = [];
   let seen = 0;
+  let full = false;
   for (const row of prepared.raw(true).iterate(...params) as IterableIterator<unknown[]>) {
     seen++;
-    if (rows.length < maxRows) rows.push(convertRow(row, bools));
-    else if (!verb && !complete) break;
+    if (!full && rows.length < budget.rows) {
+      const bytes = rowBytes(row);
+      if (bytes <= budget.bytesLeft) {
+        budget.bytesLeft -= bytes;
+        rows.push(convertRow(row, bools));
+        continue;
+      }
+      full = true;
+    }
+    if (!verb && !complete) break;
   }
   const result: StatementResult = { columns: [...names], rows };
   if (seen > rows.length) result.truncated = true;

@@ -19,6 +19,7 @@ export interface SessionOptions {
   idleTimeoutMs: number;
   lockTimeoutMs: number;
   maxResultRows: number;
+  maxResultBytes: number;
 }
 
 /** What responses that carry a session say about it. */
@@ -128,7 +129,7 @@ export class SessionManager {
       });
     };
     try {
-      const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows, context, jsonRows: options.jsonRows === true });
+      const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows, maxResultBytes: this.options.maxResultBytes, context, jsonRows: options.jsonRows === true });
       await record({ results });
       return { results, info: this.info(session) };
     } catch (error) {
