@@ -42,7 +42,8 @@ function removeWithCompanions(file: string): void {
   for (const suffix of ['', ...COMPANIONS]) fs.rmSync(file + suffix, { force: true });
 }
 
-function syncFile(file: string): void {
+/** Syncs a file (or a directory, for the names in it) to disk. */
+export function syncFile(file: string): void {
   const fd = fs.openSync(file, 'r');
   try {
     fs.fsyncSync(fd);

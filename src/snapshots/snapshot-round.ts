@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { syncFile } from '../engine/database-file';
 import { readPosition } from '../engine/journal-position';
 import { PILOTS_DATABASE } from '../pilots/pilot-store';
 import { listRounds, MANIFEST_FORMAT, snapshotFileName, writeManifest, type SnapshotDatabase, type SnapshotManifest, type SnapshotRound } from './manifest';
@@ -54,14 +55,6 @@ function positionOf(file: string): number {
   }
 }
 
-function fsyncFile(file: string): void {
-  const fd = fs.openSync(file, 'r+');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
 
 /** A copy of one database, or the newest one kept when the database has not changed since; undefined when it is gone. */
 async function copyDatabase(db: string, file: string, snapshotDir: string, newest: SnapshotRound | undefined): Promise<SnapshotDatabase | undefined> {
@@ -76,7 +69,7 @@ async function copyDatabase(db: string, file: string, snapshotDir: string, newes
     await live.backup(temporary, { progress: () => PAGES_PER_STEP });
     // The copy's own position, not the one read before: writes may have landed while it was made.
     const seq = positionOf(temporary);
-    fsyncFile(temporary);
+    syncFile(temporary);
     const name = snapshotFileName(db, seq);
     fs.renameSync(temporary, path.join(snapshotDir, name));
     return { db, file: name, seq };
