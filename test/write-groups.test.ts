@@ -8,7 +8,7 @@ import { EngineError } from '../src/errors';
 import { WriteGroups } from '../src/bus/write-groups';
 import { WriteLocks } from '../src/bus/write-locks';
 import { WritePath } from '../src/bus/write-path';
-import type { JournaledRequest } from '../src/bus/batch-runner';
+import type { JournaledRequest } from '../src/bus/journaled-request';
 import type { EngineHost, ExecRequest, GroupOutcome, HeldGroup, JournalPosition } from '../src/engine/protocol';
 import { enospc, FakeJournal } from './helpers/fake-journal';
 

@@ -10,7 +10,8 @@ import { EngineError } from '../errors';
 import { newBatchContext } from '../engine/deterministic-functions';
 import type { EngineHost, ExecRequest, ExecStatement, StatementResult } from '../engine/protocol';
 import { batchEntry, type Journal } from '../../journal/journal';
-import type { SqlSource } from './commands';
+import type { JournalStatement } from '../../journal/record';
+import { sourcesOf, type JournaledRequest } from './journaled-request';
 import type { DatabaseRef } from './database-directory';
 import { withWriteLock } from './lock-errors';
 import { WriteGroups } from './write-groups';
@@ -27,17 +28,7 @@ export interface RunOptions {
   /** The results carry their rows as JSON text for a response (ExecRequest.jsonRows). */
   jsonRows?: boolean;
   /** The SQL exactly as the client sent it, for the journal; the statements' own text when absent. */
-  sources?: readonly SqlSource[];
-}
-
-/** A batch on its way: the engine's request and what the journal records of it. */
-export interface JournaledRequest {
-  readonly request: ExecRequest;
-  readonly sources: readonly SqlSource[];
-}
-
-export function sourcesOf(statements: readonly ExecStatement[]): SqlSource[] {
-  return statements.map(({ sql, params }) => (params === undefined ? { sql } : { sql, params }));
+  sources?: readonly JournalStatement[];
 }
 
 export class BatchRunner {

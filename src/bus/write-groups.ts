@@ -12,7 +12,7 @@
 import { EngineError } from '../errors';
 import type { EngineHost, GroupOutcome, HeldGroup, StatementResult } from '../engine/protocol';
 import { batchEntry } from '../../journal/journal';
-import type { JournaledRequest } from './batch-runner';
+import type { JournaledRequest } from './journaled-request';
 import type { DatabaseRef } from './database-directory';
 import { lockTimeoutError } from './lock-errors';
 import type { WriteLocks } from './write-locks';

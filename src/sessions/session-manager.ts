@@ -12,7 +12,7 @@ import type { Release, WriteLocks } from '../bus/write-locks';
 import { acquireWriteLock } from '../bus/lock-errors';
 import { newBatchContext } from '../engine/deterministic-functions';
 import { batchEntry, eventEntry, type RollbackReason } from '../../journal/journal';
-import type { SqlSource } from '../bus/commands';
+import type { JournalStatement } from '../../journal/record';
 import { isJournalUnavailable, journalUnavailable, type WritePath } from '../bus/write-path';
 
 export interface SessionOptions {
@@ -112,7 +112,7 @@ export class SessionManager {
    * the journal lacks: if the journal cannot take it, the session is rolled
    * back. `jsonRows`: see ExecRequest.
    */
-  async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[], readonly: boolean, options: { jsonRows?: boolean; sources?: readonly SqlSource[] } = {}): Promise<{ results: StatementResult[]; info: SessionInfo }> {
+  async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[], readonly: boolean, options: { jsonRows?: boolean; sources?: readonly JournalStatement[] } = {}): Promise<{ results: StatementResult[]; info: SessionInfo }> {
     const session = this.find(id);
     if (db !== undefined && db.file !== session.ref.file) throw new EngineError('SESSION_OTHER_DATABASE', { session: id, db: session.ref.name });
     session.inFlight++;
