@@ -80,7 +80,7 @@ export class WritePath {
   async appendThenApply(db: string, entries: readonly JournaledEntry[], step: ApplyStep): Promise<void> {
     const seqs = this.appendPinned(entries);
     try {
-      await this.written(seqs.written);
+      await seqs.written;
     } catch (error) {
       this.unpin(seqs.seqs);
       await step.discard().catch((discardError: unknown) => this.options.log(`discarding work after a journal failure failed: ${String(discardError)}`));
@@ -108,7 +108,7 @@ export class WritePath {
   async appendHeld(event: JournalEvent, entry: NewEntry): Promise<() => void> {
     const seqs = this.appendPinned([{ event, entry }]);
     try {
-      await this.written(seqs.written);
+      await seqs.written;
     } catch (error) {
       this.unpin(seqs.seqs);
       throw journalUnavailable(error, 'nothing was applied');
@@ -178,17 +178,14 @@ export class WritePath {
    * The entries of one piece of work are appended together: a journal write
    * that fails takes all of them or none, so the work is never half journaled.
    */
-  private appendPinned(entries: readonly JournaledEntry[]): { seqs: number[]; written: Promise<void>[] } {
-    const { seqs, written } = this.journal.appendAll(entries);
-    for (const seq of seqs) this.pinned.add(seq);
-    return { seqs, written: [written] };
-  }
-
-  /** Waits for every append; the first failure is the one reported (all of them settle first). */
-  private async written(promises: readonly Promise<void>[]): Promise<void> {
-    const settled = await Promise.allSettled(promises);
-    const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
+  /**
+   * The entries of one piece of work are appended together: a journal write
+   * that fails takes all of them or none, so the work is never half journaled.
+   */
+  private appendPinned(entries: readonly JournaledEntry[]): { seqs: number[]; written: Promise<void> } {
+    const appended = this.journal.appendAll(entries);
+    for (const seq of appended.seqs) this.pinned.add(seq);
+    return appended;
   }
 
   private async tookEffect(step: ApplyStep, last: number): Promise<boolean> {

@@ -13,6 +13,7 @@ import { acquireWriteLock } from '../bus/lock-errors';
 import { newBatchContext } from '../engine/deterministic-functions';
 import { batchEntry, eventEntry, type RollbackReason } from '../../journal/journal';
 import type { JournalStatement } from '../../journal/record';
+import { sourcesOf } from '../bus/journaled-request';
 import { isJournalUnavailable, journalUnavailable, type WritePath } from '../bus/write-path';
 
 export interface SessionOptions {
@@ -118,7 +119,7 @@ export class SessionManager {
     session.inFlight++;
     const context = newBatchContext();
     const started = performance.now();
-    const sources = options.sources ?? statements.map(({ sql, params }) => (params === undefined ? { sql } : { sql, params }));
+    const sources = options.sources ?? sourcesOf(statements);
     const record = async (outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> => {
       const entry = batchEntry({ db: session.ref.name, session: id, sources, readonly, context, ms: performance.now() - started, ...outcome });
       if (readonly) return this.path.note('read', entry);

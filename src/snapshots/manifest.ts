@@ -10,6 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { syncFile } from '../engine/database-file';
 
 export const MANIFEST_FORMAT = 1;
 
@@ -89,27 +90,13 @@ export function listRounds(dir: string): SnapshotRound[] {
   return rounds.sort((a, b) => a.base - b.base || a.through - b.through);
 }
 
-export function syncDirectory(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 /** Writes a file so that after a crash it is either absent or whole: temporary file, fsync, rename, directory fsync. */
 export function writeDurably(file: string, text: string): void {
   const temporary = `${file}.tmp`;
-  const fd = fs.openSync(temporary, 'w');
-  try {
-    fs.writeSync(fd, text);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
+  fs.writeFileSync(temporary, text);
+  syncFile(temporary);
   fs.renameSync(temporary, file);
-  syncDirectory(path.dirname(file));
+  syncFile(path.dirname(file));
 }
 
 export function writeManifest(dir: string, manifest: SnapshotManifest): string {
