@@ -1,6 +1,6 @@
 /**
- * The journal as the server uses it: which events a level records
- * (decisions §6), and the entries it writes for them.
+ * The journal as the server uses it: which events a level records, and the
+ * entries it writes for them.
  */
 import type { EngineError } from '../src/errors';
 import { errorClass } from '../src/errors';

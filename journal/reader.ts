@@ -1,6 +1,6 @@
 /**
  * Reads a whole journal: the active file and its rotated siblings, plain or
- * gzipped, verified line by line and ordered by seq (decisions §6).
+ * gzipped, verified line by line and ordered by seq.
  *
  * Only the last line of a file may be damaged: a killed process can leave a
  * write half done, but nothing is written after it in that file (the writer

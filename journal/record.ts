@@ -1,5 +1,5 @@
 /**
- * The journal's line format (decisions §6): one JSON object a line, each
+ * The journal's line format: one JSON object a line, each
  * carrying a CRC-32 of its own text so that a torn or altered line is caught.
  *
  * A line is `JSON.stringify(line)` with `,"crc":"<8 hex>"` inserted before the
@@ -237,7 +237,7 @@ const OPTIONAL_ENTRY_FIELDS: Record<string, Check> = {
   voids: (v) => Array.isArray(v) && v.length > 0 && v.every(isCount),
 };
 
-/** Fields a kind cannot do without: replay needs them (decisions §6). */
+/** Fields a kind cannot do without: replay needs them. */
 const REQUIRED_BY_KIND: Record<EntryKind, string[]> = {
   exec: ['sql', 'statements'],
   begin: ['session'],
@@ -275,7 +275,7 @@ function validateLine(value: Record<string, unknown>): void {
   requireFields(value, ENTRY_FIELDS, false);
   requireFields(value, OPTIONAL_ENTRY_FIELDS, true);
   requireNonNull(value, REQUIRED_BY_KIND[kind as EntryKind], `in a ${kind} entry`);
-  // A failed batch is logged with its error (decisions §6); a successful exec needs its clock and seed to replay.
+  // A failed batch is logged with its error; a successful exec needs its clock and seed to replay.
   if (value['ok'] === false) requireNonNull(value, ['error'], 'when ok is false');
   else if (kind === 'exec') requireNonNull(value, ['clock', 'seed'], 'in a successful exec entry');
 }

@@ -131,7 +131,7 @@ export class JournalWriter {
     const promises: Promise<void>[] = [];
     for (const entry of entries) {
       const seq = ++this.assignedSeq;
-      const line = encodeLine({ seq, ts: new Date().toISOString(), ...entry } as JournalEntry);
+      const line = encodeLine({ seq, ts: new Date().toISOString(), ...entry });
       promises.push(new Promise<void>((resolve, reject) => this.pending.push({ seq, line, resolve, reject })));
       seqs.push(seq);
     }

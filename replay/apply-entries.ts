@@ -1,10 +1,11 @@
 /**
  * Applies journal entries to databases, with the same engine code that ran
- * them live (design.md): crash recovery at start-up and the replay tool both
+ * them live: crash recovery at start-up and the replay tool both
  * come through here. Every batch gets back the clock and the seed it ran with,
  * so it gives the same values.
  */
 import fs from 'node:fs';
+import { inspect } from 'node:util';
 import { EngineError } from '../src/errors';
 import { classifyStatement } from '../src/engine/dialect/classify';
 import { splitStatements } from '../src/engine/dialect/split';
@@ -136,9 +137,9 @@ export class JournalApplier {
     } catch (error) {
       failure = error;
     }
-    if (entry.ok && failure !== undefined) throw new ReplayError(entry, `succeeded live but failed on replay: ${failure instanceof Error ? failure.message : String(failure)}`);
+    if (entry.ok && failure !== undefined) throw new ReplayError(entry, `succeeded live but failed on replay: ${failure instanceof Error ? failure.message : inspect(failure)}`);
     if (!entry.ok && !(failure instanceof EngineError && failure.code === entry.code)) {
-      throw new ReplayError(entry, `failed live with [SQ${entry.code}] but ${failure === undefined ? 'succeeded' : `failed with ${String(failure)}`} on replay`);
+      throw new ReplayError(entry, `failed live with [SQ${entry.code}] but ${failure === undefined ? 'succeeded' : `failed with ${failure instanceof Error ? String(failure) : inspect(failure)}`} on replay`);
     }
   }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The replay tool (decisions §6): rebuilds one database or all of them from
+ * The replay tool: rebuilds one database or all of them from
  * the journal, optionally up to a point in time, and optionally verifies the
  * rebuild against live files.
  */
@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { EngineError } from '../src/errors';
 import { Engine } from '../src/engine/engine';
-import { engineVersions } from '../src/journal-setup';
+import { engineVersions } from '../src/engine/engine-versions';
 import { JournalError, readJournal, type JournalContents } from '../journal/reader';
 import type { JournalEntry, JournalHeader } from '../journal/record';
 import { rebuild } from './rebuild';

@@ -13,7 +13,7 @@ import { JournalApplier } from './apply-entries';
 
 export interface RebuildOptions {
   /** The file of a database, by its name in the journal. */
-  fileOf(db: string): string;
+  fileOf: (db: string) => string;
   /** Told every so often, for a progress bar. */
   onProgress?(done: number, total: number): void;
   /** Gives the event loop a turn every this many entries (a server answers /health meanwhile). */

@@ -1,6 +1,6 @@
-/** The replay tool's command line, Go-style like the server's (decisions §1). */
+/** The replay tool's command line, Go-style like the server's. */
 import path from 'node:path';
-import { normalizeDatabaseName } from '../src/bus/database-directory';
+import { normalizeDatabaseName } from '../src/services/database-directory';
 
 export interface ReplayOptions {
   readonly logFile: string;

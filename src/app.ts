@@ -1,6 +1,6 @@
 /**
  * The Koa application, in the order every request passes through it:
- * request log and metrics → error handler → connection ceiling → auth → readiness → body → routes.
+ * request log and metrics → error handler → connection ceiling → auth → readiness → body → deadline → routes.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -13,6 +13,7 @@ import { connectionCeiling } from './http/connection-limit';
 import { errorHandler } from './http/error-handler';
 import { Metrics } from './http/metrics';
 import { requestLog } from './http/request-log';
+import { requestDeadline } from './http/request-deadline';
 import type { Readiness } from './http/readiness';
 import type { Config } from './options';
 import { databaseRoutes } from './routes/database-routes';
@@ -58,6 +59,7 @@ export function createApp(config: Config, bus: CommandBus, readiness: Readiness)
   if (config.token !== null) koa.use(requireToken(config.token));
   koa.use(readiness.middleware());
   koa.use(jsonBody(config.maxBodyBytes));
+  koa.use(requestDeadline(config.requestTimeoutMs));
   koa.use(router.routes());
   koa.use(unmatched(router));
   // Errors are answered by errorHandler; Koa's default handler would print them again.

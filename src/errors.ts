@@ -2,7 +2,7 @@
  * The engine error catalog: every error a client can receive, in one place.
  *
  * A code is `[SQ` + four digits + `]`; its first digit is the class, so that
- * operators tailing the journal can alert on a class (decisions §5). The README
+ * operators tailing the journal can alert on a class. The README
  * publishes this table, and `test/errors.test.ts` keeps the two equal.
  */
 
@@ -83,6 +83,10 @@ export const catalog = {
   QUERY_TIMEOUT: { code: 6007, status: 400, message: 'statement stopped after {ms} ms (-query-timeout): its batch was rolled back' },
   SESSION_QUERY_TIMEOUT: { code: 6008, status: 400, message: 'statement stopped after {ms} ms (-query-timeout): the session was rolled back and closed' },
   WRITE_LOCK_TIMEOUT: { code: 6009, status: 503, message: 'database {db} is busy with other writes: waited {ms} ms (-lock-timeout)' },
+  REQUEST_TIMEOUT: { code: 6010, status: 400, message: 'request stopped after {ms} ms (-request-timeout): its batch was rolled back' },
+  ENGINES_BUSY: { code: 6011, status: 503, message: 'no engine was free for this request within {ms} ms (-request-timeout): retry shortly' },
+  SESSION_REQUEST_TIMEOUT: { code: 6012, status: 400, message: 'request stopped after {ms} ms (-request-timeout): the session was rolled back and closed' },
+  CLIENT_CLOSED: { code: 6013, status: 499, message: 'the client closed the connection before the answer: its request was stopped and rolled back' },
 
   // 7xxx — mode
   DATABASE_STATEMENT_IN_SINGLE_MODE: { code: 7001, status: 405, message: '{detail} is not available: the server serves a single database' },
@@ -162,7 +166,7 @@ export class EngineError extends Error {
     this.details = options.details;
   }
 
-  /** The response body of this error (decisions §3). */
+  /** The response body of this error. */
   toBody(): Record<string, unknown> {
     const body: Record<string, unknown> = { ok: false, error: this.message, code: this.code };
     if (this.statement !== undefined) body.statement = this.statement;

@@ -105,7 +105,7 @@ export function parseAddress(text: string): ListenAddress {
     const hint = /^[^[].*:.*:/.test(text) ? ' (write an IPv6 host in brackets, e.g. [::1]:8080)' : '';
     throw new OptionsError(`expected host:port, :port or [ipv6]:port, got ${quote(text)}${hint}`);
   }
-  const host = m[1] ?? (m[2] as string); // group 2 matches '' for ':port'
+  const host = m[1] ?? m[2]!; // group 2 matches '' for ':port'
   if (/[\s/]/.test(host)) throw new OptionsError(`invalid host in ${quote(text)}`);
   const port = Number(m[3]);
   if (port > 65535) throw new OptionsError(`port must be 0..65535, got ${quote(text)}`);

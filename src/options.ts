@@ -1,5 +1,5 @@
 /**
- * Start-up flags → one frozen {@link Config} (decisions §1, §4, §6).
+ * Start-up flags → one frozen {@link Config}.
  *
  * Sectioned like better-sqlite3's constructor: scan the command line into raw
  * values, interpret each flag (every check names it), then validate the
@@ -53,9 +53,13 @@ export interface Config {
   readonly lockTimeoutMs: number;
   /**
    * Idle time after which a transaction session is rolled back and closed.
-   * @default 300000 (interface.md: 300 seconds)
+   * @default 300000
    */
   readonly sessionTimeoutMs: number;
+  /** A whole request (an /exec batch, a session request), waiting for an engine included. @default 30000 */
+  readonly requestTimeoutMs: number;
+  /** The most engine processes one client may hold at once, as a share of the pool. @default 0.5 */
+  readonly clientShare: number;
   /** A client must send its request's headers within this. @default 5000 */
   readonly headerTimeoutMs: number;
   /** ...and the rest of the request (its body) within this after them. @default 30000 */
@@ -102,6 +106,8 @@ const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'query-timeout': { arg: '<duration>', help: 'stop a statement that runs longer (500ms, 5s, 1m30s)', default: '5s' },
   'lock-timeout': { arg: '<duration>', help: 'how long a write waits for a database held by a session', default: '5s' },
   'session-timeout': { arg: '<duration>', help: 'idle time after which a transaction session is rolled back', default: '5m' },
+  'request-timeout': { arg: '<duration>', help: 'stop a whole request (batch or session request, queueing included) that takes longer', default: '30s' },
+  'client-share': { arg: '<fraction>', help: 'most of the engine processes one client (address) may hold at once (0.5 or 50%)', default: '0.5' },
   'header-timeout': { arg: '<duration>', help: 'a client must send its request headers within this (else 408)', default: '5s' },
   'body-timeout': { arg: '<duration>', help: 'and the request body within this after them (else 408)', default: '30s' },
   'idle-timeout': { arg: '<duration>', help: 'close a kept-alive connection idle this long', default: '5s' },
@@ -244,6 +250,14 @@ const positiveSize = (text: string): number => {
   return bytes;
 };
 
+/** A share: 0.5 or 50%, above 0 and at most 1. */
+const fraction = (text: string): number => {
+  const m = /^(\d+(?:\.\d+)?|\.\d+)(%?)$/.exec(text);
+  const share = m === null ? NaN : Number(m[1]) / (m[2] === '%' ? 100 : 1);
+  if (!(share > 0 && share <= 1)) throw new OptionsError(`expected a share above 0 and at most 1 (0.5 or 50%), got ${quote(text)}`);
+  return share;
+};
+
 /** A bare integer counts (entries or files); anything else is a Go-style duration. */
 function countOrDuration(text: string, minCount: number): { count: number } | { ms: number } {
   if (/^\d+$/.test(text)) {
@@ -290,6 +304,8 @@ function interpret(raw: RawFlags, cwd: string): Config {
     queryTimeoutMs: value(raw, 'query-timeout', durationMs, 5000),
     lockTimeoutMs: value(raw, 'lock-timeout', durationMs, 5000),
     sessionTimeoutMs: value(raw, 'session-timeout', durationMs, 300_000),
+    requestTimeoutMs: value(raw, 'request-timeout', durationMs, 30_000),
+    clientShare: value(raw, 'client-share', fraction, 0.5),
     headerTimeoutMs: value(raw, 'header-timeout', durationMs, 5000),
     bodyTimeoutMs: value(raw, 'body-timeout', durationMs, 30_000),
     idleTimeoutMs: value(raw, 'idle-timeout', durationMs, 5000),
@@ -316,7 +332,7 @@ function resolveStorage(raw: RawFlags, resolve: Resolve, cwd: string): Pick<Conf
 type JournalConfig = Pick<Config, 'logFile' | 'logLevel' | 'logMaxSize' | 'logFsync' | 'logCompress'>;
 
 function resolveJournal(raw: RawFlags, resolve: Resolve, cwd: string, dbFile: string | null): JournalConfig {
-  // The embedded default (decisions §1): only when nothing chose a mode or a journal.
+  // The embedded default: only when nothing chose a mode or a journal.
   const embedded = !raw.has('db') && !raw.has('dir') && !raw.has('log-file');
   const logFile = embedded ? path.join(cwd, DEFAULT_JOURNAL) : value<string | null>(raw, 'log-file', resolve, null);
   const level = value(raw, 'log-level', logLevel, logFile === null ? 'none' : 'mod');

@@ -1,5 +1,5 @@
 /**
- * Crash recovery (decisions §6): before the server serves, every database is
+ * Crash recovery: before the server serves, every database is
  * brought in line with the journal. Entries up to the checkpoint are known to
  * be applied; the rest are read and applied where their database lacks them.
  */

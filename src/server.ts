@@ -76,12 +76,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const logFile = config.logFile;
   const repair = logFile === null ? async () => undefined : (db: string) => repairDatabase(config, logFile, db);
   const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
-  const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs }));
+  const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
   const bus = new CommandBus(config, engine, journal, { repair, log });
   let checkpoints: AppliedCheckpoints | undefined;
   const readiness = new Readiness();
   const { koa } = createApp(config, bus, readiness);
-  const server = http.createServer(connectionTimeouts(config), koa.callback());
+  const handle = koa.callback();
+  // Koa answers every error itself (errorHandler): the promise is only awaited there.
+  const server = http.createServer(connectionTimeouts(config), (req, res) => void handle(req, res));
   trackConnections(server, config.maxConnections);
   const url = await listen(server, config);
   const snapshots = schedulerFor(config, () => journal.lastSeq, () => bus.writePath.settledThrough());

@@ -1,4 +1,4 @@
-/** The package version, reported by /health (semver, decisions §3). */
+/** The package version, reported by /health (semver). */
 import fs from 'node:fs';
 import path from 'node:path';
 

@@ -1,5 +1,5 @@
 /**
- * The command line (decisions §1): usage, start-up errors, the embedded
+ * The command line: usage, start-up errors, the embedded
  * default, single-DB mode, flag spellings and a clean stop on SIGTERM.
  */
 import fs from 'node:fs';

@@ -1,8 +1,7 @@
 /**
- * Crash safety of the journal (decisions §6: "a batch is acknowledged only
- * after its entry is written"; "after the process is killed at any moment,
- * restarting the server brings every database back in line with the journal
- * before it serves").
+ * Crash safety of the journal: a batch is acknowledged only after its entry is
+ * written, and after a kill at any moment a restart brings every database back
+ * in line with the journal before it serves.
  *
  * The real server runs a write load: several clients insert rows with unique
  * keys, each remembering which inserts were answered 200, and one client runs

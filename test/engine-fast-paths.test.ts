@@ -4,7 +4,7 @@
  * only in their exact shape, and the cached row count follows every change.
  */
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Engine } from '../src/engine/engine';
 import { classifyStatement } from '../src/engine/dialect/classify';
 import { pointLookup } from '../src/engine/bounded-read';
@@ -19,7 +19,7 @@ function request(file: string, ...sqls: string[]): ExecRequest {
   return { file, statements, maxResultRows: 100, context: newBatchContext() };
 }
 
-function setUp(t: Parameters<Parameters<typeof t.test>[1]>[0], ...sqls: string[]): { engine: Engine; file: string } {
+function setUp(t: Test, ...sqls: string[]): { engine: Engine; file: string } {
   const file = path.join(t.testdir(), 'g.db');
   const engine = new Engine();
   t.teardown(() => engine.close());

@@ -1,5 +1,5 @@
 /**
- * Hostile input (decisions §3, §5): SQL and requests written to reach outside
+ * Hostile input: SQL and requests written to reach outside
  * the database, to confuse the splitter or the classifier, or to break the
  * server. Every test also checks the aftermath: no new file outside the data
  * directory (the test directory tree and /tmp, looked for by a random token

@@ -1,6 +1,5 @@
 /**
- * POST /exec over HTTP against the real server (interface.md "POST /exec";
- * decisions §2, §3, §5). Multi-DB mode unless a test says otherwise: one
+ * POST /exec over HTTP against the real server. Multi-DB mode unless a test says otherwise: one
  * shared server, one fresh database per test; tests that need other flags
  * start their own server in their own test directory.
  */

@@ -1,6 +1,6 @@
 /**
  * The HTTP service seen from outside: the real server as a child process,
- * spoken to over HTTP (interface.md; decisions §1–§3, §5).
+ * spoken to over HTTP.
  */
 import fs from 'node:fs';
 import http from 'node:http';

@@ -1,6 +1,5 @@
 /**
- * GET /tables, /schema and /rows against the real server (interface.md
- * "Table schema record", "Row page record"; decisions §2, §3). Multi-DB mode
+ * GET /tables, /schema and /rows against the real server. Multi-DB mode
  * on one shared server with a fresh database per test, unless a test starts
  * its own.
  */
@@ -85,7 +84,7 @@ async function schemaOf(tt: tap.Test, db: string, table: string): Promise<TableR
 }
 
 
-/** The fields interface.md lists for a column, nothing else. */
+/** The fields a column's schema record has, nothing else. */
 function listedColumn(column: Column): Column {
   const { name, type, pk, notNull, unique, hasDefault, references } = column;
   return { name, type, pk, notNull, unique, hasDefault, default: column.default, references };
@@ -210,7 +209,7 @@ t.test('shows every field of a table with a composite key, indexes and reference
   tt.equal((await schemaOf(tt, db, 'PETS')).name, 'pets', 'found without regard to case, named as stored');
 });
 
-t.test('reports defaults by the rules of interface.md', async (tt) => {
+t.test('reports defaults by the documented rules', async (tt) => {
   const db = await freshDb(tt, `
     CREATE TABLE d (
       none_ INT,

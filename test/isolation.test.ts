@@ -1,5 +1,5 @@
 /**
- * Engine isolation (decisions §4): student SQL runs in killable engine
+ * Engine isolation: student SQL runs in killable engine
  * processes. A runaway statement is stopped at -query-timeout (6007) and its
  * batch rolled back while other clients keep being served; an engine process
  * killed from outside costs only the request it was running (9007); writes to
@@ -13,6 +13,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
 import { isError, sleep } from './helpers/assertions';
+import { enginePids } from './helpers/clients';
 
 t.setTimeout(240_000);
 
@@ -26,7 +27,8 @@ const countTo = (n: number): string => `WITH RECURSIVE c(x) AS (SELECT 1 UNION A
 async function ownServer(tt: Test, args: string[] = []): Promise<{ server: TestServer; dataDir: string }> {
   const dir = tt.testdir();
   const dataDir = path.join(dir, 'data');
-  const server = await startServer(['-dir', dataDir, ...args], { cwd: dir });
+  // Every request here comes from one address: the whole pool is that client's (-client-share 1).
+  const server = await startServer(['-dir', dataDir, '-client-share', '1', ...args], { cwd: dir });
   tt.teardown(async () => {
     await server.stop();
   });
@@ -50,21 +52,6 @@ async function rowsOf(tt: Test, server: TestServer, db: string, sql: string, ext
   return (results[results.length - 1]?.rows ?? []) as unknown[][];
 }
 
-
-/** The pids of the engine processes: the children of the server process (Linux). */
-function enginePids(server: TestServer): number[] {
-  const pid = server.child.pid as number;
-  const pids: number[] = [];
-  for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const text = fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8');
-      for (const word of text.split(/\s+/)) if (word !== '') pids.push(Number(word));
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return [...new Set(pids)];
-}
 
 /**
  * Brings the engine up to its four processes before a test measures

@@ -94,12 +94,12 @@ t.test('gaps and duplicates are still refused', async (t) => {
     [ROTATED_1]: header(1) + entries(1, 10),
     'statements.jsonl': header(14) + entries(14, 20),
   });
-  const error = await readJournal(gap, { fromSeq: 12 }).catch((e: unknown) => e as JournalError);
+  const error = (await readJournal(gap, { fromSeq: 12 }).catch((e: unknown) => e)) as JournalError;
   t.equal(error.kind, 'gap', 'the seq asked for is missing while the journal holds seqs on both sides');
   t.match(error.message, /seq 12–13 are missing/);
   t.equal((await readJournal(gap, { fromSeq: 15 })).entries.length, 6, 'a gap below fromSeq is not read');
   const inner = journal(t, { 'statements.jsonl': header() + entries(1, 5) + entries(7, 9) });
-  t.equal((await readJournal(inner, { fromSeq: 3 }).catch((e: unknown) => e as JournalError)).kind, 'gap');
+  t.equal(((await readJournal(inner, { fromSeq: 3 }).catch((e: unknown) => e)) as JournalError).kind, 'gap');
   const twice = journal(t, { 'statements.jsonl': header() + entries(1, 5) + entry(5) + entries(6, 7) });
-  t.equal((await readJournal(twice, { fromSeq: 2 }).catch((e: unknown) => e as JournalError)).kind, 'duplicate');
+  t.equal(((await readJournal(twice, { fromSeq: 2 }).catch((e: unknown) => e)) as JournalError).kind, 'duplicate');
 });

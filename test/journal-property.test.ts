@@ -1,6 +1,6 @@
 /**
  * Property: whatever a client does through the HTTP API, replaying the
- * journal rebuilds every database exactly (decisions §6).
+ * journal rebuilds every database exactly.
  *
  * fast-check drives random workloads against one running server: tables of
  * four shapes, inserts of random ints (up to 64 bits), texts, NULL, booleans,

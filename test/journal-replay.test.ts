@@ -1,5 +1,5 @@
 /**
- * The statement journal end to end (decisions §6), over the real server and
+ * The statement journal end to end, over the real server and
  * the real replay tool (`node dist/replay/cli.js`), both as child processes:
  *
  * - replay rebuilds every database exactly (`-verify` against the live data

@@ -1,5 +1,5 @@
 /**
- * The -max-connections ceiling under load (decisions §4): connections over
+ * The -max-connections ceiling under load: connections over
  * the ceiling get 503 (6003) with a JSON body, the admitted ones are served
  * normally, and once connections close a burst over the ceiling's worth of
  * keep-alive connections is served in full. Only 127.0.0.1; every loop is

@@ -28,7 +28,7 @@ t.test('returns the embedded defaults when no flag is given', async (t) => {
     token: null, maxConnections: 64, logJson: false,
     logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'mod',
     logMaxSize: 10 * MiB, logFsync: true, logCompress: false,
-    snapshotEvery: null, snapshotDir: path.join(CWD, 'data', 'journal', 'snapshots'), logRetain: null, queryTimeoutMs: 5000, lockTimeoutMs: 5000, sessionTimeoutMs: 300_000, headerTimeoutMs: 5000, bodyTimeoutMs: 30_000, idleTimeoutMs: 5000,
+    snapshotEvery: null, snapshotDir: path.join(CWD, 'data', 'journal', 'snapshots'), logRetain: null, queryTimeoutMs: 5000, lockTimeoutMs: 5000, sessionTimeoutMs: 300_000, requestTimeoutMs: 30_000, clientShare: 0.5, headerTimeoutMs: 5000, bodyTimeoutMs: 30_000, idleTimeoutMs: 5000,
     maxBodyBytes: MiB, maxResultRows: 10_000, maxResultBytes: 16 * MiB, maxStatements: 1000,
   });
 });
@@ -155,6 +155,8 @@ t.test('parses -log-max-size and -max-body-bytes as sizes', async (t) => {
 t.test('parses -query-timeout and -lock-timeout as durations in ms', async (t) => {
   t.match(config('-query-timeout', '1m30s', '-lock-timeout=250ms'), { queryTimeoutMs: 90_000, lockTimeoutMs: 250 });
   t.match(config('-session-timeout', '2s'), { sessionTimeoutMs: 2000 });
+  t.match(config('-request-timeout', '1m'), { requestTimeoutMs: 60_000 });
+  rejects(t, ['-request-timeout', '0'], /^-request-timeout: /);
   t.match(config('-header-timeout', '2s', '-body-timeout=1m', '-idle-timeout', '500ms'), { headerTimeoutMs: 2000, bodyTimeoutMs: 60_000, idleTimeoutMs: 500 });
   rejects(t, ['-header-timeout', '0'], /^-header-timeout: /);
   t.equal(config('-query-timeout', '1.5s').queryTimeoutMs, 1500);
@@ -162,6 +164,13 @@ t.test('parses -query-timeout and -lock-timeout as durations in ms', async (t) =
     rejects(t, ['-query-timeout', bad], /^-query-timeout: /);
     rejects(t, [`-lock-timeout=${bad}`], /^-lock-timeout: /);
   }
+});
+
+t.test('parses -client-share as a fraction or a percentage of the engines', async (t) => {
+  t.equal(config('-client-share', '0.25').clientShare, 0.25);
+  t.equal(config('-client-share=75%').clientShare, 0.75);
+  t.equal(config('-client-share', '1').clientShare, 1);
+  for (const bad of ['0', '0%', '1.5', '150%', 'half', '-0.5', '']) rejects(t, [`-client-share=${bad}`], /^-client-share: expected a share above 0 and at most 1/);
 });
 
 t.test('rejects an unknown flag, suggesting the nearest one', async (t) => {
@@ -201,7 +210,7 @@ t.test('returns the usage for -h, -help and --help', async (t) => {
 t.test('lists every flag with its default in the usage', async (t) => {
   const text = usage();
   const flags = ['db', 'dir', 'addr', 'token', 'max-connections', 'log-json', 'log-file', 'log-level',
-    'log-max-size', 'log-fsync', 'log-compress', 'query-timeout', 'lock-timeout', 'session-timeout', 'header-timeout', 'body-timeout', 'idle-timeout', 'max-body-bytes', 'max-result-rows',
+    'log-max-size', 'log-fsync', 'log-compress', 'query-timeout', 'lock-timeout', 'session-timeout', 'request-timeout', 'client-share', 'header-timeout', 'body-timeout', 'idle-timeout', 'max-body-bytes', 'max-result-rows',
     'max-statements', 'h'];
   for (const flag of flags) t.match(text, new RegExp(`^  -${flag}\\b`, 'm'), flag);
   for (const def of ['127.0.0.1:8080', '(default 64)', '(default 5s)', '(default 10M)', '(default 1M)',

@@ -1,6 +1,5 @@
 /**
- * The rules of classroom pilot records, without a server (interface.md
- * "Classroom pilot record", decisions §7):
+ * The rules of classroom pilot records, without a server:
  *
  * - validatePilot: the JSON Schema, every violation at once, each at the JSON
  *   Pointer of the offending value;

@@ -1,6 +1,5 @@
 /**
- * Classroom pilot records over HTTP (interface.md "Classroom pilot record",
- * decisions §7), against the real server and the real replay tool, both as
+ * Classroom pilot records over HTTP, against the real server and the real replay tool, both as
  * child processes:
  *
  * - POST /pilots: 201 for a full record of every decision, 400 [SQ1016] with

@@ -29,3 +29,19 @@ t.test('a result over -max-result-bytes is cut, with truncated', async (t) => {
   t.equal(small.body.results[0].rows.length, 10, 'a result under the bound is whole');
   t.notOk(small.body.results[0].truncated);
 });
+
+t.test('a big result goes out in slices without splitting a character', async (t) => {
+  const dir = t.testdir();
+  const server = await startServer(['-dir', path.join(dir, 'data')], { cwd: dir });
+  t.teardown(() => server.stop());
+  t.equal((await server.post('/dbs', { db: 'big' })).status, 201);
+  // Emoji are two UTF-16 units each: with a one-character and a two-character prefix, the 256K slice ends
+  // fall on both halves of a pair somewhere in these ~1.2M units.
+  for (const prefix of ['a', 'ab']) {
+    const reply = await server.exec('big', `${SERIES(200)}SELECT i, '${prefix}' || replace(printf('%.3000c', 'x'), 'x', '😀') FROM r`);
+    t.equal(reply.status, 200);
+    const rows = reply.body.results[0].rows as [number, string][];
+    t.equal(rows.length, 200);
+    t.ok(rows.every(([i, text], n) => i === n + 1 && text === prefix + '😀'.repeat(3000)), `every value whole (prefix ${prefix})`);
+  }
+});

@@ -4,11 +4,11 @@ import {
   boolColumns,
   listTableSchemas,
   readTableSchema,
-  rebuildCreateTable,
   type ColumnSchema,
   type TableSchema,
 } from '../src/engine/schema';
 import { defaultClauseSql } from '../src/engine/schema-defaults';
+import { rebuildCreateTable } from '../src/engine/schema-rebuild';
 import { classifyStatement } from '../src/engine/dialect/classify';
 import { rewriteForStorage } from '../src/engine/dialect/rewrite';
 import { splitStatements } from '../src/engine/dialect/split';

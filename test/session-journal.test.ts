@@ -6,8 +6,8 @@
 import t from 'tap';
 import { EngineError } from '../src/errors';
 import { SessionManager } from '../src/sessions/session-manager';
-import { WriteLocks } from '../src/bus/write-locks';
-import { WritePath } from '../src/bus/write-path';
+import { WriteLocks } from '../src/services/write-locks';
+import { WritePath } from '../src/services/write-path';
 import type { EngineHost, EngineSession, ExecStatement, JournalPosition } from '../src/engine/protocol';
 import { enospc, FakeJournal } from './helpers/fake-journal';
 

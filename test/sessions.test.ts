@@ -1,6 +1,5 @@
 /**
- * Cross-request transaction sessions over HTTP (interface.md, "Transaction
- * session", "States and transitions", POST /tx/*, POST /exec; decisions §4).
+ * Cross-request transaction sessions over HTTP.
  *
  * Every row of the state table is walked against the real server: begin,
  * a second begin (409), /exec in the session (header and ?session=), commit,
@@ -24,7 +23,7 @@ t.setTimeout(300_000);
 const RUNAWAY = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c';
 const TABLE = 'CREATE TABLE t (id INT PRIMARY KEY, v TEXT)';
 const SESSION_ID = /^[0-9a-f]{16}$/;
-/** The default idle timeout (interface.md: 300 seconds). */
+/** The default idle timeout. */
 const DEFAULT_TIMEOUT_S = 300;
 
 const nowUnix = (): number => Date.now() / 1000;

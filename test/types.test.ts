@@ -1,7 +1,7 @@
 import t from 'tap';
 import { boolCheckSql, canonicalType, quoteIdentifier, reportedType, storageType } from '../src/engine/types';
 import { checkNamedParameters, convertRow, toBindParameters, toResultValue } from '../src/engine/values';
-import { stringifyJson } from '../src/http/json';
+import { stringifyJson } from '../src/json-text';
 
 t.test('maps every accepted alias to its canonical type', async (t) => {
   const cases: Array<[string, string]> = [

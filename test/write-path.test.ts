@@ -7,7 +7,7 @@
  */
 import t from 'tap';
 import { EngineError } from '../src/errors';
-import { WritePath, type ApplyStep } from '../src/bus/write-path';
+import { WritePath, type ApplyStep } from '../src/services/write-path';
 import type { JournalEvent } from '../journal/journal';
 import type { NewEntry } from '../journal/writer';
 import { enospc, FakeJournal } from './helpers/fake-journal';
@@ -135,7 +135,7 @@ t.test('when the void cannot be written the database is behind until repaired', 
 
 t.test('a held append stays unsettled until released', async (t) => {
   const { path } = setup();
-  const release = await path.appendHeld('session', entry('begin'));
+  const release = await path.appendHeld('session', entry('begin').entry);
   await path.appendThenApply('a.db', [entry()], work());
   t.equal(path.settledThrough(), 0, 'a session open since seq 1 keeps the checkpoint before it');
   release();
@@ -145,7 +145,7 @@ t.test('a held append stays unsettled until released', async (t) => {
 t.test('a held append that fails answers JOURNAL_UNAVAILABLE', async (t) => {
   const { journal, path } = setup();
   journal.failures = [enospc()];
-  await t.rejects(path.appendHeld('session', entry('begin')), { code: 9009 });
+  await t.rejects(path.appendHeld('session', entry('begin').entry), { code: 9009 });
   t.equal(path.settledThrough(), 0);
 });
 

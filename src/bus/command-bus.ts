@@ -6,17 +6,17 @@
  */
 import { EngineError } from '../errors';
 import type { ClassifiedStatement } from '../engine/dialect/statement';
-import type { EngineHost, ExecStatement, StatementResult } from '../engine/protocol';
+import type { CallContext, EngineHost, ExecStatement, StatementResult } from '../engine/protocol';
 import type { Config } from '../options';
 import { SessionManager } from '../sessions/session-manager';
 import { errorFields, sqlOf, type Journal } from '../../journal/journal';
 import { parseBatch, type Batch, type ParsedStatement } from './batch';
-import { BatchRunner } from './batch-runner';
+import { BatchRunner } from '../services/batch-runner';
 import type { Command, CommandOf, CommandResults, ExecOutcome } from './commands';
-import { DatabaseDirectory, normalizeDatabaseName, type DatabaseRef } from './database-directory';
-import { DatabaseLifecycle } from './database-lifecycle';
-import { WriteLocks } from './write-locks';
-import { WritePath } from './write-path';
+import { DatabaseDirectory, normalizeDatabaseName } from '../services/database-directory';
+import { DatabaseLifecycle } from '../services/database-lifecycle';
+import { WriteLocks } from '../services/write-locks';
+import { WritePath } from '../services/write-path';
 import { PilotService } from '../pilots/pilot-service';
 import { PilotStore } from '../pilots/pilot-store';
 
@@ -52,15 +52,16 @@ export class CommandBus {
     this.pilots = new PilotService(new PilotStore(this.directory, this.batches, this.lifecycle));
   }
 
-  dispatch<T extends Command['type']>(command: CommandOf<T>): Promise<CommandResults[T]>;
-  async dispatch(command: Command): Promise<CommandResults[Command['type']]> {
+  /** `call`: the request's deadline and client (CallContext), for the engine work the command needs. */
+  dispatch<T extends Command['type']>(command: CommandOf<T>, call?: CallContext): Promise<CommandResults[T]>;
+  async dispatch(command: Command, call: CallContext = {}): Promise<CommandResults[Command['type']]> {
     switch (command.type) {
       case 'list-databases': return this.listDatabases();
       case 'create-database': return this.createDatabase(command.db);
       case 'list-tables': return this.listTables(command);
       case 'show-schema': return this.showSchema(command);
-      case 'read-rows': return this.readRows(command);
-      case 'exec': return command.session === undefined ? this.exec(command) : this.execInSession(command, command.session);
+      case 'read-rows': return this.readRows(command, call);
+      case 'exec': return command.session === undefined ? this.exec(command, call) : this.execInSession(command, command.session, call);
       case 'begin-session': return this.sessions.begin(this.directory.resolve(command.db));
       case 'end-session': return this.endSession(command);
       case 'create-pilot': return this.pilots.create(command.record);
@@ -72,7 +73,7 @@ export class CommandBus {
 
   private listDatabases(): CommandResults['list-databases'] {
     const dbs = this.directory.list();
-    if (this.directory.single) return { mode: 'single-db', dbs, single: dbs[0] as string };
+    if (this.directory.single) return { mode: 'single-db', dbs, single: dbs[0]! };
     return { mode: 'multi-db', dbs };
   }
 
@@ -95,25 +96,25 @@ export class CommandBus {
     return { db: ref.name, table };
   }
 
-  private async readRows(command: CommandOf<'read-rows'>): Promise<CommandResults['read-rows']> {
+  private async readRows(command: CommandOf<'read-rows'>, call: CallContext): Promise<CommandResults['read-rows']> {
     const ref = this.directory.resolve(command.db);
-    const page = await this.engine.rows({ file: ref.file, table: command.table, limit: command.limit, offset: command.offset });
+    const page = await this.engine.rows({ file: ref.file, table: command.table, limit: command.limit, offset: command.offset }, call);
     return { db: ref.name, ...page };
   }
 
-  private async exec(command: CommandOf<'exec'>): Promise<ExecOutcome> {
+  private async exec(command: CommandOf<'exec'>, call: CallContext): Promise<ExecOutcome> {
     const batch = await this.parse(command);
     if (batch.level === 'database') return { db: null, results: await this.execDatabaseLevel(batch.statements) };
     const ref = this.directory.resolve(command.db);
-    const results = await this.batches.run(ref, batch.statements.map(toExecStatement), batch.readonly, { jsonRows: true, sources: command.sources });
+    const results = await this.batches.run(ref, batch.statements.map(toExecStatement), batch.readonly, { jsonRows: true, sources: command.sources, call });
     return { db: ref.name, results };
   }
 
-  private async execInSession(command: CommandOf<'exec'>, session: string): Promise<ExecOutcome> {
+  private async execInSession(command: CommandOf<'exec'>, session: string, call: CallContext): Promise<ExecOutcome> {
     const batch = await this.parse(command);
     if (batch.level === 'database') throw new EngineError('SESSION_STATEMENT');
     const ref = command.db === undefined || command.db === null || command.db === '' ? undefined : this.directory.resolve(command.db);
-    const { results, info } = await this.sessions.exec(session, ref, batch.statements.map(toExecStatement), batch.readonly, { jsonRows: true, sources: command.sources });
+    const { results, info } = await this.sessions.exec(session, ref, batch.statements.map(toExecStatement), batch.readonly, { jsonRows: true, sources: command.sources, call });
     return { db: info.db, results, session: info };
   }
 

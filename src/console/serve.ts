@@ -80,7 +80,10 @@ export function consoleRoutes(dir: string = consoleDirectory()) {
   if (!assets.has('index.html')) process.stderr.write(`sqlscribe: the web console is not served: no index.html in ${dir}\n`);
   return async function serveConsole(ctx: Context, next: Next): Promise<void> {
     const name = ctx.path === '/' || ctx.path === '/index.html' ? 'index.html' : ctx.path.startsWith(CONSOLE_PREFIX) ? ctx.path.slice(CONSOLE_PREFIX.length) : undefined;
-    if (name === undefined) return next();
+    if (name === undefined) {
+      await next();
+      return;
+    }
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       // `/` and the assets are read-only; the catalog's answer for another method.
       ctx.set('Allow', 'GET, HEAD');

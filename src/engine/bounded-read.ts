@@ -4,7 +4,7 @@
  * an engine process costs a point SELECT many times what SQLite does).
  *
  * The -query-timeout exists because a statement can run for ever and only
- * killing its process stops it (design.md). A statement of exactly this shape
+ * killing its process stops it. A statement of exactly this shape
  *
  *   SELECT * | col [, col …] FROM table WHERE pk = <parameter or literal>
  *

@@ -1,11 +1,11 @@
 /**
- * Replay must give the values a batch gave live (decisions §6), so the
+ * Replay must give the values a batch gave live, so the
  * functions whose results depend on the clock or on chance are replaced, on
  * every connection, by versions that read a per-batch clock and seed. The
  * journal records both, and replay sets them back.
  *
  * better-sqlite3's `db.function()` overrides SQLite's built-ins, even inside a
- * column's DEFAULT (design.md). Date functions are computed by the real
+ * column's DEFAULT. Date functions are computed by the real
  * built-ins on a plain in-memory connection, with 'now' replaced by the fixed
  * clock; the literal text 'now' anywhere else is ordinary data.
  */

@@ -16,7 +16,7 @@ import { toEngineError } from './sqlite-errors';
 import { boundedShape, isBoundedOn, type PointLookup } from './bounded-read';
 import { quoteIdentifier } from './types';
 import { convertRow } from './values';
-import { stringifyJson } from '../http/json';
+import { stringifyJson } from '../json-text';
 
 export interface EngineOptions {
   /** Most database handles kept open at once. @default 128 */
@@ -272,13 +272,12 @@ export class Engine {
   }
 }
 
-/** With `jsonRows`, each result's rows become JSON text here, once (see ExecRequest.jsonRows). */
+/** With `jsonRows`, rows read by runStatements are JSON text already; results made elsewhere (bounded reads, integrity checks) become so here. */
 function withJsonRows(request: ExecRequest, results: StatementResult[]): StatementResult[] {
   if (request.jsonRows !== true) return results;
   for (const result of results) {
-    // No rows (INSERT, CREATE…) stay a plain [], which the response writes on its fast path.
     if (result.rows.length === 0) continue;
-    result.rowsJson = stringifyJson(result.rows);
+    result.rowsJson = [stringifyJson(result.rows)];
     result.rows = [];
   }
   return results;

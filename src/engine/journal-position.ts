@@ -1,8 +1,7 @@
 /**
  * Each database records, inside the transaction of every journaled batch, the
  * seq of the last journal entry applied to it. After a crash that is how the
- * server knows which entries to apply again (decisions §6: bring every
- * database in line with the journal before serving). Clients cannot reach the
+ * server knows which entries to apply again. Clients cannot reach the
  * table: names starting with _sqlscribe are refused by the dialect and hidden
  * from /tables.
  */

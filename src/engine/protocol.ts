@@ -1,14 +1,14 @@
 /**
  * The plain-data interface between the command bus and the engine. Everything
  * here can cross a process boundary (structured clone), because the engine is
- * meant to run in killable child processes (see design.md).
+ * meant to run in killable child processes.
  */
 import type { StatementKind } from './dialect/statement';
 import type { TableSchema } from './schema';
 import type { BatchContext } from './deterministic-functions';
 import type { EngineErrorData } from '../errors';
 
-/** A value a client may bind to a parameter: JSON scalars only (decisions §3). */
+/** A value a client may bind to a parameter: JSON scalars only. */
 export type SqlValue = number | string | boolean | null;
 export type SqlParams = readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
 
@@ -64,8 +64,8 @@ export interface StatementResult {
   columns: string[];
   /** Empty when the request asked for `jsonRows`. */
   rows: ResultValue[][];
-  /** With `jsonRows`: the rows as one JSON array of arrays. */
-  rowsJson?: string;
+  /** With `jsonRows`: the rows as one JSON array of arrays, in chunks to be sent one after another (json-row-chunks.ts). */
+  rowsJson?: string[];
   message?: string;
   changes?: number;
   truncated?: true;
@@ -87,23 +87,40 @@ export interface RowPage {
 }
 
 /**
+ * Why a request's work must stop before it ends: its -request-timeout ran
+ * out (`ms` after it began), or its client closed the connection.
+ */
+export interface RequestStop {
+  readonly reason: 'deadline' | 'gone';
+  readonly ms: number;
+}
+
+/** Who an engine call serves, and until when: set for the work of client requests. */
+export interface CallContext {
+  /** Aborted, with a RequestStop as its reason, when the request's work must stop. */
+  readonly signal?: AbortSignal;
+  /** The client (its address): no client holds more than its share of the engine processes at once. */
+  readonly client?: string;
+}
+
+/**
  * What the command bus needs from an engine. Asynchronous on purpose: the
  * implementation may run the work in another process.
  */
 export interface EngineHost {
-  exec(request: ExecRequest): Promise<StatementResult[]>;
+  exec(request: ExecRequest, call?: CallContext): Promise<StatementResult[]>;
   /**
    * Runs write batches of one database in one held transaction (one engine
    * call, one journal write and one commit for all of them). A statement
    * index in a thrown error (timeout, crash) counts the statements of the
    * whole group, in order.
    */
-  execHeldGroup(requests: readonly ExecRequest[]): Promise<HeldGroup>;
+  execHeldGroup(requests: readonly ExecRequest[], call?: CallContext): Promise<HeldGroup>;
   /** The seq of the last journal entry applied to the database, and of the entry that created it (0 when unknown). */
   journalPosition(file: string): Promise<JournalPosition>;
   tables(file: string): Promise<TableSchema[]>;
   schema(file: string, table: string): Promise<TableSchema | undefined>;
-  rows(request: RowsRequest): Promise<RowPage>;
+  rows(request: RowsRequest, call?: CallContext): Promise<RowPage>;
   /** Opens a transaction that stays open across requests, in an engine of its own. */
   openSession(file: string): Promise<EngineSession>;
   /** Creates the database file (and its WAL settings) if it does not exist; `createdSeq` is its journal entry. */
@@ -115,7 +132,8 @@ export interface EngineHost {
 
 /** A transaction held open across requests, bound to one database and one engine. */
 export interface EngineSession {
-  exec(request: ExecRequest): Promise<StatementResult[]>;
+  /** A stopped request (see CallContext) ends the session: its engine is stopped with the work. */
+  exec(request: ExecRequest, call?: CallContext): Promise<StatementResult[]>;
   /** Commits (recording `seq` as applied, when journaled) or rolls back, and gives the engine back. */
   end(commit: boolean, seq?: number): Promise<void>;
   /** Called once if the engine holding the transaction is lost (killed at the query timeout, or crashed). */

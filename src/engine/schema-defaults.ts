@@ -1,6 +1,5 @@
 /**
- * The `default` of a column in the schema record (interface.md, "Rules for
- * `default`"; decisions §2), read from the SQL text SQLite keeps in
+ * The `default` of a column in the schema record, read from the SQL text SQLite keeps in
  * PRAGMA table_xinfo's dflt_value, and the SQL written back for it.
  */
 
@@ -48,7 +47,7 @@ function defaultValue(sql: string, isBool: boolean): DefaultValue {
   if (number !== undefined) return isBool && (number === 0 || number === 1) ? number === 1 : number;
   const string = STRING.exec(text);
   if (string) return (string[1] ?? '').replace(/''/g, "'");
-  // Not a literal (CURRENT_TIMESTAMP, (1 + 2)): reported as its SQL text (decisions §2).
+  // Not a literal (CURRENT_TIMESTAMP, (1 + 2)): reported as its SQL text.
   return sql;
 }
 
@@ -61,7 +60,9 @@ function defaultValue(sql: string, isBool: boolean): DefaultValue {
  */
 export function parseDefault(dfltValue: unknown, isBool: boolean): ParsedDefault {
   if (dfltValue === null || dfltValue === undefined) return { hasDefault: false, default: null, defaultSql: null };
-  const sql = String(dfltValue);
+  // SQLite reports a DEFAULT as the text of its SQL.
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string
+  const sql = typeof dfltValue === 'string' ? dfltValue : String(dfltValue);
   return { hasDefault: true, default: defaultValue(sql, isBool), defaultSql: sql };
 }
 

@@ -1,6 +1,5 @@
 /**
- * The table schema record of interface.md ("Table schema record", decisions §2),
- * read from SQLite's PRAGMAs and sqlite_schema, and the CREATE TABLE that
+ * The table schema record that GET /schema answers with, read from SQLite's PRAGMAs and sqlite_schema, and the CREATE TABLE that
  * rebuilds a table from such a record.
  *
  * Tables made by sqlscribe are STRICT, with BOOL stored as INTEGER plus the
@@ -11,7 +10,6 @@ import { boolColumnNames, indexTermTexts } from './schema-sql';
 import { parseDefault } from './schema-defaults';
 import { reportedType } from './types';
 
-export { rebuildCreateTable } from './schema-rebuild';
 
 export interface ColumnReference {
   table: string;

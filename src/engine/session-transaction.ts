@@ -1,5 +1,5 @@
 /**
- * A transaction held open across requests (interface.md, Transaction session).
+ * A transaction held open across requests.
  *
  * Each request runs after a savepoint of its own, so that a failed statement
  * undoes that request only and the session stays open. The marker is never

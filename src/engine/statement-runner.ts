@@ -12,6 +12,7 @@ import { isNameToken, isPunct, isWord, nameOf, tokenize } from './dialect/tokeni
 import { readTableSchema } from './schema';
 import { toEngineError } from './sqlite-errors';
 import { checkNamedParameters, convertRow, toBindParameters } from './values';
+import { JsonRowChunks } from './json-row-chunks';
 
 const MESSAGE_VERBS: Partial<Record<StatementKind, string>> = { insert: 'INSERT', update: 'UPDATE', delete: 'DELETE' };
 
@@ -31,7 +32,7 @@ export function runStatements(
   afterEach?: (statement: ExecStatement) => void,
 ): StatementResult[] {
   const results: StatementResult[] = [];
-  const budget: RowBudget = { rows: limits.maxResultRows, bytesLeft: limits.maxResultBytes ?? Infinity };
+  const budget: RowBudget = { rows: limits.maxResultRows, bytesLeft: limits.maxResultBytes ?? Infinity, json: limits.jsonRows === true };
   // A batch that writes is replayed: each of its SELECTs runs to its end, so that random() and the like
   // are called as many times live as on replay, whatever -max-result-rows keeps of the rows.
   const complete = !statements.every((statement) => isReadonlyKind(statement.kind));
@@ -90,12 +91,16 @@ function runStatement(connection: Connection, statement: ExecStatement, budget: 
 interface RowBudget {
   readonly rows: number;
   bytesLeft: number;
+  /** Rows are kept as JSON text, each written as it is read, so a big result is never held twice. */
+  readonly json: boolean;
 }
 
 /** The limits a request carries (ExecRequest has them). */
 export interface ResultLimits {
   readonly maxResultRows: number;
   readonly maxResultBytes?: number;
+  /** Each result's rows are written as JSON text as they are read (ExecRequest.jsonRows). */
+  readonly jsonRows?: boolean;
 }
 
 /**
@@ -122,15 +127,19 @@ function rowBytes(row: readonly unknown[]): number {
 function readRows(connection: Connection, prepared: Database.Statement, params: unknown[], budget: RowBudget, verb: string | undefined, complete: boolean): StatementResult {
   const { names, bools } = connection.schema.shape(prepared);
   const rows: ResultValue[][] = [];
+  const jsonRows = new JsonRowChunks();
+  let kept = 0;
   let seen = 0;
   let full = false;
   for (const row of prepared.raw(true).iterate(...params) as IterableIterator<unknown[]>) {
     seen++;
-    if (!full && rows.length < budget.rows) {
+    if (!full && kept < budget.rows) {
       const bytes = rowBytes(row);
       if (bytes <= budget.bytesLeft) {
         budget.bytesLeft -= bytes;
-        rows.push(convertRow(row, bools));
+        kept++;
+        if (budget.json) jsonRows.add(convertRow(row, bools));
+        else rows.push(convertRow(row, bools));
         continue;
       }
       full = true;
@@ -138,7 +147,9 @@ function readRows(connection: Connection, prepared: Database.Statement, params: 
     if (!verb && !complete) break;
   }
   const result: StatementResult = { columns: [...names], rows };
-  if (seen > rows.length) result.truncated = true;
+  // No rows (INSERT, CREATE…) stay a plain [], which the response writes on its fast path.
+  if (!jsonRows.empty) result.rowsJson = jsonRows.done();
+  if (seen > kept) result.truncated = true;
   if (verb) Object.assign(result, { message: `${verb} ${seen}`, changes: seen });
   return result;
 }

@@ -1,5 +1,5 @@
 /**
- * The four column types of sqlscribe (decisions §2) and how they are stored.
+ * The four column types of sqlscribe and how they are stored.
  *
  * Tables are created STRICT so that SQLite itself enforces INT, FLOAT and TEXT
  * (https://sqlite.org/stricttables.html). STRICT accepts only INT, INTEGER, REAL,

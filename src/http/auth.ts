@@ -1,5 +1,5 @@
 /**
- * Token authentication (interface.md, Authentication): with -token, every
+ * Token authentication: with -token, every
  * request carries X-Service-Token or Authorization: Bearer. The comparison is
  * constant-time; a token in the query string is not a credential.
  */

@@ -54,8 +54,14 @@ export function jsonBody(maxBodyBytes: number) {
   const parse = bodyParser({ enableTypes: ['json'], jsonLimit: String(maxBodyBytes), strict: true, onProtoPoisoning: 'ignore' } as bodyParser.Options);
   return async function readJsonBody(ctx: Context, next: Next): Promise<void> {
     // No endpoint reads the body of a GET: it is ignored, not judged.
-    if (ctx.method === 'GET' || ctx.method === 'HEAD') return next();
-    if (!hasBody(ctx)) return parse(ctx, next);
+    if (ctx.method === 'GET' || ctx.method === 'HEAD') {
+      await next();
+      return;
+    }
+    if (!hasBody(ctx)) {
+      await parse(ctx, next);
+      return;
+    }
     if (!ctx.is('application/json', '+json')) throw new EngineError('UNSUPPORTED_MEDIA_TYPE');
     // Compressed bodies are refused: their bytes cannot be checked, and they can hide a bomb.
     if (!['', 'identity'].includes(ctx.get('Content-Encoding').toLowerCase())) throw new EngineError('UNSUPPORTED_MEDIA_TYPE');

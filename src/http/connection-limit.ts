@@ -1,7 +1,7 @@
 /**
  * The -max-connections ceiling. The server counts open client connections; a
  * connection opened over the ceiling is marked, and each request on it gets a
- * 503 with a JSON body (decisions §4), then the connection is closed.
+ * 503 with a JSON body, then the connection is closed.
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';

@@ -29,7 +29,7 @@ function fromHttpError(error: HttpLikeError, ctx: Context, maxBodyBytes: number)
 
 export function toClientError(error: unknown, ctx: Context, maxBodyBytes: number): EngineError {
   if (error instanceof EngineError) return error;
-  const mapped = typeof error === 'object' && error !== null ? fromHttpError(error as HttpLikeError, ctx, maxBodyBytes) : undefined;
+  const mapped = typeof error === 'object' && error !== null ? fromHttpError(error, ctx, maxBodyBytes) : undefined;
   return mapped ?? new EngineError('INTERNAL', {}, { cause: error });
 }
 

@@ -5,7 +5,7 @@
 import client from 'prom-client';
 import { isServerFault } from './server-fault';
 
-/** Size of the latency sample ring (interface.md: LATENCY_SAMPLE_RING). */
+/** Size of the latency sample ring. */
 export const LATENCY_SAMPLE_RING = 1024;
 
 export interface MetricsRecord {

@@ -1,6 +1,6 @@
 /**
  * While the server brings its databases in line with the journal, /health
- * answers with ready: false and every other endpoint with 503 (decisions §3).
+ * answers with ready: false and every other endpoint with 503.
  */
 import type { Context, Next } from 'koa';
 import { EngineError } from '../errors';

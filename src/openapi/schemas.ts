@@ -6,7 +6,7 @@
  *
  * Records are closed (`additionalProperties: false`) so that the conformance
  * test notices a field this document does not describe; clients should still
- * accept new fields, since changes to the API are additive (decisions §3).
+ * accept new fields, since changes to the API are additive.
  */
 import { DECISIONS, EVIDENCE_LEVELS, pilotSchema } from '../pilots/pilot-schema';
 import { LATENCY_SAMPLE_RING } from '../http/metrics';
@@ -212,7 +212,7 @@ function pilotSchemas(): Record<string, JsonObject> {
     minutes: record('Planned against actual minutes.', { planned: integer(), actual: integer(), overrun: { type: 'integer', description: 'actual − planned' }, overrun_share: { type: 'number', description: '(actual − planned) / planned' } }),
   };
   return {
-    PilotRecord: pilotSchema as unknown as JsonObject,
+    PilotRecord: pilotSchema,
     PilotSchemaDocument: {
       type: 'object',
       description: 'The JSON Schema (draft 2020-12) of the pilot record, exactly as POST /pilots validates with it (the `PilotRecord` schema of this document).',

@@ -1,5 +1,5 @@
 /**
- * The guard for `notes_without_personal_data` and `incidents` (decisions §7):
+ * The guard for `notes_without_personal_data` and `incidents`:
  * e-mail addresses, phone numbers and national identity numbers are refused,
  * by kind, and never echoed back.
  */

@@ -1,5 +1,5 @@
 /**
- * The classroom pilot record of interface.md, as a JSON Schema (draft
+ * The classroom pilot record, as a JSON Schema (draft
  * 2020-12). No other top-level properties; `scope` may carry more than its
  * four required fields; `aggregate_evidence` holds exactly its four counts.
  */

@@ -1,5 +1,5 @@
 /**
- * The rules of classroom pilot records (decisions §7): the schema, the
+ * The rules of classroom pilot records: the schema, the
  * personal-data guard, and the sequence of decisions per scope, checked and
  * stored one record at a time so that two records for a scope cannot both
  * pass the check.

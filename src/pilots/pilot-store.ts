@@ -4,9 +4,9 @@
  * as any other: replay restores the records with everything else. Records are
  * immutable evidence: they are only ever inserted.
  */
-import type { BatchRunner } from '../bus/batch-runner';
-import type { DatabaseLifecycle } from '../bus/database-lifecycle';
-import { SYSTEM_PREFIX, type DatabaseDirectory, type DatabaseRef } from '../bus/database-directory';
+import type { BatchRunner } from '../services/batch-runner';
+import type { DatabaseLifecycle } from '../services/database-lifecycle';
+import { SYSTEM_PREFIX, type DatabaseDirectory, type DatabaseRef } from '../services/database-directory';
 import type { StatementKind } from '../engine/dialect/statement';
 import type { ExecStatement, ResultValue, SqlValue } from '../engine/protocol';
 import { EngineError } from '../errors';

@@ -1,6 +1,6 @@
 /**
  * GET /pilots/summary: what a set of pilot records says, computed from the
- * records themselves (decisions §7): counts by decision, evidence totals and
+ * records themselves: counts by decision, evidence totals and
  * shares by evidence level (overall and per school level), planned against
  * actual minutes, and each scope's current decision; optionally grouped by
  * commit or by subject.

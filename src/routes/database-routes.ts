@@ -1,11 +1,12 @@
 /** GET /dbs, POST /dbs, GET /tables, GET /schema, GET /rows. */
 import type Router from '@koa/router';
 import type { CommandBus } from '../bus/command-bus';
-import { RawJson } from '../http/json';
+import { RawJson } from '../json-text';
+import { callOf } from '../http/request-deadline';
 import { sendJson } from '../http/respond';
 import { countQueryValue, queryValue, requiredQueryValue } from './query';
 
-/** interface.md, Limits: /rows pages. */
+/** /rows pages: 25 rows unless asked, at most 1000. */
 export const ROWS_DEFAULT_LIMIT = 25;
 export const ROWS_MAX_LIMIT = 1000;
 
@@ -36,10 +37,10 @@ export function databaseRoutes(router: Router, bus: CommandBus): void {
 
   router.get('/rows', async (ctx) => {
     const table = requiredQueryValue(ctx, 'table');
-    // A limit above the maximum is clamped, and the response says so (decisions §3).
+    // A limit above the maximum is clamped, and the response says so.
     const limit = Math.min(countQueryValue(ctx, 'limit', ROWS_DEFAULT_LIMIT), ROWS_MAX_LIMIT);
     const offset = countQueryValue(ctx, 'offset', 0);
-    const page = await bus.dispatch({ type: 'read-rows', db: queryValue(ctx, 'db'), table, limit, offset });
+    const page = await bus.dispatch({ type: 'read-rows', db: queryValue(ctx, 'db'), table, limit, offset }, callOf(ctx));
     sendJson(ctx, 200, { ok: true, db: page.db, table: page.table, total: page.total, limit, offset, columns: page.columns, rows: new RawJson(page.rowsJson) });
   });
 }

@@ -1,5 +1,5 @@
 /**
- * The body of POST /exec (decisions §3): `{ sql }`, `{ sql, params }` or
+ * The body of POST /exec: `{ sql }`, `{ sql, params }` or
  * `{ statements: [{ sql, params? }, …] }`, each with an optional `db`.
  */
 import { EngineError } from '../errors';

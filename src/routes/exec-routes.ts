@@ -4,12 +4,13 @@ import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
 import type { StatementResult } from '../engine/protocol';
-import { RawJson } from '../http/json';
+import { RawJson } from '../json-text';
+import { callOf } from '../http/request-deadline';
 import { sendJson } from '../http/respond';
 import { readExecBody } from './exec-body';
 import { queryValue } from './query';
 
-/** The session id of a request: the X-Service-Session header or ?session= (interface.md). */
+/** The session id of a request: the X-Service-Session header or ?session=. */
 export function sessionIdOf(ctx: Context): string | undefined {
   const header = ctx.get('X-Service-Session').trim();
   const query = queryValue(ctx, 'session')?.trim() ?? '';
@@ -33,7 +34,7 @@ export function execRoutes(router: Router, bus: CommandBus): void {
     const session = sessionIdOf(ctx);
     // Database-level SQL in single-DB mode is a 405; a 405 carries Allow (RFC 9110), and POST is all /exec has.
     ctx.set('Allow', 'POST');
-    const outcome = await bus.dispatch(session === undefined ? { type: 'exec', db: body?.db, sources } : { type: 'exec', db: body?.db, sources, session });
+    const outcome = await bus.dispatch(session === undefined ? { type: 'exec', db: body?.db, sources } : { type: 'exec', db: body?.db, sources, session }, callOf(ctx));
     const results = outcome.results.map(withRawRows);
     if (outcome.session !== undefined) {
       sendJson(ctx, 200, { ok: true, db: outcome.db, results, session: outcome.session.session, expires_unix: outcome.session.expires_unix });

@@ -1,6 +1,6 @@
 /** GET /openapi.json: the OpenAPI 3.1 description of the service (behind the token like every endpoint). */
 import type Router from '@koa/router';
-import { stringifyJson } from '../http/json';
+import { stringifyJson } from '../json-text';
 import { openApiDocument } from '../openapi/openapi-document';
 
 let text: string | undefined;

@@ -1,20 +1,19 @@
 /**
- * Cross-request transaction sessions (interface.md, States and transitions;
- * decisions §4). One session at a time for the whole server. A session holds
+ * Cross-request transaction sessions. One session at a time for the whole server. A session holds
  * its database's write lock and an engine of its own from begin to commit,
  * rollback, expiry or loss of that engine.
  */
 import { randomBytes } from 'node:crypto';
 import { EngineError } from '../errors';
-import type { EngineHost, EngineSession, ExecStatement, StatementResult } from '../engine/protocol';
-import type { DatabaseRef } from '../bus/database-directory';
-import type { Release, WriteLocks } from '../bus/write-locks';
-import { acquireWriteLock } from '../bus/lock-errors';
+import type { CallContext, EngineHost, EngineSession, ExecStatement, StatementResult } from '../engine/protocol';
+import type { DatabaseRef } from '../services/database-directory';
+import type { Release, WriteLocks } from '../services/write-locks';
+import { acquireWriteLock } from '../services/lock-errors';
 import { newBatchContext } from '../engine/deterministic-functions';
 import { batchEntry, eventEntry, type RollbackReason } from '../../journal/journal';
 import type { JournalStatement } from '../../journal/record';
-import { sourcesOf } from '../bus/journaled-request';
-import { isJournalUnavailable, journalUnavailable, type WritePath } from '../bus/write-path';
+import { sourcesOf } from '../services/journaled-request';
+import { isJournalUnavailable, journalUnavailable, type WritePath } from '../services/write-path';
 
 export interface SessionOptions {
   idleTimeoutMs: number;
@@ -111,9 +110,10 @@ export class SessionManager {
    * when one fails. A request that writes (or failed: replay runs it again)
    * must have its entry durable, or the session's transaction would hold work
    * the journal lacks: if the journal cannot take it, the session is rolled
-   * back. `jsonRows`: see ExecRequest.
+   * back. `jsonRows`: see ExecRequest. A request stopped while it runs (its
+   * deadline, its client gone: `call`) ends the session with it.
    */
-  async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[], readonly: boolean, options: { jsonRows?: boolean; sources?: readonly JournalStatement[] } = {}): Promise<{ results: StatementResult[]; info: SessionInfo }> {
+  async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[], readonly: boolean, options: { jsonRows?: boolean; sources?: readonly JournalStatement[]; call?: CallContext } = {}): Promise<{ results: StatementResult[]; info: SessionInfo }> {
     const session = this.find(id);
     if (db !== undefined && db.file !== session.ref.file) throw new EngineError('SESSION_OTHER_DATABASE', { session: id, db: session.ref.name });
     session.inFlight++;
@@ -130,7 +130,7 @@ export class SessionManager {
       });
     };
     try {
-      const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows, maxResultBytes: this.options.maxResultBytes, context, jsonRows: options.jsonRows === true });
+      const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows, maxResultBytes: this.options.maxResultBytes, context, jsonRows: options.jsonRows === true }, options.call);
       await record({ results });
       return { results, info: this.info(session) };
     } catch (error) {
@@ -223,6 +223,7 @@ export class SessionManager {
     if (!(error instanceof EngineError)) return error;
     const statement = error.statement === undefined ? {} : { statement: error.statement };
     if (error.errorName === 'QUERY_TIMEOUT') return new EngineError('SESSION_QUERY_TIMEOUT', error.params, statement);
+    if (error.errorName === 'REQUEST_TIMEOUT') return new EngineError('SESSION_REQUEST_TIMEOUT', error.params, statement);
     if (error.errorName === 'ENGINE_CRASHED') return new EngineError('SESSION_ENGINE_CRASHED', {}, statement);
     if (error.errorName === 'SESSION_ABORTED') void this.closeQuietly(session, 'aborted');
     return error;

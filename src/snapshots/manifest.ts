@@ -68,8 +68,14 @@ function parseManifest(text: string): SnapshotManifest | undefined {
   if (typeof value !== 'object' || value === null || value.format !== MANIFEST_FORMAT) return undefined;
   if (!isSafeCount(value.base) || !isSafeCount(value.through) || typeof value.throughTime !== 'string' || typeof value.taken !== 'string') return undefined;
   if (!Array.isArray(value.databases)) return undefined;
-  const good = value.databases.every((d) => typeof d?.db === 'string' && typeof d.file === 'string' && !d.file.includes('/') && isSafeCount(d.seq));
-  return good ? (value as SnapshotManifest) : undefined;
+  return (value.databases as unknown[]).every(isDatabaseEntry) ? (value as SnapshotManifest) : undefined;
+}
+
+/** One database of a manifest: its name, its copy's file name (no path) and the seq the copy holds. */
+function isDatabaseEntry(entry: unknown): boolean {
+  if (typeof entry !== 'object' || entry === null) return false;
+  const { db, file, seq } = entry as Record<string, unknown>;
+  return typeof db === 'string' && typeof file === 'string' && !file.includes('/') && isSafeCount(seq);
 }
 
 /** The rounds in `dir`, oldest first (by base, then through); an absent directory holds none. */

@@ -6,8 +6,9 @@
  *
  * Environment: BENCH_ROUNDS (default 3), BENCH_SECONDS per round (default 3),
  * BENCH_CONNECTIONS (default 32), BENCH_ONLY=throughput (skip the growth
- * tables), growth (skip the throughput scenarios) or startup (only start-up
- * against a 500,000-entry journal with a snapshot), BENCH_JSON=<file> to save
+ * tables), growth (skip the throughput scenarios), startup (only start-up
+ * against a 500,000-entry journal with a snapshot) or runaway (only the
+ * runaway clients beside a class, runaway.mjs), BENCH_JSON=<file> to save
  * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
  * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
  * a temporary directory that is removed at the end. cpu-cost.mjs beside this
@@ -22,6 +23,7 @@ import { BOOL_COLUMNS, buildBaselineBench, buildGrowth, buildSqlscribeBench } fr
 import { P99_SCENARIO, SCENARIOS } from './scenarios.mjs';
 import { countCost, journalBytes, replay, rowsByOffset, rowsBySize, startup } from './growth.mjs';
 import { startupWithLongJournal } from './long-journal.mjs';
+import { runawayClients } from './runaway.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -50,7 +52,8 @@ async function throughput(work, figures) {
   fs.mkdirSync(dirB);
   buildBaselineBench(dirB);
   buildGrowth(work, [dirA, dirB]);
-  const a = await startSqlscribe(dirA, ['-max-connections', '256', '-query-timeout', '60s']);
+  // The load generator is one address standing for a whole class: it may use every engine (-client-share 1).
+  const a = await startSqlscribe(dirA, ['-max-connections', '256', '-query-timeout', '60s', '-client-share', '1']);
   const b = await startBaseline(dirB, BOOL_COLUMNS);
   const urls = { a: a.url, b: b.url };
   try {
@@ -142,6 +145,20 @@ async function longJournal(work, figures) {
   say(`  the same server on an empty journal, this run: ready ${int(r.empty.ready)} ms, server peak RSS ${mb(r.empty.serverPeakRss)} MB; long ÷ empty: ready ${fmt(r.ready / r.empty.ready)}×, memory ${fmt(r.serverPeakRss / r.empty.serverPeakRss)}×`);
 }
 
+async function runaway(work, figures) {
+  const seconds = Math.max(10, SECONDS * 3);
+  say();
+  say(`runaway clients: 20 ordinary clients (own addresses, own databases) for ${seconds} s alone, then ${seconds} s beside 4 clients sending batches that run until -request-timeout (3s)`);
+  const r = await runawayClients(work, seconds);
+  figures.runaway = r;
+  const row = (name, s) => say(`  ${name.padEnd(8)} ${pad(int(s.rps), 7)} req/s  p50 ${pad(fmt(s.p50, 1), 7)} ms  p99 ${pad(fmt(s.p99, 1), 7)} ms  max ${pad(int(s.max), 6)} ms  non-200 ${s.non200}`);
+  row('alone', r.alone);
+  row('beside', r.beside);
+  const ratio = r.beside.rps / r.alone.rps;
+  say(`  beside ÷ alone: throughput ${fmt(ratio)} (target >= 0.5: ${targetNote(ratio >= 0.5)}), p99 ${fmt(r.beside.p99 / r.alone.p99)}×; ordinary non-200 beside runaways: ${r.beside.non200} (target 0: ${targetNote(r.beside.non200 === 0)})`);
+  say(`  runaway replies by code: ${JSON.stringify(r.runawayCodes)}; summed peak RSS of sqlscribe's processes ${mb(r.peakRss)} MB`);
+}
+
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
   const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS };
@@ -149,11 +166,12 @@ async function main() {
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
-    if (ONLY !== 'startup') {
+    if (ONLY !== 'startup' && ONLY !== 'runaway') {
       const journalFile = await throughput(work, figures);
       if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
     }
     if (ONLY === '' || ONLY === 'startup') await longJournal(work, figures);
+    if (ONLY === '' || ONLY === 'runaway') await runaway(work, figures);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

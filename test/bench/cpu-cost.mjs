@@ -46,7 +46,8 @@ const dirB = path.join(work, 'b');
 fs.mkdirSync(dirA);
 fs.mkdirSync(dirB);
 buildBaselineBench(dirB);
-const a = await startSqlscribe(dirA, ['-max-connections', '256']);
+// One load generator stands for a whole class: it may use every engine.
+const a = await startSqlscribe(dirA, ['-max-connections', '256', '-client-share', '1']);
 const b = await startBaseline(dirB, BOOL_COLUMNS);
 try {
   await buildSqlscribeBench(a.url);

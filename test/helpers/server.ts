@@ -2,10 +2,21 @@
  * Starts the real server (the built dist/, as `npm start` runs it) as a child
  * process on a free port, and speaks HTTP to it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import path from 'node:path';
 
 export const MAIN = path.resolve(__dirname, '../../dist/src/main.js');
+
+/**
+ * Runs `node args…` without the test runner's hooks. tap preloads its
+ * process-info module into every Node process it can see start (it rewrites
+ * NODE_OPTIONS in each spawn), which makes each engine process start several
+ * times slower and can hold an orphaned one at exit; `env -u` drops it just
+ * before node starts (same pid: env execs node).
+ */
+export function spawnNode(args: readonly string[], options: SpawnOptions): ChildProcess {
+  return spawn('env', ['-u', 'NODE_OPTIONS', '-u', 'NODE_V8_COVERAGE', process.execPath, ...args], options);
+}
 
 export interface Reply {
   status: number;
@@ -38,7 +49,7 @@ export interface TestServer {
 
 /** Starts `node dist/src/main.js -addr 127.0.0.1:0 ...args` in cwd. */
 export async function startServer(args: string[], options: { cwd: string; headers?: Record<string, string> }): Promise<TestServer> {
-  const child = spawn(process.execPath, [MAIN, '-addr', '127.0.0.1:0', ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnNode([MAIN, '-addr', '127.0.0.1:0', ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -67,7 +78,8 @@ export async function startServer(args: string[], options: { cwd: string; header
       body = JSON.stringify(req.body);
       headers['content-type'] ??= 'application/json';
     }
-    const response = await fetch(url + pathAndQuery, { method, headers, body });
+    // Node's fetch takes a Buffer; the DOM typings the tests also load do not say so.
+    const response = await fetch(url + pathAndQuery, { method, headers, body: body as BodyInit | undefined });
     const text = await response.text();
     let parsed: unknown;
     try {
@@ -120,11 +132,11 @@ export interface ToolRun {
 /** Runs a built script of the project to completion; killed after `timeoutMs`. */
 function runScript(script: string, args: string[], cwd: string, timeoutMs: number): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnNode([script, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.once('error', reject);
     child.once('exit', (code) => {

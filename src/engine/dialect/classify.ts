@@ -1,6 +1,5 @@
 /**
- * Sorts one statement into the statements sqlscribe accepts (interface.md,
- * "Accepted statements"; decisions §3), or rejects it with the engine error
+ * Sorts one statement into the statements sqlscribe accepts, or rejects it with the engine error
  * of its class. Only the leading keywords are read: SQLite itself checks the
  * rest when the statement is prepared.
  */

@@ -1,6 +1,6 @@
 /**
- * Rewrites CREATE TABLE and ALTER TABLE … ADD COLUMN into what SQLite stores
- * (decisions §2): each column's type name becomes the STRICT storage type of
+ * Rewrites CREATE TABLE and ALTER TABLE … ADD COLUMN into what SQLite stores:
+ * each column's type name becomes the STRICT storage type of
  * its canonical type, BOOL gains its CHECK, and tables become STRICT so that
  * SQLite itself enforces the types (https://sqlite.org/stricttables.html).
  *

@@ -1,6 +1,6 @@
 /**
- * What the classifier tells the rest of the engine about one statement
- * (decisions §3): which of the accepted statements it is, whether it acts on
+ * What the classifier tells the rest of the engine about one statement:
+ * which of the accepted statements it is, whether it acts on
  * the server's databases or inside one, and whether it only reads.
  */
 

@@ -5,7 +5,7 @@
  * are closed with theirs, so that a dropped database is closed everywhere.
  */
 import { Engine } from '../engine';
-import type { EngineHost, EngineSession, ExecRequest, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type { CallContext, EngineHost, EngineSession, ExecRequest, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
 import { toEngineError } from '../sqlite-errors';
 
@@ -17,7 +17,7 @@ export class BoundedReadHost implements EngineHost {
 
   constructor(private readonly processes: EngineHost) {}
 
-  async exec(request: ExecRequest): Promise<StatementResult[]> {
+  async exec(request: ExecRequest, context?: CallContext): Promise<StatementResult[]> {
     let results: StatementResult[] | undefined;
     try {
       results = this.local.execBoundedRead(request);
@@ -25,11 +25,11 @@ export class BoundedReadHost implements EngineHost {
       // The same catalog errors an engine process would send back.
       throw toEngineError(error);
     }
-    return results ?? this.processes.exec(request);
+    return results ?? this.processes.exec(request, context);
   }
 
-  execHeldGroup(requests: readonly ExecRequest[]): Promise<HeldGroup> {
-    return this.processes.execHeldGroup(requests);
+  execHeldGroup(requests: readonly ExecRequest[], context?: CallContext): Promise<HeldGroup> {
+    return this.processes.execHeldGroup(requests, context);
   }
 
   journalPosition(file: string): Promise<JournalPosition> {
@@ -44,8 +44,8 @@ export class BoundedReadHost implements EngineHost {
     return this.processes.schema(file, table);
   }
 
-  rows(request: RowsRequest): Promise<RowPage> {
-    return this.processes.rows(request);
+  rows(request: RowsRequest, context?: CallContext): Promise<RowPage> {
+    return this.processes.rows(request, context);
   }
 
   openSession(file: string): Promise<EngineSession> {

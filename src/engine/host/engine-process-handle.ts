@@ -4,10 +4,12 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { EngineError } from '../../errors';
 import type { EngineCall, EngineMethod, EngineReply } from './engine-messages';
 import { nowUs, ProgressBoard } from './progress-board';
+import { stopError, stopOf } from './request-stop';
 
 /** The built .js beside this file, or the .ts source when running under a TypeScript loader (tests). */
 function entryFile(): string {
@@ -23,29 +25,50 @@ function entryFile(): string {
  */
 const ENGINE_YOUNG_GENERATION = '--max-semi-space-size=1';
 
+/**
+ * A call whose client went away may still be about to finish: it gets this
+ * long before its process is killed, so that clients who drop short requests
+ * do not make the pool start a process each time.
+ */
+const GONE_GRACE_MS = 400;
+
+/**
+ * A call that has run this long is a long call: its process gives way on
+ * the CPU (a lower priority), so that a few runaway batches do not slow
+ * every short request, and it no longer counts against the pool's size.
+ */
+export const LONG_CALL_MS = 250;
+const LONG_CALL_NICENESS = 10;
+
 export interface PendingCall {
   readonly method: EngineMethod;
   readonly args: unknown[];
   resolve(value: unknown): void;
   reject(error: EngineError): void;
+  /** The request's signal (CallContext): its abort stops the call, and the process with it. */
+  readonly signal?: AbortSignal;
 }
 
 export class EngineProcessHandle {
   private readonly child: ChildProcess;
   /** The call running, the statement it runs (as last read from the board) and when that statement began. */
-  private current: { call: PendingCall; id: number; statement: number; startedUs: number; timer: NodeJS.Timeout | undefined } | null = null;
+  private current: { call: PendingCall; id: number; statement: number; startedUs: number; timer: NodeJS.Timeout | undefined; calledMs: number; detach: () => void; long: NodeJS.Timeout } | null = null;
   /** Where the process says which statement it runs (progress-board.ts). */
   private readonly board = new ProgressBoard();
   /** Until the process has loaded, a call's time does not count against the query timeout. */
-  private ready = false;
+  private loaded = false;
   /** Calls for this process only (closing a database everywhere), run before shared work. */
   private readonly own: PendingCall[] = [];
   private nextId = 1;
+  /** The process's CPU priority (0 normal; raised for a long call). */
+  private niceness = 0;
   private exited = false;
   /** Asked to end: it takes no new call, though it is still on the way out. */
   private closing = false;
   /** Held by a session: only the session's calls run here. */
   reserved = false;
+  /** Its priority was lowered for a long call and could not be raised again: the pool lets it go when idle. */
+  stale = false;
   /** Told when a reserved process is lost, so that its session is closed. */
   lostListener: (() => void) | undefined;
 
@@ -64,6 +87,16 @@ export class EngineProcessHandle {
     this.child.on('error', () => this.kill());
   }
 
+  /** Loaded, and running nothing: a call given to it starts at once. */
+  get idle(): boolean {
+    return this.loaded && !this.busy && !this.reserved;
+  }
+
+  /** Started and not yet loaded (it takes a while on a loaded machine). */
+  get starting(): boolean {
+    return !this.loaded && !this.exited && !this.closing;
+  }
+
   get busy(): boolean {
     // A process killed at the timeout, or asked to end, is not free while its exit is still on the way.
     return this.current !== null || this.exited || this.closing || this.child.killed;
@@ -71,6 +104,11 @@ export class EngineProcessHandle {
 
   get pid(): number | undefined {
     return this.child.pid;
+  }
+
+  /** The current call has run LONG_CALL_MS or more. */
+  get runningLong(): boolean {
+    return this.current !== null && Date.now() - this.current.calledMs >= LONG_CALL_MS;
   }
 
   /** Runs a call meant for this process: now if it is free, else after its current call. */
@@ -81,10 +119,36 @@ export class EngineProcessHandle {
   }
 
   run(call: PendingCall): void {
+    if (call.signal?.aborted === true) {
+      call.reject(stopError(stopOf(call.signal), false));
+      return this.next();
+    }
     const id = this.nextId++;
-    this.current = { call, id, statement: 0, startedUs: nowUs(), timer: this.ready ? this.deadline(this.queryTimeoutMs) : undefined };
+    const detach = this.watch(call, id);
+    const long = setTimeout(() => this.setNiceness(LONG_CALL_NICENESS), LONG_CALL_MS);
+    this.current = { call, id, statement: 0, startedUs: nowUs(), timer: this.loaded ? this.deadline(this.queryTimeoutMs) : undefined, calledMs: Date.now(), detach, long };
     const message: EngineCall = { id, method: call.method, args: call.args };
     this.child.send(message);
+  }
+
+  /** Stops call `id` when its request's signal aborts: at once past the deadline, after a grace when the client left. */
+  private watch(call: PendingCall, id: number): () => void {
+    const signal = call.signal;
+    if (signal === undefined) return () => undefined;
+    let grace: NodeJS.Timeout | undefined;
+    const onAbort = (): void => {
+      const stop = stopOf(signal);
+      const halt = (): void => {
+        if (this.current?.id === id) this.stopCurrent((statement) => stopError(stop, true, statement));
+      };
+      if (stop.reason === 'gone') grace = setTimeout(halt, GONE_GRACE_MS);
+      else halt();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    return () => {
+      clearTimeout(grace);
+      signal.removeEventListener('abort', onAbort);
+    };
   }
 
   private deadline(ms: number): NodeJS.Timeout {
@@ -98,7 +162,7 @@ export class EngineProcessHandle {
     this.followProgress(current);
     const leftMs = Math.ceil(current.startedUs / 1000 + this.queryTimeoutMs - nowUs() / 1000);
     if (leftMs > 0) current.timer = this.deadline(leftMs);
-    else this.stopRunaway();
+    else this.stopCurrent((statement) => new EngineError('QUERY_TIMEOUT', { ms: this.queryTimeoutMs }, { statement }));
   }
 
   private followProgress(current: NonNullable<EngineProcessHandle['current']>): void {
@@ -110,30 +174,57 @@ export class EngineProcessHandle {
 
   private receive(reply: EngineReply): void {
     if (reply.kind === 'ready') {
-      this.ready = true;
-      if (this.current !== null) {
-        this.current.startedUs = nowUs();
-        this.current.timer = this.deadline(this.queryTimeoutMs);
-      }
+      this.loaded = true;
+      if (this.current === null) return this.onIdle(this);
+      this.current.startedUs = nowUs();
+      this.current.timer = this.deadline(this.queryTimeoutMs);
       return;
     }
     const current = this.current;
     if (current === null || reply.id !== current.id) return;
-    clearTimeout(current.timer);
+    this.settle(current);
     this.current = null;
+    this.setNiceness(0);
     if (reply.kind === 'result') current.call.resolve(reply.value);
     else current.call.reject(EngineError.fromData(reply.error));
+    this.next();
+  }
+
+  /** A call is over: its timers and its stop listener go. */
+  private settle(current: NonNullable<EngineProcessHandle['current']>): void {
+    clearTimeout(current.timer);
+    clearTimeout(current.long);
+    current.detach();
+  }
+
+  /** Lowering a priority is always allowed; raising it back may not be (no CAP_SYS_NICE): then the process is stale. */
+  private setNiceness(value: number): void {
+    const pid = this.child.pid;
+    if (this.niceness === value || this.exited || pid === undefined) return;
+    try {
+      os.setPriority(pid, value);
+      this.niceness = value;
+    } catch {
+      if (value < this.niceness) this.stale = true;
+    }
+  }
+
+  /** Free again: this process's own calls first, then the pool's. */
+  private next(): void {
     const own = this.own.shift();
     if (own) this.run(own);
     else this.onIdle(this);
   }
 
-  private stopRunaway(): void {
+  /** Kills the process under the current call, which is answered with `error` (given the statement it ran). */
+  private stopCurrent(error: (statement: number) => EngineError): void {
     const current = this.current;
     if (current === null) return;
+    this.settle(current);
+    this.followProgress(current);
     this.current = null;
     // Answered once the process is gone (after exit(), so a session is closed first): until then it may hold SQLite's write lock.
-    this.child.once('exit', () => current.call.reject(new EngineError('QUERY_TIMEOUT', { ms: this.queryTimeoutMs }, { statement: current.statement })));
+    this.child.once('exit', () => current.call.reject(error(current.statement)));
     this.kill();
   }
 
@@ -147,7 +238,7 @@ export class EngineProcessHandle {
     const current = this.current;
     this.current = null;
     if (current !== null) {
-      clearTimeout(current.timer);
+      this.settle(current);
       this.followProgress(current);
       current.call.reject(new EngineError('ENGINE_CRASHED', {}, { statement: current.statement }));
     }

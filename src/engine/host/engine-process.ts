@@ -1,7 +1,7 @@
 /**
  * The entry of an engine process: an Engine that answers calls from its
  * parent. It runs SQL synchronously; the parent stops a runaway statement by
- * killing this process (better-sqlite3 cannot interrupt one, see design.md).
+ * killing this process (better-sqlite3 cannot interrupt one).
  */
 import { Engine } from '../engine';
 import type { ExecRequest, RowsRequest } from '../protocol';
@@ -14,8 +14,9 @@ const engine = new Engine({ maxOpenDatabases: Number(process.env.SQLSCRIBE_MAX_O
 
 const reportProgress = progressWriter();
 
+/** A reply the parent can no longer take (it is gone, or closed the channel) is dropped: the process is on its way out. */
 function send(reply: EngineReply): void {
-  process.send?.(reply);
+  process.send?.(reply, undefined, undefined, () => undefined);
 }
 
 function run(call: EngineCall): unknown {

@@ -1,35 +1,60 @@
 /**
  * An EngineHost that runs the engine in child processes, one call at a time
  * each, so that a runaway statement stops only the process that runs it: it is
- * killed at -query-timeout and another takes its place. Calls wait in a queue
- * here, in the parent, so a killed process loses only the call it was running.
+ * killed at -query-timeout (or when its request is stopped) and another takes
+ * its place. Calls wait in a queue here, in the parent, so a killed process
+ * loses only the call it was running.
+ *
+ * Who gets the next free process is decided here too (engine-shares.ts): no
+ * client holds more than its share of the pool, and calls that have run long
+ * let the pool grow, so that a few runaway batches do not stop the rest.
  */
 import { EngineError } from '../../errors';
-import type { EngineHost, EngineSession, ExecRequest, GroupOutcome, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type { CallContext, EngineHost, EngineSession, ExecRequest, GroupOutcome, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
 import type { EngineMethod } from './engine-messages';
 import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
+import { EngineShares } from './engine-shares';
+import { stopError, stopOf } from './request-stop';
 
 export interface ProcessEngineHostOptions {
   queryTimeoutMs: number;
   /** Processes kept running. @default 2 */
   minProcesses?: number;
-  /** Processes at most, started when every other one is busy. @default 4 */
+  /** Processes at most for calls that run briefly, started when every other one is busy. @default 4 */
   maxProcesses?: number;
+  /** The most of maxProcesses one client may hold at once. @default 0.5 */
+  clientShare?: number;
+}
+
+/** While work waits, the pool looks this often for calls that have become long. */
+const WAITING_TICK_MS = 250;
+
+/** Work waiting for a process: a call, or a group that keeps its process (execHeldGroup). */
+interface Waiter {
+  readonly client: string | undefined;
+  readonly signal: AbortSignal | undefined;
+  start(handle: EngineProcessHandle): void;
+  reject(error: EngineError): void;
+  /** Removes the waiter from the queue when its request is stopped. */
+  detach?: () => void;
 }
 
 export class ProcessEngineHost implements EngineHost {
   private readonly processes = new Set<EngineProcessHandle>();
-  private readonly queue: PendingCall[] = [];
+  private readonly queue: Waiter[] = [];
   /** Processes that left the pool and are still ending: shutdown waits for them too. */
   private readonly leaving = new Set<Promise<void>>();
   private readonly minProcesses: number;
   private readonly maxProcesses: number;
+  private readonly shares: EngineShares;
+  private tick: NodeJS.Timeout | undefined;
   private closing = false;
 
   constructor(private readonly options: ProcessEngineHostOptions) {
     this.minProcesses = options.minProcesses ?? 2;
     this.maxProcesses = Math.max(this.minProcesses, options.maxProcesses ?? 4);
+    this.shares = new EngineShares(Math.max(1, Math.floor(this.maxProcesses * (options.clientShare ?? 0.5))));
     for (let i = 0; i < this.minProcesses; i++) this.spawn();
   }
 
@@ -47,84 +72,207 @@ export class ProcessEngineHost implements EngineHost {
   private replace(gone: EngineProcessHandle): void {
     this.processes.delete(gone);
     if (this.closing) return;
-    if (this.processes.size < this.minProcesses || this.queue.length > 0) this.release(this.spawn());
+    // Waiting work may start more (pump); the pool never falls below its minimum.
+    this.pump();
+    while (this.processes.size < this.minProcesses) this.spawn();
   }
 
-  /** A process became free: it takes the oldest waiting call, unless a session holds it. */
+  /** A process became free: waiting work takes it; one the pool no longer needs ends. */
   private release(handle: EngineProcessHandle): void {
-    if (handle.reserved || handle.busy) return;
-    const next = this.queue.shift();
-    if (next) handle.run(next);
+    if (!handle.idle) return;
+    if (handle.stale) {
+      this.retire(handle);
+      if (this.processes.size < this.minProcesses) this.spawn();
+    }
+    this.pump();
+    if (handle.idle && this.processes.has(handle) && this.processes.size > this.capacity()) this.retire(handle);
   }
 
-  private freeProcess(): EngineProcessHandle | undefined {
-    for (const handle of this.processes) if (!handle.busy && !handle.reserved) return handle;
-    return this.processes.size < this.maxProcesses ? this.spawn() : undefined;
+  /** Starts waiting work while processes are idle, the fairest first (nextWaiter); starts processes for the rest. */
+  private pump(): void {
+    for (let waiter = this.nextWaiter(); waiter !== undefined; waiter = this.nextWaiter()) {
+      const handle = this.idleProcess();
+      if (handle === undefined) break;
+      this.queue.splice(this.queue.indexOf(waiter), 1);
+      waiter.detach?.();
+      waiter.start(handle);
+    }
+    this.grow();
+    this.watchWaiting();
+  }
+
+  private idleProcess(): EngineProcessHandle | undefined {
+    for (const handle of this.processes) if (handle.idle) return handle;
+    return undefined;
+  }
+
+  /**
+   * Starts a process for each waiter that none is starting for, up to the
+   * capacity. A waiter takes whichever process is idle first: one that
+   * finishes its call is often sooner than one that is still starting.
+   */
+  private grow(): void {
+    if (this.closing) return;
+    let starting = 0;
+    for (const handle of this.processes) if (handle.starting) starting++;
+    const wanted = Math.min(this.queue.length - starting, this.capacity() - this.processes.size);
+    for (let i = 0; i < wanted; i++) this.spawn();
+  }
+
+  /**
+   * The waiter to serve next: of those whose client may take a process now,
+   * the one whose client holds the fewest and used the least engine time of
+   * late, then the oldest (engine-shares.ts).
+   */
+  private nextWaiter(): Waiter | undefined {
+    const full = this.busyCount() >= this.maxProcesses;
+    let best: Waiter | undefined;
+    for (const waiter of this.queue) {
+      if (!this.shares.mayTake(waiter.client, full)) continue;
+      if (best === undefined || this.shares.before(waiter.client, best.client)) best = waiter;
+    }
+    return best;
+  }
+
+  private busyCount(): number {
+    let busy = 0;
+    for (const handle of this.processes) if (handle.busy || handle.reserved) busy++;
+    return busy;
+  }
+
+  /**
+   * maxProcesses, plus one for each call that has run long (at most
+   * maxProcesses more), so that short work is not stuck behind long work.
+   * An idle process above it ends; below it, one is kept for the next call.
+   */
+  private capacity(): number {
+    let long = 0;
+    for (const handle of this.processes) if (handle.runningLong) long++;
+    return this.maxProcesses + Math.min(long, this.maxProcesses);
+  }
+
+  /** While work waits, calls may become long (or clients fall below their share): look again now and then. */
+  private watchWaiting(): void {
+    if (this.queue.length === 0 || this.closing) {
+      clearInterval(this.tick);
+      this.tick = undefined;
+    } else if (this.tick === undefined) {
+      this.tick = setInterval(() => this.pump(), WAITING_TICK_MS);
+      this.tick.unref();
+    }
+  }
+
+  /** Queues work; a stopped request leaves the queue at once, answered with its stop. */
+  private enqueue(waiter: Waiter): void {
+    const signal = waiter.signal;
+    if (signal?.aborted === true) return waiter.reject(stopError(stopOf(signal), false));
+    if (signal !== undefined) {
+      const onAbort = (): void => {
+        const at = this.queue.indexOf(waiter);
+        if (at < 0) return;
+        this.queue.splice(at, 1);
+        waiter.reject(stopError(stopOf(signal), false));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      waiter.detach = () => signal.removeEventListener('abort', onAbort);
+    }
+    this.queue.push(waiter);
+    this.pump();
   }
 
   /** Runs a call on one given process, after its current call if it has one. */
-  callOn<T>(handle: EngineProcessHandle, method: EngineMethod, ...args: unknown[]): Promise<T> {
-    return new Promise<T>((resolve, reject) => handle.runOwn({ method, args, resolve: resolve as (value: unknown) => void, reject }));
+  callOn<T>(handle: EngineProcessHandle, method: EngineMethod, args: unknown[], signal?: AbortSignal): Promise<T> {
+    return new Promise<T>((resolve, reject) => handle.runOwn({ method, args, resolve, reject, ...(signal && { signal }) }));
   }
 
-  private call<T>(method: EngineMethod, ...args: unknown[]): Promise<T> {
+  private call<T>(method: EngineMethod, args: unknown[], context: CallContext = {}): Promise<T> {
     if (this.closing) return Promise.reject(new EngineError('NOT_READY'));
+    const { client, signal } = context;
     return new Promise<T>((resolve, reject) => {
-      const call: PendingCall = { method, args, resolve: resolve as (value: unknown) => void, reject };
-      const handle = this.freeProcess();
-      if (handle) handle.run(call);
-      else this.queue.push(call);
+      let startedMs = 0;
+      const done = <V>(settle: (value: V) => void) => (value: V): void => {
+        this.shares.give(client, Date.now() - startedMs);
+        settle(value);
+        this.pump();
+      };
+      const call: PendingCall = { method, args, resolve: done(resolve as (value: unknown) => void), reject: done(reject), ...(signal && { signal }) };
+      const start = (handle: EngineProcessHandle): void => {
+        startedMs = Date.now();
+        this.shares.take(client);
+        handle.run(call);
+      };
+      this.enqueue({ client, signal, reject, start });
     });
   }
 
-  exec(request: ExecRequest): Promise<StatementResult[]> {
-    return this.call('exec', request);
+  exec(request: ExecRequest, context?: CallContext): Promise<StatementResult[]> {
+    return this.call('exec', [request], context);
   }
 
   /** The process that ran the group keeps it until commit or rollback: no other work goes there meanwhile. */
-  async execHeldGroup(requests: readonly ExecRequest[]): Promise<HeldGroup> {
-    const handle = this.takeProcess();
+  async execHeldGroup(requests: readonly ExecRequest[], context: CallContext = {}): Promise<HeldGroup> {
+    const handle = await this.reserve(context);
+    const reservedMs = Date.now();
+    const giveBack = (): void => this.unreserve(handle, context.client, Date.now() - reservedMs);
     let outcomes: GroupOutcome[];
     try {
-      outcomes = await this.callOn<GroupOutcome[]>(handle, 'execHeldGroup', requests);
+      outcomes = await this.callOn<GroupOutcome[]>(handle, 'execHeldGroup', [requests], context.signal);
     } catch (error) {
-      this.unreserve(handle);
+      giveBack();
       throw error;
     }
-    const finish = (method: EngineMethod, ...args: unknown[]): Promise<void> => this.callOn<void>(handle, method, ...args).finally(() => this.unreserve(handle));
+    const finish = (method: EngineMethod, ...args: unknown[]): Promise<void> => this.callOn<void>(handle, method, args).finally(giveBack);
     return { outcomes, commit: (seq) => finish('commitHeld', seq), rollback: () => finish('rollbackHeld') };
   }
 
-  /** A free process, reserved for the caller; one more than the maximum when every process is busy. */
+  /** A process of the pool, reserved for the caller (and counted to its client) until unreserve. */
+  private reserve(context: CallContext): Promise<EngineProcessHandle> {
+    if (this.closing) return Promise.reject(new EngineError('NOT_READY'));
+    const { client, signal } = context;
+    return new Promise((resolve, reject) => {
+      this.enqueue({
+        client,
+        signal,
+        reject,
+        start: (handle) => {
+          this.shares.take(client);
+          handle.reserved = true;
+          resolve(handle);
+        },
+      });
+    });
+  }
+
+  /** A free process outside the pool's count, for a session: one more than the maximum when every process is busy. */
   private takeProcess(): EngineProcessHandle {
-    const handle = [...this.processes].find((candidate) => !candidate.busy && !candidate.reserved) ?? this.spawn();
+    const handle = [...this.processes].find((candidate) => candidate.idle) ?? this.spawn();
     handle.reserved = true;
     return handle;
   }
 
   journalPosition(file: string): Promise<JournalPosition> {
-    return this.call('journalPosition', file);
+    return this.call('journalPosition', [file]);
   }
 
   tables(file: string): Promise<TableSchema[]> {
-    return this.call('tables', file);
+    return this.call('tables', [file]);
   }
 
   async schema(file: string, table: string): Promise<TableSchema | undefined> {
-    return (await this.call<TableSchema | null>('schema', file, table)) ?? undefined;
+    return (await this.call<TableSchema | null>('schema', [file, table])) ?? undefined;
   }
 
-  rows(request: RowsRequest): Promise<RowPage> {
-    return this.call('rows', request);
+  rows(request: RowsRequest, context?: CallContext): Promise<RowPage> {
+    return this.call('rows', [request], context);
   }
 
   createDatabase(file: string, createdSeq?: number): Promise<void> {
-    return this.call('createDatabase', file, createdSeq);
+    return this.call('createDatabase', [file, createdSeq]);
   }
 
   /** Every process may hold a handle on the file: all of them close it. A process that is gone holds none. */
   async closeDatabase(file: string): Promise<void> {
-    await Promise.all([...this.processes].map((handle) => this.callOn(handle, 'closeDatabase', file).catch(() => undefined)));
+    await Promise.all([...this.processes].map((handle) => this.callOn(handle, 'closeDatabase', [file]).catch(() => undefined)));
   }
 
   /**
@@ -135,18 +283,18 @@ export class ProcessEngineHost implements EngineHost {
   async openSession(file: string): Promise<EngineSession> {
     const handle = this.takeProcess();
     try {
-      await this.callOn(handle, 'beginSession', file);
+      await this.callOn(handle, 'beginSession', [file]);
     } catch (error) {
-      this.unreserve(handle);
+      this.unreserve(handle, undefined, 0);
       throw error;
     }
     return {
-      exec: (request) => this.callOn(handle, 'execInSession', request),
+      exec: (request, context) => this.callOn(handle, 'execInSession', [request], context?.signal),
       end: async (commit, seq) => {
         try {
-          await this.callOn(handle, 'endSession', commit, seq);
+          await this.callOn(handle, 'endSession', [commit, seq]);
         } finally {
-          this.unreserve(handle);
+          this.unreserve(handle, undefined, 0);
         }
       },
       onLost: (listener) => {
@@ -155,15 +303,16 @@ export class ProcessEngineHost implements EngineHost {
     };
   }
 
-  /**
-   * A process given back by a session or a write group. One above the maximum
-   * ends; it leaves the pool at once, so that no call is handed to a process
-   * on its way out (that call would fail as a crashed engine).
-   */
-  private unreserve(handle: EngineProcessHandle): void {
+  /** A process given back by a session or a write group, and by the client it was counted to (which held it `heldMs`). */
+  private unreserve(handle: EngineProcessHandle, client: string | undefined, heldMs: number): void {
     handle.reserved = false;
     handle.lostListener = undefined;
-    if (this.processes.size <= this.maxProcesses) return this.release(handle);
+    this.shares.give(client, heldMs);
+    this.release(handle);
+  }
+
+  /** A process above the maximum leaves the pool at once, so that no call is handed to a process on its way out. */
+  private retire(handle: EngineProcessHandle): void {
     this.processes.delete(handle);
     const leaving = handle.close();
     this.leaving.add(leaving);
@@ -172,7 +321,11 @@ export class ProcessEngineHost implements EngineHost {
 
   async close(): Promise<void> {
     this.closing = true;
-    for (const call of this.queue.splice(0)) call.reject(new EngineError('NOT_READY'));
+    clearInterval(this.tick);
+    for (const waiter of this.queue.splice(0)) {
+      waiter.detach?.();
+      waiter.reject(new EngineError('NOT_READY'));
+    }
     await Promise.all([...[...this.processes].map((handle) => handle.close()), ...this.leaving]);
   }
 }

@@ -19,7 +19,7 @@ const NAME = /^[a-z0-9_-]{1,64}$/;
 /** Databases the service keeps for itself (the pilot records): clients cannot name or list them. */
 export const SYSTEM_PREFIX = '_sqlscribe';
 
-/** Trims, lower-cases and appends `.db` (decisions §3); throws on anything else. */
+/** Trims, lower-cases and appends `.db`; throws on anything else. */
 export function normalizeDatabaseName(raw: unknown): string {
   if (typeof raw !== 'string') throw new EngineError('INVALID_DATABASE_NAME');
   const base = raw.trim().toLowerCase().replace(/\.db$/, '');
@@ -46,10 +46,10 @@ export class DatabaseDirectory {
 
   private resolveSingle(db: unknown, file: string): DatabaseRef {
     const name = path.basename(file);
-    const asked = typeof db === 'string' ? db.trim().toLowerCase() : db;
+    const asked = db === undefined || db === null ? '' : typeof db === 'string' ? db.trim().toLowerCase() : JSON.stringify(db);
     // A client written for multi-DB mode may still name the database: accept its own name.
-    if (asked !== undefined && asked !== null && asked !== '' && asked !== name.toLowerCase() && `${asked}.db` !== name.toLowerCase()) {
-      throw new EngineError('NO_SUCH_DATABASE', { db: String(db) });
+    if (asked !== '' && asked !== name.toLowerCase() && `${asked}.db` !== name.toLowerCase()) {
+      throw new EngineError('NO_SUCH_DATABASE', { db: typeof db === 'string' ? db : asked });
     }
     return { name, file };
   }

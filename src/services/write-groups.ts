@@ -10,7 +10,8 @@
  * order the batches ran in, which is the order replay applies them in.
  */
 import { EngineError } from '../errors';
-import type { EngineHost, GroupOutcome, HeldGroup, StatementResult } from '../engine/protocol';
+import type { CallContext, EngineHost, GroupOutcome, HeldGroup, StatementResult } from '../engine/protocol';
+import { stopError, stopOf } from '../engine/host/request-stop';
 import { batchEntry } from '../../journal/journal';
 import type { JournaledRequest } from './journaled-request';
 import type { DatabaseRef } from './database-directory';
@@ -24,11 +25,18 @@ const MAX_GROUP_STATEMENTS = 2000;
 
 interface QueuedBatch {
   readonly batch: JournaledRequest;
+  /** Its request's deadline and client. */
+  readonly call: CallContext;
   resolve(results: StatementResult[]): void;
   reject(error: unknown): void;
   /** Fires at -lock-timeout while the batch waits for its turn. */
   timer?: NodeJS.Timeout;
+  /** Stops listening for its request's stop once it leaves the queue. */
+  detach?: () => void;
 }
+
+/** Errors that stop a request's work (request-stop.ts): they belong to the batches whose requests stopped. */
+const STOPS: ReadonlySet<string> = new Set(['REQUEST_TIMEOUT', 'CLIENT_CLOSED', 'ENGINES_BUSY']);
 
 export interface WriteGroupsOptions {
   lockTimeoutMs: number;
@@ -45,7 +53,7 @@ export class WriteGroups {
   ) {}
 
   /** Runs a write batch in the database's next turn; answers once its entry is durable and it committed. */
-  run(ref: DatabaseRef, batch: JournaledRequest): Promise<StatementResult[]> {
+  run(ref: DatabaseRef, batch: JournaledRequest, call: CallContext = {}): Promise<StatementResult[]> {
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(ref.file);
       const idle = queue === undefined;
@@ -53,19 +61,32 @@ export class WriteGroups {
         queue = [];
         this.queues.set(ref.file, queue);
       }
-      this.wait(ref, queue, { batch, resolve, reject }, false);
+      this.wait(ref, queue, { batch, call, resolve, reject }, false);
       if (idle) void this.drain(ref, queue);
     });
   }
 
-  /** Queues a batch, at the back (new) or the front (sent back by a group), with a fresh -lock-timeout. */
+  /**
+   * Queues a batch, at the back (new) or the front (sent back by a group),
+   * with a fresh -lock-timeout; it leaves the queue at once if its request
+   * stops meanwhile.
+   */
   private wait(ref: DatabaseRef, queue: QueuedBatch[], queued: QueuedBatch, front: boolean): void {
-    queued.timer = setTimeout(() => {
+    const leave = (error: () => unknown): void => {
       const at = queue.indexOf(queued);
       if (at < 0) return;
       queue.splice(at, 1);
-      queued.reject(lockTimeoutError(ref, this.locks.holderOf(ref.file), this.options.lockTimeoutMs));
-    }, this.options.lockTimeoutMs);
+      unqueue(queued);
+      queued.reject(error());
+    };
+    const signal = queued.call.signal;
+    if (signal?.aborted === true) return queued.reject(stopError(stopOf(signal), false));
+    queued.timer = setTimeout(() => leave(() => lockTimeoutError(ref, this.locks.holderOf(ref.file), this.options.lockTimeoutMs)), this.options.lockTimeoutMs);
+    if (signal !== undefined) {
+      const onAbort = (): void => leave(() => stopError(stopOf(signal), false));
+      signal.addEventListener('abort', onAbort, { once: true });
+      queued.detach = () => signal.removeEventListener('abort', onAbort);
+    }
     if (front) queue.unshift(queued);
     else queue.push(queued);
   }
@@ -92,7 +113,7 @@ export class WriteGroups {
     let held: HeldGroup;
     try {
       await this.path.ready(ref.name);
-      held = await this.engine.execHeldGroup(group.map(({ batch }) => batch.request));
+      held = await this.engine.execHeldGroup(group.map(({ batch }) => batch.request), groupCall(group));
     } catch (error) {
       return this.groupFailed(ref, queue, group, error, started);
     }
@@ -118,23 +139,17 @@ export class WriteGroups {
   }
 
   /**
-   * The engine call failed as a whole. A statement stopped at the timeout (or
-   * a process that died) is charged to the batch that ran it, whose error
-   * says which of its statements; the other batches committed nothing and
-   * are sent again. Any other failure is every batch's.
+   * The engine call failed as a whole. The batches it is charged to
+   * (blame()) get their error, and are journaled as failed; the other
+   * batches committed nothing and are sent again.
    */
   private async groupFailed(ref: DatabaseRef, queue: QueuedBatch[], group: QueuedBatch[], error: unknown, started: number): Promise<void> {
-    const stopped = error instanceof EngineError && (error.errorName === 'QUERY_TIMEOUT' || error.errorName === 'ENGINE_CRASHED');
-    const culprit = stopped && group.length > 1 ? locate(group, error.statement ?? 0) : undefined;
-    const failed = culprit === undefined ? group : [culprit.queued];
-    if (culprit !== undefined && error instanceof EngineError) {
-      error.statement = culprit.statement;
-      for (const queued of group.filter((b) => b !== culprit.queued).reverse()) this.wait(ref, queue, queued, true);
-    }
-    if (error instanceof EngineError) {
-      await Promise.all(failed.map(({ batch }) => this.path.note('write', this.entryOf(ref, batch, { error: error.toData() }, started))));
-    }
-    for (const queued of failed) queued.reject(error);
+    const failed = blame(group, error);
+    for (const queued of group.filter((b) => !failed.has(b)).reverse()) this.wait(ref, queue, queued, true);
+    await Promise.all(
+      [...failed].flatMap(([queued, own]) => (own instanceof EngineError ? [this.path.note('write', this.entryOf(ref, queued.batch, { error: own.toData() }, started))] : [])),
+    );
+    for (const [queued, own] of failed) queued.reject(own);
   }
 
   private entryOf(ref: DatabaseRef, batch: JournaledRequest, outcome: GroupOutcome, started: number) {
@@ -157,6 +172,48 @@ function settle(ran: readonly QueuedBatch[], outcomes: readonly GroupOutcome[], 
   });
 }
 
+/**
+ * Who a group's failure belongs to, with the error each one gets. A
+ * statement stopped at -query-timeout (or a process that died) is the batch's
+ * that ran it, whose error says which of its statements; a stopped request
+ * (its deadline, its client gone) is the batches' whose requests stopped.
+ * Any other failure is every batch's.
+ */
+function blame(group: readonly QueuedBatch[], error: unknown): Map<QueuedBatch, unknown> {
+  const every = new Map(group.map((queued): [QueuedBatch, unknown] => [queued, error]));
+  if (!(error instanceof EngineError)) return every;
+  if (STOPS.has(error.errorName)) {
+    const started = error.errorName !== 'ENGINES_BUSY';
+    const stopped = group.filter(({ call }) => call.signal?.aborted === true);
+    if (stopped.length === 0) return every;
+    const at = error.statement === undefined ? undefined : locate(group, error.statement);
+    return new Map(stopped.map((queued): [QueuedBatch, unknown] => [queued, stopError(stopOf(queued.call.signal as AbortSignal), started, at?.queued === queued ? at.statement : undefined)]));
+  }
+  if ((error.errorName === 'QUERY_TIMEOUT' || error.errorName === 'ENGINE_CRASHED') && group.length > 1) {
+    const culprit = locate(group, error.statement ?? 0);
+    error.statement = culprit.statement;
+    return new Map([[culprit.queued, error]]);
+  }
+  return every;
+}
+
+/**
+ * A group's engine call stops when any of its requests stops (blame() then
+ * sends the others again), and is counted to the client of its oldest batch.
+ */
+function groupCall(group: readonly QueuedBatch[]): CallContext {
+  const signals = group.flatMap(({ call }) => (call.signal === undefined ? [] : [call.signal]));
+  const client = (group[0] as QueuedBatch).call.client;
+  const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+  return { ...(signal && { signal }), ...(client !== undefined && { client }) };
+}
+
+function unqueue(queued: QueuedBatch): void {
+  clearTimeout(queued.timer);
+  queued.detach?.();
+  queued.detach = undefined;
+}
+
 /** The next group: the oldest batches, within the bounds (the first always). */
 function take(queue: QueuedBatch[]): QueuedBatch[] {
   let count = 0;
@@ -168,7 +225,7 @@ function take(queue: QueuedBatch[]): QueuedBatch[] {
     count++;
   }
   const group = queue.splice(0, count);
-  for (const queued of group) clearTimeout(queued.timer);
+  for (const queued of group) unqueue(queued);
   return group;
 }
 

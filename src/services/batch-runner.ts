@@ -8,7 +8,7 @@
  */
 import { EngineError } from '../errors';
 import { newBatchContext } from '../engine/deterministic-functions';
-import type { EngineHost, ExecRequest, ExecStatement, StatementResult } from '../engine/protocol';
+import type { CallContext, EngineHost, ExecRequest, ExecStatement, StatementResult } from '../engine/protocol';
 import { batchEntry, type Journal } from '../../journal/journal';
 import type { JournalStatement } from '../../journal/record';
 import { sourcesOf, type JournaledRequest } from './journaled-request';
@@ -29,6 +29,8 @@ export interface RunOptions {
   jsonRows?: boolean;
   /** The SQL exactly as the client sent it, for the journal; the statements' own text when absent. */
   sources?: readonly JournalStatement[];
+  /** The request's deadline and client: the work stops with the request. */
+  call?: CallContext;
 }
 
 export class BatchRunner {
@@ -47,9 +49,10 @@ export class BatchRunner {
   async run(ref: DatabaseRef, statements: readonly ExecStatement[], readonly: boolean, options: RunOptions = {}): Promise<StatementResult[]> {
     const request: ExecRequest = { file: ref.file, statements, maxResultRows: this.options.maxResultRows, maxResultBytes: this.options.maxResultBytes, context: newBatchContext(), jsonRows: options.jsonRows === true };
     const batch: JournaledRequest = { request, sources: options.sources ?? sourcesOf(statements) };
-    if (readonly) return this.noted(ref, batch, true, () => this.engine.exec(request));
-    if (this.journal.recordsWrites) return this.groups.run(ref, batch);
-    return withWriteLock(this.locks, ref, this.options.lockTimeoutMs, () => this.noted(ref, batch, false, () => this.engine.exec(request)));
+    const call = options.call ?? {};
+    if (readonly) return this.noted(ref, batch, true, () => this.engine.exec(request, call));
+    if (this.journal.recordsWrites) return this.groups.run(ref, batch, call);
+    return withWriteLock(this.locks, ref, this.options.lockTimeoutMs, () => this.noted(ref, batch, false, () => this.engine.exec(request, call)));
   }
 
   /** Runs work whose entry changes nothing, then notes its outcome; a failure is noted before it is answered. */

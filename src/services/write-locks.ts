@@ -1,7 +1,7 @@
 /**
  * One writer per database at a time, queued in arrival order. SQLite would
  * answer a second writer with SQLITE_BUSY; the service serializes writers
- * itself so that no client ever sees that (decisions §4). A session holds its
+ * itself so that no client ever sees that. A session holds its
  * database's lock from begin to commit or rollback.
  */
 

@@ -1,0 +1,106 @@
+/**
+ * JSON out, exact for 64-bit integers. Node 20 has no JSON.rawJSON, so a value
+ * holding a bigint, or JSON text written elsewhere (RawJson), is written by a
+ * small serializer of our own; everything else takes the native path.
+ */
+
+/** Thrown when JSON.stringify meets a RawJson, so that our writer takes over; made once (no stack to capture per response). */
+const RAW_JSON_INSIDE: unique symbol = Symbol('RawJson inside');
+
+/** Spliced text this long or longer stays a part of its own (jsonParts): never copied into a larger string. */
+const OWN_PART_CHARS = 64 * 1024;
+
+/**
+ * JSON text written elsewhere (the engine writes result rows once, see
+ * ExecRequest.jsonRows), spliced into a response as it is.
+ */
+export class RawJson {
+  /** `text`: the JSON text, or chunks of it whose concatenation is the text. */
+  constructor(readonly text: string | readonly string[]) {}
+
+  /** Node 20 has no JSON.rawJSON: JSON.stringify cannot splice text, so it hands over to our writer. */
+  toJSON(): never {
+    // A symbol, not an Error: it is caught at once in jsonParts, and capturing a stack per response would cost.
+    // eslint-disable-next-line @typescript-eslint/only-throw-error
+    throw RAW_JSON_INSIDE;
+  }
+}
+
+/** Collects the text; a long RawJson text is kept as its own part rather than copied. */
+class Parts {
+  readonly parts: string[] = [];
+  private text = '';
+
+  add(text: string): void {
+    this.text += text;
+  }
+
+  splice(text: string): void {
+    if (text.length < OWN_PART_CHARS) return this.add(text);
+    this.parts.push(this.text, text);
+    this.text = '';
+  }
+
+  done(): string[] {
+    this.parts.push(this.text);
+    return this.parts;
+  }
+}
+
+function writeValue(value: unknown, out: Parts): boolean {
+  if (typeof value === 'bigint') out.add(value.toString());
+  else if (value instanceof RawJson) {
+    if (typeof value.text === 'string') out.splice(value.text);
+    else for (const chunk of value.text) out.splice(chunk);
+  }
+  else if (value === null || typeof value !== 'object') {
+    const text = JSON.stringify(value);
+    if (text === undefined) return false;
+    out.add(text);
+  } else if (Array.isArray(value)) writeArray(value, out);
+  else if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return writeValue((value as { toJSON: () => unknown }).toJSON(), out);
+  else writeObject(value as Record<string, unknown>, out);
+  return true;
+}
+
+function writeArray(items: readonly unknown[], out: Parts): void {
+  out.add('[');
+  items.forEach((item, i) => {
+    if (i > 0) out.add(',');
+    if (!writeValue(item, out)) out.add('null');
+  });
+  out.add(']');
+}
+
+function writeObject(object: Record<string, unknown>, out: Parts): void {
+  out.add('{');
+  let first = true;
+  for (const [key, member] of Object.entries(object)) {
+    if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
+    out.add(`${first ? '' : ','}${JSON.stringify(key)}:`);
+    first = false;
+    writeValue(member, out);
+  }
+  out.add('}');
+}
+
+/**
+ * The JSON text of `value` as parts to be sent one after another: one part,
+ * unless it splices long RawJson texts, which stay parts of their own so that
+ * a big result is never copied into a bigger string.
+ */
+export function jsonParts(value: unknown): string[] {
+  try {
+    return [JSON.stringify(value)];
+  } catch (error) {
+    if (error !== RAW_JSON_INSIDE && !(error instanceof TypeError && /BigInt/.test(error.message))) throw error;
+    const out = new Parts();
+    if (!writeValue(value, out)) out.add('null');
+    return out.done();
+  }
+}
+
+export function stringifyJson(value: unknown): string {
+  const parts = jsonParts(value);
+  return parts.length === 1 ? (parts[0] as string) : parts.join('');
+}

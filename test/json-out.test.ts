@@ -1,0 +1,33 @@
+/**
+ * JSON out in parts: rows written as chunks by the engine (json-row-chunks.ts)
+ * concatenate to exactly the JSON of the rows, and a response that splices
+ * them (json.ts jsonParts) is the same text as one written whole, 64-bit
+ * integers exact.
+ */
+import t from 'tap';
+import { JsonRowChunks } from '../src/engine/json-row-chunks';
+import { jsonParts, RawJson, stringifyJson } from '../src/json-text';
+
+t.test('row chunks concatenate to the JSON of the rows', async (t) => {
+  const empty = new JsonRowChunks();
+  t.ok(empty.empty);
+  t.same(empty.done(), ['[]']);
+  const rows = Array.from({ length: 3000 }, (_, i) => [i, 'ü😀'.repeat(i % 200), i % 7 === 0 ? null : 2n ** 60n + BigInt(i)]);
+  const chunks = new JsonRowChunks();
+  for (const row of rows) chunks.add(row);
+  const parts = chunks.done();
+  t.ok(parts.length > 2, `${parts.length} chunks`);
+  t.equal(parts.join(''), stringifyJson(rows), 'same text as the rows written whole');
+  t.ok(parts.join('').includes(',1152921504606846977]'), 'a 64-bit integer stays exact');
+});
+
+t.test('a response keeps long spliced texts as parts of their own, and short ones inline', async (t) => {
+  const long = 'x'.repeat(100_000);
+  const body = { ok: true, results: [{ columns: ['a'], rows: new RawJson([`["${long}"`, ',[1]]']) }, { rows: new RawJson('[[2]]'), n: 2n ** 63n - 1n }] };
+  const parts = jsonParts(body);
+  t.equal(parts.length, 3, 'the long chunk is a part of its own');
+  t.equal(parts[1], `["${long}"`);
+  const text = parts.join('');
+  t.equal(text, `{"ok":true,"results":[{"columns":["a"],"rows":["${long}",[1]]},{"rows":[[2]],"n":9223372036854775807}]}`);
+  t.same(jsonParts({ a: 1 }), ['{"a":1}'], 'plain values take the native path, in one part');
+});
