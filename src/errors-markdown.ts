@@ -1,6 +1,6 @@
 /**
- * The error catalog as the Markdown table the README publishes. The test of
- * the catalog compares the README with this, so neither drifts.
+ * The error catalog as the Markdown table docs/errors.md publishes. The test
+ * of the catalog compares that page with this, so neither drifts.
  */
 import fs from 'node:fs';
 import { catalog, errorClass, formatCode } from './errors';
@@ -14,11 +14,11 @@ export function catalogMarkdown(): string {
   return lines.join('\n');
 }
 
-/** Rewrites the table between the catalog markers of a README (`npm run catalog`). */
-export function updateReadme(file: string): void {
-  const readme = fs.readFileSync(file, 'utf8');
-  const updated = readme.replace(/(<!-- catalog:start -->\n)[\s\S]*?(\n<!-- catalog:end -->)/, (_, start: string, end: string) => start + catalogMarkdown() + end);
+/** Rewrites the table between the catalog markers of a Markdown file (`npm run catalog`). */
+export function updateCatalogPage(file: string): void {
+  const page = fs.readFileSync(file, 'utf8');
+  const updated = page.replace(/(<!-- catalog:start -->\n)[\s\S]*?(\n<!-- catalog:end -->)/, (_, start: string, end: string) => start + catalogMarkdown() + end);
   fs.writeFileSync(file, updated);
 }
 
-if (require.main === module) updateReadme(process.argv[2] ?? 'README.md');
+if (require.main === module) updateCatalogPage(process.argv[2] ?? 'docs/errors.md');
