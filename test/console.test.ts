@@ -12,7 +12,7 @@
  * error (field error, nothing sent), one the server refuses (its error at the
  * field), then a valid one (in the list and the charts); check the page never
  * scrolls sideways at 375 px; with -token, the token is asked once. The
- * screenshots the README shows are written to test/screenshots/.
+ * screenshots docs/console.md shows are written to test/screenshots/.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
