@@ -120,6 +120,13 @@ async function sessionLoop(server: TestServer, ledger: Ledger, prefix: string): 
   }
 }
 
+/** Waits until `ready()` holds or `limitMs` passed; answers the milliseconds waited. */
+async function waitFor(ready: () => boolean, limitMs: number): Promise<number> {
+  const started = Date.now();
+  while (!ready() && Date.now() - started < limitMs) await sleep(10);
+  return Date.now() - started;
+}
+
 /** Asserts what a restarted server holds against what the clients were told. */
 async function checkAfterRestart(tt: Test, server: TestServer, ledger: Ledger, label: string): Promise<void> {
   const health = await server.get('/health');
@@ -161,11 +168,15 @@ t.test('keeps every acknowledged write through SIGKILL at random moments, and st
   for (const [index, cycle] of cycles.entries()) {
     const prefix = `k${index}`;
     const delay = randomDelay();
+    const ackedBefore = ledger.acked.size;
     const loops = [...Array.from({ length: CLIENTS }, (_, c) => insertLoop(server, ledger, prefix, c)), sessionLoop(server, ledger, prefix)];
     await sleep(delay);
+    // On a loaded machine the first answers can come later than the random moment: a kill before any
+    // acknowledgement checks nothing, so it waits (at most 5 s) for one insert of this cycle and one session overall.
+    const waited = await waitFor(() => ledger.acked.size > ackedBefore && ledger.groupsAcked.size > 0, 5000);
     await kill(server);
     const counts = await Promise.all(loops);
-    tt.comment(`cycle ${index + 1}${cycle.fsync ? ' (-log-fsync)' : ''}: killed after ${delay} ms; requests per client ${counts.join(', ')}`);
+    tt.comment(`cycle ${index + 1}${cycle.fsync ? ' (-log-fsync)' : ''}: killed after ${delay + waited} ms; requests per client ${counts.join(', ')}`);
     tt.ok(counts.slice(0, CLIENTS).some((n) => n > 0), `cycle ${index + 1}: the clients got some inserts through before the kill`);
     const next = cycles[index + 1];
     server = await start(where, [`-log-fsync=${next?.fsync === true}`]);

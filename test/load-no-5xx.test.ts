@@ -1,6 +1,7 @@
 /**
  * Sixteen clients (from sixteen addresses) writing and reading several
- * databases at once for a minute get no 5xx.
+ * databases at once get no 5xx: 15 s in the suite, which reproduced the old
+ * failures every run; LOAD_SECONDS=60 for the longer soak.
  * Two causes of 500s under this load are gone: calls handed to an engine
  * process on its way out of the pool ([SQ9007]), and reads that met a lock
  * another process held for a moment ([SQ9006]). Loopback only, bounded in
@@ -11,11 +12,11 @@ import t from 'tap';
 import { closeClients, postFrom } from './helpers/clients';
 import { startServer } from './helpers/server';
 
-t.setTimeout(150_000);
+const SECONDS = Number(process.env.LOAD_SECONDS ?? 15);
+t.setTimeout((SECONDS + 90) * 1000);
 
 const CLIENTS = 16;
 const DATABASES = 4;
-const SECONDS = 60;
 
 t.test(`${CLIENTS} clients for ${SECONDS} s: no 5xx`, async (t) => {
   const dir = t.testdir();
