@@ -41,12 +41,11 @@ function unmatched(router: Router) {
   };
 }
 
-export function createApp(config: Config, bus: CommandBus, readiness: Readiness): App {
+export function createApp(config: Config, bus: CommandBus, readiness: Readiness, metrics: Metrics = new Metrics()): App {
   const koa = new Koa();
-  const metrics = new Metrics();
   const router = new Router();
   serviceRoutes(router, config, metrics, readiness);
-  databaseRoutes(router, bus);
+  databaseRoutes(router, bus, config.mode === 'single');
   execRoutes(router, bus);
   txRoutes(router, bus);
   pilotRoutes(router, bus);

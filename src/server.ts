@@ -9,7 +9,8 @@ import { useWal } from './engine/connection-pool';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
-import { CommandBus } from './bus/command-bus';
+import { composeServices } from './compose';
+import { Metrics } from './http/metrics';
 import { BoundedReadHost } from './engine/host/bounded-read-host';
 import { ProcessEngineHost } from './engine/host/process-engine-host';
 import { trackConnections } from './http/connection-limit';
@@ -77,23 +78,24 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const repair = logFile === null ? async () => undefined : (db: string) => repairDatabase(config, logFile, db);
   const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
   const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
-  const bus = new CommandBus(config, engine, journal, { repair, log });
+  const metrics = new Metrics();
+  const { bus, writePath } = composeServices(config, engine, journal, { repair, log, observer: metrics });
   let checkpoints: AppliedCheckpoints | undefined;
   const readiness = new Readiness();
-  const { koa } = createApp(config, bus, readiness);
+  const { koa } = createApp(config, bus, readiness, metrics);
   const handle = koa.callback();
   // Koa answers every error itself (errorHandler): the promise is only awaited there.
   const server = http.createServer(connectionTimeouts(config), (req, res) => void handle(req, res));
   trackConnections(server, config.maxConnections);
   const url = await listen(server, config);
-  const snapshots = schedulerFor(config, () => journal.lastSeq, () => bus.writePath.settledThrough());
+  const snapshots = schedulerFor(config, () => journal.lastSeq, () => writePath.settledThrough());
   const ready = (async () => {
     const result = logFile === null || journal.level === 'none' ? { applied: 0, unrecovered: [] } : await recoverDatabases(config, logFile);
     for (const { db, seq, reason } of result.unrecovered) {
-      bus.writePath.markBehind(db, seq);
+      writePath.markBehind(db, seq);
       log(`${db} could not be brought in line with the journal at seq ${seq} (${reason}): its writes are refused until a repair succeeds; reads go on`);
     }
-    if (logFile !== null && journal.level !== 'none') checkpoints = new AppliedCheckpoints(logFile, () => bus.writePath.settledThrough(), log);
+    if (logFile !== null && journal.level !== 'none') checkpoints = new AppliedCheckpoints(logFile, () => writePath.settledThrough(), log);
     readiness.ready = true;
     snapshots?.start();
     return result;
@@ -113,7 +115,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       checkpointAtShutdown(config, (message) => process.stderr.write(`sqlscribe: ${message}\n`));
       await journal.close();
       // Stopped cleanly: every entry written is applied (or voided), so the next start reads nothing old.
-      if (logFile !== null && journal.level !== 'none') writeCheckpoint(logFile, { appliedThrough: bus.writePath.settledThrough() });
+      if (logFile !== null && journal.level !== 'none') writeCheckpoint(logFile, { appliedThrough: writePath.settledThrough() });
       lock.release();
     },
   };

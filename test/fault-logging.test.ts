@@ -58,6 +58,9 @@ t.test('4xx answers leave stderr quiet and errors_total still; a 500 is logged a
   tt.match(server.stderr().slice(stderrBefore.length), /GET \/tables failed: .*\n\s+at /, 'and is logged with its stack');
   const classes = (await server.get('/metrics?format=prometheus')).text;
   tt.match(classes, /^sqlscribe_http_responses_total\{class="4xx"\} \d+$/m, 'responses are counted by class');
+  tt.match(classes, /^sqlscribe_commands_total\{command="exec",outcome="class1"\} [1-9]\d*$/m, 'the bus counts the refused batch by its error class (a syntax error: class 1)');
+  tt.match(classes, /^sqlscribe_commands_total\{command="list-tables",outcome="class9"\} 1$/m, 'and the storage fault by its own');
+  tt.match(classes, /^sqlscribe_command_duration_seconds_count\{command="exec"\} [1-9]\d*$/m, 'and times each command');
 });
 
 /** A GET over a given agent, so that the connection it holds is the one reused. */

@@ -62,4 +62,6 @@ export interface CommandResults {
   'summarize-pilots': PilotSummary;
 }
 
-export type CommandOf<T extends Command['type']> = Extract<Command, { type: T }>;
+export type CommandType = Command['type'];
+
+export type CommandOf<T extends CommandType> = Extract<Command, { type: T }>;

@@ -4,6 +4,8 @@
  */
 import client from 'prom-client';
 import { isServerFault } from './server-fault';
+import type { CommandObserver } from '../bus/middleware/command-metrics';
+import type { CommandType } from '../bus/commands';
 
 /** Size of the latency sample ring. */
 export const LATENCY_SAMPLE_RING = 1024;
@@ -24,7 +26,7 @@ function percentile(sorted: Float64Array, fraction: number): number {
   return Math.round(sorted[rank] as number);
 }
 
-export class Metrics {
+export class Metrics implements CommandObserver {
   private readonly startedMs = Date.now();
   private requestsTotal = 0;
   private errorsTotal = 0;
@@ -35,6 +37,8 @@ export class Metrics {
   private readonly classCounter: client.Counter<'class'>;
   private readonly faultCounter: client.Counter;
   private readonly latencyHistogram: client.Histogram;
+  private readonly commandCounter: client.Counter<'command' | 'outcome'>;
+  private readonly commandHistogram: client.Histogram<'command'>;
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'sqlscribe_' });
@@ -43,6 +47,8 @@ export class Metrics {
     // The same count as errors_total of the JSON record: server faults only, so an alert on it means something broke.
     this.faultCounter = new client.Counter({ name: 'sqlscribe_errors_total', help: 'Responses that were server faults: 5xx other than 503', registers: [this.registry] });
     this.latencyHistogram = new client.Histogram({ name: 'sqlscribe_http_request_duration_seconds', help: 'HTTP request latency', registers: [this.registry] });
+    this.commandCounter = new client.Counter({ name: 'sqlscribe_commands_total', help: 'Commands the bus ran, by command and outcome (ok, the error class such as class3, or fault)', labelNames: ['command', 'outcome'], registers: [this.registry] });
+    this.commandHistogram = new client.Histogram({ name: 'sqlscribe_command_duration_seconds', help: 'Time a command took in the bus, queueing for an engine included', labelNames: ['command'], registers: [this.registry] });
     new client.Gauge({ name: 'sqlscribe_uptime_seconds', help: 'Seconds since start', registers: [this.registry], collect: () => undefined })
       .set(0);
   }
@@ -59,6 +65,11 @@ export class Metrics {
     this.requestCounter.inc({ status: key });
     this.classCounter.inc({ class: `${Math.floor(status / 100)}xx` });
     this.latencyHistogram.observe(latencyMs / 1000);
+  }
+
+  command(type: CommandType, outcome: string, seconds: number): void {
+    this.commandCounter.inc({ command: type, outcome });
+    this.commandHistogram.observe({ command: type }, seconds);
   }
 
   snapshot(): MetricsRecord {

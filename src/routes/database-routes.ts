@@ -10,7 +10,8 @@ import { countQueryValue, queryValue, requiredQueryValue } from './query';
 export const ROWS_DEFAULT_LIMIT = 25;
 export const ROWS_MAX_LIMIT = 1000;
 
-export function databaseRoutes(router: Router, bus: CommandBus): void {
+/** `single`: single-DB mode, where POST /dbs is not allowed. */
+export function databaseRoutes(router: Router, bus: CommandBus, single: boolean): void {
   router.get('/dbs', async (ctx) => {
     const list = await bus.dispatch({ type: 'list-databases' });
     sendJson(ctx, 200, { ok: true, ...list });
@@ -18,7 +19,7 @@ export function databaseRoutes(router: Router, bus: CommandBus): void {
 
   router.post('/dbs', async (ctx) => {
     // The 405 of single-DB mode says what the path still allows (RFC 9110: a 405 carries Allow).
-    if (bus.directory.single) ctx.set('Allow', 'GET, HEAD');
+    if (single) ctx.set('Allow', 'GET, HEAD');
     const body = ctx.request.body as Record<string, unknown> | undefined;
     const created = await bus.dispatch({ type: 'create-database', db: body?.db });
     sendJson(ctx, 201, { ok: true, ...created });

@@ -1,0 +1,14 @@
+/** begin-session, end-session: transactions held open across requests. */
+import type { DatabaseDirectory } from '../../services/database-directory';
+import type { SessionManager } from '../../sessions/session-manager';
+import type { Handlers } from '../command-bus';
+
+export function sessionHandlers(directory: DatabaseDirectory, sessions: SessionManager): Pick<Handlers, 'begin-session' | 'end-session'> {
+  return {
+    'begin-session': ({ db }) => sessions.begin(directory.resolve(db)),
+    'end-session': async ({ session, commit }) => {
+      const ref = await sessions.end(session, commit);
+      return { db: ref.name, message: commit ? 'COMMIT' : 'ROLLBACK' };
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * The composition root: which service gets which dependency, and the
+ * command bus's handlers and middleware, in one place. Everything below is
+ * built here and nowhere else; server.ts starts and stops what this returns.
+ */
+import type { Journal } from '../journal/journal';
+import type { EngineHost } from './engine/protocol';
+import type { Config } from './options';
+import { CommandBus, type Middleware } from './bus/command-bus';
+import { databaseHandlers } from './bus/handlers/database-handlers';
+import { execHandlers } from './bus/handlers/exec-handlers';
+import { pilotHandlers } from './bus/handlers/pilot-handlers';
+import { sessionHandlers } from './bus/handlers/session-handlers';
+import { commandMetrics, type CommandObserver } from './bus/middleware/command-metrics';
+import { refuseStoppedCalls } from './bus/middleware/stopped-calls';
+import { BatchRunner } from './services/batch-runner';
+import { DatabaseDirectory } from './services/database-directory';
+import { DatabaseLifecycle } from './services/database-lifecycle';
+import { WriteLocks } from './services/write-locks';
+import { WritePath } from './services/write-path';
+import { PilotService } from './pilots/pilot-service';
+import { PilotStore } from './pilots/pilot-store';
+import { SessionManager } from './sessions/session-manager';
+
+export interface ServiceHooks {
+  /** Brings one database back in line with the journal (it lacks durable entries that could not be voided). */
+  repair(db: string): Promise<void>;
+  /** Told of failures that reach no client. */
+  log(message: string): void;
+  /** Told of every command's type, outcome and duration. */
+  observer: CommandObserver;
+}
+
+export interface Services {
+  readonly bus: CommandBus;
+  /** The one owner of "durable before applied": the server asks it how far the databases are settled. */
+  readonly writePath: WritePath;
+}
+
+export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks): Services {
+  const { lockTimeoutMs, maxResultRows, maxResultBytes } = config;
+  const directory = new DatabaseDirectory(config);
+  const writePath = new WritePath(journal, hooks);
+  const locks = new WriteLocks();
+  const batches = new BatchRunner(engine, journal, writePath, locks, { lockTimeoutMs, maxResultRows, maxResultBytes });
+  const lifecycle = new DatabaseLifecycle(directory, engine, writePath, locks, lockTimeoutMs);
+  const sessions = new SessionManager(engine, locks, writePath, { idleTimeoutMs: config.sessionTimeoutMs, lockTimeoutMs, maxResultRows, maxResultBytes });
+  const pilots = new PilotService(new PilotStore(directory, batches, lifecycle));
+
+  const handlers = {
+    ...databaseHandlers({ directory, lifecycle, engine }),
+    ...execHandlers({ directory, lifecycle, batches, sessions, writePath, maxStatements: config.maxStatements }),
+    ...sessionHandlers(directory, sessions),
+    ...pilotHandlers(pilots),
+  };
+  // Outermost first: every command is counted, even one refused because its request had already stopped.
+  const middleware: Middleware[] = [commandMetrics(hooks.observer), refuseStoppedCalls];
+  const close = async (): Promise<void> => {
+    await sessions.shutdown();
+    await engine.close();
+  };
+  return { bus: new CommandBus(handlers, middleware, close), writePath };
+}
