@@ -1,15 +1,52 @@
-/** The messages between the parent and an engine process. */
+/**
+ * The one definition of what the server may ask an engine process: each
+ * method's arguments and answer. The process side (engine-process.ts) must
+ * answer every method with exactly these types, and the host side
+ * (process-engine-host.ts) can only send a method with its own arguments
+ * and is handed its own answer: the compiler checks both against this table.
+ * Adding a method is a line here and a line there.
+ */
 import type { EngineErrorData } from '../../errors';
+import type { ExecRequest, GroupOutcome, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type { TableSchema } from '../schema';
 
-export type EngineMethod =
-  | 'exec' | 'execHeldGroup' | 'commitHeld' | 'rollbackHeld' | 'journalPosition'
-  | 'tables' | 'schema' | 'rows' | 'createDatabase' | 'closeDatabase'
-  | 'beginSession' | 'execInSession' | 'endSession';
+/** Arguments and answers must survive structured clone: plain data only, `null` rather than `undefined` for "none". */
+export interface EngineMethods {
+  /** A batch in its own transaction, committed. */
+  exec(request: ExecRequest): StatementResult[];
+  /** Batches in one transaction, each in a savepoint, left open for commitHeld or rollbackHeld. */
+  execHeldGroup(requests: readonly ExecRequest[]): GroupOutcome[];
+  commitHeld(seq: number): void;
+  rollbackHeld(): void;
+  journalPosition(file: string): JournalPosition;
+  tables(file: string): TableSchema[];
+  schema(file: string, table: string): TableSchema | null;
+  rows(request: RowsRequest): RowPage;
+  createDatabase(file: string, createdSeq?: number): void;
+  closeDatabase(file: string): void;
+  /** A transaction held open across calls (a session) on this process. */
+  beginSession(file: string): void;
+  execInSession(request: ExecRequest): StatementResult[];
+  endSession(commit: boolean, seq?: number): void;
+}
 
-export interface EngineCall {
-  id: number;
-  method: EngineMethod;
-  args: unknown[];
+export type EngineMethod = keyof EngineMethods;
+export type ArgsOf<M extends EngineMethod> = Parameters<EngineMethods[M]>;
+export type AnswerOf<M extends EngineMethod> = ReturnType<EngineMethods[M]>;
+
+/** A method with its arguments; `method` and `args` always agree. */
+export type EngineRequest = { [M in EngineMethod]: { readonly method: M; readonly args: ArgsOf<M> } }[EngineMethod];
+
+/** A request as it crosses to the process, numbered so that its reply finds it. */
+export type EngineCall = EngineRequest & { readonly id: number };
+
+/**
+ * The request for `method`. A generic method cannot be checked against the
+ * union by the compiler; the signature does the checking, so the widening
+ * happens here only.
+ */
+export function requestOf<M extends EngineMethod>(method: M, args: ArgsOf<M>): EngineRequest {
+  return { method, args } as EngineRequest;
 }
 
 export type EngineReply =

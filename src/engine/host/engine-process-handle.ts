@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { EngineError } from '../../errors';
-import type { EngineCall, EngineMethod, EngineReply } from './engine-messages';
+import type { EngineCall, EngineReply, EngineRequest } from './engine-messages';
 import { nowUs, ProgressBoard } from './progress-board';
 import { stopError, stopOf } from './request-stop';
 
@@ -41,8 +41,7 @@ export const LONG_CALL_MS = 250;
 const LONG_CALL_NICENESS = 10;
 
 export interface PendingCall {
-  readonly method: EngineMethod;
-  readonly args: unknown[];
+  readonly request: EngineRequest;
   resolve(value: unknown): void;
   reject(error: EngineError): void;
   /** The request's signal (CallContext): its abort stops the call, and the process with it. */
@@ -127,7 +126,7 @@ export class EngineProcessHandle {
     const detach = this.watch(call, id);
     const long = setTimeout(() => this.setNiceness(LONG_CALL_NICENESS), LONG_CALL_MS);
     this.current = { call, id, statement: 0, startedUs: nowUs(), timer: this.loaded ? this.deadline(this.queryTimeoutMs) : undefined, calledMs: Date.now(), detach, long };
-    const message: EngineCall = { id, method: call.method, args: call.args };
+    const message: EngineCall = { id, ...call.request };
     this.child.send(message);
   }
 

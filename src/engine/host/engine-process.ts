@@ -4,9 +4,8 @@
  * killing this process (better-sqlite3 cannot interrupt one).
  */
 import { Engine } from '../engine';
-import type { ExecRequest, RowsRequest } from '../protocol';
 import { toEngineError } from '../sqlite-errors';
-import type { EngineCall, EngineReply } from './engine-messages';
+import type { AnswerOf, ArgsOf, EngineCall, EngineMethod, EngineReply } from './engine-messages';
 import { progressWriter } from './progress-board';
 
 // A lock held for a moment by another process (a checkpoint, a last handle closing) is waited out here, not answered as SQLITE_BUSY.
@@ -19,27 +18,33 @@ function send(reply: EngineReply): void {
   process.send?.(reply, undefined, undefined, () => undefined);
 }
 
+/** Reports the statement a call has reached (statement 0 is known to have started when the call was sent). */
+type Progress = (statement: number) => void;
+
+/** How this process answers each method of the protocol; the compiler holds it to engine-messages.ts. */
+const answer: { [M in EngineMethod]: (progress: Progress, ...args: ArgsOf<M>) => AnswerOf<M> } = {
+  exec: (progress, request) => engine.exec(request, progress),
+  execHeldGroup: (progress, requests) => engine.execHeldGroup(requests, progress),
+  commitHeld: (_progress, seq) => engine.commitHeld(seq),
+  rollbackHeld: () => engine.rollbackHeld(),
+  journalPosition: (_progress, file) => engine.journalPosition(file),
+  tables: (_progress, file) => engine.tables(file),
+  schema: (_progress, file, table) => engine.schema(file, table) ?? null,
+  rows: (_progress, request) => engine.rows(request),
+  createDatabase: (_progress, file, createdSeq) => engine.createDatabase(file, createdSeq),
+  closeDatabase: (_progress, file) => engine.closeDatabase(file),
+  beginSession: (_progress, file) => engine.beginSession(file),
+  execInSession: (progress, request) => engine.execInSession(request, progress),
+  endSession: (_progress, commit, seq) => engine.endSession(commit, seq),
+};
+
 function run(call: EngineCall): unknown {
-  const [first, second] = call.args;
-  // Statement 0 is known to have started when the call was sent.
-  const progress = (statement: number): void => {
+  const progress: Progress = (statement) => {
     if (statement > 0) reportProgress(call.id, statement);
   };
-  switch (call.method) {
-    case 'exec': return engine.exec(first as ExecRequest, progress);
-    case 'execHeldGroup': return engine.execHeldGroup(first as ExecRequest[], progress);
-    case 'commitHeld': return engine.commitHeld(first as number);
-    case 'rollbackHeld': return engine.rollbackHeld();
-    case 'journalPosition': return engine.journalPosition(first as string);
-    case 'beginSession': return engine.beginSession(first as string);
-    case 'execInSession': return engine.execInSession(first as ExecRequest, progress);
-    case 'endSession': return engine.endSession(first as boolean, second as number | undefined);
-    case 'tables': return engine.tables(first as string);
-    case 'schema': return engine.schema(first as string, second as string) ?? null;
-    case 'rows': return engine.rows(first as RowsRequest);
-    case 'createDatabase': return engine.createDatabase(first as string, second as number | undefined);
-    case 'closeDatabase': return engine.closeDatabase(first as string);
-  }
+  // One call's method and arguments always agree (EngineCall); the table cannot be indexed by the union without this widening.
+  const method = answer[call.method] as (progress: Progress, ...args: unknown[]) => unknown;
+  return method(progress, ...call.args);
 }
 
 process.on('message', (call: EngineCall) => {

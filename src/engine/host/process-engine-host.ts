@@ -12,7 +12,7 @@
 import { EngineError } from '../../errors';
 import type { CallContext, EngineHost, EngineSession, ExecRequest, GroupOutcome, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
-import type { EngineMethod } from './engine-messages';
+import { requestOf, type AnswerOf, type ArgsOf, type EngineMethod } from './engine-messages';
 import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
 import { EngineShares } from './engine-shares';
 import { stopError, stopOf } from './request-stop';
@@ -181,21 +181,23 @@ export class ProcessEngineHost implements EngineHost {
   }
 
   /** Runs a call on one given process, after its current call if it has one. */
-  callOn<T>(handle: EngineProcessHandle, method: EngineMethod, args: unknown[], signal?: AbortSignal): Promise<T> {
-    return new Promise<T>((resolve, reject) => handle.runOwn({ method, args, resolve, reject, ...(signal && { signal }) }));
+  callOn<M extends EngineMethod>(handle: EngineProcessHandle, method: M, args: ArgsOf<M>, signal?: AbortSignal): Promise<AnswerOf<M>> {
+    const request = requestOf(method, args);
+    return new Promise((resolve, reject) => handle.runOwn({ request, resolve, reject, ...(signal && { signal }) }));
   }
 
-  private call<T>(method: EngineMethod, args: unknown[], context: CallContext = {}): Promise<T> {
+  private call<M extends EngineMethod>(method: M, args: ArgsOf<M>, context: CallContext = {}): Promise<AnswerOf<M>> {
     if (this.closing) return Promise.reject(new EngineError('NOT_READY'));
     const { client, signal } = context;
-    return new Promise<T>((resolve, reject) => {
+    const request = requestOf(method, args);
+    return new Promise((resolve, reject) => {
       let startedMs = 0;
       const done = <V>(settle: (value: V) => void) => (value: V): void => {
         this.shares.give(client, Date.now() - startedMs);
         settle(value);
         this.pump();
       };
-      const call: PendingCall = { method, args, resolve: done(resolve as (value: unknown) => void), reject: done(reject), ...(signal && { signal }) };
+      const call: PendingCall = { request, resolve: done(resolve as (value: unknown) => void), reject: done(reject), ...(signal && { signal }) };
       const start = (handle: EngineProcessHandle): void => {
         startedMs = Date.now();
         this.shares.take(client);
@@ -216,13 +218,16 @@ export class ProcessEngineHost implements EngineHost {
     const giveBack = (): void => this.unreserve(handle, context.client, Date.now() - reservedMs);
     let outcomes: GroupOutcome[];
     try {
-      outcomes = await this.callOn<GroupOutcome[]>(handle, 'execHeldGroup', [requests], context.signal);
+      outcomes = await this.callOn(handle, 'execHeldGroup', [requests], context.signal);
     } catch (error) {
       giveBack();
       throw error;
     }
-    const finish = (method: EngineMethod, ...args: unknown[]): Promise<void> => this.callOn<void>(handle, method, args).finally(giveBack);
-    return { outcomes, commit: (seq) => finish('commitHeld', seq), rollback: () => finish('rollbackHeld') };
+    return {
+      outcomes,
+      commit: (seq) => this.callOn(handle, 'commitHeld', [seq]).finally(giveBack),
+      rollback: () => this.callOn(handle, 'rollbackHeld', []).finally(giveBack),
+    };
   }
 
   /** A process of the pool, reserved for the caller (and counted to its client) until unreserve. */
@@ -259,7 +264,7 @@ export class ProcessEngineHost implements EngineHost {
   }
 
   async schema(file: string, table: string): Promise<TableSchema | undefined> {
-    return (await this.call<TableSchema | null>('schema', [file, table])) ?? undefined;
+    return (await this.call('schema', [file, table])) ?? undefined;
   }
 
   rows(request: RowsRequest, context?: CallContext): Promise<RowPage> {
