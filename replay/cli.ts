@@ -12,7 +12,8 @@ import { engineVersions } from '../src/engine/engine-versions';
 import { JournalError, readJournal, type JournalContents } from '../journal/reader';
 import type { JournalEntry, JournalHeader } from '../journal/record';
 import { rebuild } from './rebuild';
-import { parseReplayOptions, REPLAY_USAGE, ReplayUsageError, type ReplayOptions } from './replay-options';
+import { OptionsError } from '../src/options-values';
+import { parseReplayOptions, REPLAY_USAGE, type ReplayOptions } from './replay-options';
 import { compareDatabases } from './verify';
 import { ReplayError } from './apply-entries';
 import { copyRound, planRestore, TooOldError } from './restore-plan';
@@ -111,7 +112,7 @@ async function main(): Promise<number> {
     }
     return await run(options);
   } catch (error) {
-    if (error instanceof ReplayUsageError || error instanceof EngineError) say(`${error.message} (run with -h for help)`);
+    if (error instanceof OptionsError || error instanceof EngineError) say(`${error.message} (run with -h for help)`);
     else if (error instanceof JournalError || error instanceof Refusal || error instanceof ReplayError || error instanceof TooOldError) say(error.message);
     else throw error;
     return 2;

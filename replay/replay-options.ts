@@ -1,6 +1,8 @@
-/** The replay tool's command line, Go-style like the server's. */
+/** The replay tool's command line: its flags, read by the same parser as the server's. */
 import path from 'node:path';
-import { normalizeDatabaseName } from '../src/services/database-directory';
+import { asksForHelp, flagHelp, flagValue, scanFlags, type FlagTable } from '../src/command-line';
+import { normalizeDatabaseName } from '../src/database-names';
+import { OptionsError, parseBoolean, quote } from '../src/options-values';
 
 export interface ReplayOptions {
   readonly logFile: string;
@@ -15,79 +17,61 @@ export interface ReplayOptions {
   readonly snapshotDir: string | null;
 }
 
-export class ReplayUsageError extends Error {}
+const FLAGS: FlagTable = {
+  'log-file': { arg: '<journal>', help: 'the active journal file (required)' },
+  out: { arg: '<dir>', help: 'where the rebuilt databases go; it must hold no database yet (required)' },
+  db: { arg: '<name>', help: 'rebuild only this database', default: 'every database' },
+  until: { arg: '<seq|time>', help: 'stop at this seq, or at this ISO time (point-in-time restore)', default: 'the end of the journal' },
+  verify: { arg: '<file|dir>', help: 'compare the rebuild with live database files; exit 1 at the first difference' },
+  force: { arg: null, help: 'replay a journal written by another better-sqlite3, SQLite or time zone', default: 'false' },
+  'snapshot-dir': { arg: '<dir>', help: 'where the server\'s snapshots are', default: 'snapshots beside the journal file' },
+  'no-snapshots': { arg: null, help: 'ignore snapshots: rebuild from the journal alone (it must start at seq 1)', default: 'false' },
+};
 
-export const REPLAY_USAGE = `Usage: npm run replay -- -log-file <journal> -out <dir> [-db <name>] [-until <seq|ISO time>] [-verify <file|dir>] [-force]
-       [-snapshot-dir <dir> | -no-snapshots]
-
-Rebuilds databases from a sqlscribe statement journal (the file -log-file names and its rotated
-siblings, compressed or not) into <dir>, which must hold no database yet. It starts from the newest
-snapshot at or before the target, when there is one, and applies the journal after it.
-
-  -log-file <journal>   the active journal file
-  -out <dir>            where the rebuilt databases go
-  -db <name>            rebuild only this database
-  -until <seq|time>     stop at this seq, or at this ISO time (point-in-time restore)
-  -verify <file|dir>    compare the rebuild with live database files; exit 1 at the first difference
-  -force                replay a journal written by another better-sqlite3, SQLite or time zone
-  -snapshot-dir <dir>   where the server's snapshots are (default: snapshots beside the journal file)
-  -no-snapshots         ignore snapshots: rebuild from the journal alone (it must start at seq 1)
-
-Exit codes: 0 done (and equal, with -verify), 1 the rebuild differs from the live files, 2 the
-command line or the journal is not usable, or the target is older than what is kept.
-`;
-
-const STRING_FLAGS = new Set(['log-file', 'out', 'db', 'until', 'verify', 'snapshot-dir']);
-const BOOLEAN_FLAGS = new Set(['force', 'no-snapshots']);
+export const REPLAY_USAGE = [
+  'Usage: npm run replay -- -log-file <journal> -out <dir> [flags]',
+  '',
+  'Rebuilds databases from a sqlscribe statement journal (the file -log-file names and its rotated',
+  'siblings, compressed or not) into <dir>. It starts from the newest snapshot at or before the',
+  'target, when there is one, and applies the journal after it.',
+  '',
+  'Flags:',
+  ...flagHelp(FLAGS),
+  '',
+  'Exit codes: 0 done (and equal, with -verify), 1 the rebuild differs from the live files, 2 the',
+  'command line or the journal is not usable, or the target is older than what is kept.',
+  '',
+].join('\n');
 
 function parseUntil(text: string): { seq: number } | { time: number } {
   if (/^\d+$/.test(text)) return { seq: Number(text) };
   const time = Date.parse(text);
-  if (Number.isNaN(time)) throw new ReplayUsageError(`-until: expected a seq or an ISO time, got "${text}"`);
+  if (Number.isNaN(time)) throw new OptionsError(`expected a seq or an ISO time, got ${quote(text)}`);
   return { time };
 }
 
-function readFlags(argv: readonly string[]): Map<string, string | true> {
-  const flags = new Map<string, string | true>();
-  for (let i = 0; i < argv.length; i++) {
-    const match = /^--?([a-z-]+)(?:=(.*))?$/.exec(argv[i] as string);
-    if (!match) throw new ReplayUsageError(`unexpected argument "${argv[i]}"`);
-    const [, name = '', inline] = match;
-    if (name === 'h' || name === 'help') return new Map([['help', true]]);
-    if (!STRING_FLAGS.has(name) && !BOOLEAN_FLAGS.has(name)) throw new ReplayUsageError(`unknown flag -${name}`);
-    if (flags.has(name)) throw new ReplayUsageError(`-${name} given twice`);
-    if (BOOLEAN_FLAGS.has(name)) flags.set(name, true);
-    else if (inline !== undefined) flags.set(name, inline);
-    else if (i + 1 < argv.length) flags.set(name, argv[++i] as string);
-    else throw new ReplayUsageError(`-${name}: missing value`);
-  }
-  return flags;
-}
-
+/** @throws OptionsError (or the EngineError of a bad -db name) with a one-line message. */
 export function parseReplayOptions(argv: readonly string[], cwd: string): ReplayOptions | 'help' {
-  const flags = readFlags(argv);
-  if (flags.has('help')) return 'help';
-  const text = (name: string): string | null => {
-    const value = flags.get(name);
-    return typeof value === 'string' ? value : null;
+  if (asksForHelp(argv)) return 'help';
+  const raw = scanFlags(argv, FLAGS, 'replay');
+  const resolve = (text: string): string => {
+    if (text === '') throw new OptionsError('expected a path, got ""');
+    return path.resolve(cwd, text);
   };
-  const logFile = text('log-file');
-  const out = text('out');
-  if (logFile === null) throw new ReplayUsageError('-log-file is required');
-  if (out === null) throw new ReplayUsageError('-out is required');
-  const db = text('db');
-  const until = text('until');
-  const verify = text('verify');
-  const snapshotDir = text('snapshot-dir');
-  if (snapshotDir !== null && flags.has('no-snapshots')) throw new ReplayUsageError('-snapshot-dir and -no-snapshots cannot be used together');
-  const resolvedLog = path.resolve(cwd, logFile);
+  const logFile = flagValue<string | null>(raw, 'log-file', resolve, null);
+  const out = flagValue<string | null>(raw, 'out', resolve, null);
+  if (logFile === null) throw new OptionsError('-log-file is required');
+  if (out === null) throw new OptionsError('-out is required');
+  const noSnapshots = flagValue(raw, 'no-snapshots', parseBoolean, false);
+  const snapshotDir = flagValue<string | null>(raw, 'snapshot-dir', resolve, null);
+  if (snapshotDir !== null && noSnapshots) throw new OptionsError('-snapshot-dir and -no-snapshots cannot be used together');
   return Object.freeze({
-    logFile: resolvedLog,
-    out: path.resolve(cwd, out),
-    db: db === null ? null : normalizeDatabaseName(db),
-    until: until === null ? null : parseUntil(until),
-    verify: verify === null ? null : path.resolve(cwd, verify),
-    force: flags.get('force') === true,
-    snapshotDir: flags.has('no-snapshots') ? null : path.resolve(cwd, snapshotDir ?? path.join(path.dirname(resolvedLog), 'snapshots')),
+    logFile,
+    out,
+    db: flagValue<string | null>(raw, 'db', normalizeDatabaseName, null),
+    until: flagValue<ReplayOptions['until']>(raw, 'until', parseUntil, null),
+    verify: flagValue<string | null>(raw, 'verify', resolve, null),
+    force: flagValue(raw, 'force', parseBoolean, false),
+    snapshotDir: noSnapshots ? null : snapshotDir ?? path.join(path.dirname(logFile), 'snapshots'),
   });
 }

@@ -1,14 +1,15 @@
 /**
  * Start-up flags → one frozen {@link Config}.
  *
- * Sectioned like better-sqlite3's constructor: scan the command line into raw
- * values, interpret each flag (every check names it), then validate the
- * combination. Later code takes only the resolved `Config`.
+ * The server's flags and what their values mean; scanning the command line
+ * is command-line.ts's, shared with the replay tool. Each flag is interpreted
+ * on its own (every check names it), then the combination is validated.
+ * Later code takes only the resolved `Config`.
  */
 import * as path from 'node:path';
+import { asksForHelp, flagHelp, flagValue, scanFlags, type FlagTable, type RawFlags } from './command-line';
 import {
-  OptionsError, editDistance, parseAddress, parseBoolean, parseDuration, parsePositiveInteger,
-  parseSize, quote,
+  OptionsError, parseAddress, parseBoolean, parseDuration, parsePositiveInteger, parseSize, quote,
 } from './options-values';
 
 export { OptionsError, parseDuration, parseSize } from './options-values';
@@ -81,22 +82,15 @@ export type LogRetain = { readonly files: number } | { readonly ms: number };
 
 export type ParsedCommandLine = { kind: 'help'; usage: string } | { kind: 'config'; config: Config };
 
-interface FlagSpec {
-  /** `bool` flags take no separate argument: bare, or `-flag=true|false`. */
-  readonly arg: string | null;
-  readonly help: string;
-  readonly default?: string;
-}
-
-const FLAGS: Readonly<Record<string, FlagSpec>> = {
+const FLAGS: FlagTable = {
   db: { arg: '<file>', help: 'single-DB mode: serve this database file' },
   dir: { arg: '<directory>', help: 'multi-DB mode: serve the databases in this directory', default: './data' },
   addr: { arg: '<host:port>', help: 'listen address; :port listens on all interfaces, [::1]:port for IPv6', default: '127.0.0.1:8080' },
   token: { arg: '<value>', help: 'require this token (X-Service-Token or Authorization: Bearer)', default: 'none: no authentication' },
   'max-connections': { arg: '<N>', help: 'ceiling of simultaneous client connections', default: '64' },
   'log-json': { arg: null, help: 'write one JSON line per request to standard output', default: 'false' },
-  'log-file': { arg: '<path>', help: 'statement journal (JSONL, rotated by size)', default: './data/journal/statements.jsonl without -db and -dir, else none' },
-  'log-level': { arg: '<none|error|mod|all>', help: 'what the journal records', default: 'mod with a journal, else none' },
+  'log-file': { arg: '<path>', help: 'statement journal (JSONL, rotated by size); -log-level none without it runs with no journal', default: '<data directory>/journal/statements.jsonl' },
+  'log-level': { arg: '<none|error|mod|all>', help: 'what the journal records', default: 'mod' },
   'log-max-size': { arg: '<size>', help: 'rotate the journal at this size (bytes, or 512K, 10M, 1G)', default: '10M' },
   'log-fsync': { arg: null, help: 'sync the journal to disk before answering (concurrent requests share one sync); =false trades power-cut safety for speed', default: 'true with a journal' },
   'log-compress': { arg: null, help: 'gzip rotated journal files', default: 'false' },
@@ -116,11 +110,9 @@ const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'max-result-rows': { arg: '<N>', help: 'most rows one statement may return', default: '10000' },
   'max-statements': { arg: '<N>', help: 'most statements in one /exec batch', default: '1000' },
 };
-const HELP_ARGS = new Set(['-h', '--h', '-help', '--help']);
 const LOG_LEVELS: readonly LogLevel[] = ['none', 'error', 'mod', 'all'];
 // setTimeout fires at once for delays above 2^31-1 ms, so a longer timeout would mean "none".
 const MAX_DURATION_MS = 2 ** 31 - 1;
-const DEFAULT_JOURNAL = path.join('data', 'journal', 'statements.jsonl');
 
 /** The help text printed by `-h`: every flag with its default. */
 export function usage(): string {
@@ -133,12 +125,7 @@ export function usage(): string {
     '',
     'Flags:',
   ];
-  for (const [name, spec] of Object.entries(FLAGS)) {
-    lines.push(`  -${name}${spec.arg === null ? '' : ` ${spec.arg}`}`);
-    lines.push(`        ${spec.help}${spec.default === undefined ? '' : ` (default ${spec.default})`}`);
-  }
-  lines.push('  -h, -help', '        print this help and exit');
-  return lines.join('\n') + '\n';
+  return [...lines, ...flagHelp(FLAGS)].join('\n') + '\n';
 }
 
 /**
@@ -146,91 +133,11 @@ export function usage(): string {
  * @throws OptionsError with a one-line message naming the flag at fault.
  */
 export function parseCommandLine(argv: readonly string[], cwd: string): ParsedCommandLine {
-  const end = argv.indexOf('--');
-  if (argv.slice(0, end === -1 ? argv.length : end).some((arg) => HELP_ARGS.has(arg))) {
-    return { kind: 'help', usage: usage() };
-  }
-  return { kind: 'config', config: interpret(scan(argv), path.resolve(cwd)) };
-}
-
-// ── 1. Scan: argv → raw text of each flag ─────────────────────────────────────
-
-type RawFlags = ReadonlyMap<string, string>;
-
-function scan(argv: readonly string[]): RawFlags {
-  const raw = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '--') {
-      const extra = argv[i + 1];
-      if (extra !== undefined) throw positional(extra);
-      break;
-    }
-    const m = /^(--?)([^-=][^=]*)(?:=([\s\S]*))?$/.exec(arg);
-    if (m === null) throw positional(arg, argv[i - 1]);
-    const [, dashes = '-', name = '', inline] = m;
-    const spec = lookup(dashes, name);
-    if (raw.has(name)) throw new OptionsError(`-${name}: given more than once`);
-    if (inline !== undefined || spec.arg === null) {
-      raw.set(name, inline ?? 'true');
-      continue;
-    }
-    const next = argv[i + 1];
-    if (next === undefined || isKnownFlag(next)) {
-      throw new OptionsError(`-${name}: missing value (usage: -${name} ${spec.arg})`);
-    }
-    raw.set(name, next);
-    i++;
-  }
-  return raw;
-}
-
-function positional(arg: string, previous?: string): OptionsError {
-  // `-log-json false` is a classic slip: boolean flags take their value only after '='.
-  const bool = previous === undefined ? undefined : /^--?([^=]+)$/.exec(previous)?.[1];
-  if (bool !== undefined && FLAGS[bool]?.arg === null) {
-    return new OptionsError(`unexpected argument ${quote(arg)}: write -${bool}=${arg} (a boolean flag takes no separate value)`);
-  }
-  return new OptionsError(`unexpected argument ${quote(arg)}: sqlscribe takes only flags (see -h)`);
-}
-
-function lookup(dashes: string, name: string): FlagSpec {
-  const spec = Object.prototype.hasOwnProperty.call(FLAGS, name) ? FLAGS[name] : undefined;
-  if (spec !== undefined) return spec;
-  const guess = suggest(name);
-  const hint = guess === null ? ' (see -h for the list)' : ` (did you mean -${guess}?)`;
-  throw new OptionsError(`unknown flag ${dashes}${name}${hint}`);
-}
-
-/** The closest known flag within edit distance 2, if the typo is not most of the name. */
-function suggest(name: string): string | null {
-  let best: string | null = null;
-  let bestDistance = 3;
-  for (const candidate of [...Object.keys(FLAGS), 'help']) {
-    const distance = editDistance(name, candidate);
-    if (distance < bestDistance && distance < name.length) [best, bestDistance] = [candidate, distance];
-  }
-  return best;
-}
-
-/** A missing value is reported rather than swallowing the next flag as the value. */
-function isKnownFlag(arg: string): boolean {
-  const m = /^--?([^=]+)/.exec(arg);
-  return m !== null && (Object.prototype.hasOwnProperty.call(FLAGS, m[1] as string) || HELP_ARGS.has(arg));
+  if (asksForHelp(argv)) return { kind: 'help', usage: usage() };
+  return { kind: 'config', config: interpret(scanFlags(argv, FLAGS, 'sqlscribe'), path.resolve(cwd)) };
 }
 
 // ── 2. Interpret: each flag on its own, every message naming it ──────────────
-
-function value<T>(raw: RawFlags, name: string, convert: (text: string) => T, fallback: T): T {
-  const text = raw.get(name);
-  if (text === undefined) return fallback;
-  try {
-    return convert(text);
-  } catch (err) {
-    // Every converter here throws an OptionsError saying what it expected; add whose value it was.
-    throw new OptionsError(`-${name}: ${(err as Error).message}`);
-  }
-}
 
 const nonEmpty = (text: string): string => {
   if (text === '') throw new OptionsError('expected a non-empty value');
@@ -289,30 +196,30 @@ const logLevel = (text: string): LogLevel => {
 
 function interpret(raw: RawFlags, cwd: string): Config {
   const resolve = (text: string): string => path.resolve(cwd, nonEmpty(text));
-  const address = value(raw, 'addr', parseAddress, { host: '127.0.0.1', port: 8080 });
+  const address = flagValue(raw, 'addr', parseAddress, { host: '127.0.0.1', port: 8080 });
   const storage = resolveStorage(raw, resolve, cwd);
-  const journal = resolveJournal(raw, resolve, cwd, storage.dbFile);
+  const journal = resolveJournal(raw, resolve, storage);
   return Object.freeze({
     ...storage,
     host: address.host,
     port: address.port,
-    token: value<string | null>(raw, 'token', nonEmpty, null),
-    maxConnections: value(raw, 'max-connections', parsePositiveInteger, 64),
-    logJson: value(raw, 'log-json', parseBoolean, false),
+    token: flagValue<string | null>(raw, 'token', nonEmpty, null),
+    maxConnections: flagValue(raw, 'max-connections', parsePositiveInteger, 64),
+    logJson: flagValue(raw, 'log-json', parseBoolean, false),
     ...journal,
     ...resolveSnapshots(raw, resolve, journal.logFile, journal.logLevel),
-    queryTimeoutMs: value(raw, 'query-timeout', durationMs, 5000),
-    lockTimeoutMs: value(raw, 'lock-timeout', durationMs, 5000),
-    sessionTimeoutMs: value(raw, 'session-timeout', durationMs, 300_000),
-    requestTimeoutMs: value(raw, 'request-timeout', durationMs, 30_000),
-    clientShare: value(raw, 'client-share', fraction, 0.5),
-    headerTimeoutMs: value(raw, 'header-timeout', durationMs, 5000),
-    bodyTimeoutMs: value(raw, 'body-timeout', durationMs, 30_000),
-    idleTimeoutMs: value(raw, 'idle-timeout', durationMs, 5000),
-    maxBodyBytes: value(raw, 'max-body-bytes', positiveSize, 1024 * 1024),
-    maxResultRows: value(raw, 'max-result-rows', parsePositiveInteger, 10_000),
-    maxResultBytes: value(raw, 'max-result-bytes', positiveSize, 16 * 1024 * 1024),
-    maxStatements: value(raw, 'max-statements', parsePositiveInteger, 1000),
+    queryTimeoutMs: flagValue(raw, 'query-timeout', durationMs, 5000),
+    lockTimeoutMs: flagValue(raw, 'lock-timeout', durationMs, 5000),
+    sessionTimeoutMs: flagValue(raw, 'session-timeout', durationMs, 300_000),
+    requestTimeoutMs: flagValue(raw, 'request-timeout', durationMs, 30_000),
+    clientShare: flagValue(raw, 'client-share', fraction, 0.5),
+    headerTimeoutMs: flagValue(raw, 'header-timeout', durationMs, 5000),
+    bodyTimeoutMs: flagValue(raw, 'body-timeout', durationMs, 30_000),
+    idleTimeoutMs: flagValue(raw, 'idle-timeout', durationMs, 5000),
+    maxBodyBytes: flagValue(raw, 'max-body-bytes', positiveSize, 1024 * 1024),
+    maxResultRows: flagValue(raw, 'max-result-rows', parsePositiveInteger, 10_000),
+    maxResultBytes: flagValue(raw, 'max-result-bytes', positiveSize, 16 * 1024 * 1024),
+    maxStatements: flagValue(raw, 'max-statements', parsePositiveInteger, 1000),
   });
 }
 
@@ -324,31 +231,36 @@ function resolveStorage(raw: RawFlags, resolve: Resolve, cwd: string): Pick<Conf
   if (raw.has('db') && raw.has('dir')) {
     throw new OptionsError('-db and -dir cannot be used together: -db serves one file, -dir a directory of databases');
   }
-  const dbFile = value<string | null>(raw, 'db', resolve, null);
+  const dbFile = flagValue<string | null>(raw, 'db', resolve, null);
   if (dbFile !== null) return { mode: 'single', dbFile, dir: path.dirname(dbFile) };
-  return { mode: 'multi', dbFile: null, dir: value(raw, 'dir', resolve, path.join(cwd, 'data')) };
+  return { mode: 'multi', dbFile: null, dir: flagValue(raw, 'dir', resolve, path.join(cwd, 'data')) };
 }
 
 type JournalConfig = Pick<Config, 'logFile' | 'logLevel' | 'logMaxSize' | 'logFsync' | 'logCompress'>;
 
-function resolveJournal(raw: RawFlags, resolve: Resolve, cwd: string, dbFile: string | null): JournalConfig {
-  // The embedded default: only when nothing chose a mode or a journal.
-  const embedded = !raw.has('db') && !raw.has('dir') && !raw.has('log-file');
-  const logFile = embedded ? path.join(cwd, DEFAULT_JOURNAL) : value<string | null>(raw, 'log-file', resolve, null);
-  const level = value(raw, 'log-level', logLevel, logFile === null ? 'none' : 'mod');
-  const logFsync = value(raw, 'log-fsync', parseBoolean, true);
-  const logCompress = value(raw, 'log-compress', parseBoolean, false);
+/**
+ * The journal is on unless asked off: an event-sourced service records its
+ * events by default, in every mode, under the data directory (for -db, the
+ * database file's directory). `-log-level none` without `-log-file` runs
+ * with no journal at all.
+ */
+function resolveJournal(raw: RawFlags, resolve: Resolve, storage: Pick<Config, 'dir' | 'dbFile'>): JournalConfig {
+  const { dir, dbFile } = storage;
+  const level = flagValue(raw, 'log-level', logLevel, 'mod');
+  const off = level === 'none' && !raw.has('log-file');
+  const logFile = off ? null : flagValue(raw, 'log-file', resolve, path.join(dir, 'journal', 'statements.jsonl'));
+  const logFsync = flagValue(raw, 'log-fsync', parseBoolean, true);
+  const logCompress = flagValue(raw, 'log-compress', parseBoolean, false);
   if (logFile === null) {
-    if (logCompress) throw new OptionsError('-log-compress: needs a journal; add -log-file <path>');
-    if (level !== 'none') throw new OptionsError(`-log-level: ${quote(level)} needs a journal; add -log-file <path>`);
-    if (raw.has('log-max-size')) throw new OptionsError('-log-max-size: needs a journal; add -log-file <path>');
-    // Only an explicit -log-fsync asks for a journal: the default must not stop `-dir x` from starting.
-    if (raw.has('log-fsync') && logFsync) throw new OptionsError('-log-fsync: needs a journal; add -log-file <path>');
+    if (logCompress) throw new OptionsError('-log-compress: needs a journal; -log-level none turned it off');
+    if (raw.has('log-max-size')) throw new OptionsError('-log-max-size: needs a journal; -log-level none turned it off');
+    // Only an explicit -log-fsync asks for a journal: the default must not stop `-log-level none` from starting.
+    if (raw.has('log-fsync') && logFsync) throw new OptionsError('-log-fsync: needs a journal; -log-level none turned it off');
   }
   if (logFile !== null && logFile === dbFile) {
     throw new OptionsError('-log-file: must not be the database file given to -db');
   }
-  const logMaxSize = value(raw, 'log-max-size', positiveSize, 10 * 1024 * 1024);
+  const logMaxSize = flagValue(raw, 'log-max-size', positiveSize, 10 * 1024 * 1024);
   // Without a journal there is nothing to sync, so the config says so.
   return { logFile, logLevel: level, logMaxSize, logFsync: logFile !== null && logFsync, logCompress };
 }
@@ -356,14 +268,14 @@ function resolveJournal(raw: RawFlags, resolve: Resolve, cwd: string, dbFile: st
 type SnapshotConfig = Pick<Config, 'snapshotEvery' | 'snapshotDir' | 'logRetain'>;
 
 function resolveSnapshots(raw: RawFlags, resolve: Resolve, logFile: string | null, level: LogLevel): SnapshotConfig {
-  const every = value<SnapshotEvery | null>(raw, 'snapshot-every', snapshotEvery, null);
-  const retain = value<LogRetain | null>(raw, 'log-retain', logRetain, null);
-  const dir = value<string | null>(raw, 'snapshot-dir', resolve, null);
+  const every = flagValue<SnapshotEvery | null>(raw, 'snapshot-every', snapshotEvery, null);
+  const retain = flagValue<LogRetain | null>(raw, 'log-retain', logRetain, null);
+  const dir = flagValue<string | null>(raw, 'snapshot-dir', resolve, null);
   // A snapshot is tagged with journal positions and completed by the journal: without one it restores nothing.
   const journaled = logFile !== null && (level === 'mod' || level === 'all');
   if (!journaled) {
     for (const name of ['snapshot-every', 'snapshot-dir', 'log-retain']) {
-      if (raw.has(name)) throw new OptionsError(`-${name}: needs a journal that records every change; add -log-file <path> (at -log-level mod or all)`);
+      if (raw.has(name)) throw new OptionsError(`-${name}: needs a journal that records every change; run with the journal on (-log-level mod or all)`);
     }
   }
   if (retain !== null && every === null) {

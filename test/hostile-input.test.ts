@@ -98,9 +98,10 @@ async function aftermath(tt: Test): Promise<void> {
   tt.strictSame(tree(root, dataDir), treeBefore, 'no new file in the test directory outside the data directory');
   const newTmp = fs.readdirSync('/tmp').filter((name) => !tmpBefore.has(name) && !planted.has(name));
   tt.strictSame(newTmp.filter((name) => name.includes('sqlscribe-hostile-') || /^(x|y|evil)\.db/.test(name)), [], 'no new file of ours in /tmp');
-  // Besides databases, only the server's own lock on its directory.
-  const strays = fs.readdirSync(dataDir).filter((name) => !/^[a-z0-9_-]{1,64}\.db(-wal|-shm|-journal)?$/.test(name) && !/^\.sqlscribe\.lock(\.pid)?$/.test(name));
-  tt.strictSame(strays, [], 'the data directory holds only database files and the lock');
+  // Besides databases, only the server's own lock on its directory and its journal (on by default, under the data directory).
+  const own = (name: string): boolean => /^\.sqlscribe\.lock(\.pid)?$/.test(name) || (name === 'journal' && fs.statSync(path.join(dataDir, name)).isDirectory());
+  const strays = fs.readdirSync(dataDir).filter((name) => !/^[a-z0-9_-]{1,64}\.db(-wal|-shm|-journal)?$/.test(name) && !own(name));
+  tt.strictSame(strays, [], 'the data directory holds only database files, the lock and the journal');
   const keeper = await exec('keeper', 'SELECT id, v FROM rows ORDER BY id');
   tt.equal(keeper.status, 200, `keeper still answers: ${keeper.text.slice(0, 200)}`);
   tt.strictSame(keeper.body?.results?.[0]?.rows, KEEPER_ROWS, "another database's rows are intact");

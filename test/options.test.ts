@@ -39,12 +39,12 @@ t.test('freezes the returned config', async (t) => {
 
 t.test('serves one file in single-DB mode with -db', async (t) => {
   const c = config('-db', 'shop.db');
-  t.match(c, { mode: 'single', dbFile: path.join(CWD, 'shop.db'), dir: CWD, logFile: null, logLevel: 'none' });
+  t.match(c, { mode: 'single', dbFile: path.join(CWD, 'shop.db'), dir: CWD, logFile: path.join(CWD, 'journal', 'statements.jsonl'), logLevel: 'mod' });
   t.equal(config('-db', '/var/lib/x/one.db').dir, path.resolve('/var/lib/x'), 'absolute path kept');
 });
 
 t.test('serves a directory in multi-DB mode with -dir', async (t) => {
-  t.match(config('-dir', 'dbs'), { mode: 'multi', dbFile: null, dir: path.join(CWD, 'dbs'), logFile: null });
+  t.match(config('-dir', 'dbs'), { mode: 'multi', dbFile: null, dir: path.join(CWD, 'dbs'), logFile: path.join(CWD, 'dbs', 'journal', 'statements.jsonl') });
   t.equal(config('-dir', '../other').dir, path.resolve(CWD, '../other'), 'relative to cwd');
 });
 
@@ -121,18 +121,21 @@ t.test('defaults the journal level to mod when -log-file is given', async (t) =>
     '-log-level alone keeps the embedded journal');
 });
 
-t.test('rejects a log level without a journal, or an unknown level', async (t) => {
-  rejects(t, ['-db', 'a.db', '-log-level', 'mod'], /^-log-level: .*-log-file/);
-  rejects(t, ['-dir', 'd', '-log-level', 'error'], /^-log-level: /);
-  t.equal(config('-dir', 'd', '-log-level', 'none').logLevel, 'none', 'none is fine without a journal');
+t.test('journals in every mode unless -log-level none; rejects an unknown level', async (t) => {
+  t.equal(config('-db', '/srv/x/a.db').logFile, '/srv/x/journal/statements.jsonl', '-db: beside the database file');
+  t.equal(config('-dir', 'd', '-log-level', 'error').logFile, path.join(CWD, 'd', 'journal', 'statements.jsonl'), '-dir: under the data directory');
+  t.equal(config().logFile, path.join(CWD, 'data', 'journal', 'statements.jsonl'), 'neither: under ./data');
+  t.match(config('-dir', 'd', '-log-level', 'none'), { logLevel: 'none', logFile: null, logFsync: false }, 'none without -log-file: no journal at all');
+  t.match(config('-dir', 'd', '-log-level', 'none', '-log-file', 'j'), { logLevel: 'none', logFile: path.join(CWD, 'j') }, 'none with -log-file: the file is kept, nothing written');
   rejects(t, ['-log-level', 'debug'], /^-log-level: expected one of none, error, mod, all/);
   rejects(t, ['-log-level', 'MOD'], /^-log-level: /);
 });
 
 t.test('rejects journal tuning without a journal, and a journal on the database file', async (t) => {
-  rejects(t, ['-db', 'a.db', '-log-max-size', '1M'], /^-log-max-size: .*-log-file/);
-  rejects(t, ['-db', 'a.db', '-log-fsync'], /^-log-fsync: .*-log-file/);
-  t.equal(config('-db', 'a.db', '-log-fsync=false').logFsync, false);
+  rejects(t, ['-db', 'a.db', '-log-level', 'none', '-log-max-size', '1M'], /^-log-max-size: .*-log-level none/);
+  rejects(t, ['-db', 'a.db', '-log-level', 'none', '-log-fsync'], /^-log-fsync: .*-log-level none/);
+  rejects(t, ['-db', 'a.db', '-log-level', 'none', '-log-compress'], /^-log-compress: .*-log-level none/);
+  t.equal(config('-db', 'a.db', '-log-level', 'none', '-log-fsync=false').logFsync, false);
   rejects(t, ['-db', 'a.db', '-log-file', './a.db'], /^-log-file: /);
 });
 
@@ -140,8 +143,8 @@ t.test('syncs the journal by default, and -log-fsync=false opts out', async (t) 
   t.equal(config('-dir', 'd', '-log-file', 'j').logFsync, true, 'on by default with a journal');
   t.equal(config('-dir', 'd', '-log-file', 'j', '-log-fsync=false').logFsync, false);
   t.equal(config('-log-fsync=false').logFsync, false, 'the embedded journal can opt out too');
-  t.equal(config('-dir', 'd').logFsync, false, 'no journal: nothing to sync, and the default does not refuse to start');
-  t.equal(config('-db', 'a.db').logFsync, false);
+  t.equal(config('-dir', 'd').logFsync, true, 'the default journal of -dir syncs too');
+  t.equal(config('-dir', 'd', '-log-level', 'none').logFsync, false, 'no journal: nothing to sync, and the default does not refuse to start');
   t.equal(config('-dir', 'd', '-log-file', 'j', '-log-level', 'none').logFsync, true);
 });
 
@@ -257,7 +260,8 @@ t.test('parses -snapshot-every as a count of entries or a duration', async (t) =
 t.test('puts snapshots beside the journal unless -snapshot-dir says where', async (t) => {
   t.equal(config('-dir', 'd', '-log-file', 'j/s.jsonl').snapshotDir, path.join(CWD, 'j', 'snapshots'));
   t.equal(config('-snapshot-dir', 'snaps', '-snapshot-every', '5').snapshotDir, path.join(CWD, 'snaps'));
-  t.equal(config('-dir', 'd').snapshotDir, null, 'no journal, no snapshots');
+  t.equal(config('-dir', 'd').snapshotDir, path.join(CWD, 'd', 'journal', 'snapshots'), 'the default journal has them beside it too');
+  t.equal(config('-dir', 'd', '-log-level', 'none').snapshotDir, null, 'no journal, no snapshots');
 });
 
 t.test('parses -log-retain as a duration or a count of rotated files', async (t) => {
@@ -276,8 +280,8 @@ t.test('rejects bad snapshot and retention values naming the flag', async (t) =>
 });
 
 t.test('rejects snapshots and retention without a journal, and retention without snapshots', async (t) => {
-  rejects(t, ['-dir', 'd', '-snapshot-every', '10'], /^-snapshot-every: needs a journal/);
+  rejects(t, ['-dir', 'd', '-log-level', 'none', '-snapshot-every', '10'], /^-snapshot-every: needs a journal/);
   rejects(t, ['-log-file', 'j.jsonl', '-log-level', 'error', '-snapshot-every', '10'], /^-snapshot-every: needs a journal that records every change/);
-  rejects(t, ['-dir', 'd', '-snapshot-dir', 's'], /^-snapshot-dir: needs a journal/);
+  rejects(t, ['-dir', 'd', '-log-level', 'none', '-snapshot-dir', 's'], /^-snapshot-dir: needs a journal/);
   rejects(t, ['-log-retain', '3'], /^-log-retain: needs -snapshot-every/);
 });

@@ -6,7 +6,8 @@
  */
 import type { BatchRunner } from '../services/batch-runner';
 import type { DatabaseLifecycle } from '../services/database-lifecycle';
-import { SYSTEM_PREFIX, type DatabaseDirectory, type DatabaseRef } from '../services/database-directory';
+import { SYSTEM_PREFIX } from '../database-names';
+import type { DatabaseDirectory, DatabaseRef } from '../services/database-directory';
 import type { StatementKind } from '../engine/dialect/statement';
 import type { ExecStatement, ResultValue, SqlValue } from '../engine/protocol';
 import { EngineError } from '../errors';

@@ -7,24 +7,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { EngineError } from '../errors';
 import type { Config } from '../options';
+import { isClientName, normalizeDatabaseName } from '../database-names';
 
 export interface DatabaseRef {
   /** The name clients use, e.g. `school.db`. */
   readonly name: string;
   readonly file: string;
-}
-
-const NAME = /^[a-z0-9_-]{1,64}$/;
-
-/** Databases the service keeps for itself (the pilot records): clients cannot name or list them. */
-export const SYSTEM_PREFIX = '_sqlscribe';
-
-/** Trims, lower-cases and appends `.db`; throws on anything else. */
-export function normalizeDatabaseName(raw: unknown): string {
-  if (typeof raw !== 'string') throw new EngineError('INVALID_DATABASE_NAME');
-  const base = raw.trim().toLowerCase().replace(/\.db$/, '');
-  if (!NAME.test(base) || base.startsWith(SYSTEM_PREFIX)) throw new EngineError('INVALID_DATABASE_NAME');
-  return `${base}.db`;
 }
 
 export class DatabaseDirectory {
@@ -88,7 +76,7 @@ export class DatabaseDirectory {
     if (!fs.existsSync(this.config.dir)) return [];
     return fs
       .readdirSync(this.config.dir, { withFileTypes: true })
-      .filter((entry) => entry.isFile() && entry.name.endsWith('.db') && NAME.test(entry.name.slice(0, -3)) && !entry.name.startsWith(SYSTEM_PREFIX))
+      .filter((entry) => entry.isFile() && entry.name.endsWith('.db') && isClientName(entry.name.slice(0, -3)))
       .map((entry) => entry.name)
       .sort();
   }

@@ -1,7 +1,8 @@
 /** list-databases, create-database, list-tables, show-schema, read-rows: the directory and the engine's read side. */
 import { EngineError } from '../../errors';
 import type { EngineHost } from '../../engine/protocol';
-import { normalizeDatabaseName, type DatabaseDirectory } from '../../services/database-directory';
+import { normalizeDatabaseName } from '../../database-names';
+import type { DatabaseDirectory } from '../../services/database-directory';
 import type { DatabaseLifecycle } from '../../services/database-lifecycle';
 import type { Handlers } from '../command-bus';
 
