@@ -12,6 +12,7 @@ import http from 'node:http';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer, type TestServer } from './helpers/server';
+import { readJson } from './helpers/clients';
 
 t.setTimeout(120_000);
 
@@ -34,19 +35,7 @@ function request(url: string, method: string, pathAndQuery: string, agent: http.
     const headers: http.OutgoingHttpHeaders = payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {};
     if (agent === false) headers.connection = 'close';
     const req = http.request({ host: '127.0.0.1', port: target.port, path: target.pathname + target.search, method, agent, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed, localPort: req.socket?.localPort });
-      });
+      readJson(res).then(({ text, body }) => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body, localPort: req.socket?.localPort }), reject);
     });
     req.setTimeout(30_000, () => req.destroy(new Error('request timed out')));
     req.on('error', reject);

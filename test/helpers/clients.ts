@@ -35,6 +35,25 @@ export interface ClientRequest {
   readonly signal?: AbortSignal;
 }
 
+/** A response's whole text, and its JSON (undefined when it is not JSON). */
+export function readJson(res: http.IncomingMessage): Promise<{ text: string; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.on('error', reject);
+    res.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      resolve({ text, body });
+    });
+  });
+}
+
 /** POSTs JSON from `from`; a request aborted by `signal` rejects. */
 export function postFrom(server: TestServer, request: ClientRequest): Promise<Reply> {
   const url = new URL(request.path ?? '/exec', server.url);
@@ -50,19 +69,7 @@ export function postFrom(server: TestServer, request: ClientRequest): Promise<Re
         ...(request.signal && { signal: request.signal }),
       },
       (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            body = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: new Headers(res.headers as Record<string, string>), body, text });
-        });
+        readJson(res).then(({ text, body }) => resolve({ status: res.statusCode ?? 0, headers: new Headers(res.headers as Record<string, string>), body, text }), reject);
       },
     );
     req.on('error', reject);
