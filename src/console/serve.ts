@@ -1,8 +1,10 @@
 /**
  * The web console: `GET /` is its page, `GET /console/<file>` its stylesheet,
  * scripts and icon. The files are plain HTML, CSS and browser ES modules kept
- * in `src/console/static/` and served as they are (no build step, nothing
- * fetched from elsewhere at run time).
+ * in `src/console/static/` and served as they are, plus the one module it
+ * shares with the server — the SQL splitter, built for the browser into
+ * `dist/console/` (tsconfig.console.json). Nothing is fetched from elsewhere
+ * at run time.
  *
  * This middleware runs before token authentication (src/app.ts): the page and
  * its assets hold no data, so a browser can load them and then ask the user for
@@ -57,8 +59,10 @@ export function packageRoot(from: string): string {
   }
 }
 
-export function consoleDirectory(): string {
-  return path.join(packageRoot(__dirname), 'src', 'console', 'static');
+/** The console's own files, and the server modules built for the browser. */
+export function consoleDirectories(): string[] {
+  const root = packageRoot(__dirname);
+  return [path.join(root, 'src', 'console', 'static'), path.join(root, 'dist', 'console')];
 }
 
 /** Every servable file of the directory (one level, regular files with a known type), read once. */
@@ -74,10 +78,10 @@ export function loadAssets(dir: string): Map<string, Asset> {
 }
 
 /** Koa middleware serving the console; register it before authentication. */
-export function consoleRoutes(dir: string = consoleDirectory()) {
-  const assets = existsSync(dir) ? loadAssets(dir) : new Map<string, Asset>();
+export function consoleRoutes(dirs: readonly string[] = consoleDirectories()) {
+  const assets = new Map<string, Asset>(dirs.flatMap((dir) => (existsSync(dir) ? [...loadAssets(dir)] : [])));
   // The API does not depend on the console: without its files the service still serves, `/` is 404, and it says why.
-  if (!assets.has('index.html')) process.stderr.write(`sqlscribe: the web console is not served: no index.html in ${dir}\n`);
+  if (!assets.has('index.html')) process.stderr.write(`sqlscribe: the web console is not served: no index.html in ${dirs.join(' or ')}\n`);
   return async function serveConsole(ctx: Context, next: Next): Promise<void> {
     const name = ctx.path === '/' || ctx.path === '/index.html' ? 'index.html' : ctx.path.startsWith(CONSOLE_PREFIX) ? ctx.path.slice(CONSOLE_PREFIX.length) : undefined;
     if (name === undefined) {

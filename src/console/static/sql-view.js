@@ -4,7 +4,7 @@
 
 import { api, ApiError, codeLabel, messageText, query, serverNowUnix } from './api.js';
 import { $, clear, dataTable, h } from './dom.js';
-import { splitStatements } from './sql-split.js';
+import { statementSpans } from './statement-spans.js';
 import { loadDatabases, notify, notifyError, onChange, setSession, state } from './state.js';
 import { loadTables } from './data-view.js';
 
@@ -83,7 +83,7 @@ function errorNode(error, statements, inSession) {
 async function run() {
   if (running) return;
   const sql = editor().value;
-  const statements = splitStatements(sql);
+  const { statements } = statementSpans(sql);
   const results = $('results');
   markRange();
   if (statements.length === 0) {
