@@ -8,37 +8,12 @@ import { EngineError } from '../src/errors';
 import { SessionManager } from '../src/sessions/session-manager';
 import { WriteLocks } from '../src/services/write-locks';
 import { WritePath } from '../src/services/write-path';
-import type { EngineHost, EngineSession, ExecStatement, JournalPosition } from '../src/engine/protocol';
+import type { EngineHost, ExecStatement } from '../src/engine/protocol';
 import { enospc, FakeJournal } from './helpers/fake-journal';
+import { FakeEngine } from './helpers/fake-engine';
 
 const REF = { name: 'a.db', file: '/nowhere/a.db' };
 const INSERT: ExecStatement[] = [{ sql: 'INSERT INTO t VALUES (1)', kind: 'insert' }];
-
-class FakeEngine {
-  readonly calls: string[] = [];
-  applied = 0;
-  endError: Error | undefined;
-
-  async openSession(): Promise<EngineSession> {
-    this.calls.push('open');
-    return {
-      exec: async () => {
-        this.calls.push('exec');
-        return [{ columns: [], rows: [], changes: 1 }];
-      },
-      end: async (commit: boolean, seq?: number) => {
-        this.calls.push(commit ? `commit ${seq}` : 'rollback');
-        if (commit && this.endError) throw this.endError;
-        if (commit && seq !== undefined) this.applied = seq;
-      },
-      onLost: () => undefined,
-    };
-  }
-
-  async journalPosition(): Promise<JournalPosition> {
-    return { applied: this.applied, created: 0 };
-  }
-}
 
 function setup() {
   const journal = new FakeJournal();

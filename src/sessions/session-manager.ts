@@ -4,6 +4,7 @@
  * rollback, expiry or loss of that engine.
  */
 import { randomBytes } from 'node:crypto';
+import { systemClock, type Clock, type Timer } from '../clock';
 import { EngineError } from '../errors';
 import type { CallContext, EngineHost, EngineSession, ExecStatement, StatementResult } from '../engine/protocol';
 import type { DatabaseRef } from '../services/database-directory';
@@ -20,6 +21,8 @@ export interface SessionOptions {
   lockTimeoutMs: number;
   maxResultRows: number;
   maxResultBytes: number;
+  /** The idle timer's clock. @default systemClock */
+  clock?: Clock;
 }
 
 /** What responses that carry a session say about it. */
@@ -40,7 +43,7 @@ interface ActiveSession {
   inFlight: number;
   /** A commit is under way: no request may use the session meanwhile. */
   ending: boolean;
-  timer: NodeJS.Timeout | undefined;
+  timer: Timer | undefined;
 }
 
 /** Ids of sessions that expired, kept so that a client hears "expired" rather than "unknown". */
@@ -55,13 +58,16 @@ export class SessionManager {
   private active: ActiveSession | null = null;
   private opening = false;
   private readonly expired: string[] = [];
+  private readonly clock: Clock;
 
   constructor(
     private readonly engine: EngineHost,
     private readonly locks: WriteLocks,
     private readonly path: WritePath,
     private readonly options: SessionOptions,
-  ) {}
+  ) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   async begin(ref: DatabaseRef): Promise<SessionInfo> {
     this.expireIfIdle();
@@ -75,7 +81,7 @@ export class SessionManager {
         await engine.end(false).finally(release);
         throw error;
       });
-      const session: ActiveSession = { id, ref, engine, release, settle, lastUsedMs: Date.now(), inFlight: 0, ending: false, timer: undefined };
+      const session: ActiveSession = { id, ref, engine, release, settle, lastUsedMs: this.clock.now(), inFlight: 0, ending: false, timer: undefined };
       engine.onLost(() => this.lose(session));
       this.active = session;
       this.armTimer(session);
@@ -132,6 +138,8 @@ export class SessionManager {
     try {
       const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows, maxResultBytes: this.options.maxResultBytes, context, jsonRows: options.jsonRows === true }, options.call);
       await record({ results });
+      // The idle time counts from now: the answer's expires_unix says so (it said the previous request's).
+      session.lastUsedMs = this.clock.now();
       return { results, info: this.info(session) };
     } catch (error) {
       const sessionError = this.sessionError(error, session);
@@ -139,7 +147,7 @@ export class SessionManager {
       throw sessionError;
     } finally {
       session.inFlight--;
-      session.lastUsedMs = Date.now();
+      session.lastUsedMs = this.clock.now();
       if (this.active === session) this.armTimer(session);
     }
   }
@@ -152,7 +160,7 @@ export class SessionManager {
    */
   async end(id: string, commit: boolean): Promise<DatabaseRef> {
     const session = this.find(id);
-    clearTimeout(session.timer);
+    session.timer?.cancel();
     session.ending = true;
     session.inFlight++;
     try {
@@ -168,7 +176,7 @@ export class SessionManager {
       throw error;
     } finally {
       session.inFlight--;
-      session.lastUsedMs = Date.now();
+      session.lastUsedMs = this.clock.now();
     }
     this.close(session);
     return session.ref;
@@ -208,7 +216,7 @@ export class SessionManager {
   }
 
   private secondsLeft(session: ActiveSession): number {
-    return Math.max(0, Math.ceil((session.lastUsedMs + this.options.idleTimeoutMs - Date.now()) / 1000));
+    return Math.max(0, Math.ceil((session.lastUsedMs + this.options.idleTimeoutMs - this.clock.now()) / 1000));
   }
 
   private busyError(): EngineError {
@@ -231,16 +239,15 @@ export class SessionManager {
 
   /** Enforced by a timer, so that an abandoned session never holds its database longer than the timeout. */
   private armTimer(session: ActiveSession): void {
-    clearTimeout(session.timer);
-    session.timer = setTimeout(() => this.expireIfIdle(), this.options.idleTimeoutMs + 10);
-    session.timer.unref();
+    session.timer?.cancel();
+    session.timer = this.clock.after(this.options.idleTimeoutMs + 10, () => this.expireIfIdle());
   }
 
   /** Lazily on every request, and by the timer: a session idle past the timeout is rolled back, silently. */
   private expireIfIdle(): void {
     const session = this.active;
     if (session === null || session.inFlight > 0) return;
-    if (Date.now() - session.lastUsedMs <= this.options.idleTimeoutMs) return;
+    if (this.clock.now() - session.lastUsedMs <= this.options.idleTimeoutMs) return;
     this.expired.push(session.id);
     if (this.expired.length > REMEMBERED_EXPIRED) this.expired.shift();
     void this.closeQuietly(session, 'expired');
@@ -263,7 +270,7 @@ export class SessionManager {
   /** Forgets the session and frees its database; its engine is gone or being rolled back. */
   private close(session: ActiveSession): void {
     if (this.active === session) this.active = null;
-    clearTimeout(session.timer);
+    session.timer?.cancel();
     session.release();
     session.settle();
   }
