@@ -11,7 +11,7 @@
  */
 import { EngineError } from '../errors';
 import type { CallContext, EngineHost, GroupOutcome, HeldGroup, StatementResult } from '../engine/protocol';
-import { stopError, stopOf } from '../engine/host/request-stop';
+import { onStop, stopError, stopOf } from '../engine/host/request-stop';
 import { batchEntry } from '../../journal/journal';
 import type { JournaledRequest } from './journaled-request';
 import type { DatabaseRef } from './database-directory';
@@ -82,11 +82,7 @@ export class WriteGroups {
     const signal = queued.call.signal;
     if (signal?.aborted === true) return queued.reject(stopError(stopOf(signal), false));
     queued.timer = setTimeout(() => leave(() => lockTimeoutError(ref, this.locks.holderOf(ref.file), this.options.lockTimeoutMs)), this.options.lockTimeoutMs);
-    if (signal !== undefined) {
-      const onAbort = (): void => leave(() => stopError(stopOf(signal), false));
-      signal.addEventListener('abort', onAbort, { once: true });
-      queued.detach = () => signal.removeEventListener('abort', onAbort);
-    }
+    if (signal !== undefined) queued.detach = onStop(signal, (stop) => leave(() => stopError(stop, false)));
     if (front) queue.unshift(queued);
     else queue.push(queued);
   }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { EngineError } from '../../errors';
 import type { EngineCall, EngineReply, EngineRequest } from './engine-messages';
 import { nowUs, ProgressBoard } from './progress-board';
-import { stopError, stopOf } from './request-stop';
+import { onStop, stopError, stopOf } from './request-stop';
 
 /** The built .js beside this file, or the .ts source when running under a TypeScript loader (tests). */
 function entryFile(): string {
@@ -135,18 +135,16 @@ export class EngineProcessHandle {
     const signal = call.signal;
     if (signal === undefined) return () => undefined;
     let grace: NodeJS.Timeout | undefined;
-    const onAbort = (): void => {
-      const stop = stopOf(signal);
+    const stopListening = onStop(signal, (stop) => {
       const halt = (): void => {
         if (this.current?.id === id) this.stopCurrent((statement) => stopError(stop, true, statement));
       };
       if (stop.reason === 'gone') grace = setTimeout(halt, GONE_GRACE_MS);
       else halt();
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+    });
     return () => {
       clearTimeout(grace);
-      signal.removeEventListener('abort', onAbort);
+      stopListening();
     };
   }
 

@@ -15,7 +15,7 @@ import type { TableSchema } from '../schema';
 import { requestOf, type AnswerOf, type ArgsOf, type EngineMethod } from './engine-messages';
 import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
 import { EngineShares } from './engine-shares';
-import { stopError, stopOf } from './request-stop';
+import { onStop, stopError, stopOf } from './request-stop';
 
 export interface ProcessEngineHostOptions {
   queryTimeoutMs: number;
@@ -167,14 +167,12 @@ export class ProcessEngineHost implements EngineHost {
     const signal = waiter.signal;
     if (signal?.aborted === true) return waiter.reject(stopError(stopOf(signal), false));
     if (signal !== undefined) {
-      const onAbort = (): void => {
+      waiter.detach = onStop(signal, (stop) => {
         const at = this.queue.indexOf(waiter);
         if (at < 0) return;
         this.queue.splice(at, 1);
-        waiter.reject(stopError(stopOf(signal), false));
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      waiter.detach = () => signal.removeEventListener('abort', onAbort);
+        waiter.reject(stopError(stop, false));
+      });
     }
     this.queue.push(waiter);
     this.pump();

@@ -12,6 +12,16 @@ export function stopOf(signal: AbortSignal): RequestStop {
   return reason?.reason === 'deadline' && typeof reason.ms === 'number' ? { reason: 'deadline', ms: reason.ms } : { reason: 'gone', ms: 0 };
 }
 
+/**
+ * Calls `fn` with the stop once `signal` aborts (at most once); answers the
+ * function that stops listening, for when the work ends first.
+ */
+export function onStop(signal: AbortSignal, fn: (stop: RequestStop) => void): () => void {
+  const listener = (): void => fn(stopOf(signal));
+  signal.addEventListener('abort', listener, { once: true });
+  return () => signal.removeEventListener('abort', listener);
+}
+
 /** `started`: an engine had begun the work (it was rolled back); `statement`: the one it was running. */
 export function stopError(stop: RequestStop, started: boolean, statement?: number): EngineError {
   const at = statement === undefined ? {} : { statement };
