@@ -66,9 +66,28 @@ export function pointLookup(sql: string): PointLookup | undefined {
   return { table: nameOf(table), column: nameOf(column) };
 }
 
+/**
+ * Shapes of recent texts: a class sends the same few SELECTs over and over,
+ * and the shape depends on the text alone. Bounded like the splitter's cache.
+ */
+const SHAPE_CACHE_SIZE = 512;
+const SHAPE_CACHE_MAX_LENGTH = 2048;
+const shapes = new Map<string, PointLookup | null>();
+
+function cachedPointLookup(sql: string): PointLookup | undefined {
+  const known = shapes.get(sql);
+  if (known !== undefined) return known ?? undefined;
+  const lookup = pointLookup(sql);
+  if (sql.length <= SHAPE_CACHE_MAX_LENGTH) {
+    if (shapes.size >= SHAPE_CACHE_SIZE) shapes.delete(shapes.keys().next().value as string);
+    shapes.set(sql, lookup === undefined ? null : Object.freeze(lookup));
+  }
+  return lookup;
+}
+
 /** The point lookup of a statement of the shape above, from its text alone (no database needed yet). */
 export function boundedShape(statement: ExecStatement): PointLookup | undefined {
-  return statement.kind === 'select' ? pointLookup(statement.sql) : undefined;
+  return statement.kind === 'select' ? cachedPointLookup(statement.sql) : undefined;
 }
 
 /** Whether a lookup of the shape above is a bounded point read on this connection's database. */

@@ -16,6 +16,14 @@ export interface DatabaseRef {
 }
 
 export class DatabaseDirectory {
+  /**
+   * Files seen to be databases: a request for one of them costs no system
+   * call. Only DROP DATABASE (remove) takes a name out; a file deleted by
+   * hand while the server runs is still served from its open handles until
+   * a restart, as it would be anyway.
+   */
+  private readonly known = new Set<string>();
+
   constructor(private readonly config: Config) {}
 
   get single(): boolean {
@@ -64,11 +72,14 @@ export class DatabaseDirectory {
 
   /** Only regular files count: a symlink planted in the directory is not a database. */
   exists(ref: DatabaseRef): boolean {
+    if (this.known.has(ref.file)) return true;
     try {
-      return fs.lstatSync(ref.file).isFile();
+      if (!fs.lstatSync(ref.file).isFile()) return false;
     } catch {
       return false;
     }
+    this.known.add(ref.file);
+    return true;
   }
 
   list(): string[] {
@@ -88,6 +99,7 @@ export class DatabaseDirectory {
    * name can be used again, as a new database must never meet an old WAL.
    */
   remove(ref: DatabaseRef): void {
+    this.known.delete(ref.file);
     const doomed = `${ref.file}.dropped`;
     fs.renameSync(ref.file, doomed);
     for (const suffix of ['-wal', '-shm', '-journal']) fs.rmSync(ref.file + suffix, { force: true });
