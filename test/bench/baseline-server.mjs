@@ -5,10 +5,13 @@
  * same JSON shapes as sqlscribe, so the ratio between the two is the price of
  * everything sqlscribe adds.
  *
- *   node test/bench/baseline-server.mjs <data-dir> [bool-column ...]
+ *   node test/bench/baseline-server.mjs [--koa] <data-dir> [bool-column ...]
  *
  * Prints `baseline listening on http://127.0.0.1:PORT` on stderr. Serves every
  * `<name>.db` of <data-dir>; the named columns are answered as JSON booleans.
+ * With --koa the same handlers are served through bare Koa and
+ * koa-bodyparser, the framework sqlscribe is built on: the gap between the two
+ * baselines is what the framework costs, the gap to sqlscribe what it adds.
  */
 import http from 'node:http';
 import path from 'node:path';
@@ -17,7 +20,8 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const Database = require('better-sqlite3');
 
-const [dir, ...boolNames] = process.argv.slice(2);
+const KOA = process.argv[2] === '--koa';
+const [dir, ...boolNames] = process.argv.slice(KOA ? 3 : 2);
 if (!dir) {
   process.stderr.write('usage: baseline-server.mjs <data-dir> [bool-column ...]\n');
   process.exit(2);
@@ -104,23 +108,56 @@ function send(res, status, body) {
   res.end(text);
 }
 
-const server = http.createServer((req, res) => {
-  const url = new URL(req.url, 'http://x');
-  const chunks = [];
-  req.on('data', (chunk) => chunks.push(chunk));
-  req.on('end', () => {
-    try {
-      if (req.method === 'GET' && url.pathname === '/health') {
-        return send(res, 200, { ok: true, name: 'baseline', version: '0', single: false, dir, timeUnix: Math.floor(Date.now() / 1000), ready: true });
+function health() {
+  return { ok: true, name: 'baseline', version: '0', single: false, dir, timeUnix: Math.floor(Date.now() / 1000), ready: true };
+}
+
+/** Bare node:http: the least any server over better-sqlite3 can cost. */
+function nodeServer() {
+  return http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      try {
+        if (req.method === 'GET' && url.pathname === '/health') return send(res, 200, health());
+        if (req.method === 'GET' && url.pathname === '/rows') return send(res, 200, rows(url.searchParams));
+        if (req.method === 'POST' && url.pathname === '/exec') return send(res, 200, exec(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+        send(res, 404, { ok: false, error: 'no such endpoint', code: 2010 });
+      } catch (error) {
+        send(res, 400, { ok: false, error: String(error.message), code: 1014 });
       }
-      if (req.method === 'GET' && url.pathname === '/rows') return send(res, 200, rows(url.searchParams));
-      if (req.method === 'POST' && url.pathname === '/exec') return send(res, 200, exec(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
-      send(res, 404, { ok: false, error: 'no such endpoint', code: 2010 });
+    });
+  });
+}
+
+/** Bare Koa and koa-bodyparser: the same handlers, as a Koa application answers them. */
+function koaServer() {
+  const Koa = require('koa');
+  const bodyParser = require('koa-bodyparser');
+  const app = new Koa();
+  app.use(async (ctx, next) => {
+    try {
+      await next();
     } catch (error) {
-      send(res, 400, { ok: false, error: String(error.message), code: 1014 });
+      ctx.status = 400;
+      ctx.body = { ok: false, error: String(error.message), code: 1014 };
     }
   });
-});
+  app.use(bodyParser());
+  app.use(async (ctx) => {
+    if (ctx.method === 'GET' && ctx.path === '/health') ctx.body = health();
+    else if (ctx.method === 'GET' && ctx.path === '/rows') ctx.body = rows(new URLSearchParams(ctx.querystring));
+    else if (ctx.method === 'POST' && ctx.path === '/exec') ctx.body = exec(ctx.request.body);
+    else {
+      ctx.status = 404;
+      ctx.body = { ok: false, error: 'no such endpoint', code: 2010 };
+    }
+  });
+  return http.createServer(app.callback());
+}
+
+const server = KOA ? koaServer() : nodeServer();
 
 server.listen(0, '127.0.0.1', () => {
   process.stderr.write(`baseline listening on http://127.0.0.1:${server.address().port}\n`);

@@ -1,11 +1,12 @@
 /**
- * `npm run bench` (issue 7): sqlscribe against a bare node:http +
- * better-sqlite3 server, same data, same SQL, same JSON shapes, same load, in
- * alternating rounds; then how costs grow. Plain JavaScript on the built
+ * `npm run bench`: sqlscribe against two bare servers over better-sqlite3 —
+ * node:http, and Koa with koa-bodyparser — same data, same SQL, same JSON
+ * shapes, same load, in rotating rounds, with CPU per request; then how
+ * costs grow. Plain JavaScript on the built
  * dist/ (npm run bench builds first), outside the tap suite.
  *
  * Environment: BENCH_ROUNDS (default 3), BENCH_SECONDS per round (default 3),
- * BENCH_CONNECTIONS (default 32), BENCH_ONLY=throughput (skip the growth
+ * BENCH_CONNECTIONS (default: each scenario's own, 32 and/or 64), BENCH_ONLY=throughput (skip the growth
  * tables), growth (skip the throughput scenarios), startup (only start-up
  * against a 500,000-entry journal with a snapshot) or runaway (only the
  * runaway clients beside a class, runaway.mjs), BENCH_JSON=<file> to save
@@ -17,17 +18,18 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { abRounds } from './load.mjs';
+import { rotatingRounds } from './load.mjs';
 import { rssSampler, startBaseline, startSqlscribe } from './processes.mjs';
 import { BOOL_COLUMNS, buildBaselineBench, buildGrowth, buildSqlscribeBench } from './fixtures.mjs';
-import { P99_SCENARIO, SCENARIOS } from './scenarios.mjs';
+import { SCENARIOS } from './scenarios.mjs';
 import { countCost, journalBytes, replay, rowsByOffset, rowsBySize, startup } from './growth.mjs';
 import { startupWithLongJournal } from './long-journal.mjs';
 import { runawayClients } from './runaway.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+/** Overrides every scenario's connection counts when set. */
+const CONNECTIONS = process.env.BENCH_CONNECTIONS === undefined ? null : Number(process.env.BENCH_CONNECTIONS);
 const ONLY = process.env.BENCH_ONLY ?? '';
 
 const fmt = (value, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
@@ -48,50 +50,71 @@ function targetNote(ok) {
 async function throughput(work, figures) {
   const dirA = path.join(work, 'sqlscribe');
   const dirB = path.join(work, 'baseline');
+  const dirK = path.join(work, 'baseline-koa');
   fs.mkdirSync(dirA);
   fs.mkdirSync(dirB);
+  fs.mkdirSync(dirK);
   buildBaselineBench(dirB);
+  buildBaselineBench(dirK);
   buildGrowth(work, [dirA, dirB]);
   // The load generator is one address standing for a whole class: it may use every engine (-client-share 1).
   const a = await startSqlscribe(dirA, ['-max-connections', '256', '-query-timeout', '60s', '-client-share', '1']);
   const b = await startBaseline(dirB, BOOL_COLUMNS);
+  const k = await startBaseline(dirK, BOOL_COLUMNS, { koa: true });
   const urls = { a: a.url, b: b.url };
   try {
     await buildSqlscribeBench(a.url);
-    if (ONLY !== 'growth') await scenarios(urls, a, b, figures);
+    if (ONLY !== 'growth') await scenarios({ sqlscribe: a, node: b, koa: k }, figures);
     if (ONLY !== 'throughput') await growthOnServers(urls, dirA, figures);
   } finally {
     await a.stop();
     await b.stop();
+    await k.stop();
   }
   return path.join(dirA, 'journal', 'statements.jsonl');
 }
 
-async function scenarios(urls, a, b, figures) {
-  say(`load: ${ROUNDS} alternating rounds of ${SECONDS} s per server and scenario, ${CONNECTIONS} connections (autocannon, closed loop)`);
-  say();
-  say(`${'scenario'.padEnd(30)} ${pad('sqlscribe req/s', 15)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} | ${pad('baseline req/s', 14)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} | ${pad('ratio', 5)}  target`);
-  const rssA = rssSampler(a.child.pid);
-  const rssB = rssSampler(b.child.pid);
-  figures.scenarios = [];
-  for (const scenario of [...SCENARIOS, P99_SCENARIO]) {
-    const connections = scenario === P99_SCENARIO ? 64 : CONNECTIONS;
-    const result = await abRounds(urls, scenario, { rounds: ROUNDS, seconds: SECONDS, connections });
-    const ratio = result.a.rps / result.b.rps;
-    const p99Ratio = result.a.p99 / result.b.p99;
-    let target = scenario.target === undefined ? '' : `>= ${scenario.target}: ${targetNote(ratio >= scenario.target)}`;
-    if (scenario === P99_SCENARIO) target = `p99 ${fmt(p99Ratio)}x baseline (<= 3): ${targetNote(p99Ratio <= 3)}`;
-    const failures = result.a.non2xx + result.a.errors + result.b.non2xx + result.b.errors;
-    say(`${scenario.name.padEnd(30)} ${pad(int(result.a.rps), 15)} ${pad(fmt(result.a.p50), 7)} ${pad(fmt(result.a.p99), 7)} | ${pad(int(result.b.rps), 14)} ${pad(fmt(result.b.p50), 7)} ${pad(fmt(result.b.p99), 7)} | ${pad(fmt(ratio), 5)}  ${target}${failures > 0 ? `  (failed requests: sqlscribe ${result.a.non2xx + result.a.errors}, baseline ${result.b.non2xx + result.b.errors})` : ''}`);
-    figures.scenarios.push({ name: scenario.name, connections, ...result, ratio, p99Ratio });
+/** Whether each target of the scenario holds for this result, as words. */
+function verdicts(scenario, connections, result) {
+  const targets = scenario.targets ?? {};
+  if (scenario.targetsAt !== undefined && scenario.targetsAt !== connections) return [];
+  const said = [];
+  if (targets.node !== undefined) said.push(`node >= ${targets.node}: ${targetNote(result.sqlscribe.rps / result.node.rps >= targets.node)}`);
+  if (targets.koa !== undefined) said.push(`koa >= ${targets.koa}: ${targetNote(result.sqlscribe.rps / result.koa.rps >= targets.koa)}`);
+  if (targets.cpuOverKoaUs !== undefined) {
+    const over = result.sqlscribe.cpuUsPerRequest - result.koa.cpuUsPerRequest;
+    said.push(`CPU <= koa + ${targets.cpuOverKoaUs} µs: ${targetNote(over <= targets.cpuOverKoaUs)} (+${int(over)})`);
   }
-  const memA = rssA.stop();
-  const memB = rssB.stop();
-  figures.rss = { sqlscribe: memA, baseline: memB };
+  return said;
+}
+
+async function scenarios(servers, figures) {
+  say(`load: ${ROUNDS} rotating rounds of ${SECONDS} s per server and scenario (autocannon, closed loop); CPU is µs per answered request, every process of the server`);
+  say('systems: sqlscribe (multi-DB, token, journal synced), bare node:http + better-sqlite3, bare Koa + koa-bodyparser + better-sqlite3');
   say();
+  const system = (name) => `${pad(name, 9)} ${pad('req/s', 7)} ${pad('p50', 6)} ${pad('p99', 6)} ${pad('CPU', 5)}`;
+  say(`${'scenario'.padEnd(36)} ${pad('c', 3)} | ${system('sqlscribe')} | ${system('node')} | ${system('koa')} | ${pad('/node', 5)} ${pad('/koa', 5)}  targets`);
+  const servedBy = Object.fromEntries(Object.entries(servers).map(([key, server]) => [key, { url: server.url, pid: server.child.pid }]));
+  const rss = Object.fromEntries(Object.entries(servers).map(([key, server]) => [key, rssSampler(server.child.pid)]));
+  figures.scenarios = [];
+  for (const scenario of SCENARIOS) {
+    for (const connections of CONNECTIONS === null ? scenario.connections : [CONNECTIONS]) {
+      const result = await rotatingRounds(servedBy, scenario, { rounds: ROUNDS, seconds: SECONDS, connections });
+      const column = (r) => `${pad('', 9)} ${pad(int(r.rps), 7)} ${pad(fmt(r.p50), 6)} ${pad(fmt(r.p99), 6)} ${pad(int(r.cpuUsPerRequest), 5)}`;
+      const ratios = { node: result.sqlscribe.rps / result.node.rps, koa: result.sqlscribe.rps / result.koa.rps };
+      const failed = Object.entries(result).filter(([, r]) => r.non2xx + r.errors > 0).map(([key, r]) => `${key} ${r.non2xx + r.errors}`);
+      const notes = [...verdicts(scenario, connections, result), ...(failed.length > 0 ? [`failed requests: ${failed.join(', ')}`] : [])];
+      say(`${scenario.name.padEnd(36)} ${pad(connections, 3)} | ${column(result.sqlscribe)} | ${column(result.node)} | ${column(result.koa)} | ${pad(fmt(ratios.node), 5)} ${pad(fmt(ratios.koa), 5)}  ${notes.join('; ')}`);
+      figures.scenarios.push({ name: scenario.name, connections, ...result, ratios });
+    }
+  }
+  const memory = Object.fromEntries(Object.entries(rss).map(([key, sampler]) => [key, sampler.stop()]));
+  figures.rss = memory;
+  say();
+  const { sqlscribe: memA, node: memB, koa: memK } = memory;
   say(`peak memory under load, sqlscribe (server and ${memA.perProcess.length - 1} engine processes): RSS summed ${mb(memA.peakSum)} MB (each process's peak: ${memA.perProcess.map((p) => mb(p.peakRss)).join(' + ')} MB),`);
   say(`  PSS summed ${mb(memA.peakPss)} MB (shared pages such as the node binary counted once); target < 200 MB: RSS ${targetNote(memA.peakSum < 200 * 2 ** 20)}, PSS ${targetNote(memA.peakPss < 200 * 2 ** 20)}`);
-  say(`peak memory under load, baseline (one process): RSS ${mb(memB.peakSum)} MB, PSS ${mb(memB.peakPss)} MB`);
+  say(`peak memory under load, bare node:http (one process): RSS ${mb(memB.peakSum)} MB, PSS ${mb(memB.peakPss)} MB; bare Koa: RSS ${mb(memK.peakSum)} MB, PSS ${mb(memK.peakPss)} MB`);
 }
 
 async function growthOnServers(urls, dirA, figures) {
@@ -161,7 +184,7 @@ async function runaway(work, figures) {
 
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
-  const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS };
+  const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS ?? 'per scenario' };
   say(`sqlscribe benchmark, ${figures.date}`);
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();

@@ -4,7 +4,7 @@
  * its own histogram rounds to whole ms), 2xx only; other statuses are counted.
  */
 import { createRequire } from 'node:module';
-import { TOKEN } from './processes.mjs';
+import { TOKEN, treeCpuMs } from './processes.mjs';
 
 const require = createRequire(import.meta.url);
 const autocannon = require('autocannon');
@@ -66,6 +66,31 @@ export function summarize(runs) {
     errors: runs.reduce((sum, run) => sum + run.errors, 0),
     requests: ok,
   };
+}
+
+/**
+ * Runs a scenario on every server in turn, round after round, the order
+ * rotating each round so that drift of the machine hits all alike; a short
+ * warm-up run goes first. `servers`: { key: { url, pid } }. Adds to each
+ * summary the CPU µs per answered request of the server's whole process tree.
+ */
+export async function rotatingRounds(servers, scenario, { rounds, seconds, connections, warmup = 1 }) {
+  const keys = Object.keys(servers);
+  for (const key of keys) await runLoad(servers[key].url, scenario, warmup, connections);
+  const runs = Object.fromEntries(keys.map((key) => [key, []]));
+  const cpu = Object.fromEntries(keys.map((key) => [key, 0]));
+  for (let round = 0; round < rounds; round++) {
+    const order = keys.map((_, i) => keys[(i + round) % keys.length]);
+    for (const key of order) {
+      const before = treeCpuMs(servers[key].pid);
+      runs[key].push(await runLoad(servers[key].url, scenario, seconds, connections));
+      cpu[key] += treeCpuMs(servers[key].pid) - before;
+    }
+  }
+  return Object.fromEntries(keys.map((key) => {
+    const summary = summarize(runs[key]);
+    return [key, { ...summary, cpuUsPerRequest: summary.requests > 0 ? (cpu[key] * 1000) / summary.requests : NaN }];
+  }));
 }
 
 /**

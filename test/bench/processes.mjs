@@ -63,8 +63,9 @@ export function startSqlscribe(dir, extra = []) {
   return startProcess(args, [/listening on (http:\/\/\S+)/, /\nsqlscribe ready/]);
 }
 
-export function startBaseline(dir, boolColumns) {
-  return startProcess([BASELINE, dir, ...boolColumns], [/listening on (http:\/\/\S+)/]);
+/** The bare baseline: node:http, or with `koa` bare Koa and koa-bodyparser (baseline-server.mjs). */
+export function startBaseline(dir, boolColumns, { koa = false } = {}) {
+  return startProcess([BASELINE, ...(koa ? ['--koa'] : []), dir, ...boolColumns], [/listening on (http:\/\/\S+)/]);
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -125,6 +126,29 @@ function statusField(pid, field) {
 /** The pids of a process and of its children (sqlscribe's engine processes). */
 export function processTree(pid) {
   return [pid, ...children(pid)];
+}
+
+const TICK_MS = 1000 / 100; // USER_HZ
+
+function statFields(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ').map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * CPU ms used so far by a process and its children, those that exited
+ * included (an engine process replaced during a run still counts): user and
+ * system time of each living process, plus what the root has reaped.
+ */
+export function treeCpuMs(pid) {
+  const [root, ...rest] = processTree(pid);
+  const own = (fields) => (fields[11] ?? 0) + (fields[12] ?? 0);
+  const rootFields = statFields(root);
+  const reaped = (rootFields[13] ?? 0) + (rootFields[14] ?? 0);
+  return (own(rootFields) + reaped + rest.reduce((sum, child) => sum + own(statFields(child)), 0)) * TICK_MS;
 }
 
 /**
