@@ -101,6 +101,8 @@ export interface CallContext {
   readonly signal?: AbortSignal;
   /** The client (its address): no client holds more than its share of the engine processes at once. */
   readonly client?: string;
+  /** Whether the request has already stopped, asked without making its signal (which may be made on demand). */
+  stopped?(): boolean;
 }
 
 /**

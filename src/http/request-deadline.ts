@@ -3,28 +3,78 @@
  * client goes away: the route hands this CallContext to the command bus,
  * which passes it down to the engine host (a signal aborted with a
  * RequestStop, and the client's address for its fair share of the engines).
+ *
+ * The signal, its timer and the connection listener are made only when
+ * something asks for the signal — work queued for, or running in, an engine
+ * process. A point read answered in this process, or /health, never needs
+ * them, and on this machine each timer and listener per request shows.
  */
 import type { Context, Next } from 'koa';
 import type { CallContext, RequestStop } from '../engine/protocol';
 
+class RequestCall implements CallContext {
+  readonly client: string;
+  private controller: AbortController | undefined;
+  private disarm: (() => void) | undefined;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly timeoutMs: number,
+    private readonly startedMs: number,
+  ) {
+    this.client = ctx.request.ip;
+  }
+
+  get signal(): AbortSignal {
+    this.controller ??= this.arm();
+    return this.controller.signal;
+  }
+
+  /** Whether the request has already stopped, without making a signal for it. */
+  stopped(): boolean {
+    return this.controller?.signal.aborted === true || this.gone() || Date.now() - this.startedMs >= this.timeoutMs;
+  }
+
+  /** The request is over: its timer and listener go. */
+  end(): void {
+    this.disarm?.();
+  }
+
+  /** 'close' before the response was sent: the client hung up while its work ran. */
+  private gone(): boolean {
+    return this.ctx.res.destroyed && !this.ctx.res.writableFinished;
+  }
+
+  private arm(): AbortController {
+    const controller = new AbortController();
+    const stop = (reason: RequestStop['reason']): void => {
+      if (!controller.signal.aborted) controller.abort({ reason, ms: reason === 'deadline' ? this.timeoutMs : Date.now() - this.startedMs } satisfies RequestStop);
+    };
+    const left = this.timeoutMs - (Date.now() - this.startedMs);
+    if (this.gone()) stop('gone');
+    else if (left <= 0) stop('deadline');
+    if (controller.signal.aborted) return controller;
+    const timer = setTimeout(() => stop('deadline'), left);
+    const onClose = (): void => {
+      if (!this.ctx.res.writableFinished) stop('gone');
+    };
+    this.ctx.res.once('close', onClose);
+    this.disarm = () => {
+      clearTimeout(timer);
+      this.ctx.res.off('close', onClose);
+    };
+    return controller;
+  }
+}
+
 export function requestDeadline(timeoutMs: number) {
   return async function withDeadline(ctx: Context, next: Next): Promise<void> {
-    const controller = new AbortController();
-    const startedMs = Date.now();
-    const stop = (reason: RequestStop['reason']): void => controller.abort({ reason, ms: reason === 'deadline' ? timeoutMs : Date.now() - startedMs } satisfies RequestStop);
-    const timer = setTimeout(() => stop('deadline'), timeoutMs);
-    // 'close' before the response was sent: the client hung up while its work ran.
-    const onClose = (): void => {
-      if (!ctx.res.writableFinished) stop('gone');
-    };
-    ctx.res.once('close', onClose);
-    const call: CallContext = { signal: controller.signal, client: ctx.request.ip };
+    const call = new RequestCall(ctx, timeoutMs, Date.now());
     ctx.state.call = call;
     try {
       await next();
     } finally {
-      clearTimeout(timer);
-      ctx.res.off('close', onClose);
+      call.end();
     }
   };
 }

@@ -7,6 +7,7 @@ import { stopError, stopOf } from '../../engine/host/request-stop';
 import type { Middleware } from '../command-bus';
 
 export const refuseStoppedCalls: Middleware = (_command, call, next) => {
-  if (call.signal?.aborted === true) return Promise.reject(stopError(stopOf(call.signal), false));
+  const stopped = call.stopped === undefined ? call.signal?.aborted === true : call.stopped();
+  if (stopped && call.signal !== undefined) return Promise.reject(stopError(stopOf(call.signal), false));
   return next();
 };
