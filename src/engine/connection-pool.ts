@@ -52,6 +52,8 @@ export class Connection {
   private readonly dataVersion: Database.Statement;
   private writes = 0;
   private readonly functions: DeterministicFunctions;
+  /** Transaction control, prepared once: db.exec would parse the text on every request. */
+  private readonly control: Readonly<Record<'DEFERRED' | 'IMMEDIATE' | 'COMMIT' | 'ROLLBACK', Database.Statement>>;
 
   constructor(readonly file: string, options: ConnectionOptions = {}) {
     this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 0, fileMustExist: options.mustExist === true });
@@ -61,6 +63,21 @@ export class Connection {
     this.schema = new SchemaCache(this.db);
     this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
     this.functions = new DeterministicFunctions(this.db);
+    this.control = {
+      DEFERRED: this.db.prepare('BEGIN DEFERRED'),
+      IMMEDIATE: this.db.prepare('BEGIN IMMEDIATE'),
+      COMMIT: this.db.prepare('COMMIT'),
+      ROLLBACK: this.db.prepare('ROLLBACK'),
+    };
+  }
+
+  commit(): void {
+    this.control.COMMIT.run();
+  }
+
+  /** Rolls back the open transaction, if there is one. */
+  rollback(): void {
+    if (this.db.inTransaction) this.control.ROLLBACK.run();
   }
 
   /** Fixes the clock and the seed of the batch about to run (a fresh pair unless replaying). */
@@ -74,11 +91,11 @@ export class Connection {
    * transaction sees: another process may have changed the schema since.
    */
   begin(mode: 'DEFERRED' | 'IMMEDIATE'): void {
-    this.db.exec(`BEGIN ${mode}`);
+    this.control[mode].run();
     try {
       this.sync();
     } catch (error) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.rollback();
       throw error;
     }
   }
@@ -92,10 +109,10 @@ export class Connection {
     this.begin('DEFERRED');
     try {
       const result = read();
-      this.db.exec('COMMIT');
+      this.commit();
       return result;
     } catch (error) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.rollback();
       throw error;
     }
   }

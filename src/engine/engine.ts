@@ -42,7 +42,7 @@ export class Engine {
   /** Runs every statement of the request in one transaction: all or nothing. */
   exec(request: ExecRequest, onStatement?: StatementListener): StatementResult[] {
     const { connection, results } = this.run(request, onStatement);
-    connection.db.exec('COMMIT');
+    connection.commit();
     return withJsonRows(request, results);
   }
 
@@ -63,15 +63,16 @@ export class Engine {
     connection.setBatchContext(request.context);
     connection.begin('DEFERRED');
     try {
-      if (!lookups.every((lookup) => isBoundedOn(connection, lookup))) {
-        connection.db.exec('ROLLBACK');
+      // Point reads only, in the snapshot begin() checked the schema version of.
+      const results = connection.schema.pinnedFor(() => (lookups.every((lookup) => isBoundedOn(connection, lookup)) ? runStatements(connection, request.statements, request) : undefined));
+      if (results === undefined) {
+        connection.rollback();
         return undefined;
       }
-      const results = runStatements(connection, request.statements, request);
-      connection.db.exec('COMMIT');
+      connection.commit();
       return withJsonRows(request, results);
     } catch (error) {
-      if (connection.db.inTransaction) connection.db.exec('ROLLBACK');
+      connection.rollback();
       throw error;
     }
   }
@@ -136,7 +137,7 @@ export class Engine {
         offset += request.statements.length;
       }
     } catch (error) {
-      if (connection.db.inTransaction) connection.db.exec('ROLLBACK');
+      connection.rollback();
       throw error;
     }
     return outcomes;
@@ -146,16 +147,16 @@ export class Engine {
     const connection = this.takeHeld();
     try {
       recordPosition(connection, 'applied', seq);
-      connection.db.exec('COMMIT');
+      connection.commit();
     } catch (error) {
-      if (connection.db.inTransaction) connection.db.exec('ROLLBACK');
+      connection.rollback();
       throw error;
     }
   }
 
   rollbackHeld(): void {
     const connection = this.takeHeld();
-    if (connection.db.inTransaction) connection.db.exec('ROLLBACK');
+    connection.rollback();
   }
 
   private takeHeld(): Connection {
@@ -174,7 +175,7 @@ export class Engine {
     try {
       return { connection, results: runStatements(connection, request.statements, request, onStatement) };
     } catch (error) {
-      if (connection.db.inTransaction) connection.db.exec('ROLLBACK');
+      connection.rollback();
       throw error;
     }
   }
@@ -256,7 +257,7 @@ export class Engine {
     connection.begin('IMMEDIATE');
     recordPosition(connection, 'created', createdSeq);
     recordPosition(connection, 'applied', createdSeq);
-    connection.db.exec('COMMIT');
+    connection.commit();
   }
 
   closeDatabase(file: string): void {
@@ -266,7 +267,7 @@ export class Engine {
   close(): void {
     this.session?.end(false);
     this.session = null;
-    if (this.held?.db.inTransaction) this.held.db.exec('ROLLBACK');
+    this.held?.rollback();
     this.held = null;
     this.pool.closeAll();
   }

@@ -40,6 +40,8 @@ export class SchemaCache {
   private bools = new Map<string, Set<string>>();
   private deferred: boolean | undefined;
   private shapes = new WeakMap<Database.Statement, ResultShape>();
+  /** Set while a read-only transaction that already checked the version runs: it cannot move. */
+  private pinned = false;
 
   constructor(private readonly db: Database.Database) {
     this.versionQuery = db.prepare('PRAGMA schema_version').pluck();
@@ -54,6 +56,7 @@ export class SchemaCache {
    * the one this transaction sees.
    */
   sync(): boolean {
+    if (this.pinned) return false;
     if (!this.db.inTransaction) throw new EngineError('INTERNAL', {}, { cause: new Error('schema facts checked outside a transaction') });
     const version = this.versionQuery.get() as bigint;
     if (version === this.version) return false;
@@ -65,6 +68,21 @@ export class SchemaCache {
     this.deferred = undefined;
     this.shapes = new WeakMap();
     return true;
+  }
+
+  /**
+   * Runs `read` without checking the version again. Only for a transaction
+   * that checked it once and then only reads: its snapshot fixed the schema,
+   * so every further check (one per fact asked for) would read the same number.
+   */
+  pinnedFor<T>(read: () => T): T {
+    if (!this.db.inTransaction) throw new EngineError('INTERNAL', {}, { cause: new Error('schema pinned outside a transaction') });
+    this.pinned = true;
+    try {
+      return read();
+    } finally {
+      this.pinned = false;
+    }
   }
 
   /** The schema record of a table (readTableSchema), found without regard to case. */

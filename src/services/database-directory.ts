@@ -23,6 +23,8 @@ export class DatabaseDirectory {
    * a restart, as it would be anyway.
    */
   private readonly known = new Set<string>();
+  /** The refs of known databases by name, so that resolving one builds no path either. */
+  private readonly refs = new Map<string, DatabaseRef>();
 
   constructor(private readonly config: Config) {}
 
@@ -35,8 +37,11 @@ export class DatabaseDirectory {
     if (this.config.dbFile !== null) return this.resolveSingle(db, this.config.dbFile);
     if (db === undefined || db === null || db === '') throw new EngineError('DATABASE_REQUIRED');
     const name = normalizeDatabaseName(db);
+    const known = this.refs.get(name);
+    if (known !== undefined) return known;
     const ref = this.refOf(name);
     if (!this.exists(ref)) throw new EngineError('NO_SUCH_DATABASE', { db: name });
+    this.refs.set(name, ref);
     return ref;
   }
 
@@ -100,6 +105,7 @@ export class DatabaseDirectory {
    */
   remove(ref: DatabaseRef): void {
     this.known.delete(ref.file);
+    this.refs.delete(ref.name);
     const doomed = `${ref.file}.dropped`;
     fs.renameSync(ref.file, doomed);
     for (const suffix of ['-wal', '-shm', '-journal']) fs.rmSync(ref.file + suffix, { force: true });
