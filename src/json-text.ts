@@ -84,19 +84,36 @@ function writeObject(object: Record<string, unknown>, out: Parts): void {
   out.add('}');
 }
 
+/** How deep a response nests its RawJson texts: body → results → result → rows. */
+const RAW_DEPTH = 4;
+
+/** Whether a RawJson sits in `value` within `depth` levels: then our writer goes first, not a stringify that would throw half way. */
+function holdsRaw(value: unknown, depth: number): boolean {
+  if (value instanceof RawJson) return true;
+  if (depth === 0 || value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some((item) => holdsRaw(item, depth - 1));
+  for (const key in value) if (holdsRaw((value as Record<string, unknown>)[key], depth - 1)) return true;
+  return false;
+}
+
+function written(value: unknown): string[] {
+  const out = new Parts();
+  if (!writeValue(value, out)) out.add('null');
+  return out.done();
+}
+
 /**
  * The JSON text of `value` as parts to be sent one after another: one part,
  * unless it splices long RawJson texts, which stay parts of their own so that
  * a big result is never copied into a bigger string.
  */
 export function jsonParts(value: unknown): string[] {
+  if (holdsRaw(value, RAW_DEPTH)) return written(value);
   try {
     return [JSON.stringify(value)];
   } catch (error) {
     if (error !== RAW_JSON_INSIDE && !(error instanceof TypeError && /BigInt/.test(error.message))) throw error;
-    const out = new Parts();
-    if (!writeValue(value, out)) out.add('null');
-    return out.done();
+    return written(value);
   }
 }
 
