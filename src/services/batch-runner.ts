@@ -59,7 +59,7 @@ export class BatchRunner {
   private async noted(ref: DatabaseRef, batch: JournaledRequest, readonly: boolean, work: () => Promise<StatementResult[]>): Promise<StatementResult[]> {
     const started = performance.now();
     const note = (outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> =>
-      this.path.note(readonly ? 'read' : 'write', batchEntry({ db: ref.name, session: null, sources: batch.sources, readonly, context: batch.request.context!, ms: performance.now() - started, ...outcome }));
+      this.path.note(readonly ? 'read' : 'write', () => batchEntry({ db: ref.name, session: null, sources: batch.sources, readonly, context: batch.request.context!, ms: performance.now() - started, ...outcome }), outcome.error === undefined);
     try {
       const results = await work();
       await note({ results });

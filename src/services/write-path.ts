@@ -126,7 +126,12 @@ export class WritePath {
    * rollback), when the level records it. A journal failure here is logged,
    * not thrown: nothing depends on the entry, and reads must go on.
    */
-  async note(event: JournalEvent, entry: NewEntry): Promise<void> {
+  async note(event: JournalEvent, entry: NewEntry | (() => NewEntry), ok?: boolean): Promise<void> {
+    if (typeof entry === 'function') {
+      // Built only when the level records it: most reads are not journaled, and building the entry shows per request.
+      if (!this.journal.records(event, ok === true)) return;
+      entry = entry();
+    }
     if (!this.journal.records(event, entry.ok)) return;
     try {
       await this.journal.append(event, entry).written;
