@@ -32,6 +32,10 @@ export const catalog = {
   INVALID_UTF8: { code: 1015, status: 400, message: 'request body is not valid UTF-8' },
   PILOT_INVALID: { code: 1016, status: 400, message: 'the pilot record is not valid: {count} problem(s), listed in "violations"' },
   PILOT_PERSONAL_DATA: { code: 1017, status: 400, message: 'notes_without_personal_data and incidents must not contain personal data: found {kinds}' },
+  ROWS_CURSOR_INVALID: { code: 1018, status: 400, message: 'invalid cursor in after: {detail}; send back the next value of a /rows answer unchanged' },
+  ROWS_CURSOR_MISMATCH: { code: 1019, status: 400, message: 'the cursor in after does not belong to table {table}: {detail}' },
+  ROWS_AFTER_WITH_OFFSET: { code: 1020, status: 400, message: 'after and offset cannot be used together: page by cursor or by offset' },
+  ROWS_NO_KEY: { code: 1021, status: 400, message: 'table {table} has no key that a cursor can follow ({detail}): page it with offset' },
 
   // 2xxx — catalog: no such database/table/column/index, already exists
   NO_SUCH_DATABASE: { code: 2001, status: 404, message: 'no such database: {db}' },

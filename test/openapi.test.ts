@@ -355,6 +355,13 @@ async function databasesAndTables(tt: Test, server: TestServer): Promise<void> {
   await c('GET', '/rows?db=school&table=pupils&offset=x', { status: 400, code: 1008 });
   await c('GET', '/rows?db=school&table=teachers', { status: 404, code: 2002 });
   await c('GET', '/rows?db=nowhere&table=pupils', { status: 404, code: 2001 });
+  const first = await c('GET', '/rows?db=school&table=pupils&limit=2', { status: 200 });
+  const next = String(first.body?.next);
+  const after = await c('GET', `/rows?db=school&table=pupils&limit=2&after=${next}`, { status: 200 });
+  tt.equal(after.body?.next, undefined, 'the last page carries no next');
+  await c('GET', `/rows?db=school&table=pupils&after=${next}&offset=0`, { status: 400, code: 1020 });
+  await c('GET', '/rows?db=school&table=pupils&after=not-a-cursor', { status: 400, code: 1018 });
+  await c('GET', `/rows?db=school&table=classes&after=${next}`, { status: 400, code: 1019 });
 }
 
 async function sql(tt: Test, server: TestServer): Promise<void> {

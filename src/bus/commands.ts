@@ -19,7 +19,7 @@ export type Command =
   | { readonly type: 'create-database'; readonly db: unknown }
   | { readonly type: 'list-tables'; readonly db: unknown }
   | { readonly type: 'show-schema'; readonly db: unknown; readonly table: string }
-  | { readonly type: 'read-rows'; readonly db: unknown; readonly table: string; readonly limit: number; readonly offset: number }
+  | { readonly type: 'read-rows'; readonly db: unknown; readonly table: string; readonly limit: number; readonly offset: number; readonly after: string | null }
   | { readonly type: 'exec'; readonly db: unknown; readonly sources: readonly SqlSource[]; readonly session?: string }
   | { readonly type: 'begin-session'; readonly db: unknown }
   | { readonly type: 'end-session'; readonly session: string; readonly commit: boolean }

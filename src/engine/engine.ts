@@ -14,8 +14,7 @@ import { SessionTransaction } from './session-transaction';
 import { runStatements, type StatementListener } from './statement-runner';
 import { toEngineError } from './sqlite-errors';
 import { boundedShape, isBoundedOn, type PointLookup } from './bounded-read';
-import { quoteIdentifier } from './types';
-import { convertRow } from './values';
+import { readRowPage } from './row-pages';
 import { stringifyJson } from '../json-text';
 
 export interface EngineOptions {
@@ -232,13 +231,7 @@ export class Engine {
     return connection.read((): RowPage => {
       const schema = connection.tableSchema(request.table);
       if (!schema) throw new EngineError('TABLE_NOT_FOUND', { table: request.table });
-      const table = quoteIdentifier(schema.name);
-      const order = schema.primaryKey === '' ? 'rowid' : schema.primaryKey.split(',').map(quoteIdentifier).join(', ');
-      const total = connection.countRows(table, cacheCount);
-      const page = connection.prepare(`SELECT * FROM ${table} ORDER BY ${order} LIMIT ? OFFSET ?`).raw(true);
-      const bools = schema.columns.map((column) => column.type === 'BOOL');
-      const rows = (page.all(BigInt(request.limit), BigInt(request.offset)) as unknown[][]).map((row) => convertRow(row, bools));
-      return { table: schema.name, total: Number(total), columns: schema.columns.map((column) => column.name), rowsJson: stringifyJson(rows) };
+      return readRowPage(connection, schema, request, cacheCount);
     });
   }
 

@@ -75,7 +75,10 @@ export interface RowsRequest {
   readonly file: string;
   readonly table: string;
   readonly limit: number;
+  /** Rows to skip; 0 when `after` is given (the route refuses the two together). */
   readonly offset: number;
+  /** A cursor from an earlier page's `next`: the page starts after the row it names. */
+  readonly after: string | null;
 }
 
 export interface RowPage {
@@ -84,6 +87,8 @@ export interface RowPage {
   columns: string[];
   /** The rows as one JSON array of arrays, written once by the engine (see ExecRequest.jsonRows). */
   rowsJson: string;
+  /** A cursor for the page after this one; null when no row follows or the table has no key (row-key.ts). */
+  next: string | null;
 }
 
 /**

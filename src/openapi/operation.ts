@@ -53,6 +53,9 @@ export const SERVED_EVEN_STARTING: ErrorSet = { 401: ['UNAUTHORIZED'], 500: ['IN
 export const WITH_BODY: ErrorSet = { 400: ['MALFORMED_JSON', 'BAD_REQUEST', 'INVALID_UTF8'], 413: ['BODY_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'] };
 /** A query parameter given twice, or not of its form. */
 export const QUERY: ErrorSet = { 400: ['INVALID_QUERY_PARAMETER'] };
+/** The refusals of /rows?after=…: a cursor that cannot be followed there. No SQL leads to them. */
+const ROWS_CURSOR_400: readonly ErrorName[] = ['ROWS_CURSOR_INVALID', 'ROWS_CURSOR_MISMATCH', 'ROWS_AFTER_WITH_OFFSET', 'ROWS_NO_KEY'];
+export const ROWS_CURSOR: ErrorSet = { 400: ROWS_CURSOR_400 };
 /** A request that names one database (`db`). */
 export const ONE_DATABASE: ErrorSet = { 400: ['DATABASE_REQUIRED', 'INVALID_DATABASE_NAME'], 404: ['NO_SUCH_DATABASE'] };
 const sessionOnly: readonly ErrorName[] = ['SESSION_ENGINE_CRASHED'];
@@ -62,7 +65,7 @@ export const ENGINE: ErrorSet = { 400: ['QUERY_TIMEOUT'], 500: namesWithStatus(5
 export const WRITE: ErrorSet = { 409: ['DATABASE_LOCKED'], 503: ['WRITE_LOCK_TIMEOUT'] };
 
 /** Every 400 that SQL can cause: all of the catalog's 400s except those of the pilot records and of /tx/*. */
-export const SQL_400: readonly ErrorName[] = namesWithStatus(400).filter((name) => !['PILOT_INVALID', 'PILOT_PERSONAL_DATA', 'SESSION_REQUIRED'].includes(name));
+export const SQL_400: readonly ErrorName[] = namesWithStatus(400).filter((name) => !['PILOT_INVALID', 'PILOT_PERSONAL_DATA', 'SESSION_REQUIRED', ...ROWS_CURSOR_400].includes(name));
 
 export { mergeErrors };
 
@@ -76,6 +79,7 @@ export function componentParameters(): Record<string, JsonObject> {
     Table: query('table', 'The table (found without regard to case). 400 `[SQ1008]` without it.', { type: 'string', minLength: 1 }, true),
     Limit: query('limit', 'Rows per page, a non-negative integer (400 `[SQ1008]` otherwise); above 1000 it is clamped to 1000.', count(25)),
     Offset: query('offset', 'Rows to skip, a non-negative integer (400 `[SQ1008]` otherwise).', count(0)),
+    After: query('after', 'A cursor: the `next` of an earlier /rows answer for the same table, sent back unchanged; the page starts after the row it names, in the same order as offset pages. Not with `offset` (400 `[SQ1020]`); a cursor that is not one (400 `[SQ1018]`), made for another table or an older key of this one (400 `[SQ1019]`), or a table with no key a cursor can follow (400 `[SQ1021]`).', { type: 'string' }),
     SessionQuery: query('session', 'A transaction session id (or send the X-Service-Session header; both must then agree).', { type: 'string' }),
     SessionRequired: query('session', 'The transaction session id. 400 `[SQ5009]` without it; 404 when it is not the active session.', { type: 'string' }, true),
     SessionHeader: { name: 'X-Service-Session', in: 'header', description: 'A transaction session id: the statements run in its transaction, without committing.', required: false, schema: { type: 'string' } },

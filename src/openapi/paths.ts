@@ -3,7 +3,7 @@
  * database-routes.ts, exec-routes.ts, tx-routes.ts) in the OpenAPI document.
  */
 import type { JsonObject } from './error-responses';
-import { ENGINE, json, jsonBody, mergeErrors, ONE_DATABASE, operation, QUERY, SERVED, SERVED_EVEN_STARTING, SQL_400, WITH_BODY, WRITE } from './operation';
+import { ENGINE, json, jsonBody, mergeErrors, ONE_DATABASE, operation, QUERY, ROWS_CURSOR, SERVED, SERVED_EVEN_STARTING, SQL_400, WITH_BODY, WRITE } from './operation';
 
 function servicePaths(): Record<string, JsonObject> {
   return {
@@ -78,9 +78,9 @@ function databasePaths(): Record<string, JsonObject> {
         operationId: 'readRows',
         summary: 'A page of rows',
         tag: 'databases',
-        parameters: ['Db', 'Table', 'Limit', 'Offset'],
-        success: { 200: json('A page of rows in primary-key order.', 'RowPage') },
-        errors: mergeErrors(SERVED, QUERY, ONE_DATABASE, ENGINE, { 404: ['TABLE_NOT_FOUND'] }),
+        parameters: ['Db', 'Table', 'Limit', 'Offset', 'After'],
+        success: { 200: json('A page of rows in primary-key order, by offset or after a cursor.', 'RowPage') },
+        errors: mergeErrors(SERVED, QUERY, ROWS_CURSOR, ONE_DATABASE, ENGINE, { 404: ['TABLE_NOT_FOUND'] }),
       }),
     },
   };

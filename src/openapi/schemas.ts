@@ -124,17 +124,27 @@ function serviceSchemas(): Record<string, JsonObject> {
     DatabaseCreated: record('A database was created.', { ok: TRUE, db: { type: 'string', pattern: '^[a-z0-9_-]{1,64}\\.db$' } }),
     TableList: record('Every table of a database, with its schema.', { ok: TRUE, db: string('Database file name'), tables: { type: 'array', items: ref('TableSchema') } }),
     TableSchemaResponse: record('The schema of one table.', { ok: TRUE, db: string('Database file name'), table: ref('TableSchema') }),
-    RowPage: record('A page of rows, in primary-key order (rowid order without one); page and total are read in one transaction.', {
-      ok: TRUE,
-      db: string('Database file name'),
-      table: string('Table name as stored'),
-      total: integer('Rows in the table'),
-      limit: { type: 'integer', minimum: 0, maximum: 1000, description: 'Limit applied (a larger one asked is clamped to 1000)' },
-      offset: integer('Offset applied'),
-      columns: { ...strings, description: 'Column names in order' },
-      rows: { type: 'array', items: ref('Row') },
-    }),
+    RowPage: {
+      ...rowPage(),
+      // A page starts at an offset or after a cursor: it says which, and never both.
+      oneOf: [{ required: ['offset'] }, { required: ['after'] }],
+    },
   };
+}
+
+function rowPage(): JsonObject {
+  return record('A page of rows, in primary-key order (rowid order without one; a primary key that may hold NULL is followed by the rowid); page and total are read in one transaction.', {
+    ok: TRUE,
+    db: string('Database file name'),
+    table: string('Table name as stored'),
+    total: integer('Rows in the table'),
+    limit: { type: 'integer', minimum: 0, maximum: 1000, description: 'Limit applied (a larger one asked is clamped to 1000)' },
+    offset: integer('Offset applied; absent from a page asked for with `after`'),
+    after: string('The cursor this page came after, as sent; present only on a page asked for with `after`'),
+    columns: { ...strings, description: 'Column names in order' },
+    rows: { type: 'array', items: ref('Row') },
+    next: string('Opaque cursor for the next page: send it back as `after`. Absent when no row follows, when `limit` is 0, or when the table has no key a cursor can follow'),
+  }, ['offset', 'after', 'next']);
 }
 
 function execSchemas(): Record<string, JsonObject> {

@@ -1,6 +1,8 @@
 /** GET /dbs, POST /dbs, GET /tables, GET /schema, GET /rows. */
 import type Router from '@koa/router';
+import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
+import { EngineError } from '../errors';
 import { RawJson } from '../json-text';
 import { callOf } from '../http/request-deadline';
 import { sendJson } from '../http/respond';
@@ -40,8 +42,23 @@ export function databaseRoutes(router: Router, bus: CommandBus, single: boolean)
     const table = requiredQueryValue(ctx, 'table');
     // A limit above the maximum is clamped, and the response says so.
     const limit = Math.min(countQueryValue(ctx, 'limit', ROWS_DEFAULT_LIMIT), ROWS_MAX_LIMIT);
-    const offset = countQueryValue(ctx, 'offset', 0);
-    const page = await bus.dispatch({ type: 'read-rows', db: queryValue(ctx, 'db'), table, limit, offset }, callOf(ctx));
-    sendJson(ctx, 200, { ok: true, db: page.db, table: page.table, total: page.total, limit, offset, columns: page.columns, rows: new RawJson(page.rowsJson) });
+    const { offset, after } = rowsPosition(ctx);
+    const page = await bus.dispatch({ type: 'read-rows', db: queryValue(ctx, 'db'), table, limit, offset, after }, callOf(ctx));
+    // A page says where it started in the terms it was asked in: offset, or the cursor it came after.
+    const position = after === null ? { offset } : { after };
+    const next = page.next === null ? {} : { next: page.next };
+    sendJson(ctx, 200, { ok: true, db: page.db, table: page.table, total: page.total, limit, ...position, columns: page.columns, rows: new RawJson(page.rowsJson), ...next });
   });
+}
+
+/**
+ * Where a page starts: an offset or a cursor, never both. Both at once would
+ * have to mean either "skip rows after the cursor" or "ignore one of them";
+ * refusing them leaves no client guessing which. An empty `after` is a
+ * cursor, a malformed one, which the engine refuses.
+ */
+function rowsPosition(ctx: Context): { offset: number; after: string | null } {
+  const after = queryValue(ctx, 'after') ?? null;
+  if (after !== null && queryValue(ctx, 'offset') !== undefined) throw new EngineError('ROWS_AFTER_WITH_OFFSET');
+  return { offset: countQueryValue(ctx, 'offset', 0), after };
 }

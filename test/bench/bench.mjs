@@ -9,7 +9,8 @@
  * BENCH_CONNECTIONS (default: each scenario's own, 32 and/or 64), BENCH_ONLY=throughput (skip the growth
  * tables), growth (skip the throughput scenarios), startup (only start-up
  * against a 500,000-entry journal with a snapshot) or runaway (only the
- * runaway clients beside a class, runaway.mjs), BENCH_JSON=<file> to save
+ * runaway clients beside a class, runaway.mjs) or deep-page (only /rows at
+ * the end of a 1,000,000-row table by offset and by cursor, deep-page.mjs), BENCH_JSON=<file> to save
  * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
  * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
  * a temporary directory that is removed at the end. cpu-cost.mjs beside this
@@ -25,6 +26,7 @@ import { SCENARIOS } from './scenarios.mjs';
 import { countCost, journalBytes, replay, rowsByOffset, rowsBySize, startup } from './growth.mjs';
 import { startupWithLongJournal } from './long-journal.mjs';
 import { runawayClients } from './runaway.mjs';
+import { deepPage } from './deep-page.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -182,6 +184,20 @@ async function runaway(work, figures) {
   say(`  runaway replies by code: ${JSON.stringify(r.runawayCodes)}; summed peak RSS of sqlscribe's processes ${mb(r.peakRss)} MB`);
 }
 
+async function deepPages(work, figures) {
+  say();
+  say('/rows at the end of a 1,000,000-row table, limit 100: first page, last page by offset, last page by cursor (median ms of sequential requests)');
+  const r = await deepPage(work);
+  figures.deepPage = r;
+  say(`${'table'.padEnd(28)} ${pad('first', 8)} ${pad('last/offset', 12)} ${pad('last/cursor', 12)} ${pad('cursor÷first', 13)}  target`);
+  for (const row of r.tables) {
+    const key = row.table === 'deep' ? 'deep (INTEGER PRIMARY KEY)' : 'deep_pair (WITHOUT ROWID)';
+    const check = row.same ? '' : '  (the two last pages DIFFER)';
+    say(`${key.padEnd(28)} ${pad(fmt(row.first), 8)} ${pad(fmt(row.lastByOffset), 12)} ${pad(fmt(row.lastByCursor), 12)} ${pad(fmt(row.ratio), 13)}  <= 2: ${targetNote(row.ratio <= 2)}${check}`);
+  }
+  say(`  (tables built in-process in ${int(r.buildMs)} ms)`);
+}
+
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
   const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS ?? 'per scenario' };
@@ -189,12 +205,13 @@ async function main() {
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
-    if (ONLY !== 'startup' && ONLY !== 'runaway') {
+    if (ONLY !== 'startup' && ONLY !== 'runaway' && ONLY !== 'deep-page') {
       const journalFile = await throughput(work, figures);
       if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
     }
     if (ONLY === '' || ONLY === 'startup') await longJournal(work, figures);
     if (ONLY === '' || ONLY === 'runaway') await runaway(work, figures);
+    if (ONLY === '' || ONLY === 'deep-page') await deepPages(work, figures);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

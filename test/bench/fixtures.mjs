@@ -71,6 +71,25 @@ export function buildGrowth(workDir, targets) {
   fs.rmSync(template, { force: true });
 }
 
+export const DEEP_ROWS = 1_000_000;
+
+/**
+ * deep.db for the deep-page scenario: `deep`, the items shape keyed by an
+ * INTEGER PRIMARY KEY, and `deep_pair`, WITHOUT ROWID with a composite text
+ * key (a, b), both of DEEP_ROWS rows.
+ */
+export function buildDeepPage(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  const db = openDatabase(path.join(dir, 'deep.db'));
+  db.exec(storageSql(`CREATE TABLE deep ${ITEM_COLUMNS}`));
+  db.exec(fill('deep', DEEP_ROWS));
+  db.exec(storageSql('CREATE TABLE deep_pair (a TEXT, b TEXT, qty INT, PRIMARY KEY (a, b)) WITHOUT ROWID'));
+  db.exec(`INSERT INTO deep_pair WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${DEEP_ROWS}) ` +
+    "SELECT printf('group %04d', i % 1000), printf('member %07d', i), i % 1000 FROM n");
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+}
+
 /** A small database file, copied `count` times into `dir` (start-up against the number of databases). */
 export function fillDirectory(dir, count) {
   fs.mkdirSync(dir, { recursive: true });

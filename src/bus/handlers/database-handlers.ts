@@ -36,9 +36,9 @@ export function databaseHandlers({ directory, lifecycle, engine }: DatabaseHandl
       if (!schema) throw new EngineError('TABLE_NOT_FOUND', { table });
       return { db: ref.name, table: schema };
     },
-    'read-rows': async ({ db, table, limit, offset }, call) => {
+    'read-rows': async ({ db, table, limit, offset, after }, call) => {
       const ref = directory.resolve(db);
-      const page = await engine.rows({ file: ref.file, table, limit, offset }, call);
+      const page = await engine.rows({ file: ref.file, table, limit, offset, after }, call);
       return { db: ref.name, ...page };
     },
   };
