@@ -75,6 +75,27 @@ function runRaw(out) {
   return { wallMs: performance.now() - started };
 }
 
+/** The same replay in this process, split into its two costs: reading the journal, and applying it (CPU ms). */
+async function inProcess(journalFile, out) {
+  const { readJournal } = require(path.join(ROOT, 'dist/journal/reader.js'));
+  const { rebuild } = require(path.join(ROOT, 'dist/replay/rebuild.js'));
+  const { Engine } = require(path.join(ROOT, 'dist/src/engine/engine.js'));
+  fs.rmSync(out, { recursive: true, force: true });
+  fs.mkdirSync(out, { recursive: true });
+  const cpuMs = (since) => {
+    const used = process.cpuUsage(since);
+    return (used.user + used.system) / 1000;
+  };
+  let since = process.cpuUsage();
+  const { entries } = await readJournal(journalFile);
+  const readMs = cpuMs(since);
+  since = process.cpuUsage();
+  const engine = new Engine({ syncCommits: false });
+  await rebuild(engine, entries, { fileOf: (db) => path.join(out, db) });
+  engine.close();
+  return { readMs, applyMs: cpuMs(since) };
+}
+
 function rowsOf(file) {
   const db = new Database(file, { readonly: true });
   const rows = db.prepare('SELECT count(*) AS n, sum(qty) AS q, max(id) AS m FROM items').get();
@@ -93,7 +114,9 @@ export async function replayBatches(workDir) {
     replays.push((await runReplay(journalFile, path.join(dir, 'replay-out'))).wallMs);
     raws.push(runRaw(path.join(dir, 'raw-out')).wallMs);
   }
+  const phases = [];
+  for (let round = 0; round < 2; round++) phases.push(await inProcess(journalFile, path.join(dir, 'in-process')));
   const same = rowsOf(path.join(dir, 'replay-out', 'bench.db')) === rowsOf(path.join(dir, 'raw-out', 'bench.db'));
   fs.rmSync(dir, { recursive: true, force: true });
-  return { inserts: INSERTS, journalBytes, replayMs: Math.min(...replays), rawMs: Math.min(...raws), replays, raws, same };
+  return { inserts: INSERTS, journalBytes, replayMs: Math.min(...replays), rawMs: Math.min(...raws), replays, raws, same, readCpuMs: Math.min(...phases.map((p) => p.readMs)), applyCpuMs: Math.min(...phases.map((p) => p.applyMs)) };
 }
