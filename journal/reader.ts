@@ -66,25 +66,40 @@ function openFile(file: string): NodeJS.ReadableStream {
  * The lines of one journal file, gunzipping `*.gz`. Splits on `\n` bytes (never
  * part of a multi-byte UTF-8 sequence, and JSON escapes it inside strings), and
  * holds each line back until the next byte shows whether it was the last.
+ * Splitting decoded text on '\n' is the same as splitting the bytes.
+ * Lines come a read chunk at a time: one turn of the async machinery per line
+ * cost more than decoding the line in a long replay.
  */
-export async function* readFileLines(file: string): AsyncGenerator<FileLine> {
+export async function* readFileLineChunks(file: string): AsyncGenerator<FileLine[]> {
   let pending: Buffer[] = [];
   let held: { line: number; text: string } | undefined;
   let count = 0;
   for await (const chunk of openFile(file) as AsyncIterable<Buffer>) {
-    let start = 0;
-    for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
-      pending.push(chunk.subarray(start, nl));
-      if (held) yield { ...held, last: false, terminated: true };
-      held = { line: ++count, text: Buffer.concat(pending).toString('utf8') };
-      pending = [];
-      start = nl + 1;
+    const end = chunk.lastIndexOf(10);
+    if (end === -1) {
+      pending.push(chunk);
+      continue;
     }
-    if (start < chunk.length) pending.push(chunk.subarray(start));
+    // Up to the chunk's last newline the lines are whole: decoded in one go and split, not one by one.
+    const whole = pending.length === 0 ? chunk.subarray(0, end) : Buffer.concat([...pending, chunk.subarray(0, end)]);
+    const lines: FileLine[] = [];
+    for (const text of whole.toString('utf8').split('\n')) {
+      if (held) lines.push({ ...held, last: false, terminated: true });
+      held = { line: ++count, text };
+    }
+    pending = end + 1 < chunk.length ? [chunk.subarray(end + 1)] : [];
+    if (lines.length > 0) yield lines;
   }
   const tail = Buffer.concat(pending);
-  if (held) yield { ...held, last: tail.length === 0, terminated: true };
-  if (tail.length > 0) yield { line: ++count, text: tail.toString('utf8'), last: true, terminated: false };
+  const lines: FileLine[] = [];
+  if (held) lines.push({ ...held, last: tail.length === 0, terminated: true });
+  if (tail.length > 0) lines.push({ line: ++count, text: tail.toString('utf8'), last: true, terminated: false });
+  if (lines.length > 0) yield lines;
+}
+
+/** readFileLineChunks a line at a time. */
+export async function* readFileLines(file: string): AsyncGenerator<FileLine> {
+  for await (const lines of readFileLineChunks(file)) yield* lines;
 }
 
 interface Located {
@@ -147,28 +162,32 @@ function noteStart(state: ReadState, file: string, seq: number): void {
   state.starts.set(file, Math.min(state.starts.get(file) ?? Infinity, seq));
 }
 
+/** Takes one line into the state; false when it was a tolerated torn last line. */
+function takeLine(file: string, fileLine: FileLine, state: ReadState, fromSeq: number, first: boolean): boolean {
+  // Lines below fromSeq are neither decoded nor checked: start-up cost follows the tail, not the journal's length.
+  const cheap = fileLine.terminated ? leadingSeq(fileLine.text) : undefined;
+  if (cheap !== undefined && cheap < fromSeq) {
+    noteStart(state, file, cheap);
+    return true;
+  }
+  const decoded = decodeFileLine(file, fileLine, state.warnings);
+  if (!decoded) return false;
+  if (isHeader(decoded)) {
+    checkHeader(decoded, file, fileLine.line);
+    state.headers.push({ file, header: decoded });
+  } else {
+    if (first) state.warnings.push(`${file}: does not begin with a header`);
+    noteStart(state, file, decoded.seq);
+    state.located.push({ entry: decoded, file, line: fileLine.line });
+  }
+  return true;
+}
+
 async function readOneFile(file: string, state: ReadState, fromSeq: number): Promise<void> {
   let first = true;
   try {
-    for await (const fileLine of readFileLines(file)) {
-      // Lines below fromSeq are neither decoded nor checked: start-up cost follows the tail, not the journal's length.
-      const cheap = fileLine.terminated ? leadingSeq(fileLine.text) : undefined;
-      if (cheap !== undefined && cheap < fromSeq) {
-        noteStart(state, file, cheap);
-        first = false;
-        continue;
-      }
-      const decoded = decodeFileLine(file, fileLine, state.warnings);
-      if (!decoded) continue;
-      if (isHeader(decoded)) {
-        checkHeader(decoded, file, fileLine.line);
-        state.headers.push({ file, header: decoded });
-      } else {
-        if (first) state.warnings.push(`${file}: does not begin with a header`);
-        noteStart(state, file, decoded.seq);
-        state.located.push({ entry: decoded, file, line: fileLine.line });
-      }
-      first = false;
+    for await (const lines of readFileLineChunks(file)) {
+      for (const fileLine of lines) if (takeLine(file, fileLine, state, fromSeq, first)) first = false;
     }
   } catch (err) {
     if (err instanceof JournalError) throw err;

@@ -248,8 +248,20 @@ const REQUIRED_BY_KIND: Record<EntryKind, string[]> = {
   void: ['voids'],
 };
 
+/** The checks as pairs, made once per table: every line of a long journal goes through them. */
+const checkPairs = new WeakMap<Record<string, Check>, Array<[string, Check]>>();
+
+function pairsOf(checks: Record<string, Check>): Array<[string, Check]> {
+  let pairs = checkPairs.get(checks);
+  if (pairs === undefined) {
+    pairs = Object.entries(checks);
+    checkPairs.set(checks, pairs);
+  }
+  return pairs;
+}
+
 function requireFields(value: Record<string, unknown>, checks: Record<string, Check>, optional: boolean): void {
-  for (const [field, check] of Object.entries(checks)) {
+  for (const [field, check] of pairsOf(checks)) {
     const present = field in value && value[field] !== undefined;
     if (!present && optional) continue;
     if (!present) throw new JournalLineError('shape', `"${field}" is missing`);

@@ -63,8 +63,10 @@ export class JournalApplier {
    * database from outside the session is journaled in between. One that is means the process died
    * with the session open (a killed process journals no rollback) and SQLite rolled it back: so
    * does replay, or the change would wait forever for the session's lock ("database is locked").
+   * Public for the entries replay gathers into a batch (entry-batch.ts): the session ends when
+   * the entry is gathered, before the batch's transaction begins.
    */
-  private endSessionCutShort(entry: JournalEntry): void {
+  endSessionCutShort(entry: JournalEntry): void {
     if (this.session === null || entry.session !== null || entry.db !== this.session.db) return;
     const changes = entry.kind === 'createdb' || entry.kind === 'dropdb' || (entry.kind === 'exec' && entry.ok && entry.readonly !== true);
     if (!changes) return;
@@ -85,7 +87,8 @@ export class JournalApplier {
     this.session = null;
   }
 
-  private request(entry: JournalEntry): ExecRequest {
+  /** What the engine runs for an exec entry: its statements with the clock and the seed they ran with. */
+  request(entry: JournalEntry): ExecRequest {
     const statements = (entry.statements ?? []).flatMap(toExecStatements);
     // No rows are kept: only the changes matter (a RETURNING statement still runs to its end).
     return { file: this.fileOf(entry.db as string), statements, maxResultRows: 0, context: { clockMs: entry.clock ?? 0, seed: entry.seed ?? '0' } };

@@ -17,6 +17,7 @@ import { parseReplayOptions, REPLAY_USAGE, type ReplayOptions } from './replay-o
 import { compareDatabases } from './verify';
 import { ReplayError } from './apply-entries';
 import { copyRound, planRestore, TooOldError } from './restore-plan';
+import { syncDatabases } from './sync-output';
 
 class Refusal extends Error {}
 
@@ -83,14 +84,17 @@ async function run(options: ReplayOptions): Promise<number> {
     say(`started from the snapshot through seq ${round.through} (${copied.length} database${copied.length === 1 ? '' : 's'}), then the journal from seq ${round.base + 1}`);
   }
   const entries = selectEntries(contents.entries, options);
-  const engine = new Engine();
+  // Unsynced commits, one sync of every file at the end (sync-output.ts): the output is new, so a crash only means running replay again.
+  const engine = new Engine({ syncCommits: false });
   const onProgress = progressBar();
   try {
     const result = await rebuild(engine, entries, { fileOf: (db) => path.join(options.out, db), ...(onProgress ? { onProgress } : {}) });
     say(`applied ${result.applied} of ${entries.length} entries (through seq ${entries.at(-1)?.seq ?? 0})`);
   } finally {
+    // Closing the last handle on a file checkpoints its WAL into it; the sync comes after.
     engine.close();
   }
+  syncDatabases(options.out);
   const rebuilt = fs.readdirSync(options.out).filter((name) => name.endsWith('.db')).sort();
   say(`rebuilt ${rebuilt.length} database${rebuilt.length === 1 ? '' : 's'} into ${options.out}: ${rebuilt.join(', ') || '(none)'}`);
   if (options.verify === null) return 0;

@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import type { Engine } from '../src/engine/engine';
 import type { JournalPosition } from '../src/engine/protocol';
 import type { JournalEntry } from '../journal/record';
-import { JournalApplier } from './apply-entries';
+import { JournalApplier, ReplayError } from './apply-entries';
+import { applyTogether, EntryBatch, isBatchable } from './entry-batch';
 
 export interface RebuildOptions {
   /** The file of a database, by its name in the journal. */
@@ -73,46 +74,106 @@ function voidedSeqs(entries: readonly JournalEntry[]): Set<number> {
   return voided;
 }
 
-/** Applies one entry unless its database has it already; false when it had. */
-function applyEntry(engine: Engine, applier: JournalApplier, positions: Positions, db: string, entry: JournalEntry, options: RebuildOptions): boolean {
-  const position = positions.get(db);
-  if (alreadyApplied(entry, position)) return false;
-  // A database the journal never created (the single database of -db) starts empty.
-  if (position === null && entry.kind !== 'createdb' && entry.kind !== 'dropdb') engine.createDatabase(options.fileOf(db));
-  applier.apply(entry);
-  positions.set(db, advance(entry, position));
-  return true;
+/**
+ * One run of rebuild: the entries it has gathered into a batch (entry-batch.ts)
+ * and the databases it gave up on.
+ */
+class Rebuilder {
+  private readonly applier: JournalApplier;
+  private readonly positions: Positions;
+  private readonly batch = new EntryBatch();
+  private readonly failed = new Set<string>();
+  readonly result: RebuildResult = { applied: 0, skipped: 0 };
+
+  constructor(private readonly engine: Engine, private readonly options: RebuildOptions) {
+    this.applier = new JournalApplier(engine, options.fileOf);
+    this.positions = new Positions(engine, options.fileOf);
+  }
+
+  /** Applies one entry unless its database has it already or was given up on. */
+  step(entry: JournalEntry, db: string): void {
+    if (this.failed.has(db) || !this.wanted(entry, db)) {
+      this.result.skipped++;
+      return;
+    }
+    if (!this.batch.admits(entry)) this.flush();
+    // Committing the batch may have given up on this very database.
+    if (this.failed.has(db)) {
+      this.result.skipped++;
+      return;
+    }
+    try {
+      this.apply(entry, db);
+      this.result.applied++;
+    } catch (error) {
+      this.fail(entry, error);
+    }
+  }
+
+  /** False when the database has the entry already (or its file cannot even be read: it is given up on). */
+  private wanted(entry: JournalEntry, db: string): boolean {
+    try {
+      return !alreadyApplied(entry, this.positions.get(db));
+    } catch (error) {
+      this.fail(entry, error);
+      return false;
+    }
+  }
+
+  private apply(entry: JournalEntry, db: string): void {
+    const position = this.positions.get(db);
+    // A database the journal never created (the single database of -db) starts empty.
+    if (position === null && entry.kind !== 'createdb' && entry.kind !== 'dropdb') this.engine.createDatabase(this.options.fileOf(db));
+    if (isBatchable(entry)) {
+      this.applier.endSessionCutShort(entry);
+      this.batch.add(entry);
+    } else {
+      this.applier.apply(entry);
+    }
+    this.positions.set(db, advance(entry, position));
+  }
+
+  /** Commits the gathered entries; on failure, the entries from the one that failed on count as skipped. */
+  flush(): void {
+    const entries = this.batch.take();
+    if (entries.length === 0) return;
+    try {
+      applyTogether(this.engine, this.applier, entries);
+    } catch (error) {
+      const at = error instanceof ReplayError ? error.entry : (entries[0] as JournalEntry);
+      const lost = entries.filter((entry) => entry.seq >= at.seq).length;
+      this.result.applied -= lost;
+      this.result.skipped += lost;
+      this.fail(at, error);
+    }
+  }
+
+  /** Replay stops at the first failure; recovery gives up on that database only. */
+  private fail(entry: JournalEntry, error: unknown): void {
+    const db = entry.db as string;
+    if (this.options.onDatabaseFailed === undefined) throw error;
+    this.failed.add(db);
+    this.applier.abandon(db);
+    this.options.onDatabaseFailed(db, entry.seq, error);
+  }
+
+  finish(): void {
+    this.flush();
+    this.applier.finish();
+  }
 }
 
 export async function rebuild(engine: Engine, entries: readonly JournalEntry[], options: RebuildOptions): Promise<RebuildResult> {
-  const applier = new JournalApplier(engine, options.fileOf);
-  const positions = new Positions(engine, options.fileOf);
+  const rebuilder = new Rebuilder(engine, options);
   const voided = voidedSeqs(entries);
-  const failed = new Set<string>();
-  const result: RebuildResult = { applied: 0, skipped: 0 };
   for (const [index, entry] of entries.entries()) {
     if (options.yieldEvery !== undefined && index % options.yieldEvery === options.yieldEvery - 1) await new Promise((resolve) => setImmediate(resolve));
     if (index % 1000 === 0) options.onProgress?.(index, entries.length);
     if (entry.db === null || entry.kind === 'void') continue;
-    if (voided.has(entry.seq)) {
-      result.skipped++;
-      continue;
-    }
-    if (failed.has(entry.db)) {
-      result.skipped++;
-      continue;
-    }
-    try {
-      if (applyEntry(engine, applier, positions, entry.db, entry, options)) result.applied++;
-      else result.skipped++;
-    } catch (error) {
-      if (options.onDatabaseFailed === undefined) throw error;
-      failed.add(entry.db);
-      applier.abandon(entry.db);
-      options.onDatabaseFailed(entry.db, entry.seq, error);
-    }
+    if (voided.has(entry.seq)) rebuilder.result.skipped++;
+    else rebuilder.step(entry, entry.db);
   }
-  applier.finish();
+  rebuilder.finish();
   options.onProgress?.(entries.length, entries.length);
-  return result;
+  return rebuilder.result;
 }

@@ -36,6 +36,14 @@ export interface ConnectionOptions {
    * @default 0
    */
   busyTimeoutMs?: number;
+  /**
+   * False: commits are not synced to disk (PRAGMA synchronous = OFF). Only for
+   * a rebuild into new files that its owner syncs once at the end (the replay
+   * tool): a crash meanwhile loses the rebuild, which is run again; never for
+   * the server's own files, whose commits must survive a power cut.
+   * @default true
+   */
+  syncCommits?: boolean;
 }
 
 export class Connection {
@@ -59,6 +67,7 @@ export class Connection {
     this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 0, fileMustExist: options.mustExist === true });
     this.db.defaultSafeIntegers(true);
     useWal(this.db);
+    if (options.syncCommits === false) this.db.pragma('synchronous = OFF');
     this.db.pragma('foreign_keys = ON');
     this.schema = new SchemaCache(this.db);
     this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();

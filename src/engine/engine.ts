@@ -22,6 +22,8 @@ export interface EngineOptions {
   maxOpenDatabases?: number;
   /** See ConnectionOptions.busyTimeoutMs. @default 0 */
   busyTimeoutMs?: number;
+  /** See ConnectionOptions.syncCommits. @default true */
+  syncCommits?: boolean;
 }
 
 export class Engine {
@@ -34,7 +36,7 @@ export class Engine {
   private readonly connectionOptions: ConnectionOptions;
 
   constructor(options: EngineOptions = {}) {
-    this.connectionOptions = { busyTimeoutMs: options.busyTimeoutMs ?? 0 };
+    this.connectionOptions = { busyTimeoutMs: options.busyTimeoutMs ?? 0, syncCommits: options.syncCommits ?? true };
     this.pool = new ConnectionPool(options.maxOpenDatabases ?? 128, this.connectionOptions);
   }
 

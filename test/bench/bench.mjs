@@ -9,8 +9,10 @@
  * BENCH_CONNECTIONS (default: each scenario's own, 32 and/or 64), BENCH_ONLY=throughput (skip the growth
  * tables), growth (skip the throughput scenarios), startup (only start-up
  * against a 500,000-entry journal with a snapshot) or runaway (only the
- * runaway clients beside a class, runaway.mjs) or deep-page (only /rows at
- * the end of a 1,000,000-row table by offset and by cursor, deep-page.mjs), BENCH_JSON=<file> to save
+ * runaway clients beside a class, runaway.mjs), deep-page (only /rows at
+ * the end of a 1,000,000-row table by offset and by cursor, deep-page.mjs) or
+ * replay (only the replay of 100,000 single-row INSERTs against a raw loop,
+ * replay-batches.mjs), BENCH_JSON=<file> to save
  * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
  * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
  * a temporary directory that is removed at the end. cpu-cost.mjs beside this
@@ -27,6 +29,7 @@ import { countCost, journalBytes, replay, rowsByOffset, rowsBySize, startup } fr
 import { startupWithLongJournal } from './long-journal.mjs';
 import { runawayClients } from './runaway.mjs';
 import { deepPage } from './deep-page.mjs';
+import { replayBatches } from './replay-batches.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -198,6 +201,17 @@ async function deepPages(work, figures) {
   say(`  (tables built in-process in ${int(r.buildMs)} ms)`);
 }
 
+async function replayOfInserts(work, figures) {
+  say();
+  say('replay of 100,000 single-row INSERTs into one database: `replay -out` (its own process, journal read included) against a raw better-sqlite3 loop committing every 1,000 (best of 3, wall time)');
+  const r = await replayBatches(work);
+  figures.replayBatches = r;
+  const ratio = r.rawMs / r.replayMs;
+  say(`  journal ${(r.journalBytes / 1024 / 1024).toFixed(1)} MB; replay -out ${int(r.replayMs)} ms, raw loop ${int(r.rawMs)} ms (same rows: ${r.same ? 'yes' : 'NO'})`);
+  say(`  ratio raw ÷ replay ${fmt(ratio)} (target >= 0.3: ${targetNote(ratio >= 0.3)})`);
+  say(`  in process (CPU ms, best of 2): read and verify the journal ${int(r.readCpuMs)}, rebuild ${int(r.applyCpuMs)}; raw ÷ rebuild alone ${fmt(r.rawMs / r.applyCpuMs)}`);
+}
+
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
   const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS ?? 'per scenario' };
@@ -205,13 +219,14 @@ async function main() {
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
-    if (ONLY !== 'startup' && ONLY !== 'runaway' && ONLY !== 'deep-page') {
+    if (ONLY !== 'startup' && ONLY !== 'runaway' && ONLY !== 'deep-page' && ONLY !== 'replay') {
       const journalFile = await throughput(work, figures);
       if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
     }
     if (ONLY === '' || ONLY === 'startup') await longJournal(work, figures);
     if (ONLY === '' || ONLY === 'runaway') await runaway(work, figures);
     if (ONLY === '' || ONLY === 'deep-page') await deepPages(work, figures);
+    if (ONLY === '' || ONLY === 'replay') await replayOfInserts(work, figures);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
