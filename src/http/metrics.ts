@@ -26,6 +26,22 @@ function percentile(sorted: Float64Array, fraction: number): number {
   return Math.round(sorted[rank] as number);
 }
 
+/** A labelled metric's child per label value, found once: prom-client hashes the labels on every call otherwise. */
+class Children<T> {
+  private readonly children = new Map<string, T>();
+
+  constructor(private readonly make: (key: string) => T) {}
+
+  get(key: string): T {
+    let child = this.children.get(key);
+    if (child === undefined) {
+      child = this.make(key);
+      this.children.set(key, child);
+    }
+    return child;
+  }
+}
+
 export class Metrics implements CommandObserver {
   private readonly startedMs = Date.now();
   private requestsTotal = 0;
@@ -39,6 +55,10 @@ export class Metrics implements CommandObserver {
   private readonly latencyHistogram: client.Histogram;
   private readonly commandCounter: client.Counter<'command' | 'outcome'>;
   private readonly commandHistogram: client.Histogram<'command'>;
+  private readonly byStatusChild: Children<client.Counter.Internal>;
+  private readonly byClassChild: Children<client.Counter.Internal>;
+  private readonly commandChild: Children<client.Counter.Internal>;
+  private readonly commandTimeChild: Children<client.Histogram.Internal<string>>;
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'sqlscribe_' });
@@ -49,6 +69,13 @@ export class Metrics implements CommandObserver {
     this.latencyHistogram = new client.Histogram({ name: 'sqlscribe_http_request_duration_seconds', help: 'HTTP request latency', registers: [this.registry] });
     this.commandCounter = new client.Counter({ name: 'sqlscribe_commands_total', help: 'Commands the bus ran, by command and outcome (ok, the error class such as class3, or fault)', labelNames: ['command', 'outcome'], registers: [this.registry] });
     this.commandHistogram = new client.Histogram({ name: 'sqlscribe_command_duration_seconds', help: 'Time a command took in the bus, queueing for an engine included', labelNames: ['command'], registers: [this.registry] });
+    this.byStatusChild = new Children((status) => this.requestCounter.labels(status));
+    this.byClassChild = new Children((statusClass) => this.classCounter.labels(statusClass));
+    this.commandChild = new Children((key) => {
+      const [command = '', outcome = ''] = key.split(' ');
+      return this.commandCounter.labels(command, outcome);
+    });
+    this.commandTimeChild = new Children((command) => this.commandHistogram.labels(command));
     new client.Gauge({ name: 'sqlscribe_uptime_seconds', help: 'Seconds since start', registers: [this.registry], collect: () => undefined })
       .set(0);
   }
@@ -62,14 +89,14 @@ export class Metrics implements CommandObserver {
       this.errorsTotal++;
       this.faultCounter.inc();
     }
-    this.requestCounter.inc({ status: key });
-    this.classCounter.inc({ class: `${Math.floor(status / 100)}xx` });
+    this.byStatusChild.get(key).inc();
+    this.byClassChild.get(`${Math.floor(status / 100)}xx`).inc();
     this.latencyHistogram.observe(latencyMs / 1000);
   }
 
   command(type: CommandType, outcome: string, seconds: number): void {
-    this.commandCounter.inc({ command: type, outcome });
-    this.commandHistogram.observe({ command: type }, seconds);
+    this.commandChild.get(`${type} ${outcome}`).inc();
+    this.commandTimeChild.get(type).observe(seconds);
   }
 
   snapshot(): MetricsRecord {

@@ -15,7 +15,7 @@ const require = createRequire(import.meta.url);
 const Database = require('better-sqlite3');
 const { encodeLine } = require(path.join(ROOT, 'dist/journal/record.js'));
 const { rotatedName } = require(path.join(ROOT, 'dist/journal/naming.js'));
-const { engineVersions } = require(path.join(ROOT, 'dist/src/journal-setup.js'));
+const { engineVersions } = require(path.join(ROOT, 'dist/src/engine/engine-versions.js'));
 const { writeManifest, snapshotFileName, MANIFEST_FORMAT } = require(path.join(ROOT, 'dist/src/snapshots/manifest.js'));
 
 export const ENTRIES = 500_000;
