@@ -9,6 +9,16 @@ import type { ResultValue } from './protocol';
 
 const CHUNK_CHARS = 256 * 1024;
 
+/**
+ * A row's JSON text. A row holds JSON scalars, and a bigint only for an
+ * integer beyond 2^53: the native stringify takes every other row directly,
+ * without the general writer's checks, which a thousand rows a page feel.
+ */
+function rowJson(row: readonly ResultValue[]): string {
+  for (const value of row) if (typeof value === 'bigint') return stringifyJson(row);
+  return JSON.stringify(row);
+}
+
 export class JsonRowChunks {
   private readonly chunks: string[] = [];
   private rows: string[] = [];
@@ -19,7 +29,7 @@ export class JsonRowChunks {
   }
 
   add(row: readonly ResultValue[]): void {
-    const text = stringifyJson(row);
+    const text = rowJson(row);
     this.rows.push(text);
     this.chars += text.length;
     if (this.chars >= CHUNK_CHARS) this.flush();
