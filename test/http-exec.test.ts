@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { startServer, type Reply, type TestServer } from './helpers/server';
+import { serverPerFile, startServer, type Reply, type TestServer } from './helpers/server';
 import { isError } from './helpers/assertions';
 
 type Value = number | string | boolean | null;
@@ -22,15 +22,9 @@ interface Result {
 t.setTimeout(120_000);
 
 const root = t.testdir();
-let server: TestServer;
+let server!: TestServer;
 let dbCount = 0;
-
-t.before(async () => {
-  server = await startServer(['-dir', path.join(root, 'data')], { cwd: root });
-});
-t.teardown(async () => {
-  if (server !== undefined) await server.stop();
-});
+serverPerFile(t, root, (started) => (server = started));
 
 
 /** Starts a server with extra flags in its own test directory, stopped when `tt` ends. */

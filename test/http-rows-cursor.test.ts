@@ -4,9 +4,8 @@
  * key a table can have; and a cursor that cannot be followed is a 400 with
  * its code, never a 500.
  */
-import path from 'node:path';
 import t from 'tap';
-import { startServer, type TestServer } from './helpers/server';
+import { serverPerFile, type TestServer } from './helpers/server';
 import { isError } from './helpers/assertions';
 
 type Value = number | string | boolean | null;
@@ -14,15 +13,9 @@ type Value = number | string | boolean | null;
 t.setTimeout(120_000);
 
 const root = t.testdir();
-let server: TestServer;
+let server!: TestServer;
 let dbCount = 0;
-
-t.before(async () => {
-  server = await startServer(['-dir', path.join(root, 'data')], { cwd: root });
-});
-t.teardown(async () => {
-  if (server !== undefined) await server.stop();
-});
+serverPerFile(t, root, (started) => (server = started));
 
 async function freshDb(tt: tap.Test, setup: string): Promise<string> {
   const name = `c${++dbCount}`;

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import t from 'tap';
-import { startServer, type Reply, type TestServer } from './helpers/server';
+import { serverPerFile, startServer, type Reply, type TestServer } from './helpers/server';
 import { isError } from './helpers/assertions';
 
 type Value = number | string | boolean | null;
@@ -47,15 +47,9 @@ interface TableRecord {
 t.setTimeout(120_000);
 
 const root = t.testdir();
-let server: TestServer;
+let server!: TestServer;
 let dbCount = 0;
-
-t.before(async () => {
-  server = await startServer(['-dir', path.join(root, 'data')], { cwd: root });
-});
-t.teardown(async () => {
-  if (server !== undefined) await server.stop();
-});
+serverPerFile(t, root, (started) => (server = started));
 
 
 async function freshDb(tt: tap.Test, setup = ''): Promise<string> {

@@ -47,6 +47,21 @@ export interface TestServer {
   stop(): Promise<number | null>;
 }
 
+/**
+ * One server for a whole test file, with `-dir <cwd>/data`: started before
+ * the file's first test, stopped after its last; `started` receives it.
+ */
+export function serverPerFile(tap: { before(fn: () => Promise<void>): void; teardown(fn: () => Promise<void>): void }, cwd: string, started: (server: TestServer) => void): void {
+  let server: TestServer | undefined;
+  tap.before(async () => {
+    server = await startServer(['-dir', path.join(cwd, 'data')], { cwd });
+    started(server);
+  });
+  tap.teardown(async () => {
+    if (server !== undefined) await server.stop();
+  });
+}
+
 /** Starts `node dist/src/main.js -addr 127.0.0.1:0 ...args` in cwd. */
 export async function startServer(args: string[], options: { cwd: string; headers?: Record<string, string> }): Promise<TestServer> {
   const child = spawnNode([MAIN, '-addr', '127.0.0.1:0', ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
