@@ -38,6 +38,21 @@ export interface JournalWriterOptions {
   warn?: (message: string) => void;
   /** The file system to write through; tests inject faults here. Defaults to node's fs. */
   fileSystem?: JournalFileSystem;
+  /** Told of every durable chunk and every rotation, for metrics. */
+  observer?: JournalObserver;
+}
+
+/** What an entry says about its outcome: enough to count it by kind, error class and code. */
+export type EntryOutcome = Pick<JournalEntry, 'kind' | 'ok' | 'class' | 'code'>;
+
+/**
+ * Told what the writer did, once it is durable: the entries of a chunk, its
+ * bytes and how long writing (and syncing) it took; a rotation. Called on the
+ * writer's path, so it must be quick and must not throw.
+ */
+export interface JournalObserver {
+  written(entries: readonly EntryOutcome[], bytes: number, seconds: number, lastSeq: number): void;
+  rotated(): void;
 }
 
 /** An entry as the caller gives it: seq and ts are the writer's. */
@@ -46,6 +61,7 @@ export type NewEntry = Omit<JournalEntry, 'seq' | 'ts'>;
 interface Pending {
   seq: number;
   line: string;
+  outcome: EntryOutcome;
   resolve(): void;
   reject(error: Error): void;
 }
@@ -132,7 +148,8 @@ export class JournalWriter {
     for (const entry of entries) {
       const seq = ++this.assignedSeq;
       const line = encodeLine({ seq, ts: new Date().toISOString(), ...entry });
-      promises.push(new Promise<void>((resolve, reject) => this.pending.push({ seq, line, resolve, reject })));
+      const outcome: EntryOutcome = { kind: entry.kind, ok: entry.ok, ...(entry.class === undefined ? {} : { class: entry.class }), ...(entry.code === undefined ? {} : { code: entry.code }) };
+      promises.push(new Promise<void>((resolve, reject) => this.pending.push({ seq, line, outcome, resolve, reject })));
       seqs.push(seq);
     }
     // One pump after all of them: the chunk it starts takes every pending entry at once.
@@ -161,6 +178,7 @@ export class JournalWriter {
 
   private async writeChunk(chunk: Pending[]): Promise<void> {
     const buffer = Buffer.from(chunk.map((p) => p.line).join(''), 'utf8');
+    const started = performance.now();
     try {
       const handle = await this.ensureActive();
       await writeFully(handle, buffer, this.durableSize);
@@ -176,6 +194,7 @@ export class JournalWriter {
     }
     this.durableSize += buffer.length;
     this.durableSeq = (chunk[chunk.length - 1] as Pending).seq;
+    this.options.observer?.written(chunk.map((p) => p.outcome), buffer.length, (performance.now() - started) / 1000, this.durableSeq);
     if (this.durableSize >= this.options.maxSize) this.rotationDue = this.rotateWhenIdle = true;
     for (const p of chunk) p.resolve();
   }
@@ -231,6 +250,7 @@ export class JournalWriter {
     const { rotated, size } = await this.installer.install(this.headerLine(), new Date());
     this.durableSize = size;
     this.rotationDue = false;
+    if (rotated !== undefined) this.options.observer?.rotated();
     if (rotated !== undefined && this.options.compress) this.queueCompression(rotated);
   }
 

@@ -73,12 +73,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
   fs.mkdirSync(config.dir, { recursive: true });
   // The single database exists from the start, so that /dbs lists a real file.
   if (config.dbFile !== null) prepareSingleDatabase(config.dbFile);
-  const journal = await openJournal(config);
+  const metrics = new Metrics();
+  const journal = await openJournal(config, metrics);
+  metrics.journalOpenedAt(journal.lastSeq);
   const logFile = config.logFile;
   const repair = logFile === null ? async () => undefined : (db: string) => repairDatabase(config, logFile, db);
   const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
   const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
-  const metrics = new Metrics();
   const { bus, writePath } = composeServices(config, engine, journal, { repair, log, observer: metrics });
   let checkpoints: AppliedCheckpoints | undefined;
   const readiness = new Readiness();

@@ -6,6 +6,7 @@ import client from 'prom-client';
 import { isServerFault } from './server-fault';
 import type { CommandObserver } from '../bus/middleware/command-metrics';
 import type { CommandType } from '../bus/commands';
+import type { EntryOutcome, JournalObserver } from '../../journal/writer';
 
 /** Size of the latency sample ring. */
 export const LATENCY_SAMPLE_RING = 1024;
@@ -42,7 +43,7 @@ class Children<T> {
   }
 }
 
-export class Metrics implements CommandObserver {
+export class Metrics implements CommandObserver, JournalObserver {
   private readonly startedMs = Date.now();
   private requestsTotal = 0;
   private errorsTotal = 0;
@@ -59,6 +60,12 @@ export class Metrics implements CommandObserver {
   private readonly byClassChild: Children<client.Counter.Internal>;
   private readonly commandChild: Children<client.Counter.Internal>;
   private readonly commandTimeChild: Children<client.Histogram.Internal<string>>;
+  private readonly journalEntries: Children<client.Counter.Internal>;
+  private readonly journalFailures: Children<client.Counter.Internal>;
+  private readonly journalBytes: client.Counter;
+  private readonly journalRotations: client.Counter;
+  private readonly journalLastSeq: client.Gauge;
+  private readonly journalWriteSeconds: client.Histogram;
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'sqlscribe_' });
@@ -76,6 +83,23 @@ export class Metrics implements CommandObserver {
       return this.commandCounter.labels(command, outcome);
     });
     this.commandTimeChild = new Children((command) => this.commandHistogram.labels(command));
+    const entries = new client.Counter({ name: 'sqlscribe_journal_entries_total', help: 'Journal entries durably written, by kind (exec, begin, commit, rollback, createdb, dropdb, void)', labelNames: ['kind'], registers: [this.registry] });
+    this.journalEntries = new Children((kind) => entries.labels(kind));
+    // One series per error class and code that has occurred: the catalog bounds them (about eighty codes).
+    const failures = new client.Counter({ name: 'sqlscribe_journal_failed_total', help: 'Failed batches and statements in the journal, by error class (1-9) and engine code', labelNames: ['class', 'code'], registers: [this.registry] });
+    this.journalFailures = new Children((key) => {
+      const [errorClass = '', code = ''] = key.split(' ');
+      return failures.labels(errorClass, code);
+    });
+    this.journalBytes = new client.Counter({ name: 'sqlscribe_journal_bytes_total', help: 'Bytes durably written to the journal', registers: [this.registry] });
+    this.journalRotations = new client.Counter({ name: 'sqlscribe_journal_rotations_total', help: 'Journal file rotations', registers: [this.registry] });
+    this.journalLastSeq = new client.Gauge({ name: 'sqlscribe_journal_last_seq', help: 'The seq of the last durable journal entry', registers: [this.registry] });
+    this.journalWriteSeconds = new client.Histogram({
+      name: 'sqlscribe_journal_write_seconds',
+      help: 'Time to write one chunk of journal entries, its fdatasync included with -log-fsync',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [this.registry],
+    });
     new client.Gauge({ name: 'sqlscribe_uptime_seconds', help: 'Seconds since start', registers: [this.registry], collect: () => undefined })
       .set(0);
   }
@@ -97,6 +121,25 @@ export class Metrics implements CommandObserver {
   command(type: CommandType, outcome: string, seconds: number): void {
     this.commandChild.get(`${type} ${outcome}`).inc();
     this.commandTimeChild.get(type).observe(seconds);
+  }
+
+  written(entries: readonly EntryOutcome[], bytes: number, seconds: number, lastSeq: number): void {
+    for (const entry of entries) {
+      this.journalEntries.get(entry.kind).inc();
+      if (!entry.ok && entry.class !== undefined) this.journalFailures.get(`${entry.class} ${entry.code ?? 0}`).inc();
+    }
+    this.journalBytes.inc(bytes);
+    this.journalLastSeq.set(lastSeq);
+    this.journalWriteSeconds.observe(seconds);
+  }
+
+  rotated(): void {
+    this.journalRotations.inc();
+  }
+
+  /** The journal's last seq when it was opened: the gauge says it before the first write. */
+  journalOpenedAt(seq: number): void {
+    this.journalLastSeq.set(seq);
   }
 
   snapshot(): MetricsRecord {
