@@ -79,10 +79,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
   const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
   const metrics = new Metrics();
-  const { bus, writePath } = composeServices(config, engine, journal, { repair, log, observer: metrics });
+  const { bus, writePath, feed } = composeServices(config, engine, journal, { repair, log, observer: metrics });
   let checkpoints: AppliedCheckpoints | undefined;
   const readiness = new Readiness();
-  const { koa } = createApp(config, bus, readiness, metrics);
+  const { koa } = createApp(config, bus, readiness, metrics, feed);
   const handle = koa.callback();
   // Koa answers every error itself (errorHandler): the promise is only awaited there.
   const server = http.createServer(connectionTimeouts(config), (req, res) => void handle(req, res));
@@ -106,6 +106,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     async close(): Promise<void> {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
+        // Followers of GET /journal would hold the server open for ever.
+        feed.close();
         server.closeIdleConnections();
       });
       checkpoints?.stop();

@@ -59,6 +59,7 @@ export class Metrics implements CommandObserver {
   private readonly byClassChild: Children<client.Counter.Internal>;
   private readonly commandChild: Children<client.Counter.Internal>;
   private readonly commandTimeChild: Children<client.Histogram.Internal<string>>;
+  private readonly followersCutCounter: client.Counter;
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'sqlscribe_' });
@@ -76,6 +77,7 @@ export class Metrics implements CommandObserver {
       return this.commandCounter.labels(command, outcome);
     });
     this.commandTimeChild = new Children((command) => this.commandHistogram.labels(command));
+    this.followersCutCounter = new client.Counter({ name: 'sqlscribe_journal_followers_cut_total', help: 'GET /journal event-stream followers disconnected for not reading fast enough', registers: [this.registry] });
     new client.Gauge({ name: 'sqlscribe_uptime_seconds', help: 'Seconds since start', registers: [this.registry], collect: () => undefined })
       .set(0);
   }
@@ -97,6 +99,11 @@ export class Metrics implements CommandObserver {
   command(type: CommandType, outcome: string, seconds: number): void {
     this.commandChild.get(`${type} ${outcome}`).inc();
     this.commandTimeChild.get(type).observe(seconds);
+  }
+
+  /** A journal follower fell too far behind and was disconnected. */
+  followerCut(): void {
+    this.followersCutCounter.inc();
   }
 
   snapshot(): MetricsRecord {
