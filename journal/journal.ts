@@ -7,7 +7,9 @@ import { errorClass } from '../src/errors';
 import type { BatchContext } from '../src/engine/deterministic-functions';
 import type { SqlParams, StatementResult } from '../src/engine/protocol';
 import type { JournalLevel, JournalStatement, RollbackReason } from './record';
-import { JournalWriter, type JournalWriterOptions, type NewEntry } from './writer';
+import { JournalWriter, type AppendListener, type JournalWriterOptions, type NewEntry } from './writer';
+
+export type { AppendedEntry, AppendListener } from './writer';
 
 export { JournalUnavailableError } from './unavailable';
 
@@ -75,6 +77,16 @@ export class Journal {
 
   get lastSeq(): number {
     return this.writer?.lastSeq ?? 0;
+  }
+
+  /** Whether entries are written at all (-log-level none writes none). */
+  get enabled(): boolean {
+    return this.writer !== null;
+  }
+
+  /** See JournalWriter.onAppended; a disabled journal never calls the listener. */
+  onAppended(listener: AppendListener): () => void {
+    return this.writer?.onAppended(listener) ?? (() => undefined);
   }
 
   close(): Promise<void> {

@@ -58,10 +58,22 @@ export interface JournalObserver {
 /** An entry as the caller gives it: seq and ts are the writer's. */
 export type NewEntry = Omit<JournalEntry, 'seq' | 'ts'>;
 
+/** An entry once durably written, with its JSON as in the file but without the crc field. */
+export interface AppendedEntry {
+  entry: JournalEntry;
+  json: string;
+}
+
+/** Told of the entries of each chunk once durably written, in seq order; it must not throw. */
+export type AppendListener = (entries: readonly AppendedEntry[]) => void;
+
+/** `,"crc":"<8 hex>"}` and the newline: what encodeLine adds after the entry's JSON minus its closing brace. */
+const CRC_TAIL_LENGTH = ',"crc":"00000000"}\n'.length;
+
 interface Pending {
   seq: number;
+  entry: JournalEntry;
   line: string;
-  outcome: EntryOutcome;
   resolve(): void;
   reject(error: Error): void;
 }
@@ -85,6 +97,7 @@ export class JournalWriter {
   private running: Promise<void> | null = null;
   private compression: Promise<void> = Promise.resolve();
   private closed = false;
+  private readonly listeners = new Set<AppendListener>();
 
   private constructor(private readonly options: JournalWriterOptions) {
     this.fs = options.fileSystem ?? nodeFileSystem;
@@ -106,6 +119,17 @@ export class JournalWriter {
   /** The last seq given to an append, written or not yet. */
   get lastAssignedSeq(): number {
     return this.assignedSeq;
+  }
+
+  /**
+   * Tells `listener` of every chunk from now on, right after the chunk is
+   * durable and `lastSeq` covers it: an entry with a seq above the `lastSeq`
+   * read at subscription reaches the listener, none at or below it does.
+   * Returns the unsubscribe.
+   */
+  onAppended(listener: AppendListener): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
   private warn(message: string): void {
@@ -147,9 +171,9 @@ export class JournalWriter {
     const promises: Promise<void>[] = [];
     for (const entry of entries) {
       const seq = ++this.assignedSeq;
-      const line = encodeLine({ seq, ts: new Date().toISOString(), ...entry });
-      const outcome: EntryOutcome = { kind: entry.kind, ok: entry.ok, ...(entry.class === undefined ? {} : { class: entry.class }), ...(entry.code === undefined ? {} : { code: entry.code }) };
-      promises.push(new Promise<void>((resolve, reject) => this.pending.push({ seq, line, outcome, resolve, reject })));
+      const full: JournalEntry = { seq, ts: new Date().toISOString(), ...entry };
+      const line = encodeLine(full);
+      promises.push(new Promise<void>((resolve, reject) => this.pending.push({ seq, entry: full, line, resolve, reject })));
       seqs.push(seq);
     }
     // One pump after all of them: the chunk it starts takes every pending entry at once.
@@ -194,9 +218,24 @@ export class JournalWriter {
     }
     this.durableSize += buffer.length;
     this.durableSeq = (chunk[chunk.length - 1] as Pending).seq;
-    this.options.observer?.written(chunk.map((p) => p.outcome), buffer.length, (performance.now() - started) / 1000, this.durableSeq);
+    this.options.observer?.written(chunk.map((p) => p.entry), buffer.length, (performance.now() - started) / 1000, this.durableSeq);
     if (this.durableSize >= this.options.maxSize) this.rotationDue = this.rotateWhenIdle = true;
+    this.tellListeners(chunk);
     for (const p of chunk) p.resolve();
+  }
+
+  /** Synchronously with the durableSeq update, so no follower sees a seq both in the files and live, or in neither. */
+  private tellListeners(chunk: readonly Pending[]): void {
+    if (this.listeners.size === 0) return;
+    // The JSON without the crc is cut from the line rather than serialized again on the write path.
+    const appended = chunk.map((p) => ({ entry: p.entry, json: `${p.line.slice(0, -CRC_TAIL_LENGTH)}}` }));
+    for (const listener of this.listeners) {
+      try {
+        listener(appended);
+      } catch (err) {
+        this.warn(`journal listener failed: ${(err as Error).message}`);
+      }
+    }
   }
 
   /**

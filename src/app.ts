@@ -20,6 +20,9 @@ import { databaseRoutes } from './routes/database-routes';
 import { execRoutes } from './routes/exec-routes';
 import { serviceRoutes } from './routes/service-routes';
 import { txRoutes } from './routes/tx-routes';
+import { journalRoutes } from './routes/journal-routes';
+import { JournalFeed } from './services/journal-feed';
+import { Journal } from '../journal/journal';
 import { pilotRoutes } from './routes/pilot-routes';
 import { openapiRoutes } from './routes/openapi-routes';
 import { consoleRoutes } from './console/serve';
@@ -41,7 +44,7 @@ function unmatched(router: Router) {
   };
 }
 
-export function createApp(config: Config, bus: CommandBus, readiness: Readiness, metrics: Metrics = new Metrics()): App {
+export function createApp(config: Config, bus: CommandBus, readiness: Readiness, metrics: Metrics = new Metrics(), feed: JournalFeed = new JournalFeed(Journal.disabled(), null)): App {
   const koa = new Koa();
   const router = new Router();
   serviceRoutes(router, config, metrics, readiness);
@@ -50,6 +53,7 @@ export function createApp(config: Config, bus: CommandBus, readiness: Readiness,
   txRoutes(router, bus);
   pilotRoutes(router, bus);
   openapiRoutes(router);
+  journalRoutes(router, config, feed, metrics);
 
   koa.use(requestLog(metrics, config.logJson));
   koa.use(errorHandler(config.maxBodyBytes));

@@ -16,6 +16,7 @@ import { refuseStoppedCalls } from './bus/middleware/stopped-calls';
 import { BatchRunner } from './services/batch-runner';
 import { DatabaseDirectory } from './services/database-directory';
 import { DatabaseLifecycle } from './services/database-lifecycle';
+import { JournalFeed } from './services/journal-feed';
 import { WriteLocks } from './services/write-locks';
 import { WritePath } from './services/write-path';
 import { PilotService } from './pilots/pilot-service';
@@ -35,6 +36,8 @@ export interface Services {
   readonly bus: CommandBus;
   /** The one owner of "durable before applied": the server asks it how far the databases are settled. */
   readonly writePath: WritePath;
+  /** GET /journal's reader and followers; the server ends the followers before it stops. */
+  readonly feed: JournalFeed;
 }
 
 export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks): Services {
@@ -59,5 +62,6 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
     await sessions.shutdown();
     await engine.close();
   };
-  return { bus: new CommandBus(handlers, middleware, close), writePath };
+  const feed = new JournalFeed(journal, config.logFile);
+  return { bus: new CommandBus(handlers, middleware, close), writePath, feed };
 }

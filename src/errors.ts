@@ -36,6 +36,7 @@ export const catalog = {
   ROWS_CURSOR_MISMATCH: { code: 1019, status: 400, message: 'the cursor in after does not belong to table {table}: {detail}' },
   ROWS_AFTER_WITH_OFFSET: { code: 1020, status: 400, message: 'after and offset cannot be used together: page by cursor or by offset' },
   ROWS_NO_KEY: { code: 1021, status: 400, message: 'table {table} has no key that a cursor can follow ({detail}): page it with offset' },
+  JOURNAL_FEED_FORBIDDEN: { code: 1022, status: 403, message: 'GET /journal needs -token (send it as for every endpoint); a server without a token serves it only when started with -journal-feed' },
 
   // 2xxx — catalog: no such database/table/column/index, already exists
   NO_SUCH_DATABASE: { code: 2001, status: 404, message: 'no such database: {db}' },
@@ -91,11 +92,13 @@ export const catalog = {
   ENGINES_BUSY: { code: 6011, status: 503, message: 'no engine was free for this request within {ms} ms (-request-timeout): retry shortly' },
   SESSION_REQUEST_TIMEOUT: { code: 6012, status: 400, message: 'request stopped after {ms} ms (-request-timeout): the session was rolled back and closed' },
   CLIENT_CLOSED: { code: 6013, status: 499, message: 'the client closed the connection before the answer: its request was stopped and rolled back' },
+  TOO_MANY_FOLLOWERS: { code: 6014, status: 503, message: 'too many clients follow the journal: at most {max}; retry shortly' },
 
   // 7xxx — mode
   DATABASE_STATEMENT_IN_SINGLE_MODE: { code: 7001, status: 405, message: '{detail} is not available: the server serves a single database' },
   MIXED_BATCH: { code: 7002, status: 400, message: 'database-level statements cannot be mixed with table statements in one request' },
   DATABASE_REQUIRED: { code: 7003, status: 400, message: 'this server holds several databases: name one with "db"' },
+  NO_JOURNAL: { code: 7004, status: 409, message: 'the server keeps no statement journal (-log-level none): GET /journal has nothing to serve' },
 
   // 9xxx — internal and storage
   INTERNAL: { code: 9001, status: 500, message: 'internal error' },
@@ -108,6 +111,7 @@ export const catalog = {
   SESSION_ENGINE_CRASHED: { code: 9008, status: 500, message: 'the engine process holding the session stopped unexpectedly: the session was rolled back and closed' },
   JOURNAL_UNAVAILABLE: { code: 9009, status: 503, message: 'the statement journal cannot be written ({reason}): {outcome}; retry shortly' },
   DATABASE_BEHIND: { code: 9010, status: 503, message: 'database {db} could not apply a journaled write ({reason}): writes to it are refused until it catches up; reads go on' },
+  JOURNAL_UNREADABLE: { code: 9011, status: 500, message: 'the statement journal could not be read: {detail}' },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorName = keyof typeof catalog;

@@ -80,10 +80,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const repair = logFile === null ? async () => undefined : (db: string) => repairDatabase(config, logFile, db);
   const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
   const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
-  const { bus, writePath } = composeServices(config, engine, journal, { repair, log, observer: metrics });
+  const { bus, writePath, feed } = composeServices(config, engine, journal, { repair, log, observer: metrics });
   let checkpoints: AppliedCheckpoints | undefined;
   const readiness = new Readiness();
-  const { koa } = createApp(config, bus, readiness, metrics);
+  const { koa } = createApp(config, bus, readiness, metrics, feed);
   const handle = koa.callback();
   // Koa answers every error itself (errorHandler): the promise is only awaited there.
   const server = http.createServer(connectionTimeouts(config), (req, res) => void handle(req, res));
@@ -107,6 +107,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     async close(): Promise<void> {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
+        // Followers of GET /journal would hold the server open for ever.
+        feed.close();
         server.closeIdleConnections();
       });
       checkpoints?.stop();

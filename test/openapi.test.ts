@@ -265,7 +265,7 @@ t.test('GET /openapi.json is a valid OpenAPI 3.1 document of the whole service',
   tt.same(doc.servers, [{ url: '/', description: doc.servers[0].description }]);
   tt.same(doc.components.securitySchemes.serviceToken, { type: 'apiKey', in: 'header', name: 'X-Service-Token', description: doc.components.securitySchemes.serviceToken.description });
   tt.match(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer' });
-  const expectedPaths = ['/index.html', '/console/{file}', '/health', '/metrics', '/dbs', '/tables', '/schema', '/rows', '/exec', '/tx/begin', '/tx/commit', '/tx/rollback', '/pilots', '/pilots/{id}', '/pilots/schema', '/pilots/summary', '/openapi.json', '/'];
+  const expectedPaths = ['/index.html', '/console/{file}', '/health', '/metrics', '/dbs', '/tables', '/schema', '/rows', '/exec', '/tx/begin', '/tx/commit', '/tx/rollback', '/pilots', '/pilots/{id}', '/pilots/schema', '/pilots/summary', '/openapi.json', '/journal', '/'];
   for (const p of expectedPaths) tt.ok(doc.paths[p], `documents ${p}`);
 
   const ids = new Set<string>();
@@ -501,6 +501,14 @@ function getWithBodyOf(base: string, urlPath: string, headers: Record<string, st
 }
 
 /** Every documented operation without a token: 401 (the console: served without one). */
+async function journalFeed(tt: Test, server: TestServer): Promise<void> {
+  const c = (method: string, url: string, x?: Call): Promise<Reply> => call(tt, conf, server, method, url, x);
+  await c('GET', '/journal?since=0&limit=2&failed=false', { status: 200 });
+  await c('GET', '/journal?class=2,3&code=2003&db=school.db', { status: 200 });
+  await c('GET', '/journal?limit=0', { status: 400, code: 1008 });
+  await c('GET', '/journal', { headers: { 'Last-Event-ID': 'x' }, status: 400, code: 1006 });
+}
+
 async function withoutToken(tt: Test, server: TestServer): Promise<void> {
   for (const { method, template, op } of conf.operations()) {
     const reply = await call(tt, conf, server, method, concrete(template), { headers: NO_TOKEN });
@@ -519,6 +527,7 @@ t.test('multi-DB mode with a token: every operation and many error paths conform
   await sql(tt, server);
   await sessions(tt, server);
   await pilots(tt, server);
+  await journalFeed(tt, server);
   await serviceAndUnmatched(tt, server);
 });
 
@@ -530,6 +539,7 @@ t.test('single-DB mode: 405s, the database list, truncation, timeouts, ended ses
   const c = (method: string, url: string, x?: Call): Promise<Reply> => call(tt, conf, server, method, url, x);
   const list = await c('GET', '/dbs', { status: 200 });
   tt.equal(list.body?.single, 'class.db', 'single-DB mode names its file');
+  await c('GET', '/journal', { status: 403, code: 1022 });
   const single = await c('POST', '/dbs', { body: { db: 'other' }, status: 405, code: 7001 });
   tt.ok(single.headers.has('allow'), 'a 405 carries Allow (RFC 9110 §15.5.6)');
   await c('POST', '/exec', { body: { sql: 'CREATE DATABASE other' }, status: 405, code: 7001 });

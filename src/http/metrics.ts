@@ -66,6 +66,7 @@ export class Metrics implements CommandObserver, JournalObserver {
   private readonly journalRotations: client.Counter;
   private readonly journalLastSeq: client.Gauge;
   private readonly journalWriteSeconds: client.Histogram;
+  private readonly followersCutCounter: client.Counter;
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'sqlscribe_' });
@@ -100,6 +101,7 @@ export class Metrics implements CommandObserver, JournalObserver {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [this.registry],
     });
+    this.followersCutCounter = new client.Counter({ name: 'sqlscribe_journal_followers_cut_total', help: 'GET /journal event-stream followers disconnected for not reading fast enough', registers: [this.registry] });
     new client.Gauge({ name: 'sqlscribe_uptime_seconds', help: 'Seconds since start', registers: [this.registry], collect: () => undefined })
       .set(0);
   }
@@ -140,6 +142,11 @@ export class Metrics implements CommandObserver, JournalObserver {
   /** The journal's last seq when it was opened: the gauge says it before the first write. */
   journalOpenedAt(seq: number): void {
     this.journalLastSeq.set(seq);
+  }
+
+  /** A journal follower fell too far behind and was disconnected. */
+  followerCut(): void {
+    this.followersCutCounter.inc();
   }
 
   snapshot(): MetricsRecord {

@@ -10,7 +10,7 @@ import { catalog, errorClass, formatCode, type ErrorName } from '../errors';
 export type JsonObject = Record<string, unknown>;
 
 /** The statuses an error can have in this service. */
-export type ErrorStatus = 400 | 401 | 404 | 405 | 409 | 413 | 415 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 500 | 503;
 
 /** For each status, the catalog names an operation can answer with. */
 export type ErrorSet = Partial<Record<ErrorStatus, readonly ErrorName[]>>;
@@ -18,6 +18,7 @@ export type ErrorSet = Partial<Record<ErrorStatus, readonly ErrorName[]>>;
 const STATUS_TEXT: Record<ErrorStatus, string> = {
   400: 'Bad request',
   401: 'Missing or wrong token',
+  403: 'Forbidden',
   404: 'Not found',
   405: 'Method not allowed',
   409: 'Conflict',

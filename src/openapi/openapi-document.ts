@@ -9,6 +9,7 @@ import { version } from '../version';
 import { errorCatalog, errorResponse, type JsonObject } from './error-responses';
 import { componentParameters } from './operation';
 import { corePaths } from './paths';
+import { journalPaths } from './journal-paths';
 import { otherPaths } from './pilot-paths';
 import { componentSchemas } from './schemas';
 
@@ -41,6 +42,7 @@ const TAGS = [
   { name: 'sql', description: 'Running SQL' },
   { name: 'sessions', description: 'Transaction sessions across requests (one at a time)' },
   { name: 'pilots', description: 'Classroom pilot records' },
+  { name: 'journal', description: 'The statement journal, read in pages or followed live' },
   { name: 'console', description: 'The web console' },
 ];
 
@@ -65,7 +67,7 @@ export function buildOpenApiDocument(): JsonObject {
     servers: [{ url: '/', description: 'The server that serves this document' }],
     tags: TAGS,
     security: [{ serviceToken: [] }, { bearerAuth: [] }, {}],
-    paths: { ...corePaths(), ...otherPaths() },
+    paths: { ...corePaths(), ...journalPaths(), ...otherPaths() },
     components: {
       schemas: componentSchemas(),
       parameters: componentParameters(),

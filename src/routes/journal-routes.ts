@@ -1,0 +1,109 @@
+/**
+ * GET /journal: the statement journal as NDJSON pages, or followed live as
+ * server-sent events (Accept: text/event-stream).
+ *
+ * Who may read it: with -token, the token holder (the auth middleware already
+ * asks for it; there are no roles yet, so the token holder is the admin). A
+ * server without a token serves it only when started with -journal-feed: the
+ * journal holds every statement and its parameters, which a server without a
+ * token should not hand to whoever can reach its port just because it serves
+ * data that way.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { EngineError } from '../errors';
+import { EventStream } from '../http/event-stream';
+import type { Metrics } from '../http/metrics';
+import type { Config } from '../options';
+import type { FeedFilter, JournalFeed } from '../services/journal-feed';
+import { JournalError } from '../../journal/reader';
+import { countQueryValue, queryValue } from './query';
+
+/** Entries in one NDJSON page, by default and at most. */
+export const MAX_PAGE_ENTRIES = 1000;
+/** An NDJSON page also stops after the entry that brings it to this many bytes. */
+const MAX_PAGE_BYTES = 4 * 1024 * 1024;
+/** A follower whose connection holds more than this unsent is cut. */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+export function journalRoutes(router: Router, config: Config, feed: JournalFeed, metrics: Metrics): void {
+  router.get('/journal', async (ctx) => {
+    if (config.token === null && !config.journalFeed) throw new EngineError('JOURNAL_FEED_FORBIDDEN');
+    if (!feed.available) throw new EngineError('NO_JOURNAL');
+    const filter = filterOf(ctx);
+    const since = sinceOf(ctx);
+    if (wantsEvents(ctx)) follow(ctx, feed, filter, since, { heartbeatMs: config.journalHeartbeatMs, maxBufferedBytes: MAX_BUFFERED_BYTES, onBehind: () => metrics.followerCut() });
+    else await sendPage(ctx, feed, filter, since);
+  });
+}
+
+function wantsEvents(ctx: Context): boolean {
+  return ctx.get('Accept').includes('text/event-stream');
+}
+
+async function sendPage(ctx: Context, feed: JournalFeed, filter: FeedFilter, since: number): Promise<void> {
+  const limit = countQueryValue(ctx, 'limit', MAX_PAGE_ENTRIES);
+  if (limit < 1 || limit > MAX_PAGE_ENTRIES) throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'limit', detail: `expected 1 to ${MAX_PAGE_ENTRIES}` });
+  const head = feed.head;
+  let page;
+  try {
+    page = await feed.page(since, filter, limit, MAX_PAGE_BYTES);
+  } catch (err) {
+    if (err instanceof JournalError) throw new EngineError('JOURNAL_UNREADABLE', { detail: err.message }, { cause: err });
+    throw err;
+  }
+  ctx.status = 200;
+  ctx.type = 'application/x-ndjson';
+  // Where the next page starts, filters included: the last seq looked at, not only the last one returned.
+  ctx.set('Journal-Next-Since', String(Math.max(since, page.scannedThrough)));
+  ctx.set('Journal-Head', String(Math.max(head, feed.head)));
+  ctx.body = page.entries.map((e) => `${e.json}\n`).join('');
+}
+
+function follow(ctx: Context, feed: JournalFeed, filter: FeedFilter, since: number, options: ConstructorParameters<typeof EventStream>[1]): void {
+  if (!feed.hasRoom()) {
+    throw new EngineError('TOO_MANY_FOLLOWERS', { max: feed.limits.maxFollowers }, { retryAfter: 5 });
+  }
+  // The response is written here, for as long as the client stays: Koa neither sends a body nor ends it,
+  // and no deadline applies (the request deadline only arms for work that asks for its signal).
+  ctx.respond = false;
+  ctx.status = 200;
+  const stream = new EventStream(ctx.res, options);
+  const following = feed.follow(since, filter, stream);
+  stream.comment(`following after seq ${since}`);
+  following.catch((err: Error) => stream.fail(err.message));
+}
+
+/** `since`, or Last-Event-ID when a reconnecting client sends one: that is where it stopped. */
+function sinceOf(ctx: Context): number {
+  const lastEventId = ctx.get('Last-Event-ID');
+  if (lastEventId !== '') {
+    if (!/^\d{1,15}$/.test(lastEventId)) throw new EngineError('BAD_REQUEST', { detail: 'Last-Event-ID must be a journal seq (a non-negative integer)' });
+    return Number(lastEventId);
+  }
+  return countQueryValue(ctx, 'since', 0);
+}
+
+function filterOf(ctx: Context): FeedFilter {
+  const failed = queryValue(ctx, 'failed');
+  if (failed !== undefined && failed !== 'true' && failed !== 'false') throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'failed', detail: 'expected true or false' });
+  const db = queryValue(ctx, 'db');
+  if (db === '') throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'db', detail: 'must not be empty' });
+  return {
+    classes: numberList(ctx, 'class', 1, 9),
+    codes: numberList(ctx, 'code', 1000, 9999),
+    db: db ?? null,
+    failedOnly: failed === 'true',
+  };
+}
+
+/** `3` or `3,5`: whole numbers within [min, max]. */
+function numberList(ctx: Context, name: string, min: number, max: number): ReadonlySet<number> {
+  const value = queryValue(ctx, name);
+  if (value === undefined) return new Set();
+  const parts = value.split(',');
+  if (!parts.every((part) => /^\d{1,4}$/.test(part) && Number(part) >= min && Number(part) <= max)) {
+    throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: `expected numbers from ${min} to ${max}, separated by commas` });
+  }
+  return new Set(parts.map(Number));
+}
