@@ -170,3 +170,10 @@ export function runCli(args: string[], cwd: string): Promise<ToolRun> {
 export function runReplay(args: string[], cwd: string): Promise<ToolRun> {
   return runScript(REPLAY, args, cwd, 60_000);
 }
+
+export const TAIL = path.resolve(__dirname, '../../dist/tail/cli.js');
+
+/** Runs the journal follower (`npm run tail`) to completion, e.g. with -once. */
+export function runTail(args: string[], cwd: string): Promise<ToolRun> {
+  return runScript(TAIL, args, cwd, 30_000);
+}

@@ -1,0 +1,173 @@
+/** The follower's command line, read by the same parser as the server's and the replay tool's. */
+import path from 'node:path';
+import { asksForHelp, flagHelp, flagValue, scanFlags, type FlagTable } from '../src/command-line';
+import { OptionsError, parseBoolean, parseDuration, parsePositiveInteger, quote } from '../src/options-values';
+import type { EntryKind } from '../journal/record';
+import type { EntryFilter } from './filter';
+
+/** Where a follower without a cursor file begins. */
+export type StartPoint = { seq: number } | { time: number } | 'end';
+
+export interface TailOptions {
+  readonly logFile: string;
+  readonly start: StartPoint;
+  readonly cursor: string | null;
+  readonly filter: EntryFilter;
+  readonly format: 'json' | 'text';
+  readonly exec: string | null;
+  readonly webhook: string | null;
+  /** Further tries after a failed delivery; null = forever. */
+  readonly retries: number | null;
+  /** The first wait after a failed delivery; it doubles up to maxBackoffMs. */
+  readonly backoffMs: number;
+  readonly maxBackoffMs: number;
+  /** How long one -exec run or -webhook request may take before it counts as failed. */
+  readonly timeoutMs: number;
+  readonly once: boolean;
+  readonly pollMs: number;
+}
+
+const KINDS: readonly EntryKind[] = ['exec', 'begin', 'commit', 'rollback', 'createdb', 'dropdb', 'void'];
+
+const FLAGS: FlagTable = {
+  'log-file': { arg: '<journal>', help: 'the active journal file (required); rotated siblings, gzipped or not, are read too' },
+  'from-seq': { arg: '<n>', help: 'start at this seq (only when the cursor file does not exist yet)' },
+  'from-time': { arg: '<ISO time>', help: 'start at the first entry written at or after this time (only when the cursor file does not exist yet)' },
+  cursor: { arg: '<file>', help: 'keep the last handled seq here, and resume after it on start', default: 'none: start where -from-* says' },
+  class: { arg: '<n[,n]>', help: 'only failed entries of these error classes (the thousands digit of the code)' },
+  code: { arg: '<n[,n]>', help: 'only failed entries with these error codes' },
+  db: { arg: '<name[,name]>', help: 'only entries of these databases (school and school.db both match school.db)' },
+  failed: { arg: null, help: 'only entries with ok=false', default: 'false' },
+  kind: { arg: `<${KINDS.join('|')}[,...]>`, help: 'only entries of these kinds' },
+  format: { arg: '<json|text>', help: 'stdout format: the entry as JSON (without crc), or a line "ts seq db code error"', default: 'json' },
+  exec: { arg: '<command>', help: 'run this shell command per entry, the entry JSON on its stdin; exit 0 = delivered' },
+  webhook: { arg: '<url>', help: 'POST the entry JSON to this URL; a 2xx answer = delivered' },
+  retries: { arg: '<n>', help: 'give up (exit 1) after this many failed retries of one entry', default: 'retry forever' },
+  backoff: { arg: '<duration>', help: 'the first wait after a failed delivery; it doubles each time', default: '200ms' },
+  'max-backoff': { arg: '<duration>', help: 'the longest wait between retries', default: '30s' },
+  timeout: { arg: '<duration>', help: 'one -exec run or -webhook request that takes longer has failed', default: '30s' },
+  once: { arg: null, help: 'read to the current end of the journal and exit', default: 'false' },
+  poll: { arg: '<duration>', help: 'how often to look for new lines', default: '200ms' },
+};
+
+export const TAIL_USAGE = [
+  'Usage: npm run tail -- -log-file <journal> [flags]',
+  '',
+  'Follows a sqlscribe statement journal across rotations (compressed rotated files included) and',
+  'delivers each entry that passes the filters, in seq order: as JSON lines on stdout, or to',
+  '-exec or -webhook. With -cursor it resumes after the last entry it handled, so a restart',
+  'neither skips nor repeats entries (except the one whose delivery a crash interrupted).',
+  '',
+  'Flags:',
+  ...flagHelp(FLAGS),
+  '',
+  'Exit codes: 0 done (-once) or stopped, 1 a delivery failed more than -retries times, 2 the',
+  'command line or the journal is not usable.',
+  '',
+].join('\n');
+
+/** A comma-separated list, each item through `convert`. */
+function listOf<T>(convert: (text: string) => T): (text: string) => T[] {
+  return (text) => text.split(',').map((item) => convert(item.trim()));
+}
+
+function parseCount(text: string): number {
+  if (!/^\d+$/.test(text)) throw new OptionsError(`expected a non-negative integer, got ${quote(text)}`);
+  return Number(text);
+}
+
+function parseKind(text: string): EntryKind {
+  if (!(KINDS as readonly string[]).includes(text)) throw new OptionsError(`expected one of ${KINDS.join(', ')}, got ${quote(text)}`);
+  return text as EntryKind;
+}
+
+function parseName(text: string): string {
+  if (text === '') throw new OptionsError('expected a database name, got ""');
+  return text;
+}
+
+function parseTime(text: string): number {
+  const time = Date.parse(text);
+  if (Number.isNaN(time)) throw new OptionsError(`expected an ISO time such as 2026-11-21T10:15:00Z, got ${quote(text)}`);
+  return time;
+}
+
+function parseFormat(text: string): 'json' | 'text' {
+  if (text !== 'json' && text !== 'text') throw new OptionsError(`expected json or text, got ${quote(text)}`);
+  return text;
+}
+
+function parseUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new OptionsError(`expected an http:// or https:// URL, got ${quote(text)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OptionsError(`expected an http:// or https:// URL, got ${quote(text)}`);
+  return text;
+}
+
+function parseCommand(text: string): string {
+  if (text.trim() === '') throw new OptionsError('expected a command, got ""');
+  return text;
+}
+
+function positiveDuration(text: string): number {
+  const ms = parseDuration(text);
+  if (ms <= 0) throw new OptionsError(`expected a duration above zero, got ${quote(text)}`);
+  return ms;
+}
+
+function readFilter(raw: ReturnType<typeof scanFlags>): EntryFilter {
+  return {
+    classes: flagValue<number[] | null>(raw, 'class', listOf(parseCount), null),
+    codes: flagValue<number[] | null>(raw, 'code', listOf(parseCount), null),
+    dbs: flagValue<string[] | null>(raw, 'db', listOf(parseName), null),
+    failed: flagValue(raw, 'failed', parseBoolean, false),
+    kinds: flagValue<EntryKind[] | null>(raw, 'kind', listOf(parseKind), null),
+  };
+}
+
+function readStart(raw: ReturnType<typeof scanFlags>): StartPoint {
+  const seq = flagValue<number | null>(raw, 'from-seq', parsePositiveInteger, null);
+  const time = flagValue<number | null>(raw, 'from-time', parseTime, null);
+  if (seq !== null && time !== null) throw new OptionsError('-from-seq and -from-time cannot be used together');
+  if (seq !== null) return { seq };
+  return time === null ? 'end' : { time };
+}
+
+/** @throws OptionsError with a one-line message naming the flag at fault. */
+export function parseTailOptions(argv: readonly string[], cwd: string): TailOptions | 'help' {
+  if (asksForHelp(argv)) return 'help';
+  const raw = scanFlags(argv, FLAGS, 'tail');
+  const resolve = (text: string): string => {
+    if (text === '') throw new OptionsError('expected a path, got ""');
+    return path.resolve(cwd, text);
+  };
+  const logFile = flagValue<string | null>(raw, 'log-file', resolve, null);
+  if (logFile === null) throw new OptionsError('-log-file is required');
+  const exec = flagValue<string | null>(raw, 'exec', parseCommand, null);
+  const webhook = flagValue<string | null>(raw, 'webhook', parseUrl, null);
+  if (exec !== null && webhook !== null) throw new OptionsError('-exec and -webhook cannot be used together: run one follower (with its own -cursor) per target');
+  const format = flagValue(raw, 'format', parseFormat, 'json');
+  if (raw.has('format') && (exec !== null || webhook !== null)) throw new OptionsError('-format applies to stdout only: -exec and -webhook always get the entry JSON');
+  const backoffMs = flagValue(raw, 'backoff', positiveDuration, 200);
+  const maxBackoffMs = flagValue(raw, 'max-backoff', positiveDuration, 30_000);
+  if (maxBackoffMs < backoffMs) throw new OptionsError('-max-backoff must be at least -backoff');
+  return Object.freeze({
+    logFile,
+    start: readStart(raw),
+    cursor: flagValue<string | null>(raw, 'cursor', resolve, null),
+    filter: readFilter(raw),
+    format,
+    exec,
+    webhook,
+    retries: flagValue<number | null>(raw, 'retries', parseCount, null),
+    backoffMs,
+    maxBackoffMs,
+    timeoutMs: flagValue(raw, 'timeout', positiveDuration, 30_000),
+    once: flagValue(raw, 'once', parseBoolean, false),
+    pollMs: flagValue(raw, 'poll', positiveDuration, 200),
+  });
+}
