@@ -55,7 +55,8 @@ export function webhookSink(url: string, timeoutMs: number): Deliver {
     try {
       response = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        // The seq names the entry: a receiver that sees one again (after a follower's crash) can drop it.
+        headers: { 'content-type': 'application/json', 'idempotency-key': String(entry.seq) },
         body: entryJson(entry),
         signal: AbortSignal.timeout(timeoutMs),
       });

@@ -94,7 +94,7 @@ t.test('usage and an unusable journal exit 2', async (t) => {
 
 /** A receiver that answers 500 while `failing` is above zero (counting down), then 200, recording what it accepted. */
 function receiver() {
-  const state = { failing: 0, refused: 0, accepted: [] as number[] };
+  const state = { failing: 0, refused: 0, accepted: [] as number[], keys: [] as string[] };
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -106,6 +106,7 @@ function receiver() {
         return res.end('down');
       }
       state.accepted.push((JSON.parse(body) as JournalEntry).seq);
+      state.keys.push(String(req.headers['idempotency-key']));
       res.end('ok');
     });
   });
@@ -142,4 +143,5 @@ t.test('webhook: retried while the receiver fails; a follower killed meanwhile l
   t.equal(rest.code, 0, rest.stderr);
   t.match(rest.stderr, /answered 500/);
   t.strictSame(state.accepted, [2, 3, 5, 6, 7, 10, 13], 'every failed entry once, in order');
+  t.strictSame(state.keys, state.accepted.map(String), 'each POST names its entry by seq in Idempotency-Key');
 });
