@@ -1,6 +1,6 @@
 /** The replay tool's command line: its flags, read by the same parser as the server's. */
 import path from 'node:path';
-import { asksForHelp, flagHelp, flagValue, scanFlags, type FlagTable } from '../src/command-line';
+import { asksForHelp, flagHelp, flagValue, pathFrom, scanFlags, type FlagTable } from '../src/command-line';
 import { normalizeDatabaseName } from '../src/database-names';
 import { OptionsError, parseBoolean, quote } from '../src/options-values';
 
@@ -54,10 +54,7 @@ function parseUntil(text: string): { seq: number } | { time: number } {
 export function parseReplayOptions(argv: readonly string[], cwd: string): ReplayOptions | 'help' {
   if (asksForHelp(argv)) return 'help';
   const raw = scanFlags(argv, FLAGS, 'replay');
-  const resolve = (text: string): string => {
-    if (text === '') throw new OptionsError('expected a path, got ""');
-    return path.resolve(cwd, text);
-  };
+  const resolve = pathFrom(cwd);
   const logFile = flagValue<string | null>(raw, 'log-file', resolve, null);
   const out = flagValue<string | null>(raw, 'out', resolve, null);
   if (logFile === null) throw new OptionsError('-log-file is required');

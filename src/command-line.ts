@@ -6,6 +6,7 @@
  * with the closest flag. Each tool keeps only its table of flags and what
  * their values mean.
  */
+import path from 'node:path';
 import { editDistance, OptionsError, quote } from './options-values';
 
 export interface FlagSpec {
@@ -70,6 +71,14 @@ export function scanFlags(argv: readonly string[], flags: FlagTable, tool: strin
     i++;
   }
   return raw;
+}
+
+/** A converter for path values: resolved against `cwd`; an empty path is refused rather than read as `cwd`. */
+export function pathFrom(cwd: string): (text: string) => string {
+  return (text) => {
+    if (text === '') throw new OptionsError('expected a path, got ""');
+    return path.resolve(cwd, text);
+  };
 }
 
 /** The flag's value through `convert`, or `fallback` when it was not given; a conversion error names the flag. */

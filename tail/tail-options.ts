@@ -1,6 +1,5 @@
 /** The follower's command line, read by the same parser as the server's and the replay tool's. */
-import path from 'node:path';
-import { asksForHelp, flagHelp, flagValue, scanFlags, type FlagTable } from '../src/command-line';
+import { asksForHelp, flagHelp, flagValue, pathFrom, scanFlags, type FlagTable } from '../src/command-line';
 import { OptionsError, parseBoolean, parseDuration, parsePositiveInteger, quote } from '../src/options-values';
 import type { EntryKind } from '../journal/record';
 import type { EntryFilter } from './filter';
@@ -141,10 +140,7 @@ function readStart(raw: ReturnType<typeof scanFlags>): StartPoint {
 export function parseTailOptions(argv: readonly string[], cwd: string): TailOptions | 'help' {
   if (asksForHelp(argv)) return 'help';
   const raw = scanFlags(argv, FLAGS, 'tail');
-  const resolve = (text: string): string => {
-    if (text === '') throw new OptionsError('expected a path, got ""');
-    return path.resolve(cwd, text);
-  };
+  const resolve = pathFrom(cwd);
   const logFile = flagValue<string | null>(raw, 'log-file', resolve, null);
   if (logFile === null) throw new OptionsError('-log-file is required');
   const exec = flagValue<string | null>(raw, 'exec', parseCommand, null);

@@ -8,17 +8,11 @@ import { parseReplayOptions, REPLAY_USAGE } from '../replay/replay-options';
 import { parseCommandLine } from '../src/options';
 import { OptionsError } from '../src/options-values';
 
+import { optionsMessage } from './helpers/assertions';
+
 const CWD = '/srv/app';
 
-function message(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof OptionsError) return error.message;
-    throw error;
-  }
-  throw new Error('expected an OptionsError');
-}
+const message = optionsMessage;
 
 t.test('reads the journal, the output and each selector, resolved against cwd', async (t) => {
   t.strictSame(parseReplayOptions(['-log-file', 'j/s.jsonl', '-out=restore', '--db', 'School', '-until', '42', '-verify', 'data', '-force'], CWD), {

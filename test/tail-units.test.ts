@@ -11,17 +11,11 @@ import { entryJson, entryText } from '../tail/format';
 import { backoffDelay, GaveUpError, withRetries } from '../tail/retry';
 import { parseTailOptions, TAIL_USAGE } from '../tail/tail-options';
 
+import { optionsMessage } from './helpers/assertions';
+
 const CWD = '/srv/app';
 
-function message(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof OptionsError) return error.message;
-    throw error;
-  }
-  throw new Error('expected an OptionsError');
-}
+const message = optionsMessage;
 
 function entry(fields: Partial<JournalEntry>): JournalEntry {
   return { seq: 1, ts: '2026-11-21T10:00:00.000Z', db: 'school.db', session: null, kind: 'exec', sql: 'SELECT 1', ok: true, ms: 1, ...fields };

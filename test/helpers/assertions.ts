@@ -1,6 +1,7 @@
 /** Assertions and small helpers the HTTP suites share. */
 import type { Test } from 'tap';
 import type { Reply } from './server';
+import { OptionsError } from '../../src/options-values';
 
 /**
  * The reply is an engine error: this status, `ok: false`, one of these
@@ -15,3 +16,14 @@ export function isError(tt: Test, reply: Reply, status: number, code: number | n
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The message of the OptionsError `run` throws (a command line refused); fails when it throws none. */
+export function optionsMessage(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof OptionsError) return error.message;
+    throw error;
+  }
+  throw new Error('expected an OptionsError');
+}
