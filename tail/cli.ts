@@ -10,6 +10,7 @@ import { OptionsError } from '../src/options-values';
 import { CursorError, writeCursor } from './cursor';
 import { execSink, stdoutSink, webhookSink, type Deliver } from './deliver';
 import { matches } from './filter';
+import { OutFileError, outFileSink } from './out-file';
 import { Follower } from './follow';
 import { GaveUpError, withRetries } from './retry';
 import { startSeq } from './start';
@@ -20,6 +21,7 @@ function say(message: string): void {
 }
 
 function sinkOf(options: TailOptions): Deliver {
+  if (options.out !== null) return outFileSink(options.out);
   if (options.exec !== null) return execSink(options.exec, options.timeoutMs);
   if (options.webhook !== null) return webhookSink(options.webhook, options.timeoutMs);
   return stdoutSink(options.format);
@@ -73,7 +75,7 @@ function handlerFor(options: TailOptions, deliver: Deliver, cursorAt: { seq: num
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function run(options: TailOptions): Promise<number> {
-  const { next, fromCursor } = await startSeq(options.logFile, options.start, options.cursor);
+  const { next, fromCursor } = await startSeq(options.logFile, options.start, options.cursor, options.out);
   const cursorAt = { seq: next - 1 };
   // A new cursor is written before anything is read, so that a follower killed before its first delivery resumes here, not at a later end.
   if (options.cursor !== null && !fromCursor) writeCursor(options.cursor, cursorAt.seq);
@@ -99,7 +101,7 @@ async function main(): Promise<number> {
     return await run(options);
   } catch (error) {
     if (error instanceof OptionsError) say(`${error.message} (run with -h for help)`);
-    else if (error instanceof JournalError || error instanceof CursorError) say(error.message);
+    else if (error instanceof JournalError || error instanceof CursorError || error instanceof OutFileError) say(error.message);
     else if (error instanceof GaveUpError) {
       say(error.message);
       return 1;

@@ -3,6 +3,7 @@ import { JournalError, readJournal } from '../journal/reader';
 import { journalFiles } from '../journal/naming';
 import { lastSeqOfJournal } from '../journal/tail';
 import { readCursor } from './cursor';
+import { lastDeliveredSeq } from './out-file';
 import type { StartPoint } from './tail-options';
 
 async function endOfJournal(logFile: string): Promise<number> {
@@ -19,8 +20,9 @@ async function firstAtOrAfter(logFile: string, time: number): Promise<number> {
   return found?.seq ?? (entries.at(-1)?.seq ?? 0) + 1;
 }
 
-export async function startSeq(logFile: string, start: StartPoint, cursor: string | null): Promise<{ next: number; fromCursor: boolean }> {
-  const saved = cursor === null ? undefined : readCursor(cursor);
+/** `out`: the -out file, whose last line says where to go on (out-file.ts). */
+export async function startSeq(logFile: string, start: StartPoint, cursor: string | null, out: string | null = null): Promise<{ next: number; fromCursor: boolean }> {
+  const saved = out !== null ? lastDeliveredSeq(out) : cursor === null ? undefined : readCursor(cursor);
   if (saved !== undefined) return { next: saved + 1, fromCursor: true };
   if (start === 'end') return { next: await endOfJournal(logFile), fromCursor: false };
   if ('seq' in start) return { next: start.seq, fromCursor: false };

@@ -15,6 +15,8 @@ export interface TailOptions {
   readonly format: 'json' | 'text';
   readonly exec: string | null;
   readonly webhook: string | null;
+  /** A JSONL file the entries are appended to, which is also the follower's place (out-file.ts). */
+  readonly out: string | null;
   /** Further tries after a failed delivery; null = forever. */
   readonly retries: number | null;
   /** The first wait after a failed delivery; it doubles up to maxBackoffMs. */
@@ -33,6 +35,7 @@ const FLAGS: FlagTable = {
   'from-seq': { arg: '<n>', help: 'start at this seq (only when the cursor file does not exist yet)' },
   'from-time': { arg: '<ISO time>', help: 'start at the first entry written at or after this time (only when the cursor file does not exist yet)' },
   cursor: { arg: '<file>', help: 'keep the last handled seq here, and resume after it on start', default: 'none: start where -from-* says' },
+  out: { arg: '<file>', help: 'append each entry to this JSONL file, synced; the file is its own cursor, so each entry is in it exactly once across restarts' },
   class: { arg: '<n[,n]>', help: 'only failed entries of these error classes (the thousands digit of the code)' },
   code: { arg: '<n[,n]>', help: 'only failed entries with these error codes' },
   db: { arg: '<name[,name]>', help: 'only entries of these databases (school and school.db both match school.db)' },
@@ -146,6 +149,10 @@ export function parseTailOptions(argv: readonly string[], cwd: string): TailOpti
   const exec = flagValue<string | null>(raw, 'exec', parseCommand, null);
   const webhook = flagValue<string | null>(raw, 'webhook', parseUrl, null);
   if (exec !== null && webhook !== null) throw new OptionsError('-exec and -webhook cannot be used together: run one follower (with its own -cursor) per target');
+  const out = flagValue<string | null>(raw, 'out', resolve, null);
+  if (out !== null && (exec !== null || webhook !== null)) throw new OptionsError('-out cannot be used with -exec or -webhook: run one follower per target');
+  if (out !== null && raw.has('cursor')) throw new OptionsError('-out keeps its own place (its last line): leave out -cursor');
+  if (out !== null && raw.has('format')) throw new OptionsError('-out always writes the entry JSON: leave out -format');
   const format = flagValue(raw, 'format', parseFormat, 'json');
   if (raw.has('format') && (exec !== null || webhook !== null)) throw new OptionsError('-format applies to stdout only: -exec and -webhook always get the entry JSON');
   const backoffMs = flagValue(raw, 'backoff', positiveDuration, 200);
@@ -159,6 +166,7 @@ export function parseTailOptions(argv: readonly string[], cwd: string): TailOpti
     format,
     exec,
     webhook,
+    out,
     retries: flagValue<number | null>(raw, 'retries', parseCount, null),
     backoffMs,
     maxBackoffMs,
