@@ -10,7 +10,8 @@ import path from 'node:path';
 import t from 'tap';
 import { readJournal } from '../journal/reader';
 import type { JournalEntry } from '../journal/record';
-import { runTail, spawnNode, startServer, TAIL, type TestServer } from './helpers/server';
+import { startFailingLoad, type FailingLoad } from './helpers/failing-load';
+import { runTail, spawnNode, startServer, TAIL } from './helpers/server';
 import type { ChildProcess } from 'node:child_process';
 
 const CYCLES = 12;
@@ -18,20 +19,13 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tail-out-'));
 const journal = path.join(dir, 'data', 'journal', 'statements.jsonl');
 const out = path.join(dir, 'alerts.jsonl');
 
-let server: TestServer | undefined;
+let load: FailingLoad | undefined;
 let follower: ChildProcess | undefined;
 t.teardown(async () => {
   follower?.kill('SIGKILL');
-  await server?.stop();
+  await load?.server.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 });
-
-/** Inserts with keys that repeat, so that about half the batches fail with a constraint error. */
-async function load(target: TestServer, stop: { done: boolean }, client: number): Promise<void> {
-  for (let i = 0; !stop.done && i < 5000; i++) {
-    await target.exec('a', `INSERT INTO t VALUES (${(i * 7 + client) % 400}, 'row ${i} of client ${client}')`);
-  }
-}
 
 /** One run of the follower, killed after a random moment (sometimes before it wrote anything). */
 function runOnce(): Promise<void> {
@@ -47,18 +41,13 @@ function runOnce(): Promise<void> {
 }
 
 t.test('killed and restarted during a write load: the -out file holds every failed entry exactly once, in order', async (t) => {
-  server = await startServer(['-dir', path.join(dir, 'data'), '-log-max-size', '16K', '-log-compress'], { cwd: dir });
-  t.equal((await server.exec('a', 'CREATE DATABASE a')).status, 200);
-  t.equal((await server.exec('a', 'CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)')).status, 200);
-  const stop = { done: false };
-  const writers = [load(server, stop, 1), load(server, stop, 2)];
+  load = await startFailingLoad(dir);
   const sizes: number[] = [];
   for (let cycle = 0; cycle < CYCLES; cycle++) {
     await runOnce();
     sizes.push(fs.existsSync(out) ? fs.statSync(out).size : 0);
   }
-  stop.done = true;
-  await Promise.all(writers);
+  await load.stopWriting();
   const last = await runTail(['-log-file', journal, '-out', out, '-from-seq', '1', '-failed', '-once'], dir);
   t.equal(last.code, 0, last.stderr);
 

@@ -12,7 +12,8 @@ import path from 'node:path';
 import t from 'tap';
 import { readJournal } from '../journal/reader';
 import type { JournalEntry } from '../journal/record';
-import { runTail, spawnNode, startServer, TAIL, type TestServer } from './helpers/server';
+import { startFailingLoad, type FailingLoad } from './helpers/failing-load';
+import { runTail, spawnNode, TAIL } from './helpers/server';
 
 const CYCLES = 15;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tail-restarts-'));
@@ -20,20 +21,13 @@ const journal = path.join(dir, 'data', 'journal', 'statements.jsonl');
 const cursor = path.join(dir, 'follower.cursor');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-let server: TestServer | undefined;
+let load: FailingLoad | undefined;
 let follower: ChildProcess | undefined;
 t.teardown(async () => {
   follower?.kill('SIGKILL');
-  await server?.stop();
+  await load?.server.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 });
-
-/** Inserts with keys that repeat, so that about half the batches fail with a constraint error (class 3). */
-async function load(target: TestServer, stop: { done: boolean }, client: number): Promise<void> {
-  for (let i = 0; !stop.done && i < 5000; i++) {
-    await target.exec('a', `INSERT INTO t VALUES (${(i * 7 + client) % 400}, 'row ${i} of client ${client}')`);
-  }
-}
 
 /** The seqs of the whole lines a run printed (a kill can cut its last line; that entry's cursor was not written). */
 function wholeLines(stdout: string): number[] {
@@ -62,16 +56,11 @@ function runOnce(): Promise<number[]> {
 }
 
 t.test('killed and restarted during a write load: every failed entry exactly once, in order', async (t) => {
-  server = await startServer(['-dir', path.join(dir, 'data'), '-log-max-size', '16K', '-log-compress'], { cwd: dir });
-  t.equal((await server.exec('a', 'CREATE DATABASE a')).status, 200);
-  t.equal((await server.exec('a', 'CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)')).status, 200);
-  const stop = { done: false };
-  const writers = [load(server, stop, 1), load(server, stop, 2)];
+  load = await startFailingLoad(dir);
 
   const runs: number[][] = [];
   for (let cycle = 0; cycle < CYCLES; cycle++) runs.push(await runOnce());
-  stop.done = true;
-  await Promise.all(writers);
+  await load.stopWriting();
   const last = await runTail(['-log-file', journal, '-cursor', cursor, '-failed', '-once'], dir);
   t.equal(last.code, 0, last.stderr);
   runs.push(wholeLines(last.stdout));
