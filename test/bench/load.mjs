@@ -92,18 +92,3 @@ export async function rotatingRounds(servers, scenario, { rounds, seconds, conne
     return [key, { ...summary, cpuUsPerRequest: summary.requests > 0 ? (cpu[key] * 1000) / summary.requests : NaN }];
   }));
 }
-
-/**
- * Runs a scenario on both servers in alternating rounds (A B, B A, A B, …), so
- * that drift of the machine hits both alike. A short warm-up run goes first.
- */
-export async function abRounds(urls, scenario, { rounds, seconds, connections, warmup = 1 }) {
-  await runLoad(urls.a, scenario, warmup, connections);
-  await runLoad(urls.b, scenario, warmup, connections);
-  const runs = { a: [], b: [] };
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
-    for (const side of order) runs[side].push(await runLoad(urls[side], scenario, seconds, connections));
-  }
-  return { a: summarize(runs.a), b: summarize(runs.b) };
-}
