@@ -18,6 +18,8 @@
  * the property stops at the first failure (endOnFailure). The seed is fixed
  * (override with SQLSCRIBE_PROPERTY_SEED) and printed by fast-check on failure.
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
@@ -467,12 +469,15 @@ async function runWorkload(run: Run, workload: { firstTables: [number, number]; 
 
 
 t.test('rebuilds every database exactly from the journal, whatever the workload', async (tt) => {
-  const dir = tt.testdir();
+  // Not tt.testdir(): its removal runs before this test's own teardown, while the server may still
+  // write its applied-checkpoint into the journal directory, and a failed removal left the server running.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'journal-property-'));
   const data = path.join(dir, 'data');
   const journal = path.join(dir, 'journal', 'statements.jsonl');
   const server = await startServer(['-dir', data, '-log-file', journal], { cwd: dir });
   tt.teardown(async () => {
     await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   let runs = 0;
