@@ -7,6 +7,7 @@
 import t from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
 import { isError } from './helpers/assertions';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
@@ -24,7 +25,7 @@ async function rowsOf(sql: string): Promise<unknown[][]> {
 }
 
 t.before(async () => {
-  const cwd = t.testdir();
+  const cwd = scratchDir(t);
   server = await startServer(['-dir', 'data'], { cwd });
   await server.exec(undefined, 'CREATE DATABASE class');
   await server.exec('class', 'CREATE TABLE t (x TEXT)');

@@ -20,6 +20,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(180_000);
 
@@ -98,7 +99,7 @@ async function multiServer(tt: Test, dir: string, names: string[]): Promise<Test
 }
 
 t.test('multi-DB: every .db alone holds every committed row after SIGTERM', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const names = Array.from({ length: 16 }, (_, i) => `db${i}`);
   const server = await multiServer(tt, dir, names);
   const acknowledged = await writeMany(tt, server, names, 4);
@@ -115,7 +116,7 @@ t.test('multi-DB: every .db alone holds every committed row after SIGTERM', asyn
 });
 
 t.test('single-DB: the -db file alone holds every committed row after SIGTERM', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const file = path.join(dir, 'one.db');
   const server = await startServer(['-db', file], { cwd: dir });
   tt.teardown(() => void server.stop());

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { runCli, startServer, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 // Every server is a child process with engine sub-processes: on a loaded machine a start and a
 // stop can take seconds each, more than tap's default 30 s for the whole file.
@@ -13,8 +14,8 @@ t.setTimeout(120_000);
 
 // ── helpers ──────────────────────────────────────────────────────────────────
 
-/** Starts a server whose cwd is a fresh testdir, stopped when `t` ends. */
-async function serve(t: Test, args: string[], cwd = t.testdir()): Promise<{ server: TestServer; cwd: string }> {
+/** Starts a server whose cwd is a fresh scratch directory, stopped when `t` ends. */
+async function serve(t: Test, args: string[], cwd = scratchDir(t)): Promise<{ server: TestServer; cwd: string }> {
   const server = await startServer(args, { cwd });
   t.teardown(() => server.stop());
   return { server, cwd };
@@ -24,7 +25,7 @@ const same = (a: string, b: string): boolean => fs.realpathSync(a) === fs.realpa
 
 /** Runs the CLI and asserts a start-up error: exit 2, one line on stderr, nothing served. */
 async function assertStartupError(t: Test, args: string[], mentions: RegExp): Promise<void> {
-  const cwd = t.testdir();
+  const cwd = scratchDir(t);
   const what = args.join(' ');
   const { code, stdout, stderr } = await runCli(args, cwd);
   t.equal(code, 2, `${what}: exit code 2`);
@@ -38,7 +39,7 @@ async function assertStartupError(t: Test, args: string[], mentions: RegExp): Pr
 
 t.test('prints the usage with -h and exits 0', async (t) => {
   for (const flag of ['-h', '--help']) {
-    const cwd = t.testdir();
+    const cwd = scratchDir(t);
     const { code, stdout, stderr } = await runCli([flag], cwd);
     t.equal(code, 0, `${flag}: exit code 0`);
     t.match(stdout, /usage/i, `${flag}: prints a usage`);
@@ -96,7 +97,7 @@ t.test('serves the embedded default: multi-DB mode on <cwd>/data', async (t) => 
 });
 
 t.test('creates the -db file when missing and serves it', async (t) => {
-  const cwd = t.testdir();
+  const cwd = scratchDir(t);
   const file = path.join(cwd, 'sub', 'new.db');
   t.notOk(fs.existsSync(file), 'the file does not exist before');
   const first = await startServer(['-db', 'sub/new.db'], { cwd });
@@ -154,7 +155,7 @@ t.test('leaves the request log off with -log-json=false', async (t) => {
 // ── stopping ─────────────────────────────────────────────────────────────────
 
 t.test('stops with exit code 0 on SIGTERM', async (t) => {
-  const cwd = t.testdir();
+  const cwd = scratchDir(t);
   const server = await startServer(['-dir', 'data'], { cwd });
   t.teardown(() => server.stop());
   // A served request leaves an idle keep-alive connection open: it must not hold the exit.

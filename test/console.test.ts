@@ -21,6 +21,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startServer, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
@@ -56,7 +57,7 @@ async function launch(tt: Test, executablePath: string): Promise<BrowserContext>
 }
 
 async function serverIn(tt: Test, args: string[] = []): Promise<TestServer> {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const server = await startServer(['-dir', path.join(dir, 'data'), ...args], { cwd: dir });
   tt.teardown(async () => {
     await server.stop();
@@ -402,7 +403,7 @@ if (chromiumPath === undefined) {
   });
 
   t.test('single-DB mode: the one database, no create form', async (tt) => {
-    const dir = tt.testdir();
+    const dir = scratchDir(tt);
     const server = await startServer(['-db', path.join(dir, 'class.db')], { cwd: dir });
     tt.teardown(async () => {
       await server.stop();

@@ -30,6 +30,7 @@ import t, { type Test } from 'tap';
 import { encodeLine, type JournalEntry } from '../journal/record';
 import { fileEntries } from './helpers/journal-files';
 import { attempt, runReplay as replay, startServer, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
@@ -150,7 +151,7 @@ async function checkAfterRestart(tt: Test, server: TestServer, ledger: Ledger, l
 }
 
 t.test('keeps every acknowledged write through SIGKILL at random moments, and stays replayable', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const where: Layout = { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
   const ledger: Ledger = { sent: new Set(), acked: new Set(), groupsSent: new Set(), groupsAcked: new Set(), unexpected: [] };
 
@@ -196,7 +197,7 @@ t.test('keeps every acknowledged write through SIGKILL at random moments, and st
 t.test('keeps every acknowledged session commit through SIGKILL in a commit loop, with -log-fsync', async (tt) => {
   // Kill while sessions commit in a tight loop on one database and single inserts on another,
   // with -log-fsync: the window between "entry written" and "commit done" is widest there.
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const where: Layout = { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
   const ledger: Ledger = { sent: new Set(), acked: new Set(), groupsSent: new Set(), groupsAcked: new Set(), unexpected: [] };
   let server = await start(where, ['-log-fsync']);
@@ -236,7 +237,7 @@ async function setUpKilled(where: Layout): Promise<void> {
 }
 
 t.test('applies at start-up the entries written before a crash whose commits were lost', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const where: Layout = { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
   await setUpKilled(where);
   const last = fileEntries(where.journal).at(-1) as JournalEntry;
@@ -272,7 +273,7 @@ t.test('applies at start-up the entries written before a crash whose commits wer
 });
 
 t.test('restarts after a torn last journal line and continues the journal cleanly', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const where: Layout = { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
   await setUpKilled(where);
   const last = fileEntries(where.journal).at(-1) as JournalEntry;

@@ -22,6 +22,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { readJournal } from '../journal/reader';
 import { runReplay, startServer, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
@@ -91,7 +92,7 @@ const INSERT = 'INSERT INTO t (k, pad) VALUES (?, ?)';
 const mountable = canMount();
 
 t.test('the journal disk fills up: no acknowledged write is missing, none refused is kept', { skip: mountable ? false : 'needs root to mount a tmpfs' }, async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const journalDisk = mountSmallDisk(t, '256k');
   const journal = path.join(journalDisk, 'statements.jsonl');
   const data = path.join(dir, 'data');
@@ -145,7 +146,7 @@ t.test('the journal disk fills up: no acknowledged write is missing, none refuse
 });
 
 t.test('the data directory fills up: a clear error for that database, the server serves on', { skip: mountable ? false : 'needs root to mount a tmpfs' }, async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const data = mountSmallDisk(t, '2m');
   const journal = path.join(dir, 'journal', 'statements.jsonl');
   const server = await startServer(['-dir', data, '-log-file', journal], { cwd: dir });

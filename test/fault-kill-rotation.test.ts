@@ -17,6 +17,7 @@ import path from 'node:path';
 import t from 'tap';
 import { readJournal } from '../journal/reader';
 import { attempt, runReplay, startServer, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(240_000);
 
@@ -69,7 +70,7 @@ async function killSoon(server: TestServer, journalDir: string, delayMs: number,
 }
 
 t.test(`${CYCLES} SIGKILL cycles with rotations lose nothing acknowledged and invent nothing`, async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const data = path.join(dir, 'data');
   const journalDir = path.join(dir, 'journal');
   const journal = path.join(journalDir, 'statements.jsonl');

@@ -12,6 +12,7 @@ import { EngineError } from '../src/errors';
 import { errorHandler } from '../src/http/error-handler';
 import { Metrics } from '../src/http/metrics';
 import { startServer, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
@@ -30,7 +31,7 @@ async function faults(server: TestServer): Promise<{ json: number; prometheus: n
 }
 
 t.test('4xx answers leave stderr quiet and errors_total still; a 500 is logged and counted', async (tt) => {
-  const cwd = tt.testdir();
+  const cwd = scratchDir(tt);
   const server = await startServer(['-dir', 'data'], { cwd });
   tt.teardown(() => server.stop());
   const before = await faults(server);
@@ -78,7 +79,7 @@ function getOver(agent: http.Agent, url: string, pathAndQuery: string): Promise<
 }
 
 t.test('503s for overload leave stderr quiet and errors_total still', async (tt) => {
-  const cwd = tt.testdir();
+  const cwd = scratchDir(tt);
   const server = await startServer(['-dir', 'data', '-max-connections', '1'], { cwd });
   const held = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const extra = [new http.Agent({ keepAlive: true, maxSockets: 1 }), new http.Agent({ keepAlive: true, maxSockets: 1 })];

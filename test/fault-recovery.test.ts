@@ -12,11 +12,12 @@ import t from 'tap';
 import { readJournal } from '../journal/reader';
 import { encodeLine, type JournalEntry } from '../journal/record';
 import { startServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(60_000);
 
 t.test('a database that cannot be recovered is held back; the others serve', async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const data = path.join(dir, 'data');
   const journal = path.join(dir, 'journal', 'statements.jsonl');
   const args = ['-dir', data, '-log-file', journal];

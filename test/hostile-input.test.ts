@@ -14,10 +14,11 @@ import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
 import { isError } from './helpers/assertions';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(180_000);
 
-const root = t.testdir();
+const root = scratchDir(t);
 const dataDir = path.join(root, 'data');
 const MAX_STATEMENTS = 50;
 let server: TestServer;
@@ -343,7 +344,7 @@ t.test('rejects missing, extra and doubled parameters with 1007', async (tt) => 
 });
 
 t.test('requires the token in a header, not in the query string', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const own = await startServer(['-dir', path.join(dir, 'data'), '-token', 's3cret-token'], { cwd: dir });
   tt.teardown(async () => {
     await own.stop();

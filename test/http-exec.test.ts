@@ -8,6 +8,7 @@ import path from 'node:path';
 import t from 'tap';
 import { serverPerFile, startServer, type Reply, type TestServer } from './helpers/server';
 import { isError } from './helpers/assertions';
+import { scratchDir } from './helpers/scratch-dir';
 
 type Value = number | string | boolean | null;
 interface Result {
@@ -21,7 +22,7 @@ interface Result {
 // Each test starts servers of its own or uses the shared one; under a loaded machine a start can take seconds.
 t.setTimeout(120_000);
 
-const root = t.testdir();
+const root = scratchDir(t);
 let server!: TestServer;
 let dbCount = 0;
 serverPerFile(t, root, (started) => (server = started));
@@ -29,7 +30,7 @@ serverPerFile(t, root, (started) => (server = started));
 
 /** Starts a server with extra flags in its own test directory, stopped when `tt` ends. */
 async function ownServer(tt: tap.Test, args: string[]): Promise<{ server: TestServer; dir: string }> {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const own = await startServer(args, { cwd: dir });
   tt.teardown(async () => {
     await own.stop();

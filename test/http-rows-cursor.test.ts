@@ -6,13 +6,14 @@
  */
 import t from 'tap';
 import { serverPerFile, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 import { isError } from './helpers/assertions';
 
 type Value = number | string | boolean | null;
 
 t.setTimeout(120_000);
 
-const root = t.testdir();
+const root = scratchDir(t);
 let server!: TestServer;
 let dbCount = 0;
 serverPerFile(t, root, (started) => (server = started));

@@ -7,6 +7,7 @@ import http from 'node:http';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 // Every server is a child process with engine sub-processes: on a loaded machine a start and a
 // stop can take seconds each, more than tap's default 30 s for the whole file.
@@ -19,9 +20,9 @@ const STACK_TEXT = /\n\s*at\s|\bat\s+\S+\s+\(|\.(?:js|ts|mjs|cjs):\d+|node_modul
 
 // ── helpers ──────────────────────────────────────────────────────────────────
 
-/** Starts a server whose cwd is a fresh testdir, stopped when `t` ends. */
+/** Starts a server whose cwd is a fresh scratch directory, stopped when `t` ends. */
 async function serve(t: Test, args: string[], headers?: Record<string, string>): Promise<{ server: TestServer; cwd: string }> {
-  const cwd = t.testdir();
+  const cwd = scratchDir(t);
   const server = await startServer(args, headers === undefined ? { cwd } : { cwd, headers });
   t.teardown(() => server.stop());
   return { server, cwd };

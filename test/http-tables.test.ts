@@ -7,6 +7,7 @@ import path from 'node:path';
 import t from 'tap';
 import { serverPerFile, startServer, type Reply, type TestServer } from './helpers/server';
 import { isError } from './helpers/assertions';
+import { scratchDir } from './helpers/scratch-dir';
 
 type Value = number | string | boolean | null;
 
@@ -46,7 +47,7 @@ interface TableRecord {
 // Each test may start a server; under a loaded machine a start can take seconds.
 t.setTimeout(120_000);
 
-const root = t.testdir();
+const root = scratchDir(t);
 let server!: TestServer;
 let dbCount = 0;
 serverPerFile(t, root, (started) => (server = started));
@@ -445,7 +446,7 @@ t.test('reads BOOL values as true and false', async (tt) => {
 });
 
 t.test('serves the single database without db', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const single = await startServer(['-db', 'solo.db'], { cwd: dir });
   tt.teardown(async () => {
     await single.stop();

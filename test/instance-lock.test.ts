@@ -12,6 +12,7 @@ import t, { type Test } from 'tap';
 import { isJournalFile } from '../journal/naming';
 import { DIRECTORY_LOCK, journalLockFile, takeLock } from '../src/instance-lock';
 import { runCli, runReplay, startServer, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 const BUILT_LOCK = path.resolve(__dirname, '../dist/src/instance-lock.js');
 
@@ -42,14 +43,14 @@ async function kill(server: TestServer): Promise<void> {
 }
 
 t.test('a second server on the same data directory exits 2 naming the first', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const first = await start(tt, ['-dir', 'data', '-log-file', 'journal/a.jsonl'], dir);
   await refused(tt, ['-dir', 'data', '-log-file', 'journal/b.jsonl'], dir, first, /^sqlscribe: data directory .*data is in use/);
   tt.equal((await first.get('/health')).status, 200, 'the first one still serves');
 });
 
 t.test('a second server on the same journal, from another directory, exits 2 naming the first', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const journal = path.join(dir, 'shared', 'statements.jsonl');
   const first = await start(tt, ['-dir', 'one', '-log-file', journal], dir);
   await refused(tt, ['-dir', 'two', '-log-file', journal], dir, first, /^sqlscribe: journal .*statements\.jsonl is in use/);
@@ -57,7 +58,7 @@ t.test('a second server on the same journal, from another directory, exits 2 nam
 });
 
 t.test('single-DB: a second server in the directory of the -db file exits 2', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   // The service's own databases live beside the -db file, so the directory is what is shared.
   const first = await start(tt, ['-db', 'one.db'], dir);
   await refused(tt, ['-db', 'two.db'], dir, first, /^sqlscribe: directory .* \(of -db .*two\.db\) is in use/);
@@ -65,7 +66,7 @@ t.test('single-DB: a second server in the directory of the -db file exits 2', as
 });
 
 t.test('servers on different directories and journals both start', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const a = await start(tt, ['-dir', 'a', '-log-file', 'a.jsonl'], dir);
   const b = await start(tt, ['-dir', 'b', '-log-file', 'b.jsonl'], dir);
   tt.equal((await a.post('/dbs', { db: 'x' })).status, 201, 'a serves');
@@ -74,7 +75,7 @@ t.test('servers on different directories and journals both start', async (tt) =>
 });
 
 t.test('after the holder is SIGKILLed, a new server on the same files starts', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const args = ['-dir', 'data', '-log-file', 'journal/statements.jsonl'];
   const first = await startServer(args, { cwd: dir });
   tt.equal((await first.post('/dbs', { db: 'school' })).status, 201, 'create school');
@@ -87,7 +88,7 @@ t.test('after the holder is SIGKILLed, a new server on the same files starts', a
 });
 
 t.test('a clean stop releases the lock; lock files are neither databases nor journal files', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const args = ['-dir', 'data', '-log-file', path.join('data', 'statements.jsonl')];
   const first = await startServer(args, { cwd: dir });
   tt.equal((await first.post('/dbs', { db: 'school' })).status, 201, 'create school');
@@ -118,7 +119,7 @@ try { takeLock(process.argv[2], 'the test directory').release(); console.log('ta
 catch (error) { console.log(error.message); }`;
 
 t.test('child processes neither inherit the lock nor can break it', async (tt) => {
-  const file = path.join(tt.testdir(), DIRECTORY_LOCK);
+  const file = path.join(scratchDir(tt), DIRECTORY_LOCK);
   const lock = takeLock(file, 'the test directory');
   // A child that opens and closes the lock file: POSIX locks are per process, so ours stays.
   await node(`require('fs').closeSync(require('fs').openSync(process.argv[1], 'r+'))`, file).done;
@@ -132,7 +133,7 @@ t.test('child processes neither inherit the lock nor can break it', async (tt) =
 });
 
 t.test('lock files are not journal files', async (tt) => {
-  const journal = path.join(tt.testdir(), 'statements.jsonl');
+  const journal = path.join(scratchDir(tt), 'statements.jsonl');
   tt.notOk(isJournalFile(journal, journalLockFile(journal)), 'the lock file');
   tt.notOk(isJournalFile(journal, `${journalLockFile(journal)}.pid`), 'its pid file');
 });

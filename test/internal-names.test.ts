@@ -17,6 +17,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import t from 'tap';
 import { runReplay, startServer, type Reply, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
@@ -119,7 +120,7 @@ async function start(dir: string): Promise<TestServer> {
 }
 
 t.test('no spelling of an internal name reads, writes or breaks internals', async (tt) => {
-  const dir = tt.testdir({ data: {} });
+  const dir = scratchDir(tt, { data: {} });
   let server = await start(dir);
   tt.teardown(() => server.stop());
   tt.equal((await server.exec(undefined, `CREATE DATABASE ${DB}`)).status, 200);

@@ -14,6 +14,7 @@ import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
 import { isError, sleep } from './helpers/assertions';
 import { enginePids } from './helpers/clients';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(240_000);
 
@@ -25,7 +26,7 @@ const countTo = (n: number): string => `WITH RECURSIVE c(x) AS (SELECT 1 UNION A
 
 /** Starts a multi-DB server with `args` in a fresh test directory, stopped when `tt` ends. */
 async function ownServer(tt: Test, args: string[] = []): Promise<{ server: TestServer; dataDir: string }> {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const dataDir = path.join(dir, 'data');
   // Every request here comes from one address: the whole pool is that client's (-client-share 1).
   const server = await startServer(['-dir', dataDir, '-client-share', '1', ...args], { cwd: dir });
@@ -238,7 +239,7 @@ t.test('stays healthy with the database intact after timeouts, even many at once
 t.test('does not count the start-up of an engine process against the query timeout', async (tt) => {
   // Engine processes of this server take 1.5 s to start (a preload that sleeps), longer than
   // the 1 s timeout: a call handed to a starting process must not be charged for the wait.
-  const dir = tt.testdir({
+  const dir = scratchDir(tt, {
     'slow-engine-start.js': "if (/engine-process\\.js$/.test(process.argv[1] || '')) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);\n",
   });
   const saved = process.env.NODE_OPTIONS;

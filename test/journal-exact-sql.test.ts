@@ -7,6 +7,7 @@ import path from 'node:path';
 import t from 'tap';
 import { fileEntries } from './helpers/journal-files';
 import { runReplay, startServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(60_000);
 
@@ -15,7 +16,7 @@ const INSERTS = `INSERT INTO pupils VALUES (1, 'Ana');\t/* first */ INSERT INTO 
 const SOURCES = [{ sql: '  /* lead */ INSERT INTO pupils VALUES (3, ?) -- bound\n', params: ['Eva'] }, { sql: 'UPDATE pupils SET name = upper(name) WHERE id = 3; ' }];
 
 t.test('SQL with comments round-trips byte-exact through the journal and replay', async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const journal = path.join(dir, 'journal', 'statements.jsonl');
   const server = await startServer(['-dir', path.join(dir, 'data'), '-log-file', journal], { cwd: dir });
   t.teardown(() => server.stop());

@@ -13,6 +13,7 @@ import net from 'node:net';
 import t, { type Test } from 'tap';
 import { isError, sleep } from './helpers/assertions';
 import { startServer, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(90_000);
 
@@ -22,7 +23,7 @@ type Entry = any;
 const TOKEN = 'feed-token';
 
 async function serve(tt: Test, args: string[], headers?: Record<string, string>): Promise<TestServer> {
-  const cwd = tt.testdir();
+  const cwd = scratchDir(tt);
   const server = await startServer(['-dir', 'data', ...args], headers === undefined ? { cwd } : { cwd, headers });
   tt.teardown(() => server.stop());
   return server;
@@ -130,7 +131,7 @@ t.test('NDJSON pages: every filter, and since paging', async (tt) => {
   tt.same(all.map((e) => e.seq), all.map((_, i) => i + 1), 'from the start, every seq once, in order');
   tt.ok(all.length >= 10, `${all.length} entries`);
   tt.ok(all.every((e) => e.crc === undefined), 'no crc field');
-  const fs2 = fs.readdirSync(`${tt.testdirName}/data/journal`).filter((n) => n.startsWith('statements.2'));
+  const fs2 = fs.readdirSync(`${server.cwd}/data/journal`).filter((n) => n.startsWith('statements.2'));
   tt.ok(fs2.length > 0, 'the journal rotated, so pages span files');
 
   const failed = ndjson((await server.get('/journal?failed=true')).text);
@@ -194,7 +195,7 @@ t.test('event stream: backlog then live, each entry once across a resume and rot
   const union = [...first.ids, ...second.ids];
   tt.same(union, Array.from({ length: target }, (_, i) => i + 1), 'every entry exactly once, in seq order');
   tt.same(second.entries.map((e) => e.seq), second.ids, 'each event id is its entry seq');
-  const files = fs.readdirSync(`${tt.testdirName}/data/journal`).filter((n) => n.startsWith('statements.2'));
+  const files = fs.readdirSync(`${server.cwd}/data/journal`).filter((n) => n.startsWith('statements.2'));
   tt.ok(files.length >= 3, `${files.length} rotated files`);
 
   const filtered = await follow(server, '/journal?failed=true');

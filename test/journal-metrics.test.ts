@@ -8,6 +8,7 @@ import path from 'node:path';
 import t from 'tap';
 import { readJournal } from '../journal/reader';
 import { startServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 /** The value of one Prometheus sample (`name{labels} value`), NaN when it is absent. */
 function sample(text: string, series: string): number {
@@ -16,7 +17,7 @@ function sample(text: string, series: string): number {
 }
 
 t.test('counts what the journal wrote, by kind, class and code', async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const journal = path.join(dir, 'journal', 'statements.jsonl');
   const server = await startServer(['-dir', path.join(dir, 'data'), '-log-file', journal, '-log-max-size', '2K'], { cwd: dir });
   t.teardown(() => server.stop());
@@ -43,7 +44,7 @@ t.test('counts what the journal wrote, by kind, class and code', async (t) => {
 });
 
 t.test('a restarted server says its last seq before any write', async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const args = ['-dir', path.join(dir, 'data'), '-log-file', path.join(dir, 'journal', 'statements.jsonl')];
   const first = await startServer(args, { cwd: dir });
   t.equal((await first.post('/dbs', { db: 'a' })).status, 201);

@@ -24,6 +24,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
 import { runReplay as replay, startServer, type Reply, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
@@ -469,7 +470,7 @@ async function runWorkload(run: Run, workload: { firstTables: [number, number]; 
 
 
 t.test('rebuilds every database exactly from the journal, whatever the workload', async (tt) => {
-  // Not tt.testdir(): its removal runs before this test's own teardown, while the server may still
+  // Not scratchDir(tt): its removal runs before this test's own teardown, while the server may still
   // write its applied-checkpoint into the journal directory, and a failed removal left the server running.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'journal-property-'));
   const data = path.join(dir, 'data');

@@ -24,6 +24,7 @@ import t, { type Test } from 'tap';
 import { decodeLine, encodeLine, isHeader, type JournalEntry, type JournalHeader, type JournalLine } from '../journal/record';
 import { META_TABLE } from '../src/engine/journal-position';
 import { runReplay, startServer, type Reply, type TestServer, type ToolRun } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
@@ -261,7 +262,7 @@ function copyDir(from: string, to: string): void {
 // The mixed workload, at level mod: shared by the tests that read its journal or replay it
 // ---------------------------------------------------------------------------------------------
 
-const root = t.testdir();
+const root = scratchDir(t);
 
 interface MixedRun extends Layout {
   committedSession: string;
@@ -662,7 +663,7 @@ interface Step {
 }
 
 t.test('restores the state after any step, by seq and by time (-until)', async (tt) => {
-  const where = layout(tt.testdir());
+  const where = layout(scratchDir(tt));
   const server = await start(where);
   await createDb(server, 'pit');
   const steps: Step[] = [];
@@ -844,7 +845,7 @@ t.test('refuses a header of another SQLite version without -force, replays with 
 // ---------------------------------------------------------------------------------------------
 
 t.test('continues seq across restarts and rotations, without repeats', async (tt) => {
-  const where = layout(tt.testdir());
+  const where = layout(scratchDir(tt));
   const args = ['-log-max-size', '4K', '-log-compress'];
   const phases: Array<{ first: number; last: number }> = [];
   let server = await start(where, args);
@@ -886,7 +887,7 @@ t.test('continues seq across restarts and rotations, without repeats', async (tt
 });
 
 t.test('journals a batch refused before it ran, so that alerts on class 1 fire', async (tt) => {
-  const where = layout(tt.testdir());
+  const where = layout(scratchDir(tt));
   const server = await start(where, ['-log-level', 'error']);
   await createDb(server, 'refused');
   await fails(server, 'refused', 'SELEC 1', 1001);
@@ -900,7 +901,7 @@ t.test('journals a batch refused before it ran, so that alerts on class 1 fire',
 });
 
 t.test('replays random() after a SELECT cut at -max-result-rows in the same batch', async (tt) => {
-  const where = layout(tt.testdir());
+  const where = layout(scratchDir(tt));
   const server = await start(where, ['-max-result-rows', '3']);
   await createDb(server, 'cut');
   await ok(server, 'cut', 'CREATE TABLE t (id INTEGER PRIMARY KEY, r INT)');

@@ -11,6 +11,7 @@ import path from 'node:path';
 import t from 'tap';
 import { closeClients, postFrom } from './helpers/clients';
 import { startServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 15);
 t.setTimeout((SECONDS + 90) * 1000);
@@ -19,7 +20,7 @@ const CLIENTS = 16;
 const DATABASES = 4;
 
 t.test(`${CLIENTS} clients for ${SECONDS} s: no 5xx`, async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const server = await startServer(['-dir', path.join(dir, 'data'), '-log-file', path.join(dir, 'journal', 'statements.jsonl')], { cwd: dir });
   t.teardown(() => (closeClients(), server.stop()));
   // Created at once, from as many clients: creation takes part in the load too.

@@ -13,6 +13,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer, type TestServer } from './helpers/server';
 import { readJson } from './helpers/clients';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
@@ -44,7 +45,7 @@ function request(url: string, method: string, pathAndQuery: string, agent: http.
 }
 
 async function ownServer(tt: Test, args: string[]): Promise<TestServer> {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const server = await startServer(['-dir', path.join(dir, 'data'), ...args], { cwd: dir });
   tt.teardown(async () => {
     await server.stop();

@@ -35,6 +35,7 @@ import { parseCommandLine } from '../src/options';
 import { Readiness } from '../src/http/readiness';
 import { version } from '../src/version';
 import type { CommandBus } from '../src/bus/command-bus';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(240_000);
 
@@ -218,7 +219,7 @@ const pilot = (over: Record<string, unknown> = {}, scope: Record<string, unknown
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function serve(tt: Test, args: string[], headers?: Record<string, string>): Promise<TestServer> {
-  const cwd = tt.testdir();
+  const cwd = scratchDir(tt);
   const server = await startServer(args, headers === undefined ? { cwd } : { cwd, headers });
   tt.teardown(() => server.stop());
   return server;
@@ -592,7 +593,7 @@ function appRouter(dir: string): Router {
 }
 
 t.test('every route of the Koa router is documented, and every documented operation answered', async (tt) => {
-  const router = appRouter(tt.testdir());
+  const router = appRouter(scratchDir(tt));
   const routes = new Set<string>();
   for (const layer of router.stack) {
     tt.type(layer.path, 'string', `route ${String(layer.path)} is a path`);

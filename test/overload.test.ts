@@ -7,6 +7,7 @@ import http from 'node:http';
 import path from 'node:path';
 import t from 'tap';
 import { startServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(90_000);
 
@@ -35,7 +36,7 @@ function once(url: URL, body: unknown): Promise<Answer> {
 }
 
 t.test(`${CLIENTS} clients against -max-connections ${MAX}: fast 503s, no 500, every retrying client served`, async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const server = await startServer(['-dir', path.join(dir, 'data'), '-max-connections', String(MAX)], { cwd: dir });
   t.teardown(() => server.stop());
   t.equal((await server.post('/dbs', { db: 'o' })).status, 201);

@@ -22,6 +22,7 @@ import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { runReplay, startServer, type Reply, type TestServer } from './helpers/server';
 import { BY_COMMIT, BY_SUBJECT, EXPECTED as SUMMARY, INVALID_RECORD, KNOWN_SET, byDecision, evidence, type Evidence } from './helpers/pilot-fixtures';
+import { scratchDir } from './helpers/scratch-dir';
 
 // Every server is a child process with engine sub-processes: on a loaded machine a start and a
 // stop can take seconds each.
@@ -34,9 +35,9 @@ const DECISIONS = ['conservar', 'corregir', 'volver_a_pilotar', 'retirar'] as co
 
 // ── helpers ──────────────────────────────────────────────────────────────────
 
-/** Starts a server whose cwd is a fresh testdir, stopped when `t` ends. */
+/** Starts a server whose cwd is a fresh scratch directory, stopped when `t` ends. */
 async function serve(t: Test, args: string[] = ['-dir', 'data'], headers?: Record<string, string>): Promise<{ server: TestServer; cwd: string }> {
-  const cwd = t.testdir();
+  const cwd = scratchDir(t);
   const server = await startServer(args, headers === undefined ? { cwd } : { cwd, headers });
   t.teardown(() => server.stop());
   return { server, cwd };
@@ -452,7 +453,7 @@ t.test('requires the token on every pilot endpoint', async (t) => {
 });
 
 t.test('keeps the records across a restart', async (t) => {
-  const cwd = t.testdir();
+  const cwd = scratchDir(t);
   const args = ['-dir', 'data', '-log-file', 'journal/statements.jsonl'];
   const first = await startServer(args, { cwd });
   t.teardown(() => first.stop());
@@ -476,7 +477,7 @@ t.test('keeps the records across a restart', async (t) => {
 });
 
 t.test('rebuilds the records by replaying the journal', async (t) => {
-  const cwd = t.testdir();
+  const cwd = scratchDir(t);
   const server = await startServer(['-dir', 'data', '-log-file', 'journal/statements.jsonl'], { cwd });
   t.teardown(() => server.stop());
   t.equal((await server.post('/dbs', { db: 'shop' })).status, 201, 'a user database beside');

@@ -12,6 +12,7 @@ import { enginePids, postFrom } from './helpers/clients';
 import { fileEntries } from './helpers/journal-files';
 import { startServer, type TestServer } from './helpers/server';
 import { sleep } from './helpers/assertions';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(180_000);
 
@@ -20,7 +21,7 @@ const SLOW = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE
 const slowBatch = (count: number, first = ''): string => first + Array.from({ length: count }, () => SLOW).join(';\n');
 
 async function server(t: Test, args: string[]): Promise<{ server: TestServer; dir: string }> {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const running = await startServer(['-dir', path.join(dir, 'data'), '-log-file', path.join(dir, 'journal.jsonl'), ...args], { cwd: dir });
   t.teardown(() => running.stop());
   return { server: running, dir };

@@ -6,13 +6,14 @@
 import path from 'node:path';
 import t from 'tap';
 import { startServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
 const SERIES = (n: number): string => `WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < ${n}) `;
 
 t.test('a result over -max-result-bytes is cut, with truncated', async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const server = await startServer(['-dir', path.join(dir, 'data'), '-max-result-bytes', '64K'], { cwd: dir });
   t.teardown(() => server.stop());
   t.equal((await server.post('/dbs', { db: 'big' })).status, 201);
@@ -31,7 +32,7 @@ t.test('a result over -max-result-bytes is cut, with truncated', async (t) => {
 });
 
 t.test('a big result goes out in slices without splitting a character', async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const server = await startServer(['-dir', path.join(dir, 'data')], { cwd: dir });
   t.teardown(() => server.stop());
   t.equal((await server.post('/dbs', { db: 'big' })).status, 201);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import t from 'tap';
 import { closeClients, enginePids, postFrom } from './helpers/clients';
 import { startServer, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(180_000);
 
@@ -52,7 +53,7 @@ function sampleMemory(server: TestServer): { stop(): number; byProcess: Map<stri
 }
 
 t.test('six 300 MB results at once keep all processes together under 1 GB', async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const server = await startServer(['-dir', path.join(dir, 'data'), '-query-timeout', '60s'], { cwd: dir });
   t.teardown(() => (closeClients(), server.stop()));
   t.equal((await server.post('/dbs', { db: 'big' })).status, 201);

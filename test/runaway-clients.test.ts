@@ -11,6 +11,7 @@ import t from 'tap';
 import { closeClients, postFrom } from './helpers/clients';
 import { startServer } from './helpers/server';
 import type { Reply, TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
@@ -38,7 +39,7 @@ async function keepSending(server: TestServer, from: string, sql: (i: number) =>
 }
 
 t.test('four runaway clients beside twenty ordinary ones', async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const server = await startServer(['-dir', path.join(dir, 'data'), '-request-timeout', REQUEST_TIMEOUT, '-query-timeout', '20s'], { cwd: dir });
   t.teardown(() => (closeClients(), server.stop()));
   for (const db of ['runaway', ...Array.from({ length: 20 }, (_, i) => `pupil${i}`)]) t.equal((await server.post('/dbs', { db })).status, 201);

@@ -17,6 +17,7 @@ import Database from 'better-sqlite3';
 import t from 'tap';
 import { startServer, type TestServer } from './helpers/server';
 import { sleep } from './helpers/assertions';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
@@ -110,7 +111,7 @@ async function occupy(server: TestServer, busy: number): Promise<Promise<unknown
 }
 
 t.test('DDL and the statements that depend on it give a single connection\'s answers on every engine process', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const dataDir = path.join(dir, 'data');
   const server = await startServer(['-dir', dataDir, '-log-file', path.join(dir, 'journal'), '-query-timeout', '20s'], { cwd: dir });
   tt.teardown(async () => {

@@ -19,6 +19,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
 import { isError, sleep } from './helpers/assertions';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(300_000);
 
@@ -40,7 +41,7 @@ interface Multi {
 
 /** A multi-DB server with `args`, and two databases `a` and `b`, each with table t (id INT PRIMARY KEY, v TEXT). */
 async function multiServer(tt: Test, args: string[] = [], headers?: Record<string, string>): Promise<Multi> {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const server = await startServer(['-dir', path.join(dir, 'data'), ...args], headers ? { cwd: dir, headers } : { cwd: dir });
   tt.teardown(async () => {
     await server.stop();
@@ -595,7 +596,7 @@ t.test('requires an existing db to begin in multi-DB mode (7003, 2001)', async (
 });
 
 t.test('runs sessions in single-DB mode, where begin takes {}', async (tt) => {
-  const dir = tt.testdir();
+  const dir = scratchDir(tt);
   const file = path.join(dir, 'main.db');
   const server = await startServer(['-db', file, '-lock-timeout', '500ms'], { cwd: dir });
   tt.teardown(async () => {

@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import t from 'tap';
 import { startServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(60_000);
 
@@ -27,7 +28,7 @@ function slowloris(port: number, everyMs: number): { socket: net.Socket; closedB
 }
 
 t.test('after a slowloris of twice -max-connections a normal client is served within 10 s', async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const max = 4;
   const server = await startServer(['-dir', path.join(dir, 'data'), '-max-connections', String(max)], { cwd: dir });
   t.teardown(() => server.stop());
@@ -50,7 +51,7 @@ t.test('after a slowloris of twice -max-connections a normal client is served wi
 });
 
 t.test('a body that does not arrive within -body-timeout gets 408 and the connection closes', async (t) => {
-  const dir = t.testdir();
+  const dir = scratchDir(t);
   const server = await startServer(['-dir', path.join(dir, 'data'), '-header-timeout', '1s', '-body-timeout', '1s'], { cwd: dir });
   t.teardown(() => server.stop());
   const port = Number(new URL(server.url).port);

@@ -10,6 +10,7 @@ import t from 'tap';
 import { readJournal } from '../journal/reader';
 import { listRounds } from '../src/snapshots/manifest';
 import { runReplay, startServer, type TestServer } from './helpers/server';
+import { scratchDir } from './helpers/scratch-dir';
 
 async function ok(server: TestServer, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<any> {
   const reply = await server.request('POST', '/exec', { body, headers });
@@ -28,7 +29,7 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 const rotatedFiles = (dir: string): string[] => fs.readdirSync(dir).filter((name) => /^s\.\d{8}-\d{6}\.\d+\.jsonl$/.test(name));
 
 t.test('retention drops only covered journal files, and a snapshot plus the tail restores the live files', async (t) => {
-  const cwd = t.testdir({});
+  const cwd = scratchDir(t, {});
   const dataDir = path.join(cwd, 'data');
   const journalDir = path.join(cwd, 'journal');
   const logFile = path.join(journalDir, 's.jsonl');

@@ -13,6 +13,7 @@ import type { JournalEntry } from '../journal/record';
 import { startFailingLoad, type FailingLoad } from './helpers/failing-load';
 import { runTail, spawnNode, startServer, TAIL } from './helpers/server';
 import type { ChildProcess } from 'node:child_process';
+import { scratchDir } from './helpers/scratch-dir';
 
 const CYCLES = 12;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tail-out-'));
@@ -62,7 +63,7 @@ t.test('killed and restarted during a write load: the -out file holds every fail
 });
 
 t.test('a line cut by a crash is removed, and the follower goes on after the last whole one', async (t) => {
-  const local = t.testdir();
+  const local = scratchDir(t);
   const journalFile = path.join(local, 'journal', 'statements.jsonl');
   const own = await startServer(['-dir', path.join(local, 'data'), '-log-file', journalFile], { cwd: local });
   t.teardown(() => own.stop());

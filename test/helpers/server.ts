@@ -35,6 +35,8 @@ export interface RequestOptions {
 
 export interface TestServer {
   readonly url: string;
+  /** The directory the server was started in. */
+  readonly cwd: string;
   readonly child: ChildProcess;
   /** Everything the server wrote to stdout so far. */
   stdout(): string;
@@ -106,6 +108,7 @@ export async function startServer(args: string[], options: { cwd: string; header
   };
   return {
     url,
+    cwd: options.cwd,
     child,
     stdout: () => out,
     stderr: () => err,
