@@ -58,8 +58,8 @@ function parseToken(item: unknown, where: string): FileToken {
   if (!isRole(value.role)) throw new OptionsError(`${where}: "role" must be admin, write or read`);
   if (!isSecretHash(value.hash)) throw new OptionsError(`${where}: "hash" must be "sha256:" and 64 lowercase hex digits (the hash, never the secret)`);
   const databases = parseDatabases(value.databases, value.role, where);
-  const expiresMs = value.expires === undefined ? null : Date.parse(String(value.expires));
-  if (expiresMs !== null && (typeof value.expires !== 'string' || !Number.isFinite(expiresMs))) throw new OptionsError(`${where}: "expires" must be an ISO date-time such as 2027-07-01T00:00:00Z`);
+  const expiresMs = value.expires === undefined ? null : typeof value.expires === 'string' ? Date.parse(value.expires) : NaN;
+  if (expiresMs !== null && !Number.isFinite(expiresMs)) throw new OptionsError(`${where}: "expires" must be an ISO date-time such as 2027-07-01T00:00:00Z`);
   return { id: `file:${value.name}`, name: value.name, role: value.role, databases, hash: value.hash, expiresMs };
 }
 

@@ -72,8 +72,12 @@ function databaseNameOf(db: unknown, directory: DatabaseDirectory): string | nul
 /** A batch that writes needs `write`; creating or dropping a database needs `admin`. */
 export function batchAccess(principal: Principal | undefined, batch: Batch): void {
   if (principal === undefined) return;
-  for (const { statement } of batch.statements) {
-    if (statement.kind === 'create-database' || statement.kind === 'drop-database') requireRole(principal, 'admin', 'creating or dropping a database');
+  if (batch.level === 'database') {
+    // SHOW DATABASES writes nothing (its list is narrowed to the token's databases); the others need an admin.
+    for (const { statement } of batch.statements) {
+      if (statement.kind !== 'show-databases') requireRole(principal, 'admin', 'creating or dropping a database');
+    }
+    return;
   }
   if (batch.readonly || hasRole(principal, 'write')) return;
   const index = batch.statements.findIndex(({ statement }) => !statement.readonly);
