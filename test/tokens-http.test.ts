@@ -114,6 +114,10 @@ t.test('a session belongs to the token that opened it', async (t) => {
   }
   assertStatus(t, await call(first.secret, 'POST', `/exec?session=${id}`, { sql: 'SELECT 1' }), 200, undefined, 'its own token uses it');
   assertStatus(t, await call(first.secret, 'POST', `/tx/commit?session=${id}`), 200, undefined, 'and commits it');
+  const page = await call(ADMIN, 'GET', '/journal?db=own.db');
+  const entries = page.text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.session === id);
+  t.same(entries.map((entry) => entry.kind), ['begin', 'exec', 'commit'], 'the session’s entries');
+  t.ok(entries.every((entry) => entry.tokenId === first.id && entry.tokenName === 'session-a'), 'each names the token that owns the session');
 });
 
 t.test('a class of thirty in one request', async (t) => {

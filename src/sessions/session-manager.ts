@@ -75,7 +75,7 @@ export class SessionManager {
 
   async begin(ref: DatabaseRef, owner?: Principal): Promise<SessionInfo> {
     this.expireIfIdle();
-    if (this.active !== null || this.opening) throw this.busyError();
+    if (this.active !== null || this.opening) throw this.busyError(owner);
     this.opening = true;
     try {
       const release = await acquireWriteLock(this.locks, ref, 'session', this.options.lockTimeoutMs);
@@ -229,11 +229,13 @@ export class SessionManager {
     return Math.max(0, Math.ceil((session.lastUsedMs + this.options.idleTimeoutMs - this.clock.now()) / 1000));
   }
 
-  private busyError(): EngineError {
+  /** Another token's session is not named: that a session is open can be told, not on which database. */
+  private busyError(asking?: Principal): EngineError {
     const session = this.active;
     if (session === null) return new EngineError('SESSION_ACTIVE', { db: 'a database', seconds: 1 }, { retryAfter: 1 });
     const seconds = this.secondsLeft(session);
-    return new EngineError('SESSION_ACTIVE', { db: session.ref.name, seconds }, { retryAfter: Math.max(1, seconds) });
+    const db = session.owner === undefined || session.owner.id === asking?.id ? session.ref.name : 'a database';
+    return new EngineError('SESSION_ACTIVE', { db, seconds }, { retryAfter: Math.max(1, seconds) });
   }
 
   /** A statement that stopped the session's engine ended the session too; the error says so. */
