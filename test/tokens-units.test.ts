@@ -125,6 +125,8 @@ t.test('the registry: secrets, revocation, expiry on an injected clock, hashes o
   clock.ms += 60_000;
   t.equal(registry.authenticate(soon!.secret), null, 'at its expiry: refused');
   t.equal(codeOf(() => registry.create([{ name: 'ANA', role: 'read', databases: ['x'], expiresMs: null }])), 'TOKEN_NAME_EXISTS', 'names are unique regardless of case');
+  t.equal(codeOf(() => registry.create([{ name: 'Admin', role: 'read', databases: ['x'], expiresMs: null }])), 'TOKEN_NAME_EXISTS', '"admin" names the -token holder');
+  t.equal(codeOf(() => registry.create([{ name: 'twice', role: 'read', databases: ['x'], expiresMs: null }, { name: 'TWICE', role: 'read', databases: ['x'], expiresMs: null }])), 'TOKEN_NAME_EXISTS', 'a name given twice');
   t.equal(codeOf(() => registry.revoke('file:teacher')), 'TOKEN_IN_FILE');
   t.equal(codeOf(() => registry.revoke('tok_nothing')), 'TOKEN_NOT_FOUND');
   registry.revoke(made!.id);

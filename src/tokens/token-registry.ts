@@ -93,13 +93,21 @@ export class TokenRegistry {
     return [...this.byId.values()].map((known) => known.view).sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Makes the tokens, all or none, and keeps their hashes before answering. */
-  create(specs: readonly TokenSpec[]): CreatedToken[] {
-    const names = new Set([...this.byId.values()].map((known) => known.view.name.toLowerCase()));
+  /**
+   * Refuses names already taken (regardless of case), or given twice. `admin`
+   * is the -token holder's name in the journal, so no other token takes it.
+   */
+  checkNames(specs: readonly TokenSpec[]): void {
+    const names = new Set(['admin', ...[...this.byId.values()].map((known) => known.view.name.toLowerCase())]);
     for (const spec of specs) {
       if (names.has(spec.name.toLowerCase())) throw new EngineError('TOKEN_NAME_EXISTS', { name: spec.name });
       names.add(spec.name.toLowerCase());
     }
+  }
+
+  /** Makes the tokens, all or none, and keeps their hashes before answering. */
+  create(specs: readonly TokenSpec[]): CreatedToken[] {
+    this.checkNames(specs);
     const created = this.clock.now();
     const made = specs.map((spec) => {
       const secret = newSecret();

@@ -23,8 +23,9 @@ export function tokenHandlers({ registry, directory, lifecycle, clock }: TokenHa
     'create-tokens': async ({ body }, call) => {
       enabled();
       const request = readTokenRequest(body, clock.now());
-      const tokens = registry.create(request.specs);
-      // A class comes with its databases: one request, and thirty students can start.
+      registry.checkNames(request.specs);
+      // A class comes with its databases: one request, and thirty students can start. The
+      // databases come first: a failure there must not leave tokens whose secrets nobody saw.
       const databases: string[] = [];
       if (request.isClass && !directory.single) {
         for (const { name } of request.specs) {
@@ -34,7 +35,7 @@ export function tokenHandlers({ registry, directory, lifecycle, clock }: TokenHa
           databases.push(db);
         }
       }
-      return { tokens, databases };
+      return { tokens: registry.create(request.specs), databases };
     },
     'list-tokens': () => {
       enabled();
