@@ -11,9 +11,12 @@ import { databaseHandlers } from './bus/handlers/database-handlers';
 import { execHandlers } from './bus/handlers/exec-handlers';
 import { pilotHandlers } from './bus/handlers/pilot-handlers';
 import { sessionHandlers } from './bus/handlers/session-handlers';
+import { templateHandlers } from './bus/handlers/template-handlers';
 import { commandMetrics, type CommandObserver } from './bus/middleware/command-metrics';
 import { refuseStoppedCalls } from './bus/middleware/stopped-calls';
 import { BatchRunner } from './services/batch-runner';
+import { CopyGate } from './services/copy-gate';
+import { DatabaseCopies } from './services/database-copies';
 import { DatabaseDirectory } from './services/database-directory';
 import { DatabaseLifecycle } from './services/database-lifecycle';
 import { JournalFeed } from './services/journal-feed';
@@ -38,6 +41,8 @@ export interface Services {
   readonly writePath: WritePath;
   /** GET /journal's reader and followers; the server ends the followers before it stops. */
   readonly feed: JournalFeed;
+  /** Snapshot rounds run through it, so that no database is copied from a template during one. */
+  readonly copyGate: CopyGate;
 }
 
 export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks): Services {
@@ -47,6 +52,8 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   const locks = new WriteLocks();
   const batches = new BatchRunner(engine, journal, writePath, locks, { lockTimeoutMs, maxResultRows, maxResultBytes });
   const lifecycle = new DatabaseLifecycle(directory, engine, writePath, locks, lockTimeoutMs);
+  const copyGate = new CopyGate();
+  const copies = new DatabaseCopies(directory, engine, writePath, locks, lockTimeoutMs, copyGate);
   const sessions = new SessionManager(engine, locks, writePath, { idleTimeoutMs: config.sessionTimeoutMs, lockTimeoutMs, maxResultRows, maxResultBytes });
   const pilots = new PilotService(new PilotStore(directory, batches, lifecycle));
 
@@ -54,6 +61,7 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
     ...databaseHandlers({ directory, lifecycle, engine }),
     ...execHandlers({ directory, lifecycle, batches, sessions, writePath, maxStatements: config.maxStatements }),
     ...sessionHandlers(directory, sessions),
+    ...templateHandlers(directory, copies),
     ...pilotHandlers(pilots),
   };
   // Outermost first: every command is counted, even one refused because its request had already stopped.
@@ -63,5 +71,5 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
     await engine.close();
   };
   const feed = new JournalFeed(journal, config.logFile);
-  return { bus: new CommandBus(handlers, middleware, close), writePath, feed };
+  return { bus: new CommandBus(handlers, middleware, close), writePath, feed, copyGate };
 }

@@ -37,6 +37,7 @@ export const catalog = {
   ROWS_AFTER_WITH_OFFSET: { code: 1020, status: 400, message: 'after and offset cannot be used together: page by cursor or by offset' },
   ROWS_NO_KEY: { code: 1021, status: 400, message: 'table {table} has no key that a cursor can follow ({detail}): page it with offset' },
   JOURNAL_FEED_FORBIDDEN: { code: 1022, status: 403, message: 'GET /journal needs -token (send it as for every endpoint); a server without a token serves it only when started with -journal-feed' },
+  TOO_MANY_COPIES: { code: 1040, status: 400, message: 'too many databases in one copy request: {count} (at most {max})' },
 
   // 2xxx — catalog: no such database/table/column/index, already exists
   NO_SUCH_DATABASE: { code: 2001, status: 404, message: 'no such database: {db}' },
@@ -53,6 +54,8 @@ export const catalog = {
   PILOT_NOT_FOUND: { code: 2012, status: 404, message: 'no such pilot: {id}' },
   PILOT_SCOPE_RETIRED: { code: 2013, status: 409, message: 'pilot {id} retired this scope ({scope}): no further pilot is accepted for it' },
   PILOT_SAME_COMMIT: { code: 2014, status: 409, message: 'pilot {id} of this scope decided to correct commit {commit}: the next pilot must carry another commit' },
+  NO_TEMPLATE: { code: 2040, status: 409, message: 'database {db} was not made from a template: there is nothing to reset it to' },
+  TEMPLATE_GONE: { code: 2041, status: 409, message: 'the template {template} of database {db} no longer exists: there is nothing to reset it to' },
 
   // 3xxx — constraints
   CONSTRAINT_NOT_NULL: { code: 3001, status: 400, message: 'NOT NULL constraint failed: {detail}' },

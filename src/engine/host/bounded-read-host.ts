@@ -67,6 +67,22 @@ export class BoundedReadHost implements EngineHost {
     }
   }
 
+  /**
+   * Made here, like a new database: a few file operations. Every process
+   * closes the target before (a reset replaces a file they may have open) and
+   * again after, so that a handle a read opened on the old file meanwhile does
+   * not outlive it.
+   */
+  async copyDatabase(source: string, target: string, seq: number | undefined, template: string): Promise<void> {
+    await this.closeDatabase(target);
+    try {
+      this.local.copyDatabase(source, target, seq, template);
+    } catch (error) {
+      throw toEngineError(error);
+    }
+    await this.closeDatabase(target);
+  }
+
   closeDatabase(file: string): Promise<void> {
     this.local.closeDatabase(file);
     return this.processes.closeDatabase(file);
