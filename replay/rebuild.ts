@@ -11,6 +11,7 @@ import type { JournalPosition } from '../src/engine/protocol';
 import type { JournalEntry } from '../journal/record';
 import { JournalApplier, ReplayError } from './apply-entries';
 import { applyTogether, EntryBatch, isBatchable } from './entry-batch';
+import { supersededSeqs } from './superseded-entries';
 
 export interface RebuildOptions {
   /** The file of a database, by its name in the journal. */
@@ -185,11 +186,13 @@ class Rebuilder {
 export async function rebuild(engine: Engine, entries: readonly JournalEntry[], options: RebuildOptions): Promise<RebuildResult> {
   const rebuilder = new Rebuilder(engine, options);
   const voided = voidedSeqs(entries);
+  // Entries a later drop or reset wipes out: recovery could not always make them again (superseded-entries.ts).
+  const superseded = supersededSeqs(entries);
   for (const [index, entry] of entries.entries()) {
     if (options.yieldEvery !== undefined && index % options.yieldEvery === options.yieldEvery - 1) await new Promise((resolve) => setImmediate(resolve));
     if (index % 1000 === 0) options.onProgress?.(index, entries.length);
     if (entry.db === null || entry.kind === 'void') continue;
-    if (voided.has(entry.seq)) rebuilder.result.skipped++;
+    if (voided.has(entry.seq) || superseded.has(entry.seq)) rebuilder.result.skipped++;
     else rebuilder.step(entry, entry.db);
   }
   rebuilder.finish();

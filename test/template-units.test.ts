@@ -8,6 +8,7 @@ import { EngineError } from '../src/errors';
 import { copyNames, isCopyBody } from '../src/routes/copy-body';
 import { CopyGate } from '../src/services/copy-gate';
 import { databasesNeeded } from '../replay/template-sources';
+import { supersededSeqs } from '../replay/superseded-entries';
 import { decodeLine, encodeLine, type JournalEntry } from '../journal/record';
 
 function codeOf(work: () => unknown): number | undefined {
@@ -73,6 +74,25 @@ t.test('a one-database replay needs the templates it was copied from, and theirs
   ];
   tt.same([...databasesNeeded(entries, 'kid.db')].sort(), ['class.db', 'kid.db', 'teacher.db']);
   tt.same([...databasesNeeded(entries, 'other.db')], ['other.db'], 'a template does not need its copies');
+});
+
+t.test('entries of a database before it is dropped or reset are superseded, unless a copy reads it first', async (tt) => {
+  const exec = (seq: number, db: string): JournalEntry => ({ ...entry(seq, 'exec', db), sql: 'x', statements: [{ sql: 'x' }], clock: 0, seed: '0000000000000000' });
+  const entries = [
+    entry(1, 'createdb', 'class.db'),
+    exec(2, 'class.db'),
+    entry(3, 'copydb', 'kid.db', 'class.db'),
+    exec(4, 'kid.db'),
+    exec(5, 'class.db'),
+    entry(6, 'resetdb', 'kid.db', 'class.db'),
+    exec(7, 'kid.db'),
+    entry(8, 'dropdb', 'class.db'),
+    entry(9, 'copydb', 'gone.db', 'kid.db'),
+    entry(10, 'dropdb', 'gone.db'),
+  ];
+  tt.same([...supersededSeqs(entries)].sort((a, b) => a - b), [3, 4, 9], 'the copy and its write before the reset, and the copy dropped later; the template before the reset is read by it');
+  const readLate = [entry(1, 'createdb', 'a.db'), exec(2, 'a.db'), entry(3, 'copydb', 'b.db', 'a.db'), entry(4, 'dropdb', 'a.db')];
+  tt.same([...supersededSeqs(readLate)], [], 'a template read by a copy before its drop keeps its entries');
 });
 
 t.test('copydb and resetdb lines round-trip and need their template', async (tt) => {

@@ -326,6 +326,26 @@ t.test('crash recovery makes a copy and a reset whose entries are durable but no
   tt.equal(replayed.code, 0, `replay -verify agrees with recovery: ${replayed.stderr.slice(-600)}`);
 });
 
+t.test('recovery from an old checkpoint passes over a copy that was dropped after its template moved on', async (tt) => {
+  const where = layout(scratchDir(tt));
+  const first = await start(where);
+  await makeClass(first);
+  await first.post('/dbs', { db: 'kid', from: 'class' });
+  await mustExec(first, 'class', "INSERT INTO pupils (id, name) VALUES (7, 'after the copy')");
+  await mustExec(first, 'kid', 'DROP DATABASE kid');
+  await stop(first);
+  // As if the server had died before its checkpoint covered these entries: start-up reads them all again.
+  fs.rmSync(`${where.journal}.checkpoint`, { force: true });
+
+  const server = await start(where);
+  tt.notMatch(server.stderr(), /could not be brought in line/, `no database is left behind: ${server.stderr()}`);
+  tt.same((await server.get('/dbs')).body.dbs, ['class.db'], 'the dropped copy stays dropped');
+  tt.equal((await server.post('/dbs', { db: 'kid', from: 'class' })).status, 201, 'and its name can be copied to again');
+  await stop(server);
+  const replayed = await replayVerify(where);
+  tt.equal(replayed.code, 0, `replay -verify agrees: ${replayed.stderr.slice(-600)}`);
+});
+
 t.test('a copy taken while the template is written holds exactly the writes journaled before it', async (tt) => {
   const where = layout(scratchDir(tt));
   const server = await start(where);
