@@ -207,6 +207,40 @@ t.test('resets a broken copy to the template as it is now; 409 without a templat
   tt.equal(replayed.code, 0, `replay -verify makes the same resets: ${replayed.stderr.slice(-600)}`);
 });
 
+t.test('resets while the copy is being read: every read sees the old state or the new, and later writes last', async (tt) => {
+  const where = layout(scratchDir(tt));
+  const server = await start(where);
+  await makeClass(server);
+  await server.post('/dbs', { db: 'kid', from: 'class' });
+  let stopReading = false;
+  const seen = new Set<number>();
+  const failures: string[] = [];
+  const readers = Array.from({ length: 3 }, async () => {
+    while (!stopReading) {
+      const reply = await server.exec('kid', 'SELECT count(*) FROM pupils');
+      if (reply.status === 200) seen.add(reply.body.results[0].rows[0][0] as number);
+      else failures.push(describe(reply));
+    }
+  });
+  for (let round = 0; round < 8; round++) {
+    await mustExec(server, 'kid', `INSERT INTO pupils (id, name) VALUES (${100 + round}, 'extra'); INSERT INTO pupils (id, name) VALUES (${200 + round}, 'extra')`);
+    const reset = await server.post('/dbs/kid/reset');
+    if (reset.status !== 200) failures.push(describe(reset));
+  }
+  stopReading = true;
+  await Promise.all(readers);
+  tt.same(failures, [], 'no read and no reset failed');
+  tt.same([...seen].filter((count) => count !== 3 && count !== 5), [], `reads saw the template's 3 rows or the 5 before a reset (${[...seen].join(', ')})`);
+  await mustExec(server, 'kid', "INSERT INTO pupils (id, name) VALUES (77, 'after the resets')");
+  await stop(server);
+
+  const again = await start(where);
+  tt.same((await mustExec(again, 'kid', 'SELECT id FROM pupils ORDER BY id')).body.results[0].rows, [[1], [2], [3], [77]], 'the write after the resets survived a restart');
+  await stop(again);
+  const replayed = await replayVerify(where);
+  tt.equal(replayed.code, 0, `replay -verify agrees: ${replayed.stderr.slice(-600)}`);
+});
+
 t.test('an open session on the template or on the copy makes a copy or a reset 409, and stays as it was', async (tt) => {
   const where = layout(scratchDir(tt));
   const server = await start(where, ['-lock-timeout', '300ms']);

@@ -1,5 +1,6 @@
 /**
- * A database made as a copy of another (POST /dbs with `from`, and a reset):
+ * A database made as a copy of another (POST /dbs with `from`, and a reset
+ * during replay and recovery; a live reset is backupInto, below):
  * the source's committed state, read in one read transaction, written whole
  * under a temporary name, given its own identity, synced, and renamed into
  * place like a new database (database-file.ts).
@@ -38,8 +39,31 @@ export function writeDatabaseCopy(image: Buffer, target: string, seq: number | u
   syncFile(path.dirname(target));
 }
 
+/** Pages per backup step: all of them at once, as the template's writes are held off meanwhile. */
+const ALL_PAGES = 2 ** 31 - 1;
+
+/**
+ * Replaces the contents of `target`, a database other connections may have
+ * open (a reset while students read), with `source`'s committed state, in
+ * place: SQLite's online backup writes into the target as one transaction,
+ * so a reader sees the old contents or the new, and every open handle stays
+ * valid. Replacing the file instead would leave a handle opened meanwhile on
+ * the old file, whose close then deletes the new file's WAL by name. The
+ * caller holds both databases' write locks.
+ */
+export async function backupInto(source: string, target: string, seq: number | undefined, template: string): Promise<void> {
+  const from = new Database(source, { readonly: true, fileMustExist: true });
+  try {
+    await from.backup(target, { progress: () => ALL_PAGES });
+  } finally {
+    from.close();
+  }
+  giveIdentity(target, seq, template);
+}
+
 function giveIdentity(file: string, seq: number | undefined, template: string): void {
-  const db = new Database(file, { timeout: 0 });
+  // Other connections may hold the file (backupInto): a checkpoint of theirs is waited out, not answered as SQLITE_BUSY.
+  const db = new Database(file, { timeout: 1000 });
   try {
     db.transaction(() => {
       db.exec(META_TABLE_DDL);
