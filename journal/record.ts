@@ -38,8 +38,12 @@ export interface JournalHeader {
  * `void` marks earlier entries that were durable but could not be applied
  * (their database refused the commit, e.g. its disk was full): replay skips
  * the entries it names, as the live database never had them.
+ *
+ * `copydb` creates `db` as a copy of database `from` as it stands at this
+ * entry (every earlier entry applied, no later one); `resetdb` replaces `db`
+ * with such a copy of its template `from`.
  */
-export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb' | 'void';
+export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb' | 'copydb' | 'resetdb' | 'void';
 
 export type RollbackReason = 'client' | 'expired' | 'timeout' | 'engine-lost' | 'aborted' | 'shutdown';
 
@@ -75,6 +79,8 @@ export interface JournalEntry {
   seed?: string;
   /** rollback: why the session ended. */
   reason?: RollbackReason;
+  /** copydb, resetdb: the database copied (the template). */
+  from?: string;
   /** void: the seqs of the entries that were never applied. */
   voids?: number[];
   /** The token that ran it (its id and name, never its secret), on a server that requires tokens. Replay ignores them. */
@@ -129,7 +135,7 @@ export function crcOf(text: string): string {
  */
 const FIELD_ORDER = [
   'seq', 'ts', 'kind', 'format', 'service', 'version', 'level', 'betterSqlite3', 'sqlite', 'node', 'tz', 'started', 'firstSeq',
-  'db', 'session', 'tokenId', 'tokenName', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
+  'db', 'from', 'session', 'tokenId', 'tokenName', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
   'clock', 'seed', 'voids', 'sql', 'statements',
 ] as const;
 const KNOWN_FIELDS = new Set<string>([...FIELD_ORDER, 'crc']);
@@ -240,6 +246,7 @@ const OPTIONAL_ENTRY_FIELDS: Record<string, Check> = {
   voids: (v) => Array.isArray(v) && v.length > 0 && v.every(isCount),
   tokenId: isString,
   tokenName: isString,
+  from: isString,
 };
 
 /** Fields a kind cannot do without: replay needs them. */
@@ -250,6 +257,8 @@ const REQUIRED_BY_KIND: Record<EntryKind, string[]> = {
   rollback: ['session', 'reason'],
   createdb: ['db'],
   dropdb: ['db'],
+  copydb: ['db', 'from'],
+  resetdb: ['db', 'from'],
   void: ['voids'],
 };
 

@@ -50,6 +50,8 @@ export class JournalApplier {
     switch (entry.kind) {
       case 'createdb': return this.createDatabase(entry);
       case 'dropdb': return this.dropDatabase(entry);
+      case 'copydb':
+      case 'resetdb': return this.copyDatabase(entry);
       case 'begin': return this.begin(entry);
       case 'exec': return entry.session === null ? this.exec(entry) : this.execInSession(entry);
       case 'commit': return this.endSession(entry, true);
@@ -68,7 +70,7 @@ export class JournalApplier {
    */
   endSessionCutShort(entry: JournalEntry): void {
     if (this.session === null || entry.session !== null || entry.db !== this.session.db) return;
-    const changes = entry.kind === 'createdb' || entry.kind === 'dropdb' || (entry.kind === 'exec' && entry.ok && entry.readonly !== true);
+    const changes = entry.kind === 'createdb' || entry.kind === 'dropdb' || entry.kind === 'copydb' || entry.kind === 'resetdb' || (entry.kind === 'exec' && entry.ok && entry.readonly !== true);
     if (!changes) return;
     this.engine.endSession(false);
     this.session = null;
@@ -97,6 +99,18 @@ export class JournalApplier {
   private createDatabase(entry: JournalEntry): void {
     this.removeFiles(entry);
     this.engine.createDatabase(this.fileOf(entry.db as string), entry.seq);
+  }
+
+  /**
+   * Entries apply in seq order, so the source holds exactly what it held when
+   * the copy was taken live: every earlier entry, no later one (rebuild.ts
+   * checks its position). Its committed state only: a session replayed on it
+   * has a connection of its own, as live.
+   */
+  private copyDatabase(entry: JournalEntry): void {
+    const source = this.fileOf(entry.from as string);
+    if (!fs.existsSync(source)) throw new ReplayError(entry, `its source ${entry.from} does not exist at this point of the journal`);
+    this.engine.copyDatabase(source, this.fileOf(entry.db as string), entry.seq, entry.from as string);
   }
 
   private dropDatabase(entry: JournalEntry): void {

@@ -18,6 +18,7 @@ import { compareDatabases } from './verify';
 import { ReplayError } from './apply-entries';
 import { copyRound, planRestore, TooOldError } from './restore-plan';
 import { syncDatabases } from './sync-output';
+import { databasesNeeded } from './template-sources';
 
 class Refusal extends Error {}
 
@@ -39,10 +40,10 @@ function checkHeaders(headers: JournalContents['headers'], force: boolean): void
   }
 }
 
-function selectEntries(entries: readonly JournalEntry[], options: ReplayOptions): JournalEntry[] {
+function selectEntries(entries: readonly JournalEntry[], options: ReplayOptions, needed: ReadonlySet<string> | null): JournalEntry[] {
   const until = options.until;
   return entries.filter((entry) => {
-    if (options.db !== null && entry.db !== options.db) return false;
+    if (needed !== null && !needed.has(entry.db as string)) return false;
     if (until === null) return true;
     return 'seq' in until ? entry.seq <= until.seq : Date.parse(entry.ts) <= until.time;
   });
@@ -79,11 +80,13 @@ async function run(options: ReplayOptions): Promise<number> {
   checkHeaders(contents.headers, options.force);
   fs.mkdirSync(options.out, { recursive: true });
   if (fs.readdirSync(options.out).some((name) => name.endsWith('.db'))) throw new Refusal(`${options.out} already holds databases: choose an empty directory`);
+  // With -db, the templates it was copied from are rebuilt beside it, and removed at the end.
+  const needed = options.db === null ? null : databasesNeeded(contents.entries, options.db);
   if (round !== undefined) {
-    const copied = copyRound(round, options.snapshotDir as string, options.out, options.db);
+    const copied = needed === null ? copyRound(round, options.snapshotDir as string, options.out, null) : [...needed].flatMap((db) => copyRound(round, options.snapshotDir as string, options.out, db));
     say(`started from the snapshot through seq ${round.through} (${copied.length} database${copied.length === 1 ? '' : 's'}), then the journal from seq ${round.base + 1}`);
   }
-  const entries = selectEntries(contents.entries, options);
+  const entries = selectEntries(contents.entries, options, needed);
   // Unsynced commits, one sync of every file at the end (sync-output.ts): the output is new, so a crash only means running replay again.
   const engine = new Engine({ syncCommits: false });
   const onProgress = progressBar();
@@ -93,6 +96,10 @@ async function run(options: ReplayOptions): Promise<number> {
   } finally {
     // Closing the last handle on a file checkpoints its WAL into it; the sync comes after.
     engine.close();
+  }
+  for (const helper of needed ?? []) {
+    if (helper === options.db) continue;
+    for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(path.join(options.out, helper + suffix), { force: true });
   }
   syncDatabases(options.out);
   const rebuilt = fs.readdirSync(options.out).filter((name) => name.endsWith('.db')).sort();

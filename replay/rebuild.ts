@@ -11,6 +11,7 @@ import type { JournalPosition } from '../src/engine/protocol';
 import type { JournalEntry } from '../journal/record';
 import { JournalApplier, ReplayError } from './apply-entries';
 import { applyTogether, EntryBatch, isBatchable } from './entry-batch';
+import { supersededSeqs } from './superseded-entries';
 
 export interface RebuildOptions {
   /** The file of a database, by its name in the journal. */
@@ -53,7 +54,7 @@ class Positions {
 
 /** Whether the entry is already reflected in its database (or has nothing to do). */
 function alreadyApplied(entry: JournalEntry, position: JournalPosition | null): boolean {
-  if (entry.kind === 'createdb') return position?.created === entry.seq;
+  if (entry.kind === 'createdb' || entry.kind === 'copydb' || entry.kind === 'resetdb') return position?.created === entry.seq;
   if (entry.kind === 'dropdb') return position === null || position.applied > entry.seq;
   return position !== null && entry.seq <= position.applied;
 }
@@ -61,10 +62,16 @@ function alreadyApplied(entry: JournalEntry, position: JournalPosition | null): 
 /** The position after applying the entry. */
 function advance(entry: JournalEntry, position: JournalPosition | null): JournalPosition | null {
   if (entry.kind === 'createdb') return { applied: entry.seq, created: entry.seq };
+  if (entry.kind === 'copydb' || entry.kind === 'resetdb') return { applied: entry.seq, created: entry.seq, template: entry.from as string };
   if (entry.kind === 'dropdb') return null;
   const base = position ?? { applied: 0, created: 0 };
   const commits = entry.kind === 'commit' || (entry.kind === 'exec' && entry.session === null && entry.ok && entry.readonly !== true);
   return commits ? { ...base, applied: entry.seq } : base;
+}
+
+/** A database made as a copy of another (POST /dbs with `from`, or a reset to its template). */
+function isCopy(entry: JournalEntry): boolean {
+  return entry.kind === 'copydb' || entry.kind === 'resetdb';
 }
 
 /** The seqs that `void` entries say were never applied live: replay leaves them out too. */
@@ -123,7 +130,8 @@ class Rebuilder {
   private apply(entry: JournalEntry, db: string): void {
     const position = this.positions.get(db);
     // A database the journal never created (the single database of -db) starts empty.
-    if (position === null && entry.kind !== 'createdb' && entry.kind !== 'dropdb') this.engine.createDatabase(this.options.fileOf(db));
+    if (position === null && entry.kind !== 'createdb' && entry.kind !== 'dropdb' && !isCopy(entry)) this.engine.createDatabase(this.options.fileOf(db));
+    if (isCopy(entry)) this.checkSource(entry);
     if (isBatchable(entry)) {
       this.applier.endSessionCutShort(entry);
       this.batch.add(entry);
@@ -131,6 +139,18 @@ class Rebuilder {
       this.applier.apply(entry);
     }
     this.positions.set(db, advance(entry, position));
+  }
+
+  /**
+   * A copy is right only from its source as it stood at the copy's seq. A
+   * source given up on, or one already past that seq (a file newer than the
+   * copy: it cannot be taken back), would make a wrong copy: the copy fails instead.
+   */
+  private checkSource(entry: JournalEntry): void {
+    const from = entry.from as string;
+    if (this.failed.has(from)) throw new ReplayError(entry, `its source ${from} could not be brought up to this point`);
+    const applied = this.positions.get(from)?.applied ?? 0;
+    if (applied > entry.seq) throw new ReplayError(entry, `its source ${from} already holds entry ${applied}, later than the copy: it cannot be copied as it was at seq ${entry.seq}`);
   }
 
   /** Commits the gathered entries; on failure, the entries from the one that failed on count as skipped. */
@@ -166,11 +186,13 @@ class Rebuilder {
 export async function rebuild(engine: Engine, entries: readonly JournalEntry[], options: RebuildOptions): Promise<RebuildResult> {
   const rebuilder = new Rebuilder(engine, options);
   const voided = voidedSeqs(entries);
+  // Entries a later drop or reset wipes out: recovery could not always make them again (superseded-entries.ts).
+  const superseded = supersededSeqs(entries);
   for (const [index, entry] of entries.entries()) {
     if (options.yieldEvery !== undefined && index % options.yieldEvery === options.yieldEvery - 1) await new Promise((resolve) => setImmediate(resolve));
     if (index % 1000 === 0) options.onProgress?.(index, entries.length);
     if (entry.db === null || entry.kind === 'void') continue;
-    if (voided.has(entry.seq)) rebuilder.result.skipped++;
+    if (voided.has(entry.seq) || superseded.has(entry.seq)) rebuilder.result.skipped++;
     else rebuilder.step(entry, entry.db);
   }
   rebuilder.finish();

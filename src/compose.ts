@@ -17,9 +17,12 @@ import { systemClock } from './clock';
 import { requiresTokens } from './options';
 import { TokenRegistry } from './tokens/token-registry';
 import { TokenStateFile } from './tokens/token-state';
+import { templateHandlers } from './bus/handlers/template-handlers';
 import { commandMetrics, type CommandObserver } from './bus/middleware/command-metrics';
 import { refuseStoppedCalls } from './bus/middleware/stopped-calls';
 import { BatchRunner } from './services/batch-runner';
+import { CopyGate } from './services/copy-gate';
+import { DatabaseCopies } from './services/database-copies';
 import { DatabaseDirectory } from './services/database-directory';
 import { DatabaseLifecycle } from './services/database-lifecycle';
 import { JournalFeed } from './services/journal-feed';
@@ -46,6 +49,8 @@ export interface Services {
   readonly feed: JournalFeed;
   /** Whose token a request carries: the auth middleware asks it. */
   readonly tokens: TokenRegistry;
+  /** Snapshot rounds run through it, so that no database is copied from a template during one. */
+  readonly copyGate: CopyGate;
 }
 
 export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks): Services {
@@ -55,6 +60,8 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   const locks = new WriteLocks();
   const batches = new BatchRunner(engine, journal, writePath, locks, { lockTimeoutMs, maxResultRows, maxResultBytes });
   const lifecycle = new DatabaseLifecycle(directory, engine, writePath, locks, lockTimeoutMs);
+  const copyGate = new CopyGate();
+  const copies = new DatabaseCopies(directory, engine, writePath, locks, lockTimeoutMs, copyGate);
   const sessions = new SessionManager(engine, locks, writePath, { idleTimeoutMs: config.sessionTimeoutMs, lockTimeoutMs, maxResultRows, maxResultBytes });
   const pilots = new PilotService(new PilotStore(directory, batches, lifecycle));
   // The tokens made through POST /tokens are kept beside the databases, only on a server that requires tokens.
@@ -64,6 +71,7 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
     ...databaseHandlers({ directory, lifecycle, engine }),
     ...execHandlers({ directory, lifecycle, batches, sessions, writePath, maxStatements: config.maxStatements }),
     ...sessionHandlers(directory, sessions),
+    ...templateHandlers(directory, copies),
     ...pilotHandlers(pilots),
     ...tokenHandlers({ registry: tokens, directory, lifecycle, clock: systemClock }),
   };
@@ -75,5 +83,5 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
     await engine.close();
   };
   const feed = new JournalFeed(journal, config.logFile);
-  return { bus: new CommandBus(handlers, middleware, close), writePath, feed, tokens };
+  return { bus: new CommandBus(handlers, middleware, close), writePath, feed, tokens, copyGate };
 }

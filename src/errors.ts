@@ -43,6 +43,7 @@ export const catalog = {
   TOKEN_REQUEST_INVALID: { code: 1034, status: 400, message: 'invalid token request: {detail}' },
   TOKEN_CLASS_TOO_LARGE: { code: 1035, status: 400, message: 'a class of tokens has 1 to {max} tokens; {count} asked' },
   JOURNAL_FEED_FORBIDDEN: { code: 1022, status: 403, message: 'GET /journal needs -token (send it as for every endpoint); a server without a token serves it only when started with -journal-feed' },
+  TOO_MANY_COPIES: { code: 1040, status: 400, message: 'too many databases in one copy request: {count} (at most {max})' },
 
   // 2xxx — catalog: no such database/table/column/index, already exists
   NO_SUCH_DATABASE: { code: 2001, status: 404, message: 'no such database: {db}' },
@@ -62,6 +63,8 @@ export const catalog = {
   TOKEN_IN_FILE: { code: 2032, status: 409, message: 'token {id} comes from -tokens-file: remove it there and restart' },
   PILOT_SCOPE_RETIRED: { code: 2013, status: 409, message: 'pilot {id} retired this scope ({scope}): no further pilot is accepted for it' },
   PILOT_SAME_COMMIT: { code: 2014, status: 409, message: 'pilot {id} of this scope decided to correct commit {commit}: the next pilot must carry another commit' },
+  NO_TEMPLATE: { code: 2040, status: 409, message: 'database {db} was not made from a template: there is nothing to reset it to' },
+  TEMPLATE_GONE: { code: 2041, status: 409, message: 'the template {template} of database {db} no longer exists: there is nothing to reset it to' },
 
   // 3xxx — constraints
   CONSTRAINT_NOT_NULL: { code: 3001, status: 400, message: 'NOT NULL constraint failed: {detail}' },

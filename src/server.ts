@@ -80,7 +80,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const repair = logFile === null ? async () => undefined : (db: string) => repairDatabase(config, logFile, db);
   const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
   const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
-  const { bus, writePath, feed, tokens } = composeServices(config, engine, journal, { repair, log, observer: metrics });
+  const { bus, writePath, feed, tokens, copyGate } = composeServices(config, engine, journal, { repair, log, observer: metrics });
   let checkpoints: AppliedCheckpoints | undefined;
   const readiness = new Readiness();
   const { koa } = createApp(config, bus, readiness, metrics, feed, tokens);
@@ -89,7 +89,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const server = http.createServer(connectionTimeouts(config), (req, res) => void handle(req, res));
   trackConnections(server, config.maxConnections);
   const url = await listen(server, config);
-  const snapshots = schedulerFor(config, () => journal.lastSeq, () => writePath.settledThrough());
+  const snapshots = schedulerFor(config, () => journal.lastSeq, () => writePath.settledThrough(), (work) => copyGate.snapshotting(work));
   const ready = (async () => {
     const result = logFile === null || journal.level === 'none' ? { applied: 0, unrecovered: [] } : await recoverDatabases(config, logFile);
     for (const { db, seq, reason } of result.unrecovered) {

@@ -28,7 +28,7 @@ export interface TailOptions {
   readonly pollMs: number;
 }
 
-const KINDS: readonly EntryKind[] = ['exec', 'begin', 'commit', 'rollback', 'createdb', 'dropdb', 'void'];
+const KINDS: readonly EntryKind[] = ['exec', 'begin', 'commit', 'rollback', 'createdb', 'dropdb', 'copydb', 'resetdb', 'void'];
 
 const FLAGS: FlagTable = {
   'log-file': { arg: '<journal>', help: 'the active journal file (required); rotated siblings, gzipped or not, are read too' },

@@ -25,6 +25,8 @@ function handlers(ran: string[], createFails?: unknown): Handlers {
       if (createFails !== undefined) throw createFails;
       return { db: 'a' };
     },
+    'copy-databases': unused,
+    'reset-database': unused,
     'list-tables': unused,
     'show-schema': unused,
     'read-rows': unused,

@@ -266,7 +266,7 @@ t.test('GET /openapi.json is a valid OpenAPI 3.1 document of the whole service',
   tt.same(doc.servers, [{ url: '/', description: doc.servers[0].description }]);
   tt.same(doc.components.securitySchemes.serviceToken, { type: 'apiKey', in: 'header', name: 'X-Service-Token', description: doc.components.securitySchemes.serviceToken.description });
   tt.match(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer' });
-  const expectedPaths = ['/index.html', '/console/{file}', '/health', '/metrics', '/dbs', '/tables', '/schema', '/rows', '/exec', '/tx/begin', '/tx/commit', '/tx/rollback', '/pilots', '/pilots/{id}', '/pilots/schema', '/pilots/summary', '/openapi.json', '/journal', '/'];
+  const expectedPaths = ['/index.html', '/console/{file}', '/health', '/metrics', '/dbs', '/dbs/{db}/reset', '/tables', '/schema', '/rows', '/exec', '/tx/begin', '/tx/commit', '/tx/rollback', '/pilots', '/pilots/{id}', '/pilots/schema', '/pilots/summary', '/openapi.json', '/journal', '/'];
   for (const p of expectedPaths) tt.ok(doc.paths[p], `documents ${p}`);
 
   const ids = new Set<string>();
@@ -330,6 +330,13 @@ async function databasesAndTables(tt: Test, server: TestServer): Promise<void> {
   await c('POST', '/dbs', { rawBody: Buffer.from([0x7b, 0x22, 0x64, 0x62, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]), headers: { 'content-type': 'application/json' }, status: 400, code: 1015 });
   await c('POST', '/dbs', { rawBody: 'db=school', headers: { 'content-type': 'application/x-www-form-urlencoded' }, status: 415, code: 1010 });
   await c('POST', '/dbs', { body: { db: 'x'.repeat(1_100_000) }, status: 413, code: 6002 });
+  await c('POST', '/dbs', { body: { prefix: 'pupil', count: 2, from: 'school' }, status: 201 });
+  await c('POST', '/dbs', { body: { db: 'copy', from: 'school' }, status: 201 });
+  await c('POST', '/dbs', { body: { prefix: 'pupil', count: 101, from: 'school' }, status: 400, code: 1040 });
+  await c('POST', '/dbs', { body: { db: 'other', from: 'nowhere' }, status: 404, code: 2001 });
+  await c('POST', '/dbs/copy/reset', { status: 200 });
+  await c('POST', '/dbs/school/reset', { status: 409, code: 2040 });
+  await c('POST', '/dbs/ghost/reset', { status: 404, code: 2001 });
   await c('GET', '/dbs', { status: 200 });
 
   await c('GET', '/tables', { status: 400, code: 7003 });

@@ -51,6 +51,7 @@ function assertStatus(t: Test, reply: Reply, status: number, code: number | unde
 t.test('role × endpoint matrix', async (t) => {
   for (const db of ['own', 'other', 'drop-admin', 'drop-write', 'drop-read']) assertStatus(t, await call(ADMIN, 'POST', '/dbs', { db }), 201, undefined, `setup ${db}`);
   for (const db of ['own', 'other']) assertStatus(t, await call(ADMIN, 'POST', '/exec', { db, sql: 'CREATE TABLE t (id INT PRIMARY KEY)' }), 200, undefined, `setup table in ${db}`);
+  assertStatus(t, await call(ADMIN, 'POST', '/dbs', { dbs: ['drop-kid', 'other-kid'], from: 'own' }), 201, undefined, 'setup copies');
   const writer = await makeToken({ name: 'writer', role: 'write', databases: ['own', 'drop-*'] });
   const reader = await makeToken({ name: 'reader', role: 'read', databases: ['own', 'drop-*'] });
   const tokens = { admin: ADMIN, write: writer.secret, read: reader.secret, none: null } as const;
@@ -64,6 +65,9 @@ t.test('role × endpoint matrix', async (t) => {
   const rows: Array<[string, (who: Who) => [string, string, unknown?], Expect]> = [
     ['GET /dbs', () => ['GET', '/dbs'], ok(200)],
     ['POST /dbs', (who) => ['POST', '/dbs', { db: `made-by-${who}` }], adminOnly(201)],
+    ['POST /dbs from a template', (who) => ['POST', '/dbs', { db: `copy-by-${who}`, from: 'own' }], adminOnly(201)],
+    ['POST /dbs/{db}/reset (own)', () => ['POST', '/dbs/drop-kid/reset'], writeUp(200, 1030)],
+    ['POST /dbs/{db}/reset (other)', () => ['POST', '/dbs/other-kid/reset'], { admin: [200], write: [403, 1031], read: [403, 1030], none: [401, 1012] }],
     ['DROP DATABASE', (who) => ['POST', '/exec', { sql: `DROP DATABASE "drop-${who}"` }], adminOnly(200)],
     ['GET /tables (own)', () => ['GET', '/tables?db=own'], ok(200)],
     ['GET /tables (other)', () => ['GET', '/tables?db=other'], adminOnly(200, 1031)],
@@ -96,10 +100,10 @@ t.test('role × endpoint matrix', async (t) => {
     }
   }
   const listed = await call(writer.secret, 'GET', '/dbs');
-  // drop-admin is gone; the write and read tokens could not drop theirs.
-  t.same(listed.body.dbs, ['drop-read.db', 'drop-write.db', 'own.db'], 'GET /dbs shows a token only its databases');
+  // drop-admin is gone; the write and read tokens could not drop theirs; drop-kid matches their drop-* too.
+  t.same(listed.body.dbs, ['drop-kid.db', 'drop-read.db', 'drop-write.db', 'own.db'], 'GET /dbs shows a token only its databases');
   const shown = await call(reader.secret, 'POST', '/exec', { sql: 'SHOW DATABASES' });
-  t.same(shown.body.results?.[0]?.rows, [['drop-read.db'], ['drop-write.db'], ['own.db']], 'SHOW DATABASES too, for a read token');
+  t.same(shown.body.results?.[0]?.rows, [['drop-kid.db'], ['drop-read.db'], ['drop-write.db'], ['own.db']], 'SHOW DATABASES too, for a read token');
 });
 
 t.test('a session belongs to the token that opened it', async (t) => {
@@ -172,6 +176,13 @@ t.test('journal entries name the token; a dropdb names who dropped it', async (t
   const student = await makeToken({ name: 'student', role: 'write', databases: ['gone'] });
   assertStatus(t, await call(ADMIN, 'POST', '/dbs', { db: 'gone' }), 201, undefined, 'setup');
   assertStatus(t, await call(student.secret, 'POST', '/exec', { db: 'gone', sql: 'CREATE TABLE x (id INT PRIMARY KEY)' }), 200, undefined, 'the student writes');
+  assertStatus(t, await call(teacher.secret, 'POST', '/dbs', { db: 'gone-copy', from: 'gone' }), 201, undefined, 'the teacher copies it');
+  const kid = await makeToken({ name: 'kid', role: 'write', databases: ['gone-copy'] });
+  assertStatus(t, await call(kid.secret, 'POST', '/dbs/gone-copy/reset'), 200, undefined, 'the kid resets the copy');
+  const copyPage = await call(ADMIN, 'GET', '/journal?db=gone-copy.db');
+  const copyEntries = copyPage.text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  t.match(copyEntries.filter((entry) => entry.kind === 'copydb'), [{ from: 'gone', tokenId: teacher.id, tokenName: 'teacher' }], 'the copydb names who copied');
+  t.match(copyEntries.filter((entry) => entry.kind === 'resetdb'), [{ from: 'gone', tokenId: kid.id, tokenName: 'kid' }], 'the resetdb names who reset');
   assertStatus(t, await call(teacher.secret, 'POST', '/exec', { sql: 'DROP DATABASE gone' }), 200, undefined, 'the teacher drops it');
   const page = await call(ADMIN, 'GET', '/journal?db=gone.db');
   const entries = page.text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);

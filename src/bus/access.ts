@@ -5,8 +5,10 @@
  *   `read` and a database the token's patterns match;
  * - writing one (/exec that writes, every session) needs `write` and a
  *   matching database;
- * - creating or dropping a database, the pilot records and the tokens need
- *   `admin`. A `write` token may not create or drop even databases its
+ * - resetting a database to its template needs `write` and a matching
+ *   database: a student who broke theirs starts again without the teacher;
+ * - creating or dropping a database (copies from a template too), the pilot
+ *   records and the tokens need `admin`. A `write` token may not create or drop even databases its
  *   patterns match: a student cannot drop the database the class works in,
  *   and a teacher's admin token makes them (POST /tokens for a class does);
  * - listing databases needs any token and shows only the matching ones.
@@ -30,6 +32,8 @@ interface Rule {
 const RULES: { readonly [T in CommandType]: Rule } = {
   'list-databases': { role: 'read', db: false, action: 'listing databases' },
   'create-database': { role: 'admin', db: false, action: 'creating a database' },
+  'copy-databases': { role: 'admin', db: false, action: 'copying a database' },
+  'reset-database': { role: 'write', db: true, action: 'resetting a database to its template' },
   'list-tables': { role: 'read', db: true, action: 'reading tables' },
   'show-schema': { role: 'read', db: true, action: 'reading a schema' },
   'read-rows': { role: 'read', db: true, action: 'reading rows' },

@@ -18,6 +18,8 @@ export interface SqlSource {
 export type Command =
   | { readonly type: 'list-databases' }
   | { readonly type: 'create-database'; readonly db: unknown }
+  | { readonly type: 'copy-databases'; readonly names: readonly unknown[]; readonly from: unknown }
+  | { readonly type: 'reset-database'; readonly db: unknown }
   | { readonly type: 'list-tables'; readonly db: unknown }
   | { readonly type: 'show-schema'; readonly db: unknown; readonly table: string }
   | { readonly type: 'read-rows'; readonly db: unknown; readonly table: string; readonly limit: number; readonly offset: number; readonly after: string | null }
@@ -54,6 +56,8 @@ export interface TablePage extends RowPage {
 export interface CommandResults {
   'list-databases': DatabaseList;
   'create-database': { db: string };
+  'copy-databases': { dbs: string[]; from: string };
+  'reset-database': { db: string; template: string };
   'list-tables': { db: string; tables: TableSchema[] };
   'show-schema': { db: string; table: TableSchema };
   'read-rows': TablePage;

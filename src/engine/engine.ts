@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import { EngineError } from '../errors';
+import { writeDatabaseCopy } from './database-copy';
 import { createDatabaseFile } from './database-file';
 import { isReadonlyKind } from './dialect/statement';
 import { Connection, ConnectionPool, type ConnectionOptions } from './connection-pool';
@@ -253,6 +254,18 @@ export class Engine {
     recordPosition(connection, 'created', createdSeq);
     recordPosition(connection, 'applied', createdSeq);
     connection.commit();
+  }
+
+  /**
+   * Makes `target` a copy of `source`'s committed state (database-copy.ts),
+   * replacing a file of that name. This engine's handle on the source holds no
+   * transaction between calls (a session has a connection of its own), so it
+   * reads what is committed.
+   */
+  copyDatabase(source: string, target: string, seq: number | undefined, template: string): void {
+    const image = this.pool.get(source).db.serialize();
+    this.pool.close(target);
+    writeDatabaseCopy(image, target, seq, template);
   }
 
   closeDatabase(file: string): void {

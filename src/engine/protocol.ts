@@ -135,6 +135,12 @@ export interface EngineHost {
   openSession(file: string): Promise<EngineSession>;
   /** Creates the database file (and its WAL settings) if it does not exist; `createdSeq` is its journal entry. */
   createDatabase(file: string, createdSeq?: number): Promise<void>;
+  /**
+   * Makes `target` a copy of `source`'s committed state, replacing any file
+   * of that name (a reset), with its own journal position (`seq`) and
+   * `template` recorded in it.
+   */
+  copyDatabase(source: string, target: string, seq: number | undefined, template: string): Promise<void>;
   /** Closes every handle on the file, so that it can be deleted. */
   closeDatabase(file: string): Promise<void>;
   close(): Promise<void>;
@@ -153,4 +159,6 @@ export interface EngineSession {
 export interface JournalPosition {
   applied: number;
   created: number;
+  /** The template the database was copied from (POST /dbs with `from`); absent when it was not. */
+  template?: string;
 }

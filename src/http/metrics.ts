@@ -84,7 +84,7 @@ export class Metrics implements CommandObserver, JournalObserver {
       return this.commandCounter.labels(command, outcome);
     });
     this.commandTimeChild = new Children((command) => this.commandHistogram.labels(command));
-    const entries = new client.Counter({ name: 'sqlscribe_journal_entries_total', help: 'Journal entries durably written, by kind (exec, begin, commit, rollback, createdb, dropdb, void)', labelNames: ['kind'], registers: [this.registry] });
+    const entries = new client.Counter({ name: 'sqlscribe_journal_entries_total', help: 'Journal entries durably written, by kind (exec, begin, commit, rollback, createdb, dropdb, copydb, resetdb, void)', labelNames: ['kind'], registers: [this.registry] });
     this.journalEntries = new Children((kind) => entries.labels(kind));
     // One series per error class and code that has occurred: the catalog bounds them (about eighty codes).
     const failures = new client.Counter({ name: 'sqlscribe_journal_failed_total', help: 'Failed batches and statements in the journal, by error class (1-9) and engine code', labelNames: ['class', 'code'], registers: [this.registry] });

@@ -78,6 +78,7 @@ export function componentParameters(): Record<string, JsonObject> {
   const count = (fallback: number): JsonObject => ({ type: 'integer', minimum: 0, default: fallback });
   return {
     Db: query('db', 'The database (`school` or `school.db`). Required in multi-DB mode (400 `[SQ7003]` without it, 404 `[SQ2001]` when unknown); in single-DB mode it may be left out, and if sent must name the file served.', { type: 'string' }),
+    DbPath: { name: 'db', in: 'path', description: 'The database (`ana` or `ana.db`).', required: true, schema: { type: 'string' } },
     Table: query('table', 'The table (found without regard to case). 400 `[SQ1008]` without it.', { type: 'string', minLength: 1 }, true),
     Limit: query('limit', 'Rows per page, a non-negative integer (400 `[SQ1008]` otherwise); above 1000 it is clamped to 1000.', count(25)),
     Offset: query('offset', 'Rows to skip, a non-negative integer (400 `[SQ1008]` otherwise).', count(0)),

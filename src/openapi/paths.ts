@@ -45,12 +45,32 @@ function databasePaths(): Record<string, JsonObject> {
       get: operation({ operationId: 'listDatabases', summary: 'List databases', tag: 'databases', success: { 200: json('The databases served.', 'DatabaseList') }, errors: SERVED }),
       post: operation({
         operationId: 'createDatabase',
-        summary: 'Create a database (multi-DB mode)',
-        description: 'The name is trimmed, lower-cased and given `.db`; a valid name is 1–64 characters of `a-z 0-9 _ -` before `.db`.',
+        summary: 'Create a database, empty or as copies of a template (multi-DB mode)',
+        description: [
+          'The name is trimmed, lower-cased and given `.db`; a valid name is 1–64 characters of `a-z 0-9 _ -` before `.db`.',
+          'With `from`, the new databases are copies of that database\'s committed state (schema and rows), made while no write to it can land:',
+          'a session open on it makes the request wait up to -lock-timeout, then 409 `[SQ5005]`. At most 100 copies per request (400 `[SQ1040]`);',
+          'all or nothing: one name taken (409 `[SQ2007]`) and none is made. Each copy remembers its template for POST /dbs/{db}/reset.',
+        ].join(' '),
         tag: 'databases',
-        requestBody: jsonBody('CreateDatabase', true),
-        success: { 201: json('Created.', 'DatabaseCreated') },
-        errors: mergeErrors(SERVED, WITH_BODY, ENGINE, WRITE, ADMIN_ONLY, { 400: ['INVALID_DATABASE_NAME'], 405: ['DATABASE_STATEMENT_IN_SINGLE_MODE'], 409: ['DATABASE_EXISTS'] }),
+        requestBody: { required: true, content: { 'application/json': { schema: { anyOf: [{ $ref: '#/components/schemas/CreateDatabase' }, { $ref: '#/components/schemas/CopyDatabases' }] } } } },
+        success: { 201: json('Created: `{ ok, db }` for an empty database, `{ ok, dbs, from }` (and `db` when one was named with `db`) for copies.', { oneOf: [{ $ref: '#/components/schemas/DatabaseCreated' }, { $ref: '#/components/schemas/DatabasesCopied' }] }) },
+        errors: mergeErrors(SERVED, WITH_BODY, ENGINE, WRITE, ADMIN_ONLY, { 400: ['INVALID_DATABASE_NAME', 'TOO_MANY_COPIES'], 404: ['NO_SUCH_DATABASE'], 405: ['DATABASE_STATEMENT_IN_SINGLE_MODE'], 409: ['DATABASE_EXISTS'] }),
+      }),
+    },
+    '/dbs/{db}/reset': {
+      post: operation({
+        operationId: 'resetDatabase',
+        summary: 'Return a copy to its template (multi-DB mode)',
+        description: [
+          'Replaces the database with a copy of its template\'s current committed state, journaled like the copy itself. No body is needed.',
+          'A database not made from a template is 409 `[SQ2040]`; one whose template was dropped is 409 `[SQ2041]`. A session open on the',
+          'database (or on its template) makes the reset wait up to -lock-timeout, then 409 `[SQ5005]`: the session is left as it was.',
+        ].join(' '),
+        tag: 'databases',
+        parameters: ['DbPath'],
+        success: { 200: json('Reset.', 'DatabaseReset') },
+        errors: mergeErrors(SERVED, ONE_DATABASE, ENGINE, WRITE, { 400: ['INVALID_DATABASE_NAME'], 404: ['NO_SUCH_DATABASE'], 405: ['DATABASE_STATEMENT_IN_SINGLE_MODE'], 409: ['NO_TEMPLATE', 'TEMPLATE_GONE'] }),
       }),
     },
     '/tables': {

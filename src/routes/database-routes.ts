@@ -7,6 +7,7 @@ import { RawJson } from '../json-text';
 import { callOf } from '../http/request-deadline';
 import { sendJson } from '../http/respond';
 import { countQueryValue, queryValue, requiredQueryValue } from './query';
+import { copyNames, isCopyBody } from './copy-body';
 
 /** /rows pages: 25 rows unless asked, at most 1000. */
 export const ROWS_DEFAULT_LIMIT = 25;
@@ -23,8 +24,19 @@ export function databaseRoutes(router: Router, bus: CommandBus, single: boolean)
     // The 405 of single-DB mode says what the path still allows (RFC 9110: a 405 carries Allow).
     if (single) ctx.set('Allow', 'GET, HEAD');
     const body = ctx.request.body as Record<string, unknown> | undefined;
+    if (body !== undefined && isCopyBody(body)) {
+      const copied = await bus.dispatch({ type: 'copy-databases', names: copyNames(body), from: body.from }, callOf(ctx));
+      const one = body.db !== undefined ? { db: copied.dbs[0] } : {};
+      return sendJson(ctx, 201, { ok: true, ...one, ...copied });
+    }
     const created = await bus.dispatch({ type: 'create-database', db: body?.db }, callOf(ctx));
     sendJson(ctx, 201, { ok: true, ...created });
+  });
+
+  router.post('/dbs/:db/reset', async (ctx) => {
+    if (single) ctx.set('Allow', 'GET, HEAD');
+    const reset = await bus.dispatch({ type: 'reset-database', db: ctx.params.db }, callOf(ctx));
+    sendJson(ctx, 200, { ok: true, ...reset });
   });
 
   router.get('/tables', async (ctx) => {

@@ -17,6 +17,8 @@ export interface SchedulerOptions {
   /** Every entry up to this seq is applied or changes nothing (the write path's settled seq). */
   settledThrough(): number;
   log(message: string): void;
+  /** Runs a round where no database is being copied from a template (copy-gate.ts). */
+  exclusive?<T>(work: () => Promise<T>): Promise<T>;
 }
 
 /** How often a count is checked: cheap, and short enough that a round follows its count closely. */
@@ -56,7 +58,8 @@ export class SnapshotScheduler {
   private async round(): Promise<void> {
     const last = this.options.lastSeq();
     try {
-      const manifest = await takeSnapshotRound(this.options.sources, this.options.settledThrough());
+      const take = () => takeSnapshotRound(this.options.sources, this.options.settledThrough());
+      const manifest = await (this.options.exclusive === undefined ? take() : this.options.exclusive(take));
       this.roundAt = last;
       if (manifest !== undefined) this.options.log(`snapshot through seq ${manifest.through} (journal needed from seq ${manifest.base + 1}), ${manifest.databases.length} databases`);
       const removed = await applyRetention({ logFile: this.options.sources.logFile, snapshotDir: this.options.sources.snapshotDir, retain: this.options.retain, now: Date.now() });
@@ -77,7 +80,7 @@ export class SnapshotScheduler {
 }
 
 /** The scheduler the flags ask for, or null when snapshots are off. */
-export function schedulerFor(config: Config, lastSeq: () => number, settledThrough: () => number): SnapshotScheduler | null {
+export function schedulerFor(config: Config, lastSeq: () => number, settledThrough: () => number, exclusive?: SchedulerOptions['exclusive']): SnapshotScheduler | null {
   if (config.snapshotEvery === null || config.logFile === null || config.snapshotDir === null) return null;
   return new SnapshotScheduler({
     sources: { dbFile: config.dbFile, dataDir: config.dir, logFile: config.logFile, snapshotDir: config.snapshotDir },
@@ -85,6 +88,7 @@ export function schedulerFor(config: Config, lastSeq: () => number, settledThrou
     retain: config.logRetain,
     lastSeq,
     settledThrough,
+    ...(exclusive === undefined ? {} : { exclusive }),
     log: (message) => process.stderr.write(`sqlscribe: ${message}\n`),
   });
 }

@@ -12,7 +12,8 @@
  * runaway clients beside a class, runaway.mjs), deep-page (only /rows at
  * the end of a 1,000,000-row table by offset and by cursor, deep-page.mjs) or
  * replay (only the replay of 100,000 single-row INSERTs against a raw loop,
- * replay-batches.mjs), BENCH_JSON=<file> to save
+ * replay-batches.mjs) or templates (only thirty copies of a 1 MB template,
+ * templates.mjs), BENCH_JSON=<file> to save
  * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
  * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
  * a temporary directory that is removed at the end. cpu-cost.mjs beside this
@@ -30,6 +31,7 @@ import { startupWithLongJournal } from './long-journal.mjs';
 import { runawayClients } from './runaway.mjs';
 import { deepPage } from './deep-page.mjs';
 import { replayBatches } from './replay-batches.mjs';
+import { templates } from './templates.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -212,6 +214,16 @@ async function replayOfInserts(work, figures) {
   say(`  in process (CPU ms, best of 2): read and verify the journal ${int(r.readCpuMs)}, rebuild ${int(r.applyCpuMs)}; raw ÷ rebuild alone ${fmt(r.rawMs / r.applyCpuMs)}`);
 }
 
+async function classOfThirty(work, figures) {
+  say();
+  say('a class of thirty: copies of a template of about 1 MB (best of 3, wall time)');
+  const r = await templates(work);
+  figures.templates = r;
+  const seconds = r.oneRequestMs / 1000;
+  say(`  template ${mb(r.templateBytes)} MB (${int(r.rowsInCopy)} rows, found in the last copy)`);
+  say(`  ${r.copies} copies in one request: ${fmt(seconds)} s (target < 2 s: ${targetNote(seconds < 2)}); ${r.copies} one-copy requests in turn: ${fmt(r.oneByOneMs / 1000)} s`);
+}
+
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
   const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS ?? 'per scenario' };
@@ -219,7 +231,7 @@ async function main() {
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
-    if (ONLY !== 'startup' && ONLY !== 'runaway' && ONLY !== 'deep-page' && ONLY !== 'replay') {
+    if (ONLY !== 'startup' && ONLY !== 'runaway' && ONLY !== 'deep-page' && ONLY !== 'replay' && ONLY !== 'templates') {
       const journalFile = await throughput(work, figures);
       if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
     }
@@ -227,6 +239,7 @@ async function main() {
     if (ONLY === '' || ONLY === 'runaway') await runaway(work, figures);
     if (ONLY === '' || ONLY === 'deep-page') await deepPages(work, figures);
     if (ONLY === '' || ONLY === 'replay') await replayOfInserts(work, figures);
+    if (ONLY === '' || ONLY === 'templates') await classOfThirty(work, figures);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

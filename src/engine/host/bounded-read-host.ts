@@ -4,6 +4,8 @@
  * engine process; everything else goes on to the processes. Its own handles
  * are closed with theirs, so that a dropped database is closed everywhere.
  */
+import fs from 'node:fs';
+import { backupInto } from '../database-copy';
 import { Engine } from '../engine';
 import type { CallContext, EngineHost, EngineSession, ExecRequest, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
@@ -62,6 +64,21 @@ export class BoundedReadHost implements EngineHost {
     await this.closeDatabase(file);
     try {
       this.local.createDatabase(file, createdSeq);
+    } catch (error) {
+      throw toEngineError(error);
+    }
+  }
+
+  /**
+   * Made here, like a new database: a few file operations. A new copy is
+   * written whole and renamed into place (no handle can be open on a name that
+   * does not exist yet); a reset writes into the database in place, as
+   * readers may have it open (database-copy.ts).
+   */
+  async copyDatabase(source: string, target: string, seq: number | undefined, template: string): Promise<void> {
+    try {
+      if (fs.existsSync(target)) await backupInto(source, target, seq, template);
+      else this.local.copyDatabase(source, target, seq, template);
     } catch (error) {
       throw toEngineError(error);
     }

@@ -24,6 +24,8 @@ export interface EngineMethods {
   rows(request: RowsRequest): RowPage;
   createDatabase(file: string, createdSeq?: number): void;
   closeDatabase(file: string): void;
+  /** `target` becomes a copy of `source`'s committed state, with its own position and template. */
+  copyDatabase(source: string, target: string, seq: number | null, template: string): void;
   /** A transaction held open across calls (a session) on this process. */
   beginSession(file: string): void;
   execInSession(request: ExecRequest): StatementResult[];

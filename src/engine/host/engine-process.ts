@@ -33,6 +33,7 @@ const answer: { [M in EngineMethod]: (progress: Progress, ...args: ArgsOf<M>) =>
   rows: (_progress, request) => engine.rows(request),
   createDatabase: (_progress, file, createdSeq) => engine.createDatabase(file, createdSeq),
   closeDatabase: (_progress, file) => engine.closeDatabase(file),
+  copyDatabase: (_progress, source, target, seq, template) => engine.copyDatabase(source, target, seq ?? undefined, template),
   beginSession: (_progress, file) => engine.beginSession(file),
   execInSession: (progress, request) => engine.execInSession(request, progress),
   endSession: (_progress, commit, seq) => engine.endSession(commit, seq),

@@ -273,6 +273,12 @@ export class ProcessEngineHost implements EngineHost {
     return this.call('createDatabase', [file, createdSeq]);
   }
 
+  async copyDatabase(source: string, target: string, seq: number | undefined, template: string): Promise<void> {
+    await this.closeDatabase(target);
+    await this.call('copyDatabase', [source, target, seq ?? null, template]);
+    await this.closeDatabase(target);
+  }
+
   /** Every process may hold a handle on the file: all of them close it. A process that is gone holds none. */
   async closeDatabase(file: string): Promise<void> {
     await Promise.all([...this.processes].map((handle) => this.callOn(handle, 'closeDatabase', [file]).catch(() => undefined)));
