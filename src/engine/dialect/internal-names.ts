@@ -44,8 +44,16 @@ const NOT_ALIASES = [
   'JOIN', 'LEFT', 'RIGHT', 'FULL', 'INNER', 'CROSS', 'NATURAL', 'OUTER', 'INDEXED', 'NOT',
 ];
 
-/** Keeps the rows of SQLite's schema table that describe the service's own objects out of sight. */
-const HIDE_INTERNAL = `substr(lower(name), 1, 10) <> '${RESERVED_SAVEPOINT_PREFIX}' AND substr(lower(tbl_name), 1, 10) <> '${RESERVED_SAVEPOINT_PREFIX}'`;
+/**
+ * Keeps the rows of SQLite's schema table that describe the service's own
+ * objects out of sight. The prefix is spelled as a blob: SQLite names an
+ * expression's result column by its text, so `SELECT (SELECT count(*) FROM
+ * sqlite_schema)` answers with this filter as a column name, which must not
+ * show the reserved name itself.
+ */
+const PREFIX_HEX = Buffer.from(RESERVED_SAVEPOINT_PREFIX, 'utf8').toString('hex');
+const PREFIX_TEXT = `CAST(X'${PREFIX_HEX}' AS TEXT)`;
+const HIDE_INTERNAL = `substr(lower(name), 1, ${RESERVED_SAVEPOINT_PREFIX.length}) <> ${PREFIX_TEXT} AND substr(lower(tbl_name), 1, ${RESERVED_SAVEPOINT_PREFIX.length}) <> ${PREFIX_TEXT}`;
 
 /** A replacement of source[start, end) by text. */
 export interface NameEdit {
