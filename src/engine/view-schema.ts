@@ -13,7 +13,7 @@
  * (SQLite checks a view only when it is used); it is still listed, with no
  * columns, so that one broken view does not hide the rest of the schema.
  */
-import type { ColumnSchema, TableSchema } from './schema';
+import type { ColumnSchema, TableSchema } from './schema-record';
 import { quoteIdentifier } from './types';
 
 /** One result column as better-sqlite3's Statement.columns() reports it. */
