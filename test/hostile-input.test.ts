@@ -435,6 +435,11 @@ t.test('keeps triggers and views from reaching outside, looping or running away'
   await exec('triggers', 'CREATE TRIGGER forever AFTER INSERT ON c BEGIN SELECT (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n); END; DROP TRIGGER ext');
   isError(tt, await exec('triggers', 'INSERT INTO c VALUES (2)'), 400, 6007, 'a trigger that never ends is stopped at -query-timeout');
   tt.strictSame((await exec('triggers', 'SELECT count(*) FROM c')).body?.results?.[0]?.rows, [[0]], 'and its insert was rolled back');
+  await exec('triggers', 'CREATE VIEW endless AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x FROM n');
+  const listed = await server.get('/tables?db=triggers');
+  tt.equal(listed.status, 200, '/tables describes a view that never ends without reading it');
+  tt.strictSame(listed.body?.tables?.find((table: { name: string }) => table.name === 'endless')?.columns?.map((column: { name: string }) => column.name), ['x']);
+  isError(tt, await server.get('/rows?db=triggers&table=endless'), 400, 6007, '/rows of a view that never ends is stopped at -query-timeout');
   await aftermath(tt);
 });
 
