@@ -198,6 +198,11 @@ t.test('replay rebuilds views and triggers, random() and the clock inside trigge
   for (const sql of WRITES) await execOk(tt, server, sql);
   await execOk(tt, server, "INSERT INTO pupils VALUES (6, 'Fede', TRUE, 1.0); UPDATE stamps SET at = CURRENT_TIMESTAMP WHERE pupil = 6");
   await execOk(tt, server, 'DROP TRIGGER pupils_upd; CREATE VIEW stamped AS SELECT p.name, s.r FROM pupils p JOIN stamps s ON s.pupil = p.id');
+  // A trigger that ends the whole transaction (RAISE(ROLLBACK)) while other writes share it in a write group.
+  await execOk(tt, server, "CREATE TABLE guarded (id INT PRIMARY KEY, v INT); CREATE TRIGGER guard BEFORE INSERT ON guarded WHEN new.v < 0 BEGIN SELECT RAISE(ROLLBACK, 'negative'); END");
+  const guarded = await Promise.all(Array.from({ length: 8 }, (_, i) => server.exec(DB, `INSERT INTO guarded VALUES (${i}, ${i % 2 === 0 ? 1 : -1})`)));
+  tt.strictSame(guarded.map((reply) => reply.status), [200, 400, 200, 400, 200, 400, 200, 400], 'only the writes the trigger refuses fail');
+  tt.strictSame((await execOk(tt, server, 'SELECT id FROM guarded ORDER BY id')).body?.results?.[0]?.rows, [[0], [2], [4], [6]]);
   const stamps = await execOk(tt, server, 'SELECT count(DISTINCT r) FROM stamps');
   tt.strictSame(stamps.body?.results?.[0]?.rows, [[6]], 'each firing drew its own random number');
   tt.equal(await server.stop(), 0, 'clean stop');
@@ -212,7 +217,7 @@ t.test('replay rebuilds views and triggers, random() and the clock inside trigge
   });
   const objects = "SELECT type, name, sql FROM sqlite_schema WHERE type IN ('view', 'trigger') ORDER BY name";
   tt.strictSame(rebuilt.prepare(objects).all(), live.prepare(objects).all(), 'the same views and triggers');
-  tt.equal(rebuilt.prepare(objects).all().length, 6);
+  tt.equal(rebuilt.prepare(objects).all().length, 7);
   const stamped = 'SELECT * FROM stamped ORDER BY name';
   tt.strictSame(rebuilt.prepare(stamped).all(), live.prepare(stamped).all(), 'the view reads the same random values');
 });
