@@ -77,6 +77,9 @@ export interface JournalEntry {
   reason?: RollbackReason;
   /** void: the seqs of the entries that were never applied. */
   voids?: number[];
+  /** The token that ran it (its id and name, never its secret), on a server that requires tokens. Replay ignores them. */
+  tokenId?: string;
+  tokenName?: string;
 }
 
 export type JournalLine = JournalHeader | JournalEntry;
@@ -126,7 +129,7 @@ export function crcOf(text: string): string {
  */
 const FIELD_ORDER = [
   'seq', 'ts', 'kind', 'format', 'service', 'version', 'level', 'betterSqlite3', 'sqlite', 'node', 'tz', 'started', 'firstSeq',
-  'db', 'session', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
+  'db', 'session', 'tokenId', 'tokenName', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
   'clock', 'seed', 'voids', 'sql', 'statements',
 ] as const;
 const KNOWN_FIELDS = new Set<string>([...FIELD_ORDER, 'crc']);
@@ -235,6 +238,8 @@ const OPTIONAL_ENTRY_FIELDS: Record<string, Check> = {
   seed: (v) => typeof v === 'string' && /^[0-9a-fA-F]{16}$/.test(v),
   reason: oneOf('client', 'expired', 'timeout', 'engine-lost', 'aborted', 'shutdown'),
   voids: (v) => Array.isArray(v) && v.length > 0 && v.every(isCount),
+  tokenId: isString,
+  tokenName: isString,
 };
 
 /** Fields a kind cannot do without: replay needs them. */

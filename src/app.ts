@@ -1,13 +1,13 @@
 /**
  * The Koa application, in the order every request passes through it:
- * request log and metrics → error handler → connection ceiling → auth → readiness → body → deadline → routes.
+ * request log and metrics → error handler → connection ceiling → auth (token, then admin-only paths) → readiness → body → deadline → routes.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandBus } from './bus/command-bus';
 import { EngineError } from './errors';
-import { requireToken } from './http/auth';
+import { adminOnly, authenticate } from './http/auth';
 import { jsonBody } from './http/body';
 import { connectionCeiling } from './http/connection-limit';
 import { errorHandler } from './http/error-handler';
@@ -26,6 +26,8 @@ import { Journal } from '../journal/journal';
 import { pilotRoutes } from './routes/pilot-routes';
 import { openapiRoutes } from './routes/openapi-routes';
 import { consoleRoutes } from './console/serve';
+import { tokenRoutes } from './routes/token-routes';
+import { TokenRegistry } from './tokens/token-registry';
 
 export interface App {
   koa: Koa;
@@ -44,7 +46,17 @@ function unmatched(router: Router) {
   };
 }
 
-export function createApp(config: Config, bus: CommandBus, readiness: Readiness, metrics: Metrics = new Metrics(), feed: JournalFeed = new JournalFeed(Journal.disabled(), null)): App {
+/** Paths whose every method needs an admin token: they are not per-database (see src/bus/access.ts for the rest). */
+const ADMIN_PATHS = ['/metrics', '/journal', '/pilots', '/tokens'];
+
+export function createApp(
+  config: Config,
+  bus: CommandBus,
+  readiness: Readiness,
+  metrics: Metrics = new Metrics(),
+  feed: JournalFeed = new JournalFeed(Journal.disabled(), null),
+  tokens: TokenRegistry = new TokenRegistry({ adminToken: config.token, fileTokens: config.fileTokens, state: null }),
+): App {
   const koa = new Koa();
   const router = new Router();
   serviceRoutes(router, config, metrics, readiness);
@@ -54,12 +66,16 @@ export function createApp(config: Config, bus: CommandBus, readiness: Readiness,
   pilotRoutes(router, bus);
   openapiRoutes(router);
   journalRoutes(router, config, feed, metrics);
+  tokenRoutes(router, bus);
 
   koa.use(requestLog(metrics, config.logJson));
   koa.use(errorHandler(config.maxBodyBytes));
   koa.use(connectionCeiling(config.maxConnections));
   koa.use(consoleRoutes()); // the web console (`/`, `/console/*`) holds no data: served before auth
-  if (config.token !== null) koa.use(requireToken(config.token));
+  if (tokens.enabled) {
+    koa.use(authenticate(tokens));
+    koa.use(adminOnly(ADMIN_PATHS));
+  }
   koa.use(readiness.middleware());
   koa.use(jsonBody(config.maxBodyBytes));
   koa.use(requestDeadline(config.requestTimeoutMs));

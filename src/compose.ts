@@ -11,6 +11,12 @@ import { databaseHandlers } from './bus/handlers/database-handlers';
 import { execHandlers } from './bus/handlers/exec-handlers';
 import { pilotHandlers } from './bus/handlers/pilot-handlers';
 import { sessionHandlers } from './bus/handlers/session-handlers';
+import { tokenHandlers } from './bus/handlers/token-handlers';
+import { authorize } from './bus/middleware/authorize';
+import { systemClock } from './clock';
+import { requiresTokens } from './options';
+import { TokenRegistry } from './tokens/token-registry';
+import { TokenStateFile } from './tokens/token-state';
 import { commandMetrics, type CommandObserver } from './bus/middleware/command-metrics';
 import { refuseStoppedCalls } from './bus/middleware/stopped-calls';
 import { BatchRunner } from './services/batch-runner';
@@ -38,6 +44,8 @@ export interface Services {
   readonly writePath: WritePath;
   /** GET /journal's reader and followers; the server ends the followers before it stops. */
   readonly feed: JournalFeed;
+  /** Whose token a request carries: the auth middleware asks it. */
+  readonly tokens: TokenRegistry;
 }
 
 export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks): Services {
@@ -49,19 +57,23 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   const lifecycle = new DatabaseLifecycle(directory, engine, writePath, locks, lockTimeoutMs);
   const sessions = new SessionManager(engine, locks, writePath, { idleTimeoutMs: config.sessionTimeoutMs, lockTimeoutMs, maxResultRows, maxResultBytes });
   const pilots = new PilotService(new PilotStore(directory, batches, lifecycle));
+  // The tokens made through POST /tokens are kept beside the databases, only on a server that requires tokens.
+  const tokens = new TokenRegistry({ adminToken: config.token, fileTokens: config.fileTokens, state: requiresTokens(config) ? TokenStateFile.in(config.dir) : null });
 
   const handlers = {
     ...databaseHandlers({ directory, lifecycle, engine }),
     ...execHandlers({ directory, lifecycle, batches, sessions, writePath, maxStatements: config.maxStatements }),
     ...sessionHandlers(directory, sessions),
     ...pilotHandlers(pilots),
+    ...tokenHandlers({ registry: tokens, directory, lifecycle, clock: systemClock }),
   };
   // Outermost first: every command is counted, even one refused because its request had already stopped.
-  const middleware: Middleware[] = [commandMetrics(hooks.observer), refuseStoppedCalls];
+  // A command its token may not send is refused before it waits for anything.
+  const middleware: Middleware[] = [commandMetrics(hooks.observer), refuseStoppedCalls, authorize(directory)];
   const close = async (): Promise<void> => {
     await sessions.shutdown();
     await engine.close();
   };
   const feed = new JournalFeed(journal, config.logFile);
-  return { bus: new CommandBus(handlers, middleware, close), writePath, feed };
+  return { bus: new CommandBus(handlers, middleware, close), writePath, feed, tokens };
 }

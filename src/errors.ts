@@ -36,6 +36,12 @@ export const catalog = {
   ROWS_CURSOR_MISMATCH: { code: 1019, status: 400, message: 'the cursor in after does not belong to table {table}: {detail}' },
   ROWS_AFTER_WITH_OFFSET: { code: 1020, status: 400, message: 'after and offset cannot be used together: page by cursor or by offset' },
   ROWS_NO_KEY: { code: 1021, status: 400, message: 'table {table} has no key that a cursor can follow ({detail}): page it with offset' },
+  ROLE_FORBIDDEN: { code: 1030, status: 403, message: 'token {token} has the role {role}; {action} needs {needed}' },
+  DATABASE_FORBIDDEN: { code: 1031, status: 403, message: 'token {token} may not use database {db}' },
+  READ_TOKEN_WRITES: { code: 1032, status: 403, message: 'token {token} may only read, and statement {index} of the batch writes' },
+  TOKENS_NOT_CONFIGURED: { code: 1033, status: 403, message: 'tokens are managed only on a server started with -token or -tokens-file' },
+  TOKEN_REQUEST_INVALID: { code: 1034, status: 400, message: 'invalid token request: {detail}' },
+  TOKEN_CLASS_TOO_LARGE: { code: 1035, status: 400, message: 'a class of tokens has 1 to {max} tokens; {count} asked' },
   JOURNAL_FEED_FORBIDDEN: { code: 1022, status: 403, message: 'GET /journal needs -token (send it as for every endpoint); a server without a token serves it only when started with -journal-feed' },
 
   // 2xxx — catalog: no such database/table/column/index, already exists
@@ -51,6 +57,9 @@ export const catalog = {
   ENDPOINT_NOT_FOUND: { code: 2010, status: 404, message: 'no such endpoint: {method} {path}' },
   NAME_ERROR: { code: 2011, status: 400, message: '{detail}' },
   PILOT_NOT_FOUND: { code: 2012, status: 404, message: 'no such pilot: {id}' },
+  TOKEN_NOT_FOUND: { code: 2030, status: 404, message: 'no such token: {id}' },
+  TOKEN_NAME_EXISTS: { code: 2031, status: 409, message: 'a token is already named {name}' },
+  TOKEN_IN_FILE: { code: 2032, status: 409, message: 'token {id} comes from -tokens-file: remove it there and restart' },
   PILOT_SCOPE_RETIRED: { code: 2013, status: 409, message: 'pilot {id} retired this scope ({scope}): no further pilot is accepted for it' },
   PILOT_SAME_COMMIT: { code: 2014, status: 409, message: 'pilot {id} of this scope decided to correct commit {commit}: the next pilot must carry another commit' },
 

@@ -8,6 +8,7 @@
  */
 import * as path from 'node:path';
 import { asksForHelp, flagHelp, flagValue, scanFlags, type FlagTable, type RawFlags } from './command-line';
+import { readTokensFile, type FileToken } from './access/tokens-file';
 import {
   OptionsError, parseAddress, parseBoolean, parseDuration, parsePositiveInteger, parseSize, quote,
 } from './options-values';
@@ -28,6 +29,8 @@ export interface Config {
   readonly port: number;
   /** Turns on token authentication when not null. @default null */
   readonly token: string | null;
+  /** The tokens of -tokens-file, read and checked at start-up; null without the flag. @default null */
+  readonly fileTokens: readonly FileToken[] | null;
   /** @default 64 */
   readonly maxConnections: number;
   /** @default false */
@@ -84,6 +87,11 @@ export interface Config {
 export type SnapshotEvery = { readonly entries: number } | { readonly ms: number };
 export type LogRetain = { readonly files: number } | { readonly ms: number };
 
+/** Whether requests must carry a token: -token, -tokens-file or both. */
+export function requiresTokens(config: Pick<Config, 'token' | 'fileTokens'>): boolean {
+  return config.token !== null || config.fileTokens !== null;
+}
+
 export type ParsedCommandLine = { kind: 'help'; usage: string } | { kind: 'config'; config: Config };
 
 const FLAGS: FlagTable = {
@@ -91,6 +99,7 @@ const FLAGS: FlagTable = {
   dir: { arg: '<directory>', help: 'multi-DB mode: serve the databases in this directory', default: './data' },
   addr: { arg: '<host:port>', help: 'listen address; :port listens on all interfaces, [::1]:port for IPv6', default: '127.0.0.1:8080' },
   token: { arg: '<value>', help: 'require this token (X-Service-Token or Authorization: Bearer)', default: 'none: no authentication' },
+  'tokens-file': { arg: '<path>', help: 'personal tokens with roles, as JSON holding SHA-256 hashes (see docs/flags.md); read at start-up', default: 'none' },
   'max-connections': { arg: '<N>', help: 'ceiling of simultaneous client connections', default: '64' },
   'log-json': { arg: null, help: 'write one JSON line per request to standard output', default: 'false' },
   'log-file': { arg: '<path>', help: 'statement journal (JSONL, rotated by size); -log-level none without it runs with no journal', default: '<data directory>/journal/statements.jsonl' },
@@ -210,6 +219,7 @@ function interpret(raw: RawFlags, cwd: string): Config {
     host: address.host,
     port: address.port,
     token: flagValue<string | null>(raw, 'token', nonEmpty, null),
+    fileTokens: flagValue<readonly FileToken[] | null>(raw, 'tokens-file', (text) => Object.freeze(readTokensFile(resolve(text))), null),
     maxConnections: flagValue(raw, 'max-connections', parsePositiveInteger, 64),
     logJson: flagValue(raw, 'log-json', parseBoolean, false),
     ...journal,

@@ -80,10 +80,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const repair = logFile === null ? async () => undefined : (db: string) => repairDatabase(config, logFile, db);
   const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
   const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
-  const { bus, writePath, feed } = composeServices(config, engine, journal, { repair, log, observer: metrics });
+  const { bus, writePath, feed, tokens } = composeServices(config, engine, journal, { repair, log, observer: metrics });
   let checkpoints: AppliedCheckpoints | undefined;
   const readiness = new Readiness();
-  const { koa } = createApp(config, bus, readiness, metrics, feed);
+  const { koa } = createApp(config, bus, readiness, metrics, feed, tokens);
   const handle = koa.callback();
   // Koa answers every error itself (errorHandler): the promise is only awaited there.
   const server = http.createServer(connectionTimeouts(config), (req, res) => void handle(req, res));

@@ -11,7 +11,7 @@ import { EngineError } from '../src/errors';
 const TOKEN = 's3cret-tökén';
 
 async function answer(headers: Record<string, string>): Promise<string> {
-  const ctx = { get: (name: string) => headers[name.toLowerCase()] ?? '', set: () => undefined } as unknown as Context;
+  const ctx = { get: (name: string) => headers[name.toLowerCase()] ?? '', set: () => undefined, state: {} } as unknown as Context;
   try {
     await requireToken(TOKEN)(ctx, async () => undefined);
     return 'allowed';

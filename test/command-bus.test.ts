@@ -35,6 +35,9 @@ function handlers(ran: string[], createFails?: unknown): Handlers {
     'get-pilot': unused,
     'list-pilots': unused,
     'summarize-pilots': unused,
+    'create-tokens': unused,
+    'list-tokens': unused,
+    'revoke-token': unused,
   };
 }
 

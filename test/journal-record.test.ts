@@ -32,6 +32,7 @@ const everyKind: Record<string, JournalLine> = {
   rollback: entry({ seq: 5, kind: 'rollback', session: 's1', sql: null, reason: 'expired' }),
   createdb: entry({ seq: 6, kind: 'createdb', db: 'new.db', sql: null }),
   dropdb: entry({ seq: 7, kind: 'dropdb', db: 'new.db', sql: 'DROP DATABASE new' }),
+  'dropdb by a token': entry({ seq: 8, kind: 'dropdb', db: 'new.db', sql: 'DROP DATABASE new', tokenId: 'tok_0123456789ab', tokenName: 'teacher' }),
 };
 
 /** A line with a valid checksum around any JSON text, to reach the shape checks. */
@@ -136,6 +137,8 @@ t.test('refuses lines of the wrong shape', async (t) => {
     'a header with firstSeq 0': { ...header, firstSeq: 0 },
     'a header with a fractional firstSeq': { ...header, firstSeq: 1.5 },
     'a header with a string firstSeq': { ...header, firstSeq: '7' },
+    'a numeric tokenId': { ...exec, tokenId: 7 },
+    'a null tokenName': { ...exec, tokenName: null },
   };
   for (const [name, value] of Object.entries(bad)) t.equal(reasonOf(signed(value)), 'shape', name);
 });
@@ -153,6 +156,10 @@ t.test('accepts fields a later format adds, and keeps them', async (t) => {
   t.equal((line as unknown as Record<string, unknown>)['replica'], 'b');
   t.match(encodeLine(line), /,"replica":"b","crc":"[0-9a-f]{8}"\}\n$/, 'written after the known fields');
   t.equal(encodeLine(decodeLine(encodeLine(line))), encodeLine(line), 're-encodes to the same bytes');
+});
+
+t.test('the token that ran an entry is written beside its db and session', async (t) => {
+  t.match(encodeLine(everyKind['dropdb by a token']!), /"db":"new\.db","session":null,"tokenId":"tok_0123456789ab","tokenName":"teacher","ok":true/);
 });
 
 t.test('encodes deterministically, whatever the order of the keys', async (t) => {

@@ -515,6 +515,24 @@ async function journalFeed(tt: Test, server: TestServer): Promise<void> {
   await c('GET', '/journal', { headers: { 'Last-Event-ID': 'x' }, status: 400, code: 1006 });
 }
 
+/** Personal tokens: made one at a time and as a class (JSON and CSV), listed, revoked; and what a read token is refused. */
+async function tokens(tt: Test, server: TestServer): Promise<void> {
+  const c = (method: string, url: string, x?: Call): Promise<Reply> => call(tt, conf, server, method, url, x);
+  const one = await c('POST', '/tokens', { body: { name: 'reader', role: 'read', databases: ['school'], expires: '2999-01-01T00:00:00Z' }, status: 201 });
+  await c('POST', '/tokens', { body: { prefix: 'clase', count: 2, role: 'write' }, status: 201 });
+  await c('POST', '/tokens?format=csv', { body: { prefix: 'tarjeta', count: 2, role: 'read' }, status: 201 });
+  await c('POST', '/tokens', { body: { name: 'reader', role: 'read', databases: ['school'] }, status: 409, code: 2031 });
+  await c('POST', '/tokens', { body: { name: 'x', role: 'owner' }, status: 400, code: 1034 });
+  await c('POST', '/tokens', { body: { prefix: 'big', count: 501, role: 'read' }, status: 400, code: 1035 });
+  await c('GET', '/tokens', { status: 200 });
+  const reader = { 'X-Service-Token': String(one.body?.tokens?.[0]?.secret) };
+  await c('GET', '/metrics', { headers: reader, status: 403, code: 1030 });
+  await c('GET', '/tables?db=clase-01', { headers: reader, status: 403, code: 1031 });
+  await c('POST', '/exec', { headers: reader, body: { db: 'school', sql: 'DELETE FROM pupils' }, status: 403, code: 1032 });
+  await c('DELETE', `/tokens/${String(one.body?.tokens?.[0]?.id)}`, { status: 200 });
+  await c('DELETE', '/tokens/tok_000000000000', { status: 404, code: 2030 });
+}
+
 async function withoutToken(tt: Test, server: TestServer): Promise<void> {
   for (const { method, template, op } of conf.operations()) {
     const reply = await call(tt, conf, server, method, concrete(template), { headers: NO_TOKEN });
@@ -534,6 +552,7 @@ t.test('multi-DB mode with a token: every operation and many error paths conform
   await sessions(tt, server);
   await pilots(tt, server);
   await journalFeed(tt, server);
+  await tokens(tt, server);
   await serviceAndUnmatched(tt, server);
 });
 

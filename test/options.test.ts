@@ -25,7 +25,7 @@ function rejects(tt: tap.Test, argv: string[], pattern: RegExp): void {
 t.test('returns the embedded defaults when no flag is given', async (t) => {
   t.same(config(), {
     mode: 'multi', dbFile: null, dir: path.join(CWD, 'data'), host: '127.0.0.1', port: 8080,
-    token: null, maxConnections: 64, logJson: false,
+    token: null, fileTokens: null, maxConnections: 64, logJson: false,
     logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'mod',
     logMaxSize: 10 * MiB, logFsync: true, logCompress: false,
     snapshotEvery: null, snapshotDir: path.join(CWD, 'data', 'journal', 'snapshots'), logRetain: null, queryTimeoutMs: 5000, lockTimeoutMs: 5000, sessionTimeoutMs: 300_000, requestTimeoutMs: 30_000, clientShare: 0.5, headerTimeoutMs: 5000, bodyTimeoutMs: 30_000, idleTimeoutMs: 5000,

@@ -6,6 +6,7 @@ import type { SqlParams, StatementResult, RowPage } from '../engine/protocol';
 import type { TableSchema } from '../engine/schema';
 import type { SessionInfo } from '../sessions/session-manager';
 import type { PilotFilter, StoredPilot } from '../pilots/pilot-store';
+import type { CreatedToken, TokenView } from '../tokens/token-registry';
 import type { PilotSummary, SummaryGrouping } from '../pilots/pilot-summary';
 
 /** One piece of SQL from a request, with its parameters if any. */
@@ -26,7 +27,10 @@ export type Command =
   | { readonly type: 'create-pilot'; readonly record: unknown }
   | { readonly type: 'get-pilot'; readonly id: number }
   | { readonly type: 'list-pilots'; readonly filter: PilotFilter; readonly limit: number; readonly offset: number }
-  | { readonly type: 'summarize-pilots'; readonly groupBy?: SummaryGrouping };
+  | { readonly type: 'summarize-pilots'; readonly groupBy?: SummaryGrouping }
+  | { readonly type: 'create-tokens'; readonly body: unknown }
+  | { readonly type: 'list-tokens' }
+  | { readonly type: 'revoke-token'; readonly id: string };
 
 export interface DatabaseList {
   mode: 'single-db' | 'multi-db';
@@ -60,6 +64,10 @@ export interface CommandResults {
   'get-pilot': StoredPilot;
   'list-pilots': { total: number; pilots: StoredPilot[] };
   'summarize-pilots': PilotSummary;
+  /** `databases`: the databases a class request created (those that did not exist). */
+  'create-tokens': { tokens: CreatedToken[]; databases: string[] };
+  'list-tokens': { tokens: TokenView[] };
+  'revoke-token': { token: TokenView };
 }
 
 export type CommandType = Command['type'];

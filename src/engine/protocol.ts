@@ -3,6 +3,7 @@
  * here can cross a process boundary (structured clone), because the engine is
  * meant to run in killable child processes.
  */
+import type { Principal } from '../access/principal';
 import type { StatementKind } from './dialect/statement';
 import type { TableSchema } from './schema';
 import type { BatchContext } from './deterministic-functions';
@@ -104,8 +105,10 @@ export interface RequestStop {
 export interface CallContext {
   /** Aborted, with a RequestStop as its reason, when the request's work must stop. */
   readonly signal?: AbortSignal;
-  /** The client (its address): no client holds more than its share of the engine processes at once. */
+  /** The client (its token's id, else its address): no client holds more than its share of the engine processes at once. */
   readonly client?: string;
+  /** Who sent the request, when the server requires tokens: what it may do, and whom the journal names. */
+  readonly principal?: Principal;
   /** Whether the request has already stopped, asked without making its signal (which may be made on demand). */
   stopped?(): boolean;
 }

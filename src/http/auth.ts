@@ -1,24 +1,15 @@
 /**
- * Token authentication: with -token, every
- * request carries X-Service-Token or Authorization: Bearer. The comparison is
- * constant-time; a token in the query string is not a credential.
+ * Token authentication: on a server with -token or -tokens-file, every
+ * request carries X-Service-Token or Authorization: Bearer, and the token
+ * registry says whose it is. A token in the query string is not a credential.
+ * What each role may do is decided by the bus (per command) and by
+ * adminOnly below (per path, for endpoints that are not commands).
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { EngineError } from '../errors';
-
-/**
- * Whether `presented` is the token, in time that depends on the token's
- * length only: the presented text is copied into a buffer of that length
- * (cut or zero-filled) and compared whole, and the lengths are compared as
- * numbers. No hash per request.
- */
-function isToken(presented: string, expected: Buffer): boolean {
-  const candidate = Buffer.alloc(expected.length);
-  const written = candidate.write(presented, 'utf8');
-  const sameLength = Buffer.byteLength(presented, 'utf8') === expected.length && written === expected.length;
-  return timingSafeEqual(candidate, expected) && sameLength;
-}
+import { hasRole } from '../access/principal';
+import { TokenRegistry } from '../tokens/token-registry';
+import { principalOf, setPrincipal } from './principal-state';
 
 function presentedToken(ctx: Context): string | undefined {
   const header = ctx.get('X-Service-Token');
@@ -27,13 +18,34 @@ function presentedToken(ctx: Context): string | undefined {
   return match?.[1]?.trim();
 }
 
-export function requireToken(token: string) {
-  const expected = Buffer.from(token, 'utf8');
-  return async function authenticate(ctx: Context, next: Next): Promise<void> {
+export function authenticate(registry: TokenRegistry) {
+  return async function authenticateRequest(ctx: Context, next: Next): Promise<void> {
     const presented = presentedToken(ctx);
-    if (presented === undefined || !isToken(presented, expected)) {
+    const principal = presented === undefined ? null : registry.authenticate(presented);
+    if (principal === null) {
       ctx.set('WWW-Authenticate', 'Bearer realm="sqlscribe"');
       throw new EngineError('UNAUTHORIZED');
+    }
+    setPrincipal(ctx, principal);
+    await next();
+  };
+}
+
+/** The single -token check, as a middleware of its own (kept for callers that have only the token). */
+export function requireToken(token: string) {
+  return authenticate(new TokenRegistry({ adminToken: token, fileTokens: null, state: null }));
+}
+
+/**
+ * Paths only an admin token may use: the metrics, the journal (every
+ * statement of every database), the pilot records and the tokens. A server
+ * without tokens has no principal and is not checked here.
+ */
+export function adminOnly(prefixes: readonly string[]) {
+  return async function requireAdmin(ctx: Context, next: Next): Promise<void> {
+    const principal = principalOf(ctx);
+    if (principal !== undefined && !hasRole(principal, 'admin') && prefixes.some((prefix) => ctx.path === prefix || ctx.path.startsWith(`${prefix}/`))) {
+      throw new EngineError('ROLE_FORBIDDEN', { token: principal.name, role: principal.role, action: `${ctx.method} ${prefixes.find((p) => ctx.path.startsWith(p))}`, needed: 'admin' });
     }
     await next();
   };

@@ -11,9 +11,12 @@
  */
 import type { Context, Next } from 'koa';
 import type { CallContext, RequestStop } from '../engine/protocol';
+import type { Principal } from '../access/principal';
+import { principalOf } from './principal-state';
 
 class RequestCall implements CallContext {
   readonly client: string;
+  readonly principal: Principal | undefined;
   private controller: AbortController | undefined;
   private disarm: (() => void) | undefined;
 
@@ -22,7 +25,9 @@ class RequestCall implements CallContext {
     private readonly timeoutMs: number,
     private readonly startedMs: number,
   ) {
-    this.client = ctx.request.ip;
+    // A token is one client wherever it connects from; a class behind one school address is thirty.
+    this.principal = principalOf(ctx);
+    this.client = this.principal === undefined ? ctx.request.ip : `token:${this.principal.id}`;
   }
 
   get signal(): AbortSignal {

@@ -1,6 +1,6 @@
 /** The path of the statement journal feed (src/routes/journal-routes.ts) in the OpenAPI document. */
 import type { JsonObject } from './error-responses';
-import { mergeErrors, operation, QUERY, SERVED } from './operation';
+import { ADMIN_ONLY, mergeErrors, operation, QUERY, SERVED } from './operation';
 
 const query = (name: string, description: string, schema: JsonObject): JsonObject => ({ name, in: 'query', description, required: false, schema });
 
@@ -27,8 +27,8 @@ export function journalPaths(): Record<string, JsonObject> {
           'continue with `since` = `Journal-Next-Since` until it reaches `Journal-Head`. With `Accept: text/event-stream` the entries',
           'follow as server-sent events (`id` = seq, `data` = the entry), first those already written, then each new one as it is',
           'written, with a comment as heartbeat; resume with `Last-Event-ID`. A follower that does not read fast enough is disconnected',
-          '(it resumes without loss); at most 16 follow at once (503 `[SQ6014]`). Needs the token with -token (there are no roles yet:',
-          'the token holder is the admin); without -token it is refused (403 `[SQ1022]`) unless the server runs with -journal-feed.',
+          '(it resumes without loss); at most 16 follow at once (503 `[SQ6014]`). On a server with tokens it needs an admin token',
+          '(403 `[SQ1030]` for the others); without tokens it is refused (403 `[SQ1022]`) unless the server runs with -journal-feed.',
           'Without a journal (-log-level none): 409 `[SQ7004]`.',
         ].join(' '),
         tag: 'journal',
@@ -45,7 +45,7 @@ export function journalPaths(): Record<string, JsonObject> {
             },
           },
         },
-        errors: mergeErrors(SERVED, QUERY, { 400: ['BAD_REQUEST'], 403: ['JOURNAL_FEED_FORBIDDEN'], 409: ['NO_JOURNAL'], 500: ['JOURNAL_UNREADABLE'], 503: ['TOO_MANY_FOLLOWERS'] }),
+        errors: mergeErrors(SERVED, QUERY, ADMIN_ONLY, { 400: ['BAD_REQUEST'], 403: ['JOURNAL_FEED_FORBIDDEN'], 409: ['NO_JOURNAL'], 500: ['JOURNAL_UNREADABLE'], 503: ['TOO_MANY_FOLLOWERS'] }),
       })),
     },
   };

@@ -12,6 +12,7 @@ import { corePaths } from './paths';
 import { journalPaths } from './journal-paths';
 import { otherPaths } from './pilot-paths';
 import { componentSchemas } from './schemas';
+import { tokenPaths, tokenSchemas } from './token-paths';
 
 const DESCRIPTION = [
   'HTTP/JSON service over embedded SQLite database files: list, create and inspect databases and tables, read rows page by page,',
@@ -21,9 +22,11 @@ const DESCRIPTION = [
   'database-level SQL answer 405). Started with `-dir <directory>` it serves every `<name>.db` there (multi-DB mode: `db` is',
   'required on the endpoints that act on one database).',
   '',
-  '**Authentication.** With `-token`, every request to every endpoint (`/health`, `/metrics` and this document included; the',
-  'console at `/` and `/console/*` excepted) must carry `X-Service-Token: <token>` or `Authorization: Bearer <token>`, else 401 `[SQ1012]`.',
-  'Without `-token` no credential is needed: hence the empty alternative in `security`.',
+  '**Authentication.** With `-token` or `-tokens-file`, every request to every endpoint (`/health`, `/metrics` and this document',
+  'included; the console at `/` and `/console/*` excepted) must carry `X-Service-Token: <token>` or `Authorization: Bearer <token>`,',
+  'else 401 `[SQ1012]` (an expired or revoked token too). The -token value is the admin token; personal tokens (POST /tokens) have a',
+  'role, `admin`, `write` or `read`, and the databases they may use: a request beyond them is 403 `[SQ1030]` (role), `[SQ1031]`',
+  '(database) or `[SQ1032]` (a read token\'s batch writes). Without either flag no credential is needed: hence the empty alternative in `security`.',
   '',
   '**Errors.** Every error body is `ErrorBody`: `{ ok: false, error: "[SQnnnn] …", code }`, plus `statement`, `sqliteCode`,',
   '`violations` or `kinds` where they apply. Each error response below lists the codes it can carry (`x-error-codes`); the whole',
@@ -43,6 +46,7 @@ const TAGS = [
   { name: 'sessions', description: 'Transaction sessions across requests (one at a time)' },
   { name: 'pilots', description: 'Classroom pilot records' },
   { name: 'journal', description: 'The statement journal, read in pages or followed live' },
+  { name: 'tokens', description: 'Personal tokens with roles (admin only)' },
   { name: 'console', description: 'The web console' },
 ];
 
@@ -67,9 +71,9 @@ export function buildOpenApiDocument(): JsonObject {
     servers: [{ url: '/', description: 'The server that serves this document' }],
     tags: TAGS,
     security: [{ serviceToken: [] }, { bearerAuth: [] }, {}],
-    paths: { ...corePaths(), ...journalPaths(), ...otherPaths() },
+    paths: { ...corePaths(), ...journalPaths(), ...tokenPaths(), ...otherPaths() },
     components: {
-      schemas: componentSchemas(),
+      schemas: { ...componentSchemas(), ...tokenSchemas() },
       parameters: componentParameters(),
       responses: {
         EndpointNotFound: errorResponse(404, ['ENDPOINT_NOT_FOUND']),

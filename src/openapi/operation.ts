@@ -56,16 +56,18 @@ export const QUERY: ErrorSet = { 400: ['INVALID_QUERY_PARAMETER'] };
 /** The refusals of /rows?after=…: a cursor that cannot be followed there. No SQL leads to them. */
 const ROWS_CURSOR_400: readonly ErrorName[] = ['ROWS_CURSOR_INVALID', 'ROWS_CURSOR_MISMATCH', 'ROWS_AFTER_WITH_OFFSET', 'ROWS_NO_KEY'];
 export const ROWS_CURSOR: ErrorSet = { 400: ROWS_CURSOR_400 };
-/** A request that names one database (`db`). */
-export const ONE_DATABASE: ErrorSet = { 400: ['DATABASE_REQUIRED', 'INVALID_DATABASE_NAME'], 404: ['NO_SUCH_DATABASE'] };
+/** A request that names one database (`db`): with tokens, the token's role and databases must allow it. */
+export const ONE_DATABASE: ErrorSet = { 400: ['DATABASE_REQUIRED', 'INVALID_DATABASE_NAME'], 403: ['ROLE_FORBIDDEN', 'DATABASE_FORBIDDEN'], 404: ['NO_SUCH_DATABASE'] };
+/** Endpoints only an admin token may use (on a server with tokens). */
+export const ADMIN_ONLY: ErrorSet = { 403: ['ROLE_FORBIDDEN'] };
 const sessionOnly: readonly ErrorName[] = ['SESSION_ENGINE_CRASHED'];
 /** Work done by an engine process: stopped at -query-timeout, lost, or failed by storage. */
 export const ENGINE: ErrorSet = { 400: ['QUERY_TIMEOUT'], 500: namesWithStatus(500).filter((name) => !sessionOnly.includes(name)) };
 /** A write waits for its database's write lock. */
 export const WRITE: ErrorSet = { 409: ['DATABASE_LOCKED'], 503: ['WRITE_LOCK_TIMEOUT'] };
 
-/** Every 400 that SQL can cause: all of the catalog's 400s except those of the pilot records and of /tx/*. */
-export const SQL_400: readonly ErrorName[] = namesWithStatus(400).filter((name) => !['PILOT_INVALID', 'PILOT_PERSONAL_DATA', 'SESSION_REQUIRED', ...ROWS_CURSOR_400].includes(name));
+/** Every 400 that SQL can cause: all of the catalog's 400s except those of the pilot records, of /tx/* and of /tokens. */
+export const SQL_400: readonly ErrorName[] = namesWithStatus(400).filter((name) => !['PILOT_INVALID', 'PILOT_PERSONAL_DATA', 'SESSION_REQUIRED', 'TOKEN_REQUEST_INVALID', 'TOKEN_CLASS_TOO_LARGE', ...ROWS_CURSOR_400].includes(name));
 
 export { mergeErrors };
 
@@ -92,6 +94,8 @@ export function componentParameters(): Record<string, JsonObject> {
     PilotFrom: query('from', 'Only records dated on or after this day (YYYY-MM-DD).', { type: 'string', format: 'date' }),
     PilotTo: query('to', 'Only records dated on or before this day (YYYY-MM-DD).', { type: 'string', format: 'date' }),
     ConsoleFile: { name: 'file', in: 'path', description: 'A file name of the console (e.g. `console.css`).', required: true, schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]*$' } },
+    TokenFormat: query('format', '`csv` for a CSV answer (as `Accept: text/csv`).', { enum: ['csv', 'json'] }),
+    TokenId: { name: 'id', in: 'path', description: 'The token\'s id (`tok_…`, or `file:<name>`).', required: true, schema: { type: 'string' } },
     GroupBy: query('group_by', 'Also give the figures per commit or per subject (`groups`).', { enum: ['commit', 'subject'] }),
   };
 }

@@ -3,7 +3,7 @@
  * database-routes.ts, exec-routes.ts, tx-routes.ts) in the OpenAPI document.
  */
 import type { JsonObject } from './error-responses';
-import { ENGINE, json, jsonBody, mergeErrors, ONE_DATABASE, operation, QUERY, ROWS_CURSOR, SERVED, SERVED_EVEN_STARTING, SQL_400, WITH_BODY, WRITE } from './operation';
+import { ADMIN_ONLY, ENGINE, json, jsonBody, mergeErrors, ONE_DATABASE, operation, QUERY, ROWS_CURSOR, SERVED, SERVED_EVEN_STARTING, SQL_400, WITH_BODY, WRITE } from './operation';
 
 function servicePaths(): Record<string, JsonObject> {
   return {
@@ -33,7 +33,7 @@ function servicePaths(): Record<string, JsonObject> {
             },
           },
         },
-        errors: mergeErrors(SERVED, QUERY),
+        errors: mergeErrors(SERVED, QUERY, ADMIN_ONLY),
       }),
     },
   };
@@ -50,7 +50,7 @@ function databasePaths(): Record<string, JsonObject> {
         tag: 'databases',
         requestBody: jsonBody('CreateDatabase', true),
         success: { 201: json('Created.', 'DatabaseCreated') },
-        errors: mergeErrors(SERVED, WITH_BODY, ENGINE, WRITE, { 400: ['INVALID_DATABASE_NAME'], 405: ['DATABASE_STATEMENT_IN_SINGLE_MODE'], 409: ['DATABASE_EXISTS'] }),
+        errors: mergeErrors(SERVED, WITH_BODY, ENGINE, WRITE, ADMIN_ONLY, { 400: ['INVALID_DATABASE_NAME'], 405: ['DATABASE_STATEMENT_IN_SINGLE_MODE'], 409: ['DATABASE_EXISTS'] }),
       }),
     },
     '/tables': {
@@ -103,7 +103,7 @@ function sqlPaths(): Record<string, JsonObject> {
       tag: 'sessions',
       parameters: ['SessionRequired'],
       success: { 200: json(commit ? 'Committed: `message` is `COMMIT`.' : 'Rolled back: `message` is `ROLLBACK`.', 'SessionEnded') },
-      errors: mergeErrors(SERVED, WITH_BODY, QUERY, ENGINE, { 400: ['SESSION_REQUIRED'], 404: ['NO_SUCH_SESSION', 'SESSION_EXPIRED'] }),
+      errors: mergeErrors(SERVED, WITH_BODY, QUERY, ENGINE, { 400: ['SESSION_REQUIRED'], 403: ['ROLE_FORBIDDEN'], 404: ['NO_SUCH_SESSION', 'SESSION_EXPIRED'] }),
     }),
   });
   return {
@@ -118,6 +118,7 @@ function sqlPaths(): Record<string, JsonObject> {
         success: { 200: json('Every statement ran: one result per statement.', { oneOf: [{ $ref: '#/components/schemas/ExecResult' }, { $ref: '#/components/schemas/ExecSessionResult' }] }) },
         errors: mergeErrors(SERVED, WITH_BODY, ONE_DATABASE, ENGINE, WRITE, {
           400: SQL_400,
+          403: ['READ_TOKEN_WRITES'],
           404: ['NO_SUCH_SESSION', 'SESSION_EXPIRED'],
           405: ['DATABASE_STATEMENT_IN_SINGLE_MODE'],
           409: ['DATABASE_EXISTS'],

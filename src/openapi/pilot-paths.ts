@@ -3,7 +3,7 @@
  * this document itself, and of the web console, in the OpenAPI document.
  */
 import type { ErrorSet, JsonObject } from './error-responses';
-import { ENGINE, json, jsonBody, mergeErrors, operation, QUERY, SERVED, WITH_BODY, WRITE } from './operation';
+import { ADMIN_ONLY, ENGINE, json, jsonBody, mergeErrors, operation, QUERY, SERVED, WITH_BODY, WRITE } from './operation';
 
 function pilotPaths(): Record<string, JsonObject> {
   return {
@@ -15,7 +15,7 @@ function pilotPaths(): Record<string, JsonObject> {
         tag: 'pilots',
         parameters: ['PilotDecision', 'PilotCommit', 'PilotSubject', 'PilotLevel', 'PilotFrom', 'PilotTo', 'Limit', 'Offset'],
         success: { 200: json('A page of pilot records.', 'PilotList') },
-        errors: mergeErrors(SERVED, QUERY, ENGINE),
+        errors: mergeErrors(SERVED, ADMIN_ONLY, QUERY, ENGINE),
       }),
       post: operation({
         operationId: 'createPilot',
@@ -30,7 +30,7 @@ function pilotPaths(): Record<string, JsonObject> {
         tag: 'pilots',
         requestBody: jsonBody('PilotRecord', true),
         success: { 201: json('Stored.', 'StoredPilot') },
-        errors: mergeErrors(SERVED, WITH_BODY, ENGINE, { 400: ['PILOT_INVALID', 'PILOT_PERSONAL_DATA'], 409: ['PILOT_SCOPE_RETIRED', 'PILOT_SAME_COMMIT'], 503: WRITE[503] ?? [] }),
+        errors: mergeErrors(SERVED, ADMIN_ONLY, WITH_BODY, ENGINE, { 400: ['PILOT_INVALID', 'PILOT_PERSONAL_DATA'], 409: ['PILOT_SCOPE_RETIRED', 'PILOT_SAME_COMMIT'], 503: WRITE[503] ?? [] }),
       }),
     },
     '/pilots/schema': {
@@ -39,7 +39,7 @@ function pilotPaths(): Record<string, JsonObject> {
         summary: 'The JSON Schema of the pilot record',
         tag: 'pilots',
         success: { 200: json('The schema (draft 2020-12).', 'PilotSchemaDocument') },
-        errors: SERVED,
+        errors: mergeErrors(SERVED, ADMIN_ONLY),
       }),
     },
     '/pilots/summary': {
@@ -50,7 +50,7 @@ function pilotPaths(): Record<string, JsonObject> {
         tag: 'pilots',
         parameters: ['GroupBy'],
         success: { 200: json('The summary.', 'PilotSummary') },
-        errors: mergeErrors(SERVED, QUERY, ENGINE),
+        errors: mergeErrors(SERVED, ADMIN_ONLY, QUERY, ENGINE),
       }),
     },
     '/pilots/{id}': {
@@ -60,7 +60,7 @@ function pilotPaths(): Record<string, JsonObject> {
         tag: 'pilots',
         parameters: ['PilotId'],
         success: { 200: json('The record.', 'StoredPilot') },
-        errors: mergeErrors(SERVED, ENGINE, { 404: ['PILOT_NOT_FOUND'] }),
+        errors: mergeErrors(SERVED, ADMIN_ONLY, ENGINE, { 404: ['PILOT_NOT_FOUND'] }),
       }),
     },
   };

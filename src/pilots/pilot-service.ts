@@ -4,6 +4,7 @@
  * stored one record at a time so that two records for a scope cannot both
  * pass the check.
  */
+import type { Principal } from '../access/principal';
 import { EngineError } from '../errors';
 import { findPersonalData } from './personal-data';
 import type { PilotRecord } from './pilot-schema';
@@ -16,9 +17,10 @@ export class PilotService {
 
   constructor(private readonly store: PilotStore) {}
 
-  create(record: unknown): Promise<StoredPilot> {
+  /** `by`: the token that sent it, named by the journal entry of the insert. */
+  create(record: unknown, by?: Principal): Promise<StoredPilot> {
     const pilot = this.check(record);
-    const created = this.tail.then(() => this.storeInSequence(pilot));
+    const created = this.tail.then(() => this.storeInSequence(pilot, by));
     this.tail = created.catch(() => undefined);
     return created;
   }
@@ -34,14 +36,14 @@ export class PilotService {
   }
 
   /** After retirar nothing more; after corregir another commit; after conservar or volver_a_pilotar anything. */
-  private async storeInSequence(pilot: PilotRecord): Promise<StoredPilot> {
+  private async storeInSequence(pilot: PilotRecord, by: Principal | undefined): Promise<StoredPilot> {
     const latest = await this.store.latestOfScope(pilot.scope);
     const scope = `${pilot.scope.level} / ${pilot.scope.subject} / ${pilot.scope.objective}`;
     if (latest?.pilot.decision === 'retirar') throw new EngineError('PILOT_SCOPE_RETIRED', { id: latest.id, scope });
     if (latest?.pilot.decision === 'corregir' && latest.pilot.commit === pilot.commit) {
       throw new EngineError('PILOT_SAME_COMMIT', { id: latest.id, commit: pilot.commit });
     }
-    return this.store.insert(pilot);
+    return this.store.insert(pilot, by);
   }
 
   async get(id: number): Promise<StoredPilot> {

@@ -4,6 +4,7 @@
  * as any other: replay restores the records with everything else. Records are
  * immutable evidence: they are only ever inserted.
  */
+import type { Principal } from '../access/principal';
 import type { BatchRunner } from '../services/batch-runner';
 import type { DatabaseLifecycle } from '../services/database-lifecycle';
 import { SYSTEM_PREFIX } from '../database-names';
@@ -86,7 +87,7 @@ export class PilotStore {
     return result?.rows ?? [];
   }
 
-  async insert(pilot: PilotRecord): Promise<StoredPilot> {
+  async insert(pilot: PilotRecord, by?: Principal): Promise<StoredPilot> {
     await this.ensure();
     const { level, subject, objective } = pilot.scope;
     const params: SqlValue[] = [pilot.date, level, subject, objective, pilot.commit, pilot.decision, JSON.stringify(pilot)];
@@ -95,7 +96,7 @@ export class PilotStore {
       'insert',
       params,
     );
-    const [result] = await this.batches.run(this.ref, [insert], false);
+    const [result] = await this.batches.run(this.ref, [insert], false, by === undefined ? {} : { call: { principal: by } });
     const row = result?.rows[0];
     if (row === undefined) throw new EngineError('INTERNAL');
     return toStored(row);

@@ -15,7 +15,7 @@ export const ROWS_MAX_LIMIT = 1000;
 /** `single`: single-DB mode, where POST /dbs is not allowed. */
 export function databaseRoutes(router: Router, bus: CommandBus, single: boolean): void {
   router.get('/dbs', async (ctx) => {
-    const list = await bus.dispatch({ type: 'list-databases' });
+    const list = await bus.dispatch({ type: 'list-databases' }, callOf(ctx));
     sendJson(ctx, 200, { ok: true, ...list });
   });
 
@@ -23,18 +23,18 @@ export function databaseRoutes(router: Router, bus: CommandBus, single: boolean)
     // The 405 of single-DB mode says what the path still allows (RFC 9110: a 405 carries Allow).
     if (single) ctx.set('Allow', 'GET, HEAD');
     const body = ctx.request.body as Record<string, unknown> | undefined;
-    const created = await bus.dispatch({ type: 'create-database', db: body?.db });
+    const created = await bus.dispatch({ type: 'create-database', db: body?.db }, callOf(ctx));
     sendJson(ctx, 201, { ok: true, ...created });
   });
 
   router.get('/tables', async (ctx) => {
-    const listed = await bus.dispatch({ type: 'list-tables', db: queryValue(ctx, 'db') });
+    const listed = await bus.dispatch({ type: 'list-tables', db: queryValue(ctx, 'db') }, callOf(ctx));
     sendJson(ctx, 200, { ok: true, ...listed });
   });
 
   router.get('/schema', async (ctx) => {
     const table = requiredQueryValue(ctx, 'table');
-    const shown = await bus.dispatch({ type: 'show-schema', db: queryValue(ctx, 'db'), table });
+    const shown = await bus.dispatch({ type: 'show-schema', db: queryValue(ctx, 'db'), table }, callOf(ctx));
     sendJson(ctx, 200, { ok: true, ...shown });
   });
 

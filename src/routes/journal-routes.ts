@@ -2,8 +2,8 @@
  * GET /journal: the statement journal as NDJSON pages, or followed live as
  * server-sent events (Accept: text/event-stream).
  *
- * Who may read it: with -token, the token holder (the auth middleware already
- * asks for it; there are no roles yet, so the token holder is the admin). A
+ * Who may read it: on a server with tokens, an admin token (app.ts's adminOnly
+ * refuses the others before this route runs). A
  * server without a token serves it only when started with -journal-feed: the
  * journal holds every statement and its parameters, which a server without a
  * token should not hand to whoever can reach its port just because it serves
@@ -14,7 +14,7 @@ import type { Context } from 'koa';
 import { EngineError } from '../errors';
 import { EventStream } from '../http/event-stream';
 import type { Metrics } from '../http/metrics';
-import type { Config } from '../options';
+import { requiresTokens, type Config } from '../options';
 import type { FeedFilter, JournalFeed } from '../services/journal-feed';
 import { JournalError } from '../../journal/reader';
 import { countQueryValue, queryValue } from './query';
@@ -28,7 +28,7 @@ const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 export function journalRoutes(router: Router, config: Config, feed: JournalFeed, metrics: Metrics): void {
   router.get('/journal', async (ctx) => {
-    if (config.token === null && !config.journalFeed) throw new EngineError('JOURNAL_FEED_FORBIDDEN');
+    if (!requiresTokens(config) && !config.journalFeed) throw new EngineError('JOURNAL_FEED_FORBIDDEN');
     if (!feed.available) throw new EngineError('NO_JOURNAL');
     const filter = filterOf(ctx);
     const since = sinceOf(ctx);

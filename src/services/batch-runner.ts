@@ -12,6 +12,7 @@ import type { CallContext, EngineHost, ExecRequest, ExecStatement, StatementResu
 import { batchEntry, type Journal } from '../../journal/journal';
 import type { JournalStatement } from '../../journal/record';
 import { sourcesOf, type JournaledRequest } from './journaled-request';
+import { stampOf } from '../access/principal';
 import type { DatabaseRef } from './database-directory';
 import { withWriteLock } from './lock-errors';
 import { WriteGroups } from './write-groups';
@@ -48,8 +49,8 @@ export class BatchRunner {
 
   async run(ref: DatabaseRef, statements: readonly ExecStatement[], readonly: boolean, options: RunOptions = {}): Promise<StatementResult[]> {
     const request: ExecRequest = { file: ref.file, statements, maxResultRows: this.options.maxResultRows, maxResultBytes: this.options.maxResultBytes, context: newBatchContext(), jsonRows: options.jsonRows === true };
-    const batch: JournaledRequest = { request, sources: options.sources ?? sourcesOf(statements) };
     const call = options.call ?? {};
+    const batch: JournaledRequest = { request, sources: options.sources ?? sourcesOf(statements), by: stampOf(call.principal) };
     if (readonly) return this.noted(ref, batch, true, () => this.engine.exec(request, call));
     if (this.journal.recordsWrites) return this.groups.run(ref, batch, call);
     return withWriteLock(this.locks, ref, this.options.lockTimeoutMs, () => this.noted(ref, batch, false, () => this.engine.exec(request, call)));
@@ -59,7 +60,7 @@ export class BatchRunner {
   private async noted(ref: DatabaseRef, batch: JournaledRequest, readonly: boolean, work: () => Promise<StatementResult[]>): Promise<StatementResult[]> {
     const started = performance.now();
     const note = (outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> =>
-      this.path.note(readonly ? 'read' : 'write', () => batchEntry({ db: ref.name, session: null, sources: batch.sources, readonly, context: batch.request.context!, ms: performance.now() - started, ...outcome }), outcome.error === undefined);
+      this.path.note(readonly ? 'read' : 'write', () => ({ ...batchEntry({ db: ref.name, session: null, sources: batch.sources, readonly, context: batch.request.context!, ms: performance.now() - started, ...outcome }), ...batch.by }), outcome.error === undefined);
     try {
       const results = await work();
       await note({ results });

@@ -9,6 +9,7 @@
 import { EngineError } from '../errors';
 import type { EngineHost } from '../engine/protocol';
 import { eventEntry } from '../../journal/journal';
+import type { TokenStamp } from '../access/principal';
 import type { DatabaseDirectory, DatabaseRef } from './database-directory';
 import { withWriteLock } from './lock-errors';
 import type { WriteLocks } from './write-locks';
@@ -23,8 +24,8 @@ export class DatabaseLifecycle {
     private readonly lockTimeoutMs: number,
   ) {}
 
-  /** Creates `name`; an existing one is 409 unless `ifNotExists` (then nothing happens). */
-  async create(name: string, ifNotExists: boolean, sql: string | null): Promise<void> {
+  /** Creates `name` (`by`: the token that asked, for the journal); an existing one is 409 unless `ifNotExists` (then nothing happens). */
+  async create(name: string, ifNotExists: boolean, sql: string | null, by: TokenStamp = {}): Promise<void> {
     const ref = this.directory.refOf(name);
     await withWriteLock(this.locks, ref, this.lockTimeoutMs, async () => {
       if (this.directory.exists(ref)) {
@@ -33,7 +34,7 @@ export class DatabaseLifecycle {
       }
       // Something that is not a database file (a planted symlink) holds the name: never open through it.
       if (this.directory.occupied(ref)) throw new EngineError('DATABASE_EXISTS', { db: name });
-      await this.path.appendThenApply(name, [{ event: 'database', entry: eventEntry('createdb', name, null, { sql }) }], {
+      await this.path.appendThenApply(name, [{ event: 'database', entry: eventEntry('createdb', name, null, { sql, ...by }) }], {
         apply: async (seq) => {
           this.directory.ensureDirectory();
           await this.engine.createDatabase(ref.file, seq ?? undefined);
@@ -46,14 +47,14 @@ export class DatabaseLifecycle {
   }
 
   /** Drops `name`; a missing one is 404 unless `ifExists`. */
-  async drop(name: string, ifExists: boolean, sql: string | null): Promise<void> {
+  async drop(name: string, ifExists: boolean, sql: string | null, by: TokenStamp = {}): Promise<void> {
     const ref = this.directory.refOf(name);
     await withWriteLock(this.locks, ref, this.lockTimeoutMs, async () => {
       if (!this.directory.exists(ref)) {
         if (ifExists) return;
         throw new EngineError('NO_SUCH_DATABASE', { db: name });
       }
-      await this.path.appendThenApply(name, [{ event: 'database', entry: eventEntry('dropdb', name, null, { sql }) }], {
+      await this.path.appendThenApply(name, [{ event: 'database', entry: eventEntry('dropdb', name, null, { sql, ...by }) }], {
         apply: async () => this.remove(ref),
         discard: async () => undefined,
         tookEffect: async () => !this.directory.exists(ref),

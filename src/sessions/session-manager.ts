@@ -12,6 +12,7 @@ import type { Release, WriteLocks } from '../services/write-locks';
 import { acquireWriteLock } from '../services/lock-errors';
 import { newBatchContext } from '../engine/deterministic-functions';
 import { batchEntry, eventEntry, type RollbackReason } from '../../journal/journal';
+import { stampOf, type Principal, type TokenStamp } from '../access/principal';
 import type { JournalStatement } from '../../journal/record';
 import { sourcesOf } from '../services/journaled-request';
 import { isJournalUnavailable, journalUnavailable, type WritePath } from '../services/write-path';
@@ -41,6 +42,9 @@ interface ActiveSession {
   settle: () => void;
   lastUsedMs: number;
   inFlight: number;
+  /** The token that opened it, if any: only it may use the session, and its entries name it. */
+  readonly owner: Principal | undefined;
+  readonly by: TokenStamp;
   /** A commit is under way: no request may use the session meanwhile. */
   ending: boolean;
   timer: Timer | undefined;
@@ -69,19 +73,19 @@ export class SessionManager {
     this.clock = options.clock ?? systemClock;
   }
 
-  async begin(ref: DatabaseRef): Promise<SessionInfo> {
+  async begin(ref: DatabaseRef, owner?: Principal): Promise<SessionInfo> {
     this.expireIfIdle();
-    if (this.active !== null || this.opening) throw this.busyError();
+    if (this.active !== null || this.opening) throw this.busyError(owner);
     this.opening = true;
     try {
       const release = await acquireWriteLock(this.locks, ref, 'session', this.options.lockTimeoutMs);
       const engine = await this.prepare(ref, release);
       const id = newSessionId();
-      const settle = await this.path.appendHeld('session', eventEntry('begin', ref.name, id)).catch(async (error: unknown) => {
+      const settle = await this.path.appendHeld('session', eventEntry('begin', ref.name, id, stampOf(owner))).catch(async (error: unknown) => {
         await engine.end(false).finally(release);
         throw error;
       });
-      const session: ActiveSession = { id, ref, engine, release, settle, lastUsedMs: this.clock.now(), inFlight: 0, ending: false, timer: undefined };
+      const session: ActiveSession = { id, ref, engine, release, settle, owner, by: stampOf(owner), lastUsedMs: this.clock.now(), inFlight: 0, ending: false, timer: undefined };
       engine.onLost(() => this.lose(session));
       this.active = session;
       this.armTimer(session);
@@ -120,14 +124,14 @@ export class SessionManager {
    * deadline, its client gone: `call`) ends the session with it.
    */
   async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[], readonly: boolean, options: { jsonRows?: boolean; sources?: readonly JournalStatement[]; call?: CallContext } = {}): Promise<{ results: StatementResult[]; info: SessionInfo }> {
-    const session = this.find(id);
+    const session = this.find(id, options.call?.principal);
     if (db !== undefined && db.file !== session.ref.file) throw new EngineError('SESSION_OTHER_DATABASE', { session: id, db: session.ref.name });
     session.inFlight++;
     const context = newBatchContext();
     const started = performance.now();
     const sources = options.sources ?? sourcesOf(statements);
     const record = async (outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> => {
-      const entry = batchEntry({ db: session.ref.name, session: id, sources, readonly, context, ms: performance.now() - started, ...outcome });
+      const entry = { ...batchEntry({ db: session.ref.name, session: id, sources, readonly, context, ms: performance.now() - started, ...outcome }), ...session.by };
       if (readonly) return this.path.note('read', entry);
       await this.path.appendThenApply(session.ref.name, [{ event: 'write', entry }], { apply: async () => undefined, discard: async () => undefined }).catch(async (error: unknown) => {
         if (!isJournalUnavailable(error)) throw error;
@@ -158,8 +162,8 @@ export class SessionManager {
    * and the client may commit again. If the commit itself fails, its entry is
    * voided and the session is gone.
    */
-  async end(id: string, commit: boolean): Promise<DatabaseRef> {
-    const session = this.find(id);
+  async end(id: string, commit: boolean, by?: Principal): Promise<DatabaseRef> {
+    const session = this.find(id, by);
     session.timer?.cancel();
     session.ending = true;
     session.inFlight++;
@@ -183,7 +187,7 @@ export class SessionManager {
   }
 
   private async commit(session: ActiveSession): Promise<void> {
-    await this.path.appendThenApply(session.ref.name, [{ event: 'session', entry: eventEntry('commit', session.ref.name, session.id) }], {
+    await this.path.appendThenApply(session.ref.name, [{ event: 'session', entry: eventEntry('commit', session.ref.name, session.id, session.by) }], {
       apply: (seq) => session.engine.end(true, seq ?? undefined),
       discard: async () => undefined,
       tookEffect: async (seq) => (await this.engine.journalPosition(session.ref.file)).applied >= seq,
@@ -194,7 +198,7 @@ export class SessionManager {
     try {
       await session.engine.end(false);
     } finally {
-      await this.path.note('session', eventEntry('rollback', session.ref.name, session.id, { reason }));
+      await this.path.note('session', eventEntry('rollback', session.ref.name, session.id, { reason, ...session.by }));
     }
   }
 
@@ -203,10 +207,16 @@ export class SessionManager {
     return this.find(id).ref;
   }
 
-  private find(id: string): ActiveSession {
+  /**
+   * The open session of that id, for `by`. Another token's session is "no
+   * such session": its id reveals nothing, not even that it exists.
+   */
+  private find(id: string, by?: Principal): ActiveSession {
     this.expireIfIdle();
     const session = this.active;
-    if (session !== null && session.id === id && !session.ending) return session;
+    const owned = session?.owner === undefined || session.owner.id === by?.id;
+    if (session !== null && session.id === id && !session.ending && owned) return session;
+    if (session !== null && session.id === id && !owned) throw new EngineError('NO_SUCH_SESSION', { session: id });
     if (this.expired.includes(id)) throw new EngineError('SESSION_EXPIRED', { session: id, seconds: Math.round(this.options.idleTimeoutMs / 1000) });
     throw new EngineError('NO_SUCH_SESSION', { session: id });
   }
@@ -219,11 +229,13 @@ export class SessionManager {
     return Math.max(0, Math.ceil((session.lastUsedMs + this.options.idleTimeoutMs - this.clock.now()) / 1000));
   }
 
-  private busyError(): EngineError {
+  /** Another token's session is not named: that a session is open can be told, not on which database. */
+  private busyError(asking?: Principal): EngineError {
     const session = this.active;
     if (session === null) return new EngineError('SESSION_ACTIVE', { db: 'a database', seconds: 1 }, { retryAfter: 1 });
     const seconds = this.secondsLeft(session);
-    return new EngineError('SESSION_ACTIVE', { db: session.ref.name, seconds }, { retryAfter: Math.max(1, seconds) });
+    const db = session.owner === undefined || session.owner.id === asking?.id ? session.ref.name : 'a database';
+    return new EngineError('SESSION_ACTIVE', { db, seconds }, { retryAfter: Math.max(1, seconds) });
   }
 
   /** A statement that stopped the session's engine ended the session too; the error says so. */
@@ -264,7 +276,7 @@ export class SessionManager {
   private lose(session: ActiveSession): void {
     if (this.active !== session || session.ending) return;
     this.close(session);
-    void this.path.note('session', eventEntry('rollback', session.ref.name, session.id, { reason: 'engine-lost' }));
+    void this.path.note('session', eventEntry('rollback', session.ref.name, session.id, { reason: 'engine-lost', ...session.by }));
   }
 
   /** Forgets the session and frees its database; its engine is gone or being rolled back. */

@@ -2,6 +2,7 @@
 import { EngineError } from '../../errors';
 import type { EngineHost } from '../../engine/protocol';
 import { normalizeDatabaseName } from '../../database-names';
+import { stampOf } from '../../access/principal';
 import type { DatabaseDirectory } from '../../services/database-directory';
 import type { DatabaseLifecycle } from '../../services/database-lifecycle';
 import type { Handlers } from '../command-bus';
@@ -20,10 +21,10 @@ export function databaseHandlers({ directory, lifecycle, engine }: DatabaseHandl
       const dbs = directory.list();
       return directory.single ? { mode: 'single-db', dbs, single: dbs[0]! } : { mode: 'multi-db', dbs };
     },
-    'create-database': async ({ db }) => {
+    'create-database': async ({ db }, call) => {
       if (directory.single) throw new EngineError('DATABASE_STATEMENT_IN_SINGLE_MODE', { detail: 'creating a database' });
       const name = normalizeDatabaseName(db);
-      await lifecycle.create(name, false, null);
+      await lifecycle.create(name, false, null, stampOf(call.principal));
       return { db: name };
     },
     'list-tables': async ({ db }) => {

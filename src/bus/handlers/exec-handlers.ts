@@ -5,7 +5,9 @@
  */
 import { EngineError } from '../../errors';
 import type { ClassifiedStatement } from '../../engine/dialect/statement';
-import type { ExecStatement, StatementResult } from '../../engine/protocol';
+import type { CallContext, ExecStatement, StatementResult } from '../../engine/protocol';
+import { stampOf, type Principal } from '../../access/principal';
+import { batchAccess, visibleDatabases } from '../access';
 import type { BatchRunner } from '../../services/batch-runner';
 import { normalizeDatabaseName } from '../../database-names';
 import type { DatabaseDirectory } from '../../services/database-directory';
@@ -30,7 +32,8 @@ export function execHandlers(deps: ExecHandlerDeps): Pick<Handlers, 'exec'> {
   const { directory, batches, sessions } = deps;
   return {
     exec: async (command, call) => {
-      const batch = await parseOrJournal(deps, command);
+      const batch = await parseOrJournal(deps, command, call);
+      batchAccess(call.principal, batch);
       const statements = batch.statements.map(toExecStatement);
       const options = { jsonRows: true, sources: command.sources, call };
       if (command.session !== undefined) {
@@ -39,7 +42,7 @@ export function execHandlers(deps: ExecHandlerDeps): Pick<Handlers, 'exec'> {
         const { results, info } = await sessions.exec(command.session, named ? undefined : directory.resolve(command.db), statements, batch.readonly, options);
         return { db: info.db, results, session: info };
       }
-      if (batch.level === 'database') return { db: null, results: await runDatabaseLevel(deps, batch.statements) };
+      if (batch.level === 'database') return { db: null, results: await runDatabaseLevel(deps, batch.statements, call) };
       const ref = directory.resolve(command.db);
       return { db: ref.name, results: await batches.run(ref, statements, batch.readonly, options) };
     },
@@ -51,14 +54,14 @@ export function execHandlers(deps: ExecHandlerDeps): Pick<Handlers, 'exec'> {
  * failed batch too: it is journaled, so that alerts keyed on its class fire.
  * It ran nowhere, so it names no session and replay skips it.
  */
-async function parseOrJournal({ directory, writePath, maxStatements }: ExecHandlerDeps, command: CommandOf<'exec'>): Promise<Batch> {
+async function parseOrJournal({ directory, writePath, maxStatements }: ExecHandlerDeps, command: CommandOf<'exec'>, call: CallContext): Promise<Batch> {
   try {
     return parseBatch(command.sources, maxStatements);
   } catch (error) {
     if (error instanceof EngineError) {
       const statements = command.sources.map(({ sql, params }) => (params === undefined ? { sql } : { sql, params }));
       const db = typeof command.db === 'string' ? tryNormalize(command.db) : directory.single ? directory.list()[0] ?? null : null;
-      await writePath.note('write', { db, session: null, kind: 'exec', sql: sqlOf(statements), statements, ok: false, ms: 0, ...errorFields(error) });
+      await writePath.note('write', { db, session: null, kind: 'exec', sql: sqlOf(statements), statements, ok: false, ms: 0, ...errorFields(error), ...stampOf(call.principal) });
     }
     throw error;
   }
@@ -73,11 +76,11 @@ function tryNormalize(db: string): string | null {
 }
 
 /** Database-level statements run one by one against the data directory. */
-async function runDatabaseLevel(deps: ExecHandlerDeps, statements: readonly ParsedStatement[]): Promise<StatementResult[]> {
+async function runDatabaseLevel(deps: ExecHandlerDeps, statements: readonly ParsedStatement[], call: CallContext): Promise<StatementResult[]> {
   const results: StatementResult[] = [];
   for (const [index, { statement }] of statements.entries()) {
     try {
-      results.push(await runDatabaseStatement(deps, statement));
+      results.push(await runDatabaseStatement(deps, statement, call.principal));
     } catch (error) {
       if (error instanceof EngineError) error.statement = index;
       throw error;
@@ -86,14 +89,14 @@ async function runDatabaseLevel(deps: ExecHandlerDeps, statements: readonly Pars
   return results;
 }
 
-async function runDatabaseStatement({ directory, lifecycle }: ExecHandlerDeps, statement: ClassifiedStatement): Promise<StatementResult> {
+async function runDatabaseStatement({ directory, lifecycle }: ExecHandlerDeps, statement: ClassifiedStatement, principal: Principal | undefined): Promise<StatementResult> {
   if (directory.single) {
     throw new EngineError('DATABASE_STATEMENT_IN_SINGLE_MODE', { detail: statement.sql.split(/\s+/).slice(0, 2).join(' ').toUpperCase() });
   }
-  if (statement.kind === 'show-databases') return { columns: ['name'], rows: directory.list().map((name) => [name]) };
+  if (statement.kind === 'show-databases') return { columns: ['name'], rows: visibleDatabases(principal, directory.list()).map((name) => [name]) };
   const name = normalizeDatabaseName(statement.database);
-  if (statement.kind === 'create-database') await lifecycle.create(name, statement.ifNotExists === true, statement.sql);
-  else await lifecycle.drop(name, statement.ifExists === true, statement.sql);
+  if (statement.kind === 'create-database') await lifecycle.create(name, statement.ifNotExists === true, statement.sql, stampOf(principal));
+  else await lifecycle.drop(name, statement.ifExists === true, statement.sql, stampOf(principal));
   return { columns: [], rows: [], message: 'OK', changes: 0 };
 }
 

@@ -5,9 +5,9 @@ import type { Handlers } from '../command-bus';
 
 export function sessionHandlers(directory: DatabaseDirectory, sessions: SessionManager): Pick<Handlers, 'begin-session' | 'end-session'> {
   return {
-    'begin-session': ({ db }) => sessions.begin(directory.resolve(db)),
-    'end-session': async ({ session, commit }) => {
-      const ref = await sessions.end(session, commit);
+    'begin-session': ({ db }, call) => sessions.begin(directory.resolve(db), call.principal),
+    'end-session': async ({ session, commit }, call) => {
+      const ref = await sessions.end(session, commit, call.principal);
       return { db: ref.name, message: commit ? 'COMMIT' : 'ROLLBACK' };
     },
   };

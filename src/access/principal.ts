@@ -1,0 +1,71 @@
+/**
+ * Who sent a request, once its token is known: a role and the databases it
+ * may touch. Pure: the token registry makes principals, the HTTP layer and
+ * the command bus ask them questions.
+ */
+
+/** Ordered: each role may do everything the one before it may. */
+export const ROLES = ['read', 'write', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Principal {
+  /** Stable, never secret: what the journal and the engine shares key on. */
+  readonly id: string;
+  readonly name: string;
+  readonly role: Role;
+  /** Database names or `*` globs, without `.db`. An admin touches every database whatever this says. */
+  readonly databases: readonly string[];
+}
+
+/** The -token holder. */
+export const ADMIN_PRINCIPAL: Principal = Object.freeze({ id: 'admin', name: 'admin', role: 'admin', databases: Object.freeze(['*']) });
+
+/** The fields a journal entry carries about who ran it (never the secret). */
+export interface TokenStamp {
+  tokenId?: string;
+  tokenName?: string;
+}
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+}
+
+export function hasRole(principal: Principal, needed: Role): boolean {
+  return ROLES.indexOf(principal.role) >= ROLES.indexOf(needed);
+}
+
+/** A pattern of a token's databases: a client name where `*` stands for any run of characters. */
+const PATTERN = /^[a-z0-9_*-]{1,64}$/;
+
+/** Lower-cased and without `.db`, or null when it is not a pattern. */
+export function normalizePattern(raw: unknown): string | null {
+  if (typeof raw !== 'string') return null;
+  const pattern = raw.trim().toLowerCase().replace(/\.db$/, '');
+  return PATTERN.test(pattern) ? pattern : null;
+}
+
+/** Whether `name` (with or without `.db`) matches the glob; only `*` is special. */
+export function matchesPattern(pattern: string, name: string): boolean {
+  const base = name.toLowerCase().replace(/\.db$/, '');
+  const parts = pattern.split('*');
+  if (parts.length === 1) return base === pattern;
+  const first = parts[0] as string;
+  const last = parts[parts.length - 1] as string;
+  if (base.length < first.length + last.length || !base.startsWith(first) || !base.endsWith(last)) return false;
+  let at = first.length;
+  const end = base.length - last.length;
+  for (const middle of parts.slice(1, -1)) {
+    const found = base.indexOf(middle, at);
+    if (found < 0 || found + middle.length > end) return false;
+    at = found + middle.length;
+  }
+  return true;
+}
+
+export function mayTouch(principal: Principal, db: string): boolean {
+  return principal.role === 'admin' || principal.databases.some((pattern) => matchesPattern(pattern, db));
+}
+
+export function stampOf(principal: Principal | undefined): TokenStamp {
+  return principal === undefined ? {} : { tokenId: principal.id, tokenName: principal.name };
+}

@@ -1,0 +1,18 @@
+/**
+ * Refuses a command its token may not send (see ../access.ts), before any
+ * handler runs, and narrows a database list to what the token may see.
+ */
+import type { DatabaseDirectory } from '../../services/database-directory';
+import { commandAccess, visibleList } from '../access';
+import type { Middleware } from '../command-bus';
+import type { DatabaseList } from '../commands';
+
+export function authorize(directory: DatabaseDirectory): Middleware {
+  return async function authorizeCommand(command, call, next) {
+    const principal = call.principal;
+    if (principal === undefined) return next();
+    commandAccess(principal, command, directory);
+    const result = await next();
+    return command.type === 'list-databases' ? visibleList(principal, result as DatabaseList) : result;
+  };
+}
