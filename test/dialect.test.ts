@@ -176,15 +176,55 @@ t.test('rejects statements that reach outside the database', async (t) => {
 t.test('rejects unsupported statements by name', async (t) => {
   const cases: Array<[string, string]> = [
     ['REINDEX', 'REINDEX'], ['analyze', 'ANALYZE'], ['explain select 1', 'EXPLAIN'],
-    ['create view v as select 1', 'CREATE VIEW'], ['create trigger tr after insert on t begin select 1; end', 'CREATE TRIGGER'],
     ['create virtual table v using fts5(a)', 'CREATE VIRTUAL TABLE'], ['create temp table t (a INT)', 'CREATE TEMP TABLE'],
     ['create temporary view v as select 1', 'CREATE TEMP VIEW'], ['create table temp.t (a INT)', 'CREATE TEMP TABLE'],
-    ['drop view v', 'DROP VIEW'], ['drop trigger tr', 'DROP TRIGGER'],
+    ['create view temp.v as select 1', 'CREATE TEMP VIEW'], ['create view if not exists "TEMP".v as select 1', 'CREATE TEMP VIEW'],
+    ['create temp trigger tr after insert on t begin select 1; end', 'CREATE TEMP TRIGGER'],
+    ['CREATE TRIGGER [Temp].tr AFTER INSERT ON t BEGIN SELECT 1; END', 'CREATE TEMP TRIGGER'],
   ];
   for (const [sql, detail] of cases) {
     t.throws(() => classifyStatement(sql), { code: UNSUPPORTED, params: { detail } }, sql);
   }
   t.equal(codeOf(() => classifyStatement('create table t2 as select * from t')), UNSUPPORTED);
+});
+
+t.test('classifies views and triggers, with IF [NOT] EXISTS', async (t) => {
+  const cases: Array<[string, string, Record<string, boolean>]> = [
+    ['create view v as select 1', 'create-view', { ifNotExists: false }],
+    ['CREATE VIEW IF NOT EXISTS main.v (a, b) AS SELECT 1, 2', 'create-view', { ifNotExists: true }],
+    ['create trigger tr after insert on t begin insert into u values (new.a); delete from w; end', 'create-trigger', { ifNotExists: false }],
+    ['CREATE TRIGGER IF NOT EXISTS tr INSTEAD OF INSERT ON v BEGIN SELECT 1; END;', 'create-trigger', { ifNotExists: true }],
+    ['drop view v', 'drop-view', { ifExists: false }], ['DROP VIEW IF EXISTS main.v', 'drop-view', { ifExists: true }],
+    ['drop trigger tr', 'drop-trigger', { ifExists: false }], ['drop trigger if exists "tr"', 'drop-trigger', { ifExists: true }],
+  ];
+  for (const [sql, kind, flags] of cases) {
+    const stmt = classifyStatement(sql);
+    t.equal(stmt.kind, kind, sql);
+    t.equal(stmt.level, 'table', sql);
+    t.equal(stmt.readonly, false, sql);
+    t.match(stmt, flags, sql);
+  }
+});
+
+t.test('refuses a statement after a trigger\'s END, and anything after a dropped name', async (t) => {
+  t.equal(codeOf(() => classifyStatement('create trigger tr after insert on t begin select 1; end; drop table t')), SYNTAX);
+  t.equal(codeOf(() => classifyStatement('drop view v w')), SYNTAX);
+  t.equal(codeOf(() => classifyStatement('drop trigger if exists')), SYNTAX);
+});
+
+t.test('refuses the schema table anywhere in a view or a trigger, in any spelling', async (t) => {
+  for (const sql of ['create view v as select * from sqlite_schema', 'CREATE VIEW v AS SELECT name FROM main."SQLITE_MASTER"',
+    "create view v as select * from t where a in (select name from 'sqlite_schema')",
+    'create trigger tr after insert on t begin insert into u select name from [sqlite_master]; end',
+    'create view v as select * from t, sqlite_temp_master']) {
+    t.equal(codeOf(() => classifyStatement(sql)), FORBIDDEN, sql);
+  }
+  t.equal(kindOf('select * from sqlite_schema'), 'select', 'a direct read is still allowed');
+});
+
+t.test('reads a trigger body statement by statement, and RAISE\'s message as a value', async (t) => {
+  t.equal(codeOf(() => classifyStatement('create trigger tr after insert on t begin select 1 from t; insert into \'_sqlscribe_meta\' values (1); end')), FORBIDDEN);
+  t.equal(kindOf("create trigger tr before insert on t begin select raise(abort, 'pragma_x is not allowed here'); end"), 'create-trigger');
 });
 
 t.test('rejects unrecognizable statements as syntax errors', async (t) => {

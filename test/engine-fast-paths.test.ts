@@ -119,6 +119,17 @@ t.test('runs a point read in-process only on the whole key of a STRICT table wit
   t.equal(read('SELECT * FROM g WHERE id = 1'), undefined, 'generated columns');
 });
 
+t.test('never runs a read of a view in-process, whatever the view reads', async (t) => {
+  const { engine, file } = setUp(t, 'CREATE TABLE t (id INT PRIMARY KEY, v TEXT)', 'CREATE VIEW w AS SELECT id, v FROM t', "INSERT INTO t VALUES (1, 'one')");
+  t.equal(engine.execBoundedRead(request(file, 'SELECT * FROM w WHERE id = 1')), undefined, 'a view is not a point read');
+  t.same(engine.exec(request(file, 'SELECT * FROM w WHERE id = 1'))[0]?.rows, [[1, 'one']], 'it runs on the ordinary path');
+  const page = engine.rows({ file, table: 'w', limit: 5, offset: 0, after: null });
+  t.equal(page.total, 1);
+  engine.exec(request(file, "INSERT INTO t VALUES (2, 'two')"));
+  t.equal(engine.rows({ file, table: 'w', limit: 5, offset: 0, after: null }).total, 2, 'a view\'s count follows its table');
+  t.equal(page.next, null, 'a view gives no cursor');
+});
+
 t.test('the cached row count follows writes from this connection and from others', async (t) => {
   const { engine, file } = setUp(t, 'CREATE TABLE t (id INT PRIMARY KEY)', 'INSERT INTO t VALUES (1), (2)');
   const other = new Engine();

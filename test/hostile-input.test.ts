@@ -419,6 +419,30 @@ t.test('refuses more statements than -max-statements with 6001', async (tt) => {
   await aftermath(tt);
 });
 
+t.test('keeps triggers and views from reaching outside, looping or running away', async (tt) => {
+  tt.equal((await server.post('/dbs', { db: 'triggers' })).status, 201);
+  await exec('triggers', 'CREATE TABLE a (v INT); CREATE TABLE b (v INT); CREATE TABLE c (v INT)');
+  const file = `/tmp/${newToken()}.db`;
+  for (const sql of [`CREATE TRIGGER x AFTER INSERT ON a BEGIN ATTACH '${file}' AS x; END`, `CREATE TRIGGER x AFTER INSERT ON a BEGIN VACUUM INTO '${file}'; END`,
+    'CREATE TRIGGER x AFTER INSERT ON a BEGIN PRAGMA writable_schema = 1; END', `CREATE VIEW x AS SELECT * FROM a; ATTACH '${file}' AS y`]) {
+    tt.equal((await exec('triggers', sql)).status, 400, sql);
+  }
+  await exec('triggers', "CREATE TRIGGER ext AFTER INSERT ON c BEGIN SELECT load_extension('/tmp/nothing'); END");
+  tt.equal((await exec('triggers', 'INSERT INTO c VALUES (1)')).status, 400, 'load_extension() in a trigger is refused when it fires');
+  await exec('triggers', 'CREATE TRIGGER ab AFTER INSERT ON a BEGIN INSERT INTO b VALUES (new.v + 1); END; CREATE TRIGGER ba AFTER INSERT ON b BEGIN INSERT INTO a VALUES (new.v + 1); END');
+  const pingPong = await exec('triggers', 'INSERT INTO a VALUES (1); SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM b)');
+  tt.strictSame(pingPong.body?.results?.[1]?.rows, [[2, 1]], 'two triggers firing each other stop: SQLite never fires a trigger already running');
+  await exec('triggers', 'CREATE TRIGGER forever AFTER INSERT ON c BEGIN SELECT (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n); END; DROP TRIGGER ext');
+  isError(tt, await exec('triggers', 'INSERT INTO c VALUES (2)'), 400, 6007, 'a trigger that never ends is stopped at -query-timeout');
+  tt.strictSame((await exec('triggers', 'SELECT count(*) FROM c')).body?.results?.[0]?.rows, [[0]], 'and its insert was rolled back');
+  await exec('triggers', 'CREATE VIEW endless AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x FROM n');
+  const listed = await server.get('/tables?db=triggers');
+  tt.equal(listed.status, 200, '/tables describes a view that never ends without reading it');
+  tt.strictSame(listed.body?.tables?.find((table: { name: string }) => table.name === 'endless')?.columns?.map((column: { name: string }) => column.name), ['x']);
+  isError(tt, await server.get('/rows?db=triggers&table=endless'), 400, 6007, '/rows of a view that never ends is stopped at -query-timeout');
+  await aftermath(tt);
+});
+
 t.test('handles 2000 empty statements', async (tt) => {
   const empties = await exec('victim', ';'.repeat(2000));
   tt.ok(empties.status === 200 || (empties.status === 400 && empties.body?.code === 1005), `only semicolons: ${empties.status} ${empties.text.slice(0, 200)}`);

@@ -500,7 +500,7 @@ t.test('rejects ATTACH, DETACH, VACUUM and PRAGMA with 1003', async (tt) => {
   tt.strictSame(leaked, [], 'no file was created');
 });
 
-t.test('rejects REINDEX, ANALYZE, EXPLAIN, CREATE VIEW and CREATE TRIGGER with 1002', async (tt) => {
+t.test('rejects REINDEX, ANALYZE, EXPLAIN and TEMP views and triggers with 1002', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY)');
   await expectRejected(tt, db, [
     'REINDEX',
@@ -508,8 +508,8 @@ t.test('rejects REINDEX, ANALYZE, EXPLAIN, CREATE VIEW and CREATE TRIGGER with 1
     'ANALYZE',
     'EXPLAIN SELECT 1',
     'EXPLAIN QUERY PLAN SELECT * FROM t',
-    'CREATE VIEW v AS SELECT * FROM t',
-    'CREATE TRIGGER tr AFTER INSERT ON t BEGIN DELETE FROM t; END',
+    'CREATE TEMP VIEW v AS SELECT * FROM t',
+    'CREATE TEMPORARY TRIGGER tr AFTER INSERT ON t BEGIN DELETE FROM t; END',
   ], 1002);
   tt.strictSame(await rowsOf(tt, db, "SELECT name FROM sqlite_schema WHERE type IN ('view', 'trigger')"), []);
 });

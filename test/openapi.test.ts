@@ -347,12 +347,17 @@ async function databasesAndTables(tt: Test, server: TestServer): Promise<void> {
     'CREATE TABLE classes (code TEXT PRIMARY KEY, room INT)',
     "CREATE TABLE pupils (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, age INT DEFAULT 12, score FLOAT DEFAULT NULL, enrolled BOOL DEFAULT TRUE, class TEXT REFERENCES classes(code) ON DELETE CASCADE, joined TEXT DEFAULT CURRENT_TIMESTAMP)",
     'CREATE INDEX pupils_age ON pupils (age)',
+    'CREATE VIEW class_sizes AS SELECT class, count(*) AS n FROM pupils GROUP BY class',
+    'CREATE TRIGGER pupils_touch AFTER UPDATE ON pupils BEGIN SELECT 1; END',
     "INSERT INTO classes VALUES ('7A', 12)",
     "INSERT INTO pupils (name, age, score, class) VALUES ('Ana', 12, 6.5, '7A'), ('Bruno', 13, NULL, NULL), ('Carla', NULL, 5, '7A')",
   ].join('; ');
   await c('POST', '/exec', { body: { db: 'school', sql: ddl }, status: 200 });
   await c('GET', '/tables?db=school', { status: 200 });
   await c('GET', '/schema?db=school&table=pupils', { status: 200 });
+  await c('GET', '/schema?db=school&table=class_sizes', { status: 200 });
+  await c('GET', '/rows?db=school&table=class_sizes&limit=1', { status: 200 });
+  await c('GET', '/rows?db=school&table=class_sizes&after=eyJ2IjoxfQ', { status: 400, code: 1021 });
   await c('GET', '/schema?db=school', { status: 400, code: 1008 });
   await c('GET', '/schema?db=school&table=teachers', { status: 404, code: 2002 });
   await c('GET', '/schema?table=pupils', { status: 400, code: 7003 });

@@ -9,8 +9,9 @@
  * compared with what one plain better-sqlite3 connection answers for the same
  * statements on a copy of the database.
  *
- * Views are not part of the sequence: the dialect refuses CREATE VIEW
- * (checked below), so no engine can cache one.
+ * Views and triggers are part of the sequence: a process that kept a view's
+ * columns, or prepared a write before a trigger was made or dropped, would
+ * answer differently from the plain connection.
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -19,7 +20,8 @@ import { startServer, type TestServer } from './helpers/server';
 import { sleep } from './helpers/assertions';
 import { scratchDir } from './helpers/scratch-dir';
 
-t.setTimeout(120_000);
+// 23 steps a round, each behind up to three slow reads: minutes on a loaded machine.
+t.setTimeout(300_000);
 
 const ENGINE_PROCESSES = 4;
 /** Long enough to keep a process busy through one step (a few short requests), even on a loaded machine. */
@@ -29,6 +31,7 @@ type Outcome = { ok: true; columns: string[]; rows: unknown[][] } | { ok: false 
 
 interface TableShape {
   name: string;
+  kind: string;
   columns: string[];
   pk: string[];
   indexes: string[];
@@ -53,20 +56,22 @@ class Reference {
   }
 
   tables(): TableShape[] {
-    const names = this.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_sqlscribe%' ESCAPE '\\' ORDER BY name").pluck().all() as string[];
-    return names.map((name) => this.table(name));
+    const sql = "SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_sqlscribe%' ESCAPE '\\' ORDER BY name";
+    const objects = this.db.prepare(sql).all() as Array<{ type: string; name: string }>;
+    return objects.map((object) => this.table(object.name, object.type));
   }
 
-  table(name: string): TableShape {
+  table(name: string, kind: string): TableShape {
     const columns = this.db.prepare('SELECT name, pk FROM pragma_table_xinfo(?) ORDER BY cid').all(name) as Array<{ name: string; pk: number }>;
     const indexes = this.db.prepare("SELECT name FROM pragma_index_list(?) WHERE origin = 'c' ORDER BY name").pluck().all(name) as string[];
     const pk = columns.filter((column) => column.pk > 0).sort((a, b) => a.pk - b.pk).map((column) => column.name);
-    return { name, columns: columns.map((column) => column.name), pk, indexes };
+    return { name, kind, columns: columns.map((column) => column.name), pk, indexes };
   }
 
   rows(name: string, order: string): { total: number; columns: string[]; rows: unknown[][] } {
     const total = this.db.prepare(`SELECT count(*) FROM "${name}"`).pluck().get() as number;
-    const page = this.db.prepare(`SELECT * FROM "${name}" ORDER BY ${order} LIMIT 100`);
+    // A view is read in its own order, as /rows reads it.
+    const page = this.db.prepare(`SELECT * FROM "${name}"${order === '' ? '' : ` ORDER BY ${order}`} LIMIT 100`);
     return { total, columns: page.columns().map((column) => column.name), rows: page.raw(true).all() as unknown[][] };
   }
 }
@@ -75,6 +80,7 @@ function shapeOf(record: any): TableShape {
   const columns = (record.columns as Array<{ name: string; pk: boolean }>) ?? [];
   return {
     name: record.name,
+    kind: record.kind,
     columns: columns.map((column) => column.name),
     pk: record.primaryKey === '' ? [] : String(record.primaryKey).split(','),
     indexes: ((record.indexes as Array<{ name: string }>) ?? []).map((index) => index.name).sort(),
@@ -85,16 +91,26 @@ function shapeOf(record: any): TableShape {
 function sequence(round: number): string[] {
   const other = round % 2 === 1;
   return [
+    'DROP VIEW IF EXISTS v',
     'DROP TABLE IF EXISTS t',
     other ? 'CREATE TABLE t (id INT PRIMARY KEY, y TEXT, x INT)' : 'CREATE TABLE t (id INT PRIMARY KEY, x INT)',
     'CREATE INDEX i ON t (x)',
+    other ? 'CREATE VIEW v AS SELECT id, y, x FROM t' : 'CREATE VIEW v AS SELECT id, x FROM t',
     other ? "INSERT INTO t (id, y, x) VALUES (1, 'a', 10), (2, 'b', 20)" : 'INSERT INTO t (id, x) VALUES (1, 10), (2, 20)',
+    'SELECT * FROM v ORDER BY id',
     'SELECT * FROM t ORDER BY id',
     'SELECT * FROM t WHERE id = 1',
     `ALTER TABLE t ADD COLUMN z${round} TEXT`,
     'SELECT * FROM t ORDER BY id',
+    'CREATE TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET x = x + 1 WHERE id = new.id; END',
     `INSERT INTO t (id, x, z${round}) VALUES (3, 30, 'c')`,
     'SELECT * FROM t WHERE id = 3',
+    'DROP TRIGGER tr',
+    'INSERT INTO t (id, x) VALUES (4, 40)',
+    'SELECT * FROM t WHERE id = 4',
+    'DROP VIEW v',
+    `CREATE VIEW v AS SELECT id, z${round} FROM t`,
+    'SELECT * FROM v ORDER BY id',
     'DROP INDEX i',
     `CREATE INDEX i ON t (z${round})`,
     `SELECT id, x FROM t WHERE z${round} = 'c'`,
@@ -121,9 +137,6 @@ t.test('DDL and the statements that depend on it give a single connection\'s ans
   // Every process reads the database once, and all four are started.
   await Promise.all(Array.from({ length: ENGINE_PROCESSES }, () => server.exec('work', 'SELECT count(*) FROM sqlite_schema')));
   await Promise.all(Array.from({ length: ENGINE_PROCESSES }, () => server.exec('busy', SLOW_READ)));
-
-  const view = await server.exec('work', 'CREATE VIEW v AS SELECT 1');
-  tt.equal(view.status, 400, `views are refused by the dialect, so they are left out: ${view.text}`);
 
   const live = new Database(path.join(dataDir, 'work.db'), { readonly: true });
   const copy = path.join(dir, 'reference.db');
@@ -155,6 +168,17 @@ t.test('DDL and the statements that depend on it give a single connection\'s ans
         const rows = await server.get('/rows?db=work&table=t&limit=100');
         const page = { total: rows.body?.total, columns: rows.body?.columns, rows: rows.body?.rows };
         if (!tt.strictSame(page, reference.rows('t', table.pk.map((name) => `"${name}"`).join(', ') || 'rowid'), `${label}: /rows`)) mismatches++;
+      }
+      if (reference.tables().some((candidate) => candidate.name === 'v')) {
+        const viewSchema = await server.get('/schema?db=work&table=v');
+        if (!tt.strictSame(shapeOf(viewSchema.body?.table ?? {}), reference.table('v', 'view'), `${label}: /schema of the view`)) mismatches++;
+        // A view without ORDER BY comes in its query plan's order, which here differs (the copy's
+        // `id INT PRIMARY KEY` is no rowid alias): compare its rows as a set.
+        const rows = await server.get('/rows?db=work&table=v&limit=100');
+        const sorted = (list: unknown[][] | undefined): string[] => (list ?? []).map((row) => JSON.stringify(row)).sort();
+        const expectedView = reference.rows('v', '');
+        const page = { total: rows.body?.total, columns: rows.body?.columns, rows: sorted(rows.body?.rows) };
+        if (!tt.strictSame(page, { ...expectedView, rows: sorted(expectedView.rows) }, `${label}: /rows of the view`)) mismatches++;
       }
       for (const read of await Promise.all(reads)) tt.equal((read as { status: number }).status, 200, 'the slow read that kept a process busy');
     }

@@ -62,6 +62,7 @@ t.test('reads every field of a sqlscribe table', async (t) => {
   const rootPage = (db.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 't'").get() as { rootpage: number }).rootpage;
   t.strictSame(readTableSchema(db, 't'), {
     name: 't',
+    kind: 'table',
     primaryKey: 'id',
     rootPage,
     strict: true,
@@ -74,6 +75,7 @@ t.test('reads every field of a sqlscribe table', async (t) => {
       { name: 'p', type: 'INT', ...PLAIN, ...NO_DEFAULT, references: { table: 'parent', column: 'id', onDelete: 'CASCADE' } },
     ],
     indexes: [],
+    triggers: [],
   });
 });
 
@@ -202,11 +204,11 @@ t.test('finds a table without regard to case and reports its stored name', async
   t.strictSame(boolColumns(db, 'nothing'), new Set());
 });
 
-t.test('lists every user table by name, without internal ones', async (t) => {
+t.test('lists every user table and view by name, without internal ones', async (t) => {
   const db = open(`CREATE TABLE zeta (id INTEGER PRIMARY KEY AUTOINCREMENT) STRICT; CREATE TABLE alpha (x TEXT) STRICT;
     CREATE TABLE _sqlscribe_journal (seq INTEGER) STRICT; CREATE VIRTUAL TABLE docs USING fts5(body);
     CREATE VIEW v AS SELECT * FROM alpha; INSERT INTO zeta DEFAULT VALUES`);
-  t.strictSame(listTableSchemas(db).map((s) => s.name), ['alpha', 'docs', 'zeta']);
+  t.strictSame(listTableSchemas(db).map((s) => [s.name, s.kind]), [['alpha', 'table'], ['docs', 'table'], ['v', 'view'], ['zeta', 'table']]);
   t.strictSame(listTableSchemas(open('')), []);
 });
 
@@ -265,4 +267,28 @@ t.test('reads flags right on a connection that returns integers as bigint', asyn
   t.equal(schema?.columns[1]?.unique, true);
   t.equal(schema?.primaryKey, 'id');
   db.close();
+});
+
+t.test('reads a view: origin types through nested views, null for computed columns, its SQL and triggers', async (t) => {
+  const db = open(`CREATE TABLE p (id INTEGER PRIMARY KEY, ok INTEGER CHECK ((ok) IN (0, 1)), score REAL, name TEXT) STRICT;
+    CREATE VIEW v AS SELECT id, ok AS passed, score * 2 AS doubled, upper(name) AS loud, name FROM p;
+    CREATE VIEW "W w" (a, b, c) AS SELECT id, passed, doubled FROM v;
+    CREATE TRIGGER tv INSTEAD OF INSERT ON v BEGIN INSERT INTO p (id) VALUES (new.id); END;
+    CREATE TRIGGER tp AFTER DELETE ON P BEGIN SELECT 1; END`);
+  const v = readTableSchema(db, 'V');
+  t.equal(v?.kind, 'view');
+  t.equal(v?.name, 'v', 'found without regard to case, reported as stored');
+  t.strictSame(v?.columns.map((c) => [c.name, c.type]), [['id', 'INT'], ['passed', 'BOOL'], ['doubled', null], ['loud', null], ['name', 'TEXT']]);
+  t.match(v, { primaryKey: '', rootPage: 0, strict: false, withoutRowid: false, indexes: [] });
+  t.equal(v?.sql, 'CREATE VIEW v AS SELECT id, ok AS passed, score * 2 AS doubled, upper(name) AS loud, name FROM p');
+  t.strictSame(v?.triggers.map((tr) => tr.name), ['tv']);
+  t.strictSame(readTableSchema(db, 'w w')?.columns.map((c) => [c.name, c.type]), [['a', 'INT'], ['b', 'BOOL'], ['c', null]]);
+  const p = readTableSchema(db, 'p');
+  t.equal(p?.sql, undefined, 'a table carries no sql');
+  t.strictSame(p?.triggers, [{ name: 'tp', sql: 'CREATE TRIGGER tp AFTER DELETE ON P BEGIN SELECT 1; END' }], 'its trigger, named in any case');
+});
+
+t.test('lists a view broken by a dropped table, with no columns', async (t) => {
+  const db = open('CREATE TABLE a (x TEXT) STRICT; CREATE VIEW v AS SELECT x FROM a; DROP TABLE a');
+  t.strictSame(listTableSchemas(db).map((s) => [s.name, s.columns.length]), [['v', 0]]);
 });

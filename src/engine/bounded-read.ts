@@ -8,7 +8,7 @@
  *
  *   SELECT * | col [, col …] FROM table WHERE pk = <parameter or literal>
  *
- * on a STRICT table (so an ordinary table, not a virtual one) whose primary
+ * on a STRICT table (so an ordinary table, not a virtual one nor a view) whose primary
  * key is that one column, and which has no generated columns (whose
  * expressions could be costly), reads at most one row through one B-tree
  * search: no join, subquery, function call, recursion or scan. Anything else,
@@ -93,6 +93,7 @@ export function boundedShape(statement: ExecStatement): PointLookup | undefined 
 /** Whether a lookup of the shape above is a bounded point read on this connection's database. */
 export function isBoundedOn(connection: Connection, lookup: PointLookup): boolean {
   const schema = connection.tableSchema(lookup.table);
-  if (schema === undefined || !schema.strict || schema.primaryKey.toLowerCase() !== lookup.column.toLowerCase()) return false;
+  // A view is never a point read: its SELECT may join, scan or call anything.
+  if (schema === undefined || schema.kind !== 'table' || !schema.strict || schema.primaryKey.toLowerCase() !== lookup.column.toLowerCase()) return false;
   return !connection.schema.hasGeneratedColumns(schema.name);
 }

@@ -15,6 +15,9 @@
  * When a column takes every name of the rowid (rowid, _rowid_, oid) and the
  * rowid is needed, there is no key: such a table pages by offset only, in the
  * order it always had.
+ *
+ * A view has neither a rowid nor a key: it pages by offset only, in the
+ * order its own SELECT gives (its ORDER BY, if it has one).
  */
 import type Database from 'better-sqlite3';
 import type { TableSchema } from './schema';
@@ -32,7 +35,7 @@ export interface RowKey {
 /** Where /rows finds its order: a key, or only the order kept for offset pages. */
 export interface TableOrder {
   readonly key: RowKey | null;
-  /** The ORDER BY clause's terms. */
+  /** The ORDER BY clause's terms; '' for a view, read in its own order. */
   readonly orderBy: string;
   /** Why there is no key, when there is none. */
   readonly noKeyReason?: string;
@@ -53,6 +56,7 @@ export function tableOrder(db: Database.Database, schema: TableSchema): TableOrd
 }
 
 function readTableOrder(db: Database.Database, schema: TableSchema): TableOrder {
+  if (schema.kind === 'view') return { key: null, orderBy: '', noKeyReason: 'it is a view' };
   const pk = schema.primaryKey === '' ? [] : schema.primaryKey.split(',');
   const rowid = rowidName(schema);
   if (pk.length === 0) return rowid === null ? noKey(['rowid'], 'every name of its rowid is a column') : keyOf([rowid], false);

@@ -31,7 +31,8 @@ export interface PageQuery {
 export function readRowPage(connection: Connection, schema: TableSchema, request: RowsRequest, cacheCount: boolean): RowPage {
   const order = tableOrder(connection.db, schema);
   const query = pageQuery(schema, order, request);
-  const total = connection.countRows(quoteIdentifier(schema.name), cacheCount);
+  // A view's count is not kept: what it counts may depend on more than its tables' data (random(), the clock).
+  const total = connection.countRows(quoteIdentifier(schema.name), cacheCount && schema.kind === 'table');
   const raw = connection.prepare(query.sql).raw(true).all(...query.params) as unknown[][];
   const more = raw.length > request.limit;
   const page = more ? raw.slice(0, request.limit) : raw;
@@ -49,7 +50,8 @@ export function pageQuery(schema: TableSchema, order: TableOrder, request: RowsR
   const key = order.key;
   if (request.after === null) {
     const select = key === null ? '*' : `${key.terms.join(', ')}, *`;
-    const sql = `SELECT ${select} FROM ${table} ORDER BY ${order.orderBy} LIMIT ? OFFSET ?`;
+    const orderBy = order.orderBy === '' ? '' : ` ORDER BY ${order.orderBy}`;
+    const sql = `SELECT ${select} FROM ${table}${orderBy} LIMIT ? OFFSET ?`;
     return { sql, params: [limit, BigInt(request.offset)], keyColumns: key === null ? 0 : key.terms.length };
   }
   if (key === null) throw new EngineError('ROWS_NO_KEY', { table: schema.name, detail: order.noKeyReason ?? 'no key' });

@@ -30,7 +30,7 @@ function referencesSql(column: ColumnSchema): string {
 
 function columnSql(column: ColumnSchema, singlePk: boolean): string {
   let sql = quoteIdentifier(column.name);
-  if (column.type !== '') sql += ` ${column.type}`;
+  if (column.type !== null && column.type !== '') sql += ` ${column.type}`;
   if (column.pk && singlePk) sql += ' PRIMARY KEY';
   if (column.notNull) sql += ' NOT NULL';
   if (column.unique) sql += ' UNIQUE';

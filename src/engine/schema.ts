@@ -1,5 +1,5 @@
 /**
- * The table schema record that GET /schema answers with, read from SQLite's PRAGMAs and sqlite_schema, and the CREATE TABLE that
+ * The table schema record that GET /schema answers with (for tables and views), read from SQLite's PRAGMAs and sqlite_schema, and the CREATE TABLE that
  * rebuilds a table from such a record.
  *
  * Tables made by sqlscribe are STRICT, with BOOL stored as INTEGER plus the
@@ -9,49 +9,10 @@
 import { boolColumnNames, indexTermTexts } from './schema-sql';
 import { parseDefault } from './schema-defaults';
 import { reportedType } from './types';
+import { buildViewSchema, type ResultColumn, type ViewSource } from './view-schema';
+import type { ColumnReference, ColumnSchema, IndexSchema, TableSchema, TriggerSchema } from './schema-record';
 
-
-export interface ColumnReference {
-  table: string;
-  column: string;
-  onDelete: 'RESTRICT' | 'CASCADE';
-}
-
-export interface ColumnSchema {
-  name: string;
-  /** INT, TEXT, FLOAT or BOOL; a foreign table's own declared type otherwise. */
-  type: string;
-  /** Part of the primary key (every column of a composite key). */
-  pk: boolean;
-  notNull: boolean;
-  /** The column alone is covered by a UNIQUE constraint. */
-  unique: boolean;
-  hasDefault: boolean;
-  default: number | string | boolean | null;
-  /** The DEFAULT's SQL text as SQLite keeps it, so that a rebuild is exact. */
-  defaultSql: string | null;
-  references: ColumnReference | null;
-}
-
-export interface IndexSchema {
-  name: string;
-  /** The indexed columns (or expressions) joined by ','. */
-  column: string;
-  rootPage: number;
-  unique: boolean;
-  columns: string[];
-}
-
-export interface TableSchema {
-  name: string;
-  /** The primary-key columns in key order joined by ',', or '' when there is none. */
-  primaryKey: string;
-  rootPage: number;
-  strict: boolean;
-  withoutRowid: boolean;
-  columns: ColumnSchema[];
-  indexes: IndexSchema[];
-}
+export type { ColumnReference, ColumnSchema, IndexSchema, TableSchema, TriggerSchema } from './schema-record';
 
 /** A narrow seam over better-sqlite3's Database so tests can use the real one. */
 export interface SchemaDatabase {
@@ -60,10 +21,11 @@ export interface SchemaDatabase {
 interface SchemaStatement {
   safeIntegers(toggle: boolean): SchemaStatement;
   all(...params: unknown[]): unknown[];
+  columns(): ResultColumn[];
 }
 export type Database = SchemaDatabase;
 
-interface MasterRow { name: string; rootpage: number; sql: string | null }
+interface MasterRow { type: 'table' | 'view'; name: string; rootpage: number; sql: string | null }
 interface XInfoRow {
   name: string;
   type: string;
@@ -89,8 +51,42 @@ function isInternal(name: string): boolean {
 }
 
 function findTable(db: Database, table: string): MasterRow | undefined {
-  const sql = "SELECT name, rootpage, sql FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE";
+  const sql = "SELECT type, name, rootpage, sql FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE";
   return rows<MasterRow>(db, sql, table)[0];
+}
+
+/** A table or a view, by name without regard to case (the two share one namespace in SQLite). */
+function findTableOrView(db: Database, name: string): MasterRow | undefined {
+  const sql = "SELECT type, name, rootpage, sql FROM sqlite_schema WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE";
+  return rows<MasterRow>(db, sql, name)[0];
+}
+
+/** The triggers on a table or view; a trigger's tbl_name is written as its ON clause wrote it, so without regard to case. */
+function readTriggers(db: Database, table: string): TriggerSchema[] {
+  const sql = "SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE ORDER BY name";
+  return rows<{ name: string; sql: string | null }>(db, sql, table).map((row) => ({ name: row.name, sql: row.sql ?? '' }));
+}
+
+/** How a view's columns find their types: a statement's result columns, and the schema of the tables they come from. */
+function viewSource(db: Database): ViewSource {
+  const tables = new Map<string, Omit<TableSchema, 'triggers'> | undefined>();
+  return {
+    resultColumns(sql) {
+      try {
+        return db.prepare(sql).columns();
+      } catch {
+        return undefined; // a view broken by a change to its tables
+      }
+    },
+    columnType(table, column) {
+      const key = table.toLowerCase();
+      if (!tables.has(key)) {
+        const master = findTable(db, table);
+        tables.set(key, master === undefined ? undefined : buildTableSchema(db, master));
+      }
+      return tables.get(key)?.columns.find((c) => c.name.toLowerCase() === column.toLowerCase())?.type ?? null;
+    },
+  };
 }
 
 /** The real columns: hidden 1 marks the hidden columns of a virtual table. */
@@ -165,6 +161,11 @@ function boolNames(master: MasterRow, columns: XInfoRow[]): Set<string> {
 }
 
 function buildSchema(db: Database, master: MasterRow): TableSchema {
+  const record = master.type === 'view' ? buildViewSchema(master, viewSource(db)) : buildTableSchema(db, master);
+  return { ...record, triggers: readTriggers(db, master.name) };
+}
+
+function buildTableSchema(db: Database, master: MasterRow): Omit<TableSchema, 'triggers'> {
   const name = master.name;
   const rowsOfColumns = columnRows(db, name);
   const bools = boolNames(master, rowsOfColumns);
@@ -186,6 +187,7 @@ function buildSchema(db: Database, master: MasterRow): TableSchema {
   const info = rows<TableListRow>(db, "SELECT * FROM pragma_table_list(?) WHERE schema = 'main'", name)[0];
   return {
     name,
+    kind: 'table',
     primaryKey: pkNames(rowsOfColumns).join(','),
     rootPage: master.rootpage,
     strict: info?.strict === 1,
@@ -196,24 +198,24 @@ function buildSchema(db: Database, master: MasterRow): TableSchema {
 }
 
 /**
- * The schema record of one table of the main database, found by name without
- * regard to case (the record carries the stored name); undefined when there
- * is no such table or it is internal (sqlite_*, _sqlscribe*).
+ * The schema record of one table or view of the main database, found by name
+ * without regard to case (the record carries the stored name); undefined when
+ * there is no such table or view or it is internal (sqlite_*, _sqlscribe*).
  */
 export function readTableSchema(db: Database, table: string): TableSchema | undefined {
-  const master = findTable(db, table);
+  const master = findTableOrView(db, table);
   if (master === undefined || isInternal(master.name)) return undefined;
   return buildSchema(db, master);
 }
 
 /**
- * The schema records of every user table, ordered by name; internal tables
- * and the shadow tables of virtual tables (FTS5's `x_data`…) are left out.
+ * The schema records of every user table and view, ordered by name; internal
+ * tables and the shadow tables of virtual tables (FTS5's `x_data`…) are left out.
  */
 export function listTableSchemas(db: Database): TableSchema[] {
   const shadowSql = "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'";
   const shadow = new Set(rows<{ name: string }>(db, shadowSql).map((r) => r.name));
-  const mastersSql = "SELECT name, rootpage, sql FROM sqlite_schema WHERE type = 'table' ORDER BY name";
+  const mastersSql = "SELECT type, name, rootpage, sql FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name";
   const masters = rows<MasterRow>(db, mastersSql);
   return masters.filter((m) => !isInternal(m.name) && !shadow.has(m.name)).map((m) => buildSchema(db, m));
 }

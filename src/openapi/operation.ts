@@ -79,10 +79,10 @@ export function componentParameters(): Record<string, JsonObject> {
   return {
     Db: query('db', 'The database (`school` or `school.db`). Required in multi-DB mode (400 `[SQ7003]` without it, 404 `[SQ2001]` when unknown); in single-DB mode it may be left out, and if sent must name the file served.', { type: 'string' }),
     DbPath: { name: 'db', in: 'path', description: 'The database (`ana` or `ana.db`).', required: true, schema: { type: 'string' } },
-    Table: query('table', 'The table (found without regard to case). 400 `[SQ1008]` without it.', { type: 'string', minLength: 1 }, true),
+    Table: query('table', 'The table or view (found without regard to case). 400 `[SQ1008]` without it.', { type: 'string', minLength: 1 }, true),
     Limit: query('limit', 'Rows per page, a non-negative integer (400 `[SQ1008]` otherwise); above 1000 it is clamped to 1000.', count(25)),
     Offset: query('offset', 'Rows to skip, a non-negative integer (400 `[SQ1008]` otherwise).', count(0)),
-    After: query('after', 'A cursor: the `next` of an earlier /rows answer for the same table, sent back unchanged; the page starts after the row it names, in the same order as offset pages. Not with `offset` (400 `[SQ1020]`); a cursor that is not one (400 `[SQ1018]`), made for another table or an older key of this one (400 `[SQ1019]`), or a table with no key a cursor can follow (400 `[SQ1021]`).', { type: 'string' }),
+    After: query('after', 'A cursor: the `next` of an earlier /rows answer for the same table, sent back unchanged; the page starts after the row it names, in the same order as offset pages. Not with `offset` (400 `[SQ1020]`); a cursor that is not one (400 `[SQ1018]`), made for another table or an older key of this one (400 `[SQ1019]`), or a table with no key a cursor can follow, and every view (400 `[SQ1021]`).', { type: 'string' }),
     SessionQuery: query('session', 'A transaction session id (or send the X-Service-Session header; both must then agree).', { type: 'string' }),
     SessionRequired: query('session', 'The transaction session id. 400 `[SQ5009]` without it; 404 when it is not the active session.', { type: 'string' }, true),
     SessionHeader: { name: 'X-Service-Session', in: 'header', description: 'A transaction session id: the statements run in its transaction, without committing.', required: false, schema: { type: 'string' } },

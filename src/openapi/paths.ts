@@ -76,20 +76,20 @@ function databasePaths(): Record<string, JsonObject> {
     '/tables': {
       get: operation({
         operationId: 'listTables',
-        summary: 'List tables with their schema',
+        summary: 'List tables and views with their schema',
         tag: 'databases',
         parameters: ['Db'],
-        success: { 200: json('Every table of the database, ordered by name.', 'TableList') },
+        success: { 200: json('Every table and view of the database, ordered by name; `kind` tells them apart.', 'TableList') },
         errors: mergeErrors(SERVED, QUERY, ONE_DATABASE, ENGINE),
       }),
     },
     '/schema': {
       get: operation({
         operationId: 'showSchema',
-        summary: 'Schema of one table',
+        summary: 'Schema of one table or view',
         tag: 'databases',
         parameters: ['Db', 'Table'],
-        success: { 200: json('The table schema record.', 'TableSchemaResponse') },
+        success: { 200: json('The table schema record (a view\'s too, with its SQL).', 'TableSchemaResponse') },
         errors: mergeErrors(SERVED, QUERY, ONE_DATABASE, ENGINE, { 404: ['TABLE_NOT_FOUND'] }),
       }),
     },
@@ -99,7 +99,7 @@ function databasePaths(): Record<string, JsonObject> {
         summary: 'A page of rows',
         tag: 'databases',
         parameters: ['Db', 'Table', 'Limit', 'Offset', 'After'],
-        success: { 200: json('A page of rows in primary-key order, by offset or after a cursor.', 'RowPage') },
+        success: { 200: json('A page of rows in primary-key order, by offset or after a cursor; a view\'s rows in its own order, by offset only (no `next`).', 'RowPage') },
         errors: mergeErrors(SERVED, QUERY, ROWS_CURSOR, ONE_DATABASE, ENGINE, { 404: ['TABLE_NOT_FOUND'] }),
       }),
     },

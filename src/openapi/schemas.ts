@@ -46,7 +46,7 @@ function tableSchemas(): Record<string, JsonObject> {
     }),
     Column: record('One column of a table.', {
       name: string('Column name'),
-      type: { type: 'string', description: '`INT`, `TEXT`, `FLOAT` or `BOOL` (aliases are reported under these names); a table made outside sqlscribe reports its own declared type.', examples: ['INT', 'TEXT', 'FLOAT', 'BOOL'] },
+      type: { type: ['string', 'null'], description: '`INT`, `TEXT`, `FLOAT` or `BOOL` (aliases are reported under these names); a table made outside sqlscribe reports its own declared type. A view\'s column has the type of the table column it comes straight from, and null when it is computed.', examples: ['INT', 'TEXT', 'FLOAT', 'BOOL'] },
       pk: { type: 'boolean', description: 'Part of the primary key' },
       notNull: { type: 'boolean' },
       unique: { type: 'boolean', description: 'A UNIQUE constraint covers this column alone' },
@@ -62,15 +62,22 @@ function tableSchemas(): Record<string, JsonObject> {
       unique: { type: 'boolean' },
       columns: { ...strings, description: 'The indexed columns (or expressions), in order' },
     }),
-    TableSchema: record('The table schema record: enough to rebuild the CREATE TABLE.', {
-      name: string('Table name'),
-      primaryKey: string('The primary-key columns joined by ","; "" without a key'),
-      rootPage: integer('Root page number of the table'),
-      strict: { type: 'boolean', description: 'A STRICT table (every table sqlscribe creates)' },
+    Trigger: record('A trigger on a table or view.', {
+      name: string('Trigger name'),
+      sql: string('The CREATE TRIGGER as SQLite keeps it'),
+    }),
+    TableSchema: record('The table schema record: enough to rebuild the CREATE TABLE. A view has the same shape: no key (""), root page 0, no indexes, and its CREATE VIEW in `sql`.', {
+      name: string('Table or view name'),
+      kind: { enum: ['table', 'view'], description: 'A table or a view' },
+      primaryKey: string('The primary-key columns joined by ","; "" without a key (always for a view)'),
+      rootPage: integer('Root page number of the table; 0 for a view'),
+      strict: { type: 'boolean', description: 'A STRICT table (every table sqlscribe creates); false for a view' },
       withoutRowid: { type: 'boolean' },
       columns: { type: 'array', items: ref('Column') },
       indexes: { type: 'array', items: ref('Index') },
-    }),
+      triggers: { type: 'array', items: ref('Trigger'), description: 'The triggers on this table or view, by name' },
+      sql: string('A view\'s CREATE VIEW as SQLite keeps it (views only)'),
+    }, ['sql']),
     Value: {
       type: ['integer', 'number', 'string', 'boolean', 'null'],
       description: 'A value read from a database: INT → integer (exact for all 64-bit values: beyond 2^53 the number literal has all its digits), FLOAT → number, TEXT → string, BOOL → true/false, NULL → null, BLOB → base64 string.',
@@ -142,8 +149,8 @@ function serviceSchemas(): Record<string, JsonObject> {
     }, ['db']),
     DatabaseReset: record('The database holds its template\'s current state again.', { ok: TRUE, db: string('Database file name'), template: string('The template it was reset to') }),
     DatabaseCreated: record('A database was created.', { ok: TRUE, db: { type: 'string', pattern: '^[a-z0-9_-]{1,64}\\.db$' } }),
-    TableList: record('Every table of a database, with its schema.', { ok: TRUE, db: string('Database file name'), tables: { type: 'array', items: ref('TableSchema') } }),
-    TableSchemaResponse: record('The schema of one table.', { ok: TRUE, db: string('Database file name'), table: ref('TableSchema') }),
+    TableList: record('Every table and view of a database, with its schema.', { ok: TRUE, db: string('Database file name'), tables: { type: 'array', items: ref('TableSchema') } }),
+    TableSchemaResponse: record('The schema of one table or view.', { ok: TRUE, db: string('Database file name'), table: ref('TableSchema') }),
     RowPage: {
       ...rowPage(),
       // A page starts at an offset or after a cursor: it says which, and never both.

@@ -31,19 +31,23 @@ function defaultText(column) {
 function tableCard(table) {
   const columns = table.columns.map((column) => [
     h('code', null, column.name),
-    column.type,
+    column.type ?? 'any (computed)',
     h('span', null, column.pk ? flag('PRIMARY KEY') : null, column.unique ? flag('UNIQUE') : null, column.notNull ? flag('NOT NULL') : null),
     defaultText(column),
     column.references ? `→ ${column.references.table}(${column.references.column}) ON DELETE ${column.references.onDelete}` : '',
   ]);
   const indexes = table.indexes ?? [];
-  const traits = [table.primaryKey ? `primary key: ${table.primaryKey}` : 'no primary key', table.strict ? 'STRICT (types enforced)' : 'types not enforced', table.withoutRowid ? 'WITHOUT ROWID' : null].filter(Boolean);
+  const traits = table.kind === 'view'
+    ? ['view: a stored SELECT, its types those of the columns it reads']
+    : [table.primaryKey ? `primary key: ${table.primaryKey}` : 'no primary key', table.strict ? 'STRICT (types enforced)' : 'types not enforced', table.withoutRowid ? 'WITHOUT ROWID' : null].filter(Boolean);
+  const triggers = table.triggers ?? [];
   return h('article', { class: 'table-card', dataset: { table: table.name } },
     h('h3', null, table.name),
     h('p', { class: 'muted' }, traits.join(' · ')),
     dataTable({ columns: ['Column', 'Type', 'Keys', 'Default', 'References'], rows: columns, label: `Columns of ${table.name}`, className: 'schema' }),
     h('p', null, h('strong', null, 'Indexes: '), indexes.length === 0 ? 'none' : null),
     indexes.length === 0 ? null : h('ul', { class: 'indexes' }, indexes.map((index) => h('li', null, h('code', null, index.name), ` on ${index.column}`, index.unique ? ' (unique)' : ''))),
+    triggers.length === 0 ? null : h('p', null, h('strong', null, 'Triggers: '), triggers.map((trigger) => h('code', { title: trigger.sql }, trigger.name)).flatMap((code, i) => (i === 0 ? [code] : [', ', code]))),
     h('div', { class: 'row' },
       h('button', { type: 'button', class: 'primary', onclick: () => showRows(table.name, 0, true) }, `Rows of ${table.name}`),
       h('button', { type: 'button', onclick: () => openInEditor(`SELECT * FROM "${table.name.replace(/"/g, '""')}" LIMIT 100`) }, 'Query in SQL')));

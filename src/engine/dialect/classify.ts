@@ -5,8 +5,9 @@
  */
 
 import { EngineError } from '../../errors';
-import { isReadonlyKind, levelOf, RESERVED_SAVEPOINT_PREFIX, type ClassifiedStatement, type StatementKind } from './statement';
+import { isReadonlyKind, levelOf, RESERVED_SAVEPOINT_PREFIX, STORED_KINDS, type ClassifiedStatement, type StatementKind } from './statement';
 import { checkNames } from './internal-names';
+import { classifyCreateTrigger, classifyCreateView, classifyDropObject, rejectTextAfterTrigger } from './schema-objects';
 import { closingParen, isNameToken, isPunct, isWord, nameOf, nearError, skipTableName, tokenize, type Token } from './tokenize';
 
 /** Handing a transaction to /exec would break the request-as-transaction rule; sessions do it instead. */
@@ -58,9 +59,10 @@ function classifyText(sql: string): ClassifiedStatement {
   while (tokens.length > 0 && tokens[tokens.length - 1]?.kind === 'semicolon') tokens.pop();
   if (tokens.length === 0) throw new EngineError('EMPTY_SQL');
   const kinded = classifyTokens(tokens);
-  rejectSecondStatement(tokens);
+  if (kinded.kind === 'create-trigger') rejectTextAfterTrigger(sql, tokens);
+  else rejectSecondStatement(tokens);
   const level = levelOf(kinded.kind);
-  if (level === 'table') checkNames(sql, tokens);
+  if (level === 'table') checkNames(sql, tokens, { stored: STORED_KINDS.has(kinded.kind) });
   return { sql, ...kinded, level, readonly: isReadonlyKind(kinded.kind) };
 }
 
@@ -158,7 +160,8 @@ function classifyCreate(tokens: readonly Token[]): Kinded {
   if (isWord(second, 'TEMP', 'TEMPORARY')) throw unsupported(`CREATE TEMP ${objectName(tokens[2])}`);
   if (isWord(second, 'TABLE')) return classifyCreateTable(tokens);
   if (isWord(second, 'INDEX') || (isWord(second, 'UNIQUE') && isWord(tokens[2], 'INDEX'))) return { kind: 'create-index' };
-  if (isWord(second, 'VIEW', 'TRIGGER')) throw unsupported(`CREATE ${second?.value ?? ''}`);
+  if (isWord(second, 'VIEW')) return classifyCreateView(tokens);
+  if (isWord(second, 'TRIGGER')) return classifyCreateTrigger(tokens);
   if (isWord(second, 'VIRTUAL') && isWord(tokens[2], 'TABLE')) throw unsupported('CREATE VIRTUAL TABLE');
   if (isWord(second, 'DATABASE')) return createDatabase(tokens);
   throw nearError(isWord(second, 'UNIQUE', 'VIRTUAL') ? tokens[2] : second);
@@ -188,7 +191,8 @@ function classifyDrop(tokens: readonly Token[]): Kinded {
   const second = tokens[1];
   if (isWord(second, 'TABLE')) return { kind: 'drop-table' };
   if (isWord(second, 'INDEX')) return { kind: 'drop-index' };
-  if (isWord(second, 'VIEW', 'TRIGGER')) throw unsupported(`DROP ${second?.value ?? ''}`);
+  if (isWord(second, 'VIEW')) return classifyDropObject(tokens, 'drop-view');
+  if (isWord(second, 'TRIGGER')) return classifyDropObject(tokens, 'drop-trigger');
   if (isWord(second, 'DATABASE')) return dropDatabase(tokens);
   throw nearError(second);
 }

@@ -13,7 +13,12 @@
  * The schema table (`sqlite_schema`, `sqlite_master` and the temp ones) stays
  * readable, because students look up their tables there: in a FROM list it is
  * replaced by a subquery that leaves out the service's rows. Anywhere else it
- * is refused.
+ * is refused, and so is any mention of it in a view or a trigger: their text
+ * is kept in the schema and shown back by /schema, and the subquery would
+ * stand there in place of what the student wrote.
+ *
+ * A trigger's body holds several statements separated by semicolons; each
+ * starts afresh, as if it stood alone.
  */
 
 import { EngineError } from '../../errors';
@@ -39,14 +44,28 @@ const NOT_ALIASES = [
   'JOIN', 'LEFT', 'RIGHT', 'FULL', 'INNER', 'CROSS', 'NATURAL', 'OUTER', 'INDEXED', 'NOT',
 ];
 
-/** Keeps the rows of SQLite's schema table that describe the service's own objects out of sight. */
-const HIDE_INTERNAL = `substr(lower(name), 1, 10) <> '${RESERVED_SAVEPOINT_PREFIX}' AND substr(lower(tbl_name), 1, 10) <> '${RESERVED_SAVEPOINT_PREFIX}'`;
+/**
+ * Keeps the rows of SQLite's schema table that describe the service's own
+ * objects out of sight. The prefix is spelled as a blob: SQLite names an
+ * expression's result column by its text, so `SELECT (SELECT count(*) FROM
+ * sqlite_schema)` answers with this filter as a column name, which must not
+ * show the reserved name itself.
+ */
+const PREFIX_HEX = Buffer.from(RESERVED_SAVEPOINT_PREFIX, 'utf8').toString('hex');
+const PREFIX_TEXT = `CAST(X'${PREFIX_HEX}' AS TEXT)`;
+const HIDE_INTERNAL = `substr(lower(name), 1, ${RESERVED_SAVEPOINT_PREFIX.length}) <> ${PREFIX_TEXT} AND substr(lower(tbl_name), 1, ${RESERVED_SAVEPOINT_PREFIX.length}) <> ${PREFIX_TEXT}`;
 
 /** A replacement of source[start, end) by text. */
 export interface NameEdit {
   readonly start: number;
   readonly end: number;
   readonly text: string;
+}
+
+/** How checkNames treats the statement. */
+export interface NameRules {
+  /** A view or trigger (STORED_KINDS): the schema table is refused anywhere in it. */
+  readonly stored?: boolean;
 }
 
 /** What is known of one paren depth while walking the tokens. */
@@ -62,11 +81,16 @@ interface Frame {
  * returns the edits that make each schema-table reference in a FROM list
  * safe to read. Tokens are one statement's, as the classifier has them.
  */
-export function checkNames(sql: string, tokens: readonly Token[]): NameEdit[] {
+export function checkNames(sql: string, tokens: readonly Token[], rules: NameRules = {}): NameEdit[] {
   const edits: NameEdit[] = [];
-  const frames: Frame[] = [{ inFrom: false, values: false }];
+  let frames: Frame[] = [{ inFrom: false, values: false }];
   let closedValues = false; // the last `)` closed a value list, so `, (` continues VALUES rows
   tokens.forEach((token, i) => {
+    if (token.kind === 'semicolon') {
+      frames = [{ inFrom: false, values: false }];
+      closedValues = false;
+      return;
+    }
     const frame = frames[frames.length - 1] as Frame;
     if (isPunct(token, '(')) {
       frames.push({ inFrom: startsTableReference(tokens, i, frame), values: opensValues(tokens, i, frame, closedValues) });
@@ -80,6 +104,7 @@ export function checkNames(sql: string, tokens: readonly Token[]): NameEdit[] {
     }
     if (!isPunct(token, ',')) closedValues = false;
     const edit = checkToken(sql, tokens, i, frame);
+    if (edit !== undefined && rules.stored === true) throw forbidden(nameOf(tokens[i] as Token));
     if (edit !== undefined) edits.push(edit);
   });
   return edits;
@@ -136,7 +161,8 @@ function startsTableReference(tokens: readonly Token[], open: number, frame: Fra
 function opensValues(tokens: readonly Token[], open: number, frame: Frame, closedValues: boolean): boolean {
   const before = tokens[open - 1];
   if (isTablePosition(tokens, open, frame)) return false;
-  if (isWord(before, 'VALUES', 'IN', ...VALUE_KEYWORDS)) return true;
+  // RAISE(ABORT, 'message') in a trigger: the message is a value.
+  if (isWord(before, 'VALUES', 'IN', 'RAISE', ...VALUE_KEYWORDS)) return true;
   if (isPunct(before, '(')) return frame.values;
   if (isPunct(before, ',')) return frame.values || closedValues;
   return before?.kind === 'punct' && before.text !== ')' && before.text !== '.';

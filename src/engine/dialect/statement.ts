@@ -14,6 +14,10 @@ export type StatementKind =
   | 'alter-table'
   | 'create-index'
   | 'drop-index'
+  | 'create-view'
+  | 'drop-view'
+  | 'create-trigger'
+  | 'drop-trigger'
   | 'savepoint'
   | 'release'
   | 'rollback-to'
@@ -34,9 +38,9 @@ export interface ClassifiedStatement {
   readonly readonly: boolean;
   /** create-/drop-database: the name as written, unquoted. Not yet validated or normalized. */
   readonly database?: string;
-  /** drop-database: IF EXISTS was written. */
+  /** drop-database, drop-view, drop-trigger: IF EXISTS was written. */
   readonly ifExists?: boolean;
-  /** create-database: IF NOT EXISTS was written. */
+  /** create-database, create-view, create-trigger: IF NOT EXISTS was written. */
   readonly ifNotExists?: boolean;
   /** savepoint, release, rollback-to: the savepoint's name, unquoted. */
   readonly savepoint?: string;
@@ -52,6 +56,14 @@ const READONLY_KINDS: ReadonlySet<StatementKind> = new Set(['select', 'integrity
 export function levelOf(kind: StatementKind): StatementLevel {
   return DATABASE_KINDS.has(kind) ? 'database' : 'table';
 }
+
+/**
+ * Kinds whose text SQLite keeps in the schema and runs later, on its own:
+ * a view's SELECT runs whenever the view is read, a trigger's body whenever
+ * it fires. What they name is checked once, when they are made, so the rules
+ * for names are stricter for them (internal-names.ts).
+ */
+export const STORED_KINDS: ReadonlySet<StatementKind> = new Set(['create-view', 'create-trigger']);
 
 /** Whether a kind only reads (select, integrity-check). */
 export function isReadonlyKind(kind: StatementKind): boolean {
