@@ -6,7 +6,7 @@
  * check of types.ts; tables made elsewhere may declare any type, and report it
  * through `reportedType`.
  */
-import { boolColumnNames, indexTermTexts } from './schema-sql';
+import { boolColumnNames, declaredTypes, indexTermTexts } from './schema-sql';
 import { parseDefault } from './schema-defaults';
 import { reportedType } from './types';
 
@@ -19,8 +19,10 @@ export interface ColumnReference {
 
 export interface ColumnSchema {
   name: string;
-  /** INT, TEXT, FLOAT or BOOL; a foreign table's own declared type otherwise. */
+  /** INT, TEXT, FLOAT, BOOL or BLOB; a foreign table's own declared type otherwise. */
   type: string;
+  /** The type as the CREATE TABLE spelled it (`NVARCHAR(160)`, `DATETIME`), normalized; absent when it was `type` itself. */
+  declaredType?: string;
   /** Part of the primary key (every column of a composite key). */
   pk: boolean;
   notNull: boolean;
@@ -170,12 +172,16 @@ function buildSchema(db: Database, master: MasterRow): TableSchema {
   const bools = boolNames(master, rowsOfColumns);
   const unique = uniqueColumns(db, name);
   const references = columnReferences(db, name);
+  const declared = declaredTypes(master.sql ?? '');
   const columns = rowsOfColumns.map((row): ColumnSchema => {
     const key = row.name.toLowerCase();
     const isBool = bools.has(key);
+    const type = reportedType(row.type, isBool);
+    const declaredType = declared.get(key);
     return {
       name: row.name,
-      type: reportedType(row.type, isBool),
+      type,
+      ...(declaredType === undefined || declaredType === type ? {} : { declaredType }),
       pk: row.pk > 0,
       notNull: row.notnull === 1,
       unique: unique.has(key),
