@@ -6,6 +6,8 @@ export interface JournaledRequest {
   readonly request: ExecRequest;
   /** The SQL exactly as the client sent it. */
   readonly sources: readonly JournalStatement[];
+  /** The entry's `sql` when it must not repeat the sources (an import's: a megabyte script would be journaled twice). */
+  readonly summary?: string;
 }
 
 /** The statements' own text, for batches the service makes itself (nothing was sent). */

@@ -150,7 +150,7 @@ export class WriteGroups {
 
   private entryOf(ref: DatabaseRef, batch: JournaledRequest, outcome: GroupOutcome, started: number) {
     const result = 'results' in outcome ? { results: outcome.results } : { error: EngineError.fromData(outcome.error) };
-    return batchEntry({ db: ref.name, session: null, sources: batch.sources, readonly: false, context: batch.request.context!, ms: performance.now() - started, ...result });
+    return batchEntry({ db: ref.name, session: null, sources: batch.sources, ...(batch.summary === undefined ? {} : { sql: batch.summary }), readonly: false, context: batch.request.context!, ms: performance.now() - started, ...result });
   }
 }
 

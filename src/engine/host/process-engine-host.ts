@@ -12,6 +12,7 @@
 import { EngineError } from '../../errors';
 import type { CallContext, EngineHost, EngineSession, ExecRequest, GroupOutcome, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
+import type { ExportRequest } from '../database-export';
 import { requestOf, type AnswerOf, type ArgsOf, type EngineMethod } from './engine-messages';
 import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
 import { EngineShares } from './engine-shares';
@@ -267,6 +268,14 @@ export class ProcessEngineHost implements EngineHost {
 
   rows(request: RowsRequest, context?: CallContext): Promise<RowPage> {
     return this.call('rows', [request], context);
+  }
+
+  exportDatabase(file: string, request: ExportRequest, context?: CallContext): Promise<void> {
+    return this.call('exportDatabase', [file, request], context);
+  }
+
+  uploadStatements(file: string, context?: CallContext): Promise<string[]> {
+    return this.call('uploadStatements', [file], context);
   }
 
   createDatabase(file: string, createdSeq?: number): Promise<void> {
