@@ -8,8 +8,8 @@ import { decodeLine, isHeader, type JournalHeader } from './record';
 const TAIL_BYTES = 4 * 1024 * 1024;
 
 /**
- * The end of a file, from before the start of its last line: a window that
- * holds no line break but the last one is widened, since an import's entry
+ * The end of a file, from before the start of its last complete line (a
+ * torn one may follow it): a window that does not reach back that far is widened, since an import's entry
  * can be one line of tens of megabytes (cutting it as torn would lose it).
  */
 function readTail(file: string): { text: string; start: number } | undefined {
@@ -21,7 +21,9 @@ function readTail(file: string): { text: string; start: number } | undefined {
       const start = Math.max(0, size - window);
       const buffer = Buffer.alloc(size - start);
       fs.readSync(fd, buffer, 0, buffer.length, start);
-      if (start === 0 || buffer.subarray(0, Math.max(0, buffer.length - 1)).includes(0x0a)) return { text: buffer.toString('utf8'), start };
+      // The last complete line must start inside the window: a line break before the one that ends it.
+      const last = buffer.lastIndexOf(0x0a);
+      if (start === 0 || (last > 0 && buffer.lastIndexOf(0x0a, last - 1) >= 0)) return { text: buffer.toString('utf8'), start };
     }
   } finally {
     fs.closeSync(fd);

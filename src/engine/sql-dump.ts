@@ -55,13 +55,13 @@ export function insertOrder(db: Database.Database, tables: readonly string[]): s
   }));
   const ordered: string[] = [];
   const placed = new Set<string>();
-  while (ordered.length < tables.length) {
-    const next = tables.find((name) => !placed.has(name) && (parents.get(name) ?? []).every((parent) => placed.has(parent)))
-      ?? tables.find((name) => !placed.has(name)) as string;
+  for (;;) {
+    const left = tables.filter((name) => !placed.has(name));
+    const next = left.find((name) => (parents.get(name) ?? []).every((parent) => placed.has(parent))) ?? left[0];
+    if (next === undefined) return ordered;
     ordered.push(next);
     placed.add(next);
   }
-  return ordered;
 }
 
 /** The columns an INSERT names: generated (hidden) columns cannot be written. */
