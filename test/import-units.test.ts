@@ -15,7 +15,8 @@ import { importScript } from '../src/engine/import-script';
 import { dumpStatements, insertOrder } from '../src/engine/sql-dump';
 import { sqlLiteral } from '../src/engine/sql-literal';
 import { lastSeqOfFile, repairTornTail } from '../journal/tail';
-import { encodeLine } from '../journal/record';
+import { decodeLine, encodeLine } from '../journal/record';
+import { readFileLines } from '../journal/reader';
 import { execEntry, header } from './helpers/journal-build';
 
 t.test('parses RFC 4180 CSV: quotes, doubled quotes, line breaks in fields, CRLF, NULL against ""', async (t) => {
@@ -106,6 +107,12 @@ t.test('keeps a last journal line longer than the tail window, and finds its seq
   t.equal(repairTornTail(file), 0, 'the whole line is kept');
   t.equal(fs.statSync(file).size, size);
   t.equal(lastSeqOfFile(file), 2);
+  const seqs: number[] = [];
+  for await (const line of readFileLines(file)) {
+    const decoded = decodeLine(line.text);
+    if ('seq' in decoded) seqs.push(decoded.seq);
+  }
+  t.same(seqs, [1, 2], 'the reader reads the 5 MB line whole');
   fs.appendFileSync(file, '{"seq":3,"torn');
   t.equal(repairTornTail(file), '{"seq":3,"torn'.length, 'a torn line after it is still cut');
   t.equal(lastSeqOfFile(file), 2);
