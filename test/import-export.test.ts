@@ -85,6 +85,23 @@ t.test('imports, exports and round trips on one server', async (t) => {
     t.same(exec.body.results[0].rows, [[1]]);
   });
 
+  t.test('streams progress lines, then the result, to a client that accepts NDJSON', async (t) => {
+    await createDb(server, 'progress');
+    const rows = Array.from({ length: 300 }, (_, i) => `INSERT INTO p VALUES (${i})`).join(';\n');
+    const ndjson = { ...SQL, accept: 'application/x-ndjson' };
+    const reply = await post(server, '/dbs/progress/import', `CREATE TABLE p (a INT);\n${rows}`, ndjson);
+    t.equal(reply.status, 200);
+    t.match(reply.headers.get('content-type'), /^application\/x-ndjson/);
+    const lines = reply.text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    t.same(lines[0], { progress: { statements: 0, of: 301 } });
+    for (const line of lines.slice(1, -1)) t.match(line, { progress: { of: 301 } });
+    t.match(lines[lines.length - 1], { ok: true, statements: 301, changes: 300 });
+    const failed = await post(server, '/dbs/progress/import', 'INSERT INTO p VALUES (1);\nINSERT INTO missing_table VALUES (1)', ndjson);
+    const last = JSON.parse(failed.text.trim().split('\n').pop() as string) as Record<string, unknown>;
+    t.match(last, { ok: false, code: 2003, statement: 1 }, 'a failure is the last line, with its code and statement');
+    t.match(await post(server, '/dbs/progress/import', 'x', { 'content-type': 'text/plain', accept: 'application/x-ndjson' }), { status: 415 }, 'a refused upload keeps its status');
+  });
+
   t.test('skips the BEGIN and COMMIT a dump wraps around itself, and refuses one elsewhere', async (t) => {
     await createDb(server, 'wrapped');
     const ok = await post(server, '/dbs/wrapped/import', 'BEGIN TRANSACTION;\nCREATE TABLE w (a INT);\nINSERT INTO w VALUES (1);\nCOMMIT;', SQL);

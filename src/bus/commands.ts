@@ -31,7 +31,7 @@ export type Command =
   | { readonly type: 'exec'; readonly db: unknown; readonly sources: readonly SqlSource[]; readonly session?: string }
   | { readonly type: 'begin-session'; readonly db: unknown }
   | { readonly type: 'end-session'; readonly session: string; readonly commit: boolean }
-  | { readonly type: 'import'; readonly db: unknown; readonly source: ImportSource }
+  | { readonly type: 'import'; readonly db: unknown; readonly source: ImportSource; readonly onProgress?: (statements: number, of: number) => void }
   | { readonly type: 'export'; readonly db: unknown; readonly format: ExportFormat; readonly table: string | null }
   | { readonly type: 'create-pilot'; readonly record: unknown }
   | { readonly type: 'get-pilot'; readonly id: number }

@@ -109,6 +109,12 @@ export interface CallContext {
   readonly client?: string;
   /** Whether the request has already stopped, asked without making its signal (which may be made on demand). */
   stopped?(): boolean;
+  /**
+   * Told now and then (PROGRESS_MS) while the work runs in an engine process
+   * how many of its statements have started: what an import's progress lines
+   * say. Work without it is never watched.
+   */
+  progress?(statements: number): void;
 }
 
 /**

@@ -1,6 +1,6 @@
 /** POST /dbs/{db}/import and GET /dbs/{db}/export (src/routes/import-routes.ts) in the OpenAPI document. */
 import type { JsonObject } from './error-responses';
-import { ENGINE, IMPORT_400, json, mergeErrors, operation, QUERY, SERVED, SQL_400, WRITE } from './operation';
+import { ENGINE, IMPORT_400, mergeErrors, operation, QUERY, SERVED, SQL_400, WRITE } from './operation';
 
 const IMPORT_DESCRIPTION = [
   'Loads a whole file into an existing database in one request, all or nothing (one transaction), journaled as one `exec` entry so that replay rebuilds it.',
@@ -43,7 +43,15 @@ export function importPaths(): Record<string, JsonObject> {
             'application/vnd.sqlite3': { schema: { type: 'string', contentMediaType: 'application/vnd.sqlite3' } },
           },
         },
-        success: { 200: json('Imported and committed.', 'ImportResult') },
+        success: {
+          200: {
+            description: 'Imported and committed. With `Accept: application/x-ndjson`: answered at once, one line `{"progress":{"statements":n,"of":total}}` about twice a second while it runs, then a last line, the ImportResult or the error body (whose status is then only in the line).',
+            content: {
+              'application/json': { schema: { $ref: '#/components/schemas/ImportResult' } },
+              'application/x-ndjson': { schema: { type: 'string' } },
+            },
+          },
+        },
         errors: mergeErrors(SERVED, QUERY, ENGINE, WRITE, {
           400: [...SQL_400, ...IMPORT_400, 'INVALID_DATABASE_NAME', 'DATABASE_REQUIRED'],
           404: ['NO_SUCH_DATABASE'],

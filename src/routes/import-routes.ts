@@ -5,7 +5,7 @@ import path from 'node:path';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
-import type { ImportSource } from '../bus/commands';
+import type { ImportOutcome, ImportSource } from '../bus/commands';
 import { EngineError } from '../errors';
 import { parseCsvTypes } from '../engine/csv-import';
 import type { ExportFormat } from '../engine/database-export';
@@ -50,24 +50,55 @@ function exportFormat(ctx: Context): ExportFormat {
   return format;
 }
 
+/**
+ * With `Accept: application/x-ndjson` an import answers at once with 200 and
+ * one JSON line now and then while it runs, `{"progress":{"statements":n,"of":total}}`,
+ * then a last line: the result, or the error body an answer without progress
+ * would have had (its status is then only in the line: the 200 is sent already).
+ */
+async function withProgressLines(ctx: Context, work: (onProgress: (statements: number, of: number) => void) => Promise<ImportOutcome>): Promise<void> {
+  ctx.status = 200; // for the request log and metrics: the response itself is written here
+  ctx.respond = false;
+  ctx.res.writeHead(200, { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-store' });
+  let last = -1;
+  const line = (value: unknown): void => void ctx.res.write(`${JSON.stringify(value)}\n`);
+  try {
+    const outcome = await work((statements, of) => {
+      if (statements === last) return;
+      last = statements;
+      line({ progress: { statements, of } });
+    });
+    line({ ok: true, ...outcome });
+  } catch (error) {
+    line((error instanceof EngineError ? error : new EngineError('INTERNAL', {}, { cause: error })).toBody());
+  }
+  ctx.res.end();
+}
+
+/** Reads the upload as its format needs it and runs `work` on it; an uploaded file is removed afterwards. */
+async function withSource(ctx: Context, format: ImportSource['format'], max: number, work: (source: ImportSource) => Promise<void>): Promise<void> {
+  if (format === 'sqlite') return withUploadFile(ctx, max, (file) => work({ format, file }));
+  if (format === 'sql') return work({ format, text: await readUploadText(ctx, max) });
+  const table = requiredQueryValue(ctx, 'table');
+  const types = queryValue(ctx, 'types');
+  const parsed = types === undefined ? undefined : parseCsvTypes(types);
+  const text = await readUploadText(ctx, max);
+  return work(parsed === undefined ? { format, text, table } : { format, text, table, types: parsed });
+}
+
 export function importRoutes(router: Router, bus: CommandBus, maxImportBytes: number): void {
   router.post('/dbs/:db/import', async (ctx) => {
     const db = ctx.params.db;
     const format = formatOf(ctx);
     const call = callOf(ctx);
-    const run = (source: ImportSource) => bus.dispatch({ type: 'import', db, source }, call);
-    let outcome;
-    if (format === 'sqlite') {
-      outcome = await withUploadFile(ctx, maxImportBytes, (file) => run({ format, file }));
-    } else if (format === 'csv') {
-      const table = requiredQueryValue(ctx, 'table');
-      const types = queryValue(ctx, 'types');
-      const text = await readUploadText(ctx, maxImportBytes);
-      outcome = await run(types === undefined ? { format, text, table } : { format, text, table, types: parseCsvTypes(types) });
-    } else {
-      outcome = await run({ format, text: await readUploadText(ctx, maxImportBytes) });
-    }
-    sendJson(ctx, 200, { ok: true, ...outcome });
+    const streamed = ctx.accepts('application/json', 'application/x-ndjson') === 'application/x-ndjson';
+    const dispatch = (source: ImportSource, onProgress?: (statements: number, of: number) => void): Promise<ImportOutcome> =>
+      bus.dispatch(onProgress === undefined ? { type: 'import', db, source } : { type: 'import', db, source, onProgress }, call);
+    // The body is read before anything is sent: a refused upload (413, 415, bad UTF-8) keeps its own status.
+    await withSource(ctx, format, maxImportBytes, async (source) => {
+      if (streamed) await withProgressLines(ctx, (onProgress) => dispatch(source, onProgress));
+      else sendJson(ctx, 200, { ok: true, ...(await dispatch(source)) });
+    });
   });
 
   router.get('/dbs/:db/export', async (ctx) => {

@@ -59,15 +59,31 @@ async function exportCopy({ directory, engine }: ImportHandlerDeps, db: unknown,
   return { db: ref.name, file, filename, contentType: CONTENT_TYPES[format] };
 }
 
+/** The call, also telling `progress` how many statements have started (see CallContext.progress). */
+function withProgress(call: CallContext, progress: (statements: number) => void): CallContext {
+  return {
+    get signal() {
+      return call.signal;
+    },
+    ...(call.client === undefined ? {} : { client: call.client }),
+    stopped: () => call.stopped?.() ?? false,
+    progress,
+  };
+}
+
 export function importHandlers(deps: ImportHandlerDeps): Pick<Handlers, 'import' | 'export'> {
   return {
     import: async (command, call) => {
       const ref = deps.directory.resolve(command.db);
       const plan = await planImport(deps, ref, command.source, call);
-      const summary = `-- import (${command.source.format}): ${plan.statements.length} statements`;
+      const total = plan.statements.length;
+      const summary = `-- import (${command.source.format}): ${total} statements`;
+      const report = command.onProgress;
+      const runCall = report === undefined ? call : withProgress(call, (statements) => report(statements, total));
+      report?.(0, total);
       let changes = 0;
       try {
-        const results = await deps.batches.run(ref, plan.statements, false, { call, summary });
+        const results = await deps.batches.run(ref, plan.statements, false, { call: runCall, summary });
         for (const result of results) changes += result.changes ?? 0;
       } catch (error) {
         // The error names the statement as the script counts it (a skipped leading BEGIN included).

@@ -180,9 +180,9 @@ export class ProcessEngineHost implements EngineHost {
   }
 
   /** Runs a call on one given process, after its current call if it has one. */
-  callOn<M extends EngineMethod>(handle: EngineProcessHandle, method: M, args: ArgsOf<M>, signal?: AbortSignal): Promise<AnswerOf<M>> {
+  callOn<M extends EngineMethod>(handle: EngineProcessHandle, method: M, args: ArgsOf<M>, signal?: AbortSignal, progress?: (statements: number) => void): Promise<AnswerOf<M>> {
     const request = requestOf(method, args);
-    return new Promise((resolve, reject) => handle.runOwn({ request, resolve, reject, ...(signal && { signal }) }));
+    return new Promise((resolve, reject) => handle.runOwn({ request, resolve, reject, ...(signal && { signal }), ...(progress && { progress }) }));
   }
 
   private call<M extends EngineMethod>(method: M, args: ArgsOf<M>, context: CallContext = {}): Promise<AnswerOf<M>> {
@@ -196,7 +196,8 @@ export class ProcessEngineHost implements EngineHost {
         settle(value);
         this.pump();
       };
-      const call: PendingCall = { request, resolve: done(resolve as (value: unknown) => void), reject: done(reject), ...(signal && { signal }) };
+      const progress = context.progress?.bind(context);
+      const call: PendingCall = { request, resolve: done(resolve as (value: unknown) => void), reject: done(reject), ...(signal && { signal }), ...(progress && { progress }) };
       const start = (handle: EngineProcessHandle): void => {
         startedMs = Date.now();
         this.shares.take(client);
@@ -217,7 +218,7 @@ export class ProcessEngineHost implements EngineHost {
     const giveBack = (): void => this.unreserve(handle, context.client, Date.now() - reservedMs);
     let outcomes: GroupOutcome[];
     try {
-      outcomes = await this.callOn(handle, 'execHeldGroup', [requests], context.signal);
+      outcomes = await this.callOn(handle, 'execHeldGroup', [requests], context.signal, context.progress?.bind(context));
     } catch (error) {
       giveBack();
       throw error;
