@@ -66,6 +66,10 @@ t.test('skips the BEGIN and COMMIT around a script and refuses transaction contr
   t.same(wrapped.statements.map((s) => s.kind), ['create-table']);
   t.equal(wrapped.offset, 1);
   t.equal(importScript(['CREATE TABLE a (x INT)', 'END']).statements.length, 1);
+  const dump = importScript(['PRAGMA foreign_keys=OFF', 'BEGIN TRANSACTION', 'CREATE TABLE a (x INT)', 'INSERT INTO a VALUES (1)', 'COMMIT']);
+  t.same(dump.statements.map((s) => s.kind), ['create-table', 'insert'], 'the preamble of sqlite3 .dump is skipped');
+  t.equal(dump.offset, 2);
+  t.throws(() => importScript(['SELECT 1', 'PRAGMA foreign_keys=OFF']), { code: 1003, statement: 1 }, 'elsewhere a PRAGMA is refused');
   t.throws(() => importScript(['CREATE TABLE a (x INT)', 'BEGIN', 'SELECT 1']), { code: 1055, statement: 1 });
   t.throws(() => importScript(['SELECT 1', 'ATTACH DATABASE \'x\' AS y']), { code: 1003, statement: 1 });
   t.throws(() => importScript(['CREATE DATABASE other']), { code: 1002, statement: 0 });

@@ -3,7 +3,11 @@
  * splitter, each classified like an /exec statement, with no cap on their
  * number. The import is one transaction, so a script's own BEGIN (as its first
  * statement) and COMMIT or END (as its last) — what dump tools write around
- * their output — are skipped; any other transaction control is refused.
+ * their output — are skipped; any other transaction control is refused. The
+ * `PRAGMA foreign_keys=OFF;` that sqlite3's .dump writes before its BEGIN is
+ * skipped too (foreign keys stay enforced: a dump that inserts children
+ * before their parents fails, naming the statement), since refusing it would
+ * refuse every such dump.
  */
 import { EngineError } from '../errors';
 import { classifyStatement } from './dialect/classify';
@@ -33,10 +37,13 @@ function classifyAt(sql: string, index: number): ClassifiedStatement {
   }
 }
 
+const DUMP_PREAMBLE = /^PRAGMA\s+foreign_keys\s*=\s*(OFF|0|FALSE|NO)$/i;
+
 export function importScript(texts: readonly string[]): ImportScript {
   let from = 0;
   let to = texts.length;
-  if (to > 0 && isWrapper(texts[0] as string, ['BEGIN'])) from = 1;
+  if (to > 0 && DUMP_PREAMBLE.test(texts[0] as string)) from = 1;
+  if (to > from && isWrapper(texts[from] as string, ['BEGIN'])) from += 1;
   if (to > from && isWrapper(texts[to - 1] as string, ['COMMIT', 'END'])) to -= 1;
   const statements: ExecStatement[] = [];
   for (let index = from; index < to; index++) {
