@@ -31,6 +31,8 @@ export interface BatchRecord {
   session: string | null;
   /** The SQL exactly as the client sent it, comments and whitespace included: replay splits it again. */
   sources: ReadonlyArray<{ sql: string; params?: SqlParams }>;
+  /** The entry's `sql` instead of the sources joined (imports: the sources are the whole script already). */
+  sql?: string;
   readonly: boolean;
   context: BatchContext;
   ms: number;
@@ -101,7 +103,7 @@ export function batchEntry(record: BatchRecord): NewEntry {
     db: record.db,
     session: record.session,
     kind: 'exec',
-    sql: sqlOf(statements),
+    sql: record.sql ?? sqlOf(statements),
     statements,
     readonly: record.readonly,
     ok: record.error === undefined,

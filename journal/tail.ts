@@ -4,18 +4,27 @@ import { journalFiles } from './naming';
 import { readFileLines } from './reader';
 import { decodeLine, isHeader, type JournalHeader } from './record';
 
-/** How much of the end of a file is read to find its last entries: lines are far shorter than this, but bodies can be 1 MiB. */
+/** How much of the end of a file is read first to find its last entries: most lines are far shorter than this. */
 const TAIL_BYTES = 4 * 1024 * 1024;
 
+/**
+ * The end of a file, from before the start of its last complete line (a
+ * torn one may follow it): a window that does not reach back that far is widened, since an import's entry
+ * can be one line of tens of megabytes (cutting it as torn would lose it).
+ */
 function readTail(file: string): { text: string; start: number } | undefined {
   if (!fs.existsSync(file)) return undefined;
   const size = fs.statSync(file).size;
-  const start = Math.max(0, size - TAIL_BYTES);
   const fd = fs.openSync(file, 'r');
   try {
-    const buffer = Buffer.alloc(size - start);
-    fs.readSync(fd, buffer, 0, buffer.length, start);
-    return { text: buffer.toString('utf8'), start };
+    for (let window = TAIL_BYTES; ; window *= 4) {
+      const start = Math.max(0, size - window);
+      const buffer = Buffer.alloc(size - start);
+      fs.readSync(fd, buffer, 0, buffer.length, start);
+      // The last complete line must start inside the window: a line break before the one that ends it.
+      const last = buffer.lastIndexOf(0x0a);
+      if (start === 0 || (last > 0 && buffer.lastIndexOf(0x0a, last - 1) >= 0)) return { text: buffer.toString('utf8'), start };
+    }
   } finally {
     fs.closeSync(fd);
   }

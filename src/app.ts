@@ -18,6 +18,7 @@ import type { Readiness } from './http/readiness';
 import type { Config } from './options';
 import { databaseRoutes } from './routes/database-routes';
 import { execRoutes } from './routes/exec-routes';
+import { importRoutes, TRANSFER_PATH } from './routes/import-routes';
 import { serviceRoutes } from './routes/service-routes';
 import { txRoutes } from './routes/tx-routes';
 import { journalRoutes } from './routes/journal-routes';
@@ -67,6 +68,7 @@ export function createApp(
   openapiRoutes(router);
   journalRoutes(router, config, feed, metrics);
   tokenRoutes(router, bus);
+  importRoutes(router, bus, config.maxImportBytes);
 
   koa.use(requestLog(metrics, config.logJson));
   koa.use(errorHandler(config.maxBodyBytes));
@@ -77,8 +79,9 @@ export function createApp(
     koa.use(adminOnly(ADMIN_PATHS));
   }
   koa.use(readiness.middleware());
-  koa.use(jsonBody(config.maxBodyBytes));
-  koa.use(requestDeadline(config.requestTimeoutMs));
+  const isTransfer = (ctx: Context): boolean => TRANSFER_PATH.test(ctx.path);
+  koa.use(jsonBody(config.maxBodyBytes, isTransfer));
+  koa.use(requestDeadline((ctx) => (isTransfer(ctx) ? config.importTimeoutMs : config.requestTimeoutMs)));
   koa.use(router.routes());
   koa.use(unmatched(router));
   // Errors are answered by errorHandler; Koa's default handler would print them again.

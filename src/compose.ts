@@ -9,6 +9,7 @@ import type { Config } from './options';
 import { CommandBus, type Middleware } from './bus/command-bus';
 import { databaseHandlers } from './bus/handlers/database-handlers';
 import { execHandlers } from './bus/handlers/exec-handlers';
+import { importHandlers } from './bus/handlers/import-handlers';
 import { pilotHandlers } from './bus/handlers/pilot-handlers';
 import { sessionHandlers } from './bus/handlers/session-handlers';
 import { tokenHandlers } from './bus/handlers/token-handlers';
@@ -70,6 +71,7 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   const handlers = {
     ...databaseHandlers({ directory, lifecycle, engine }),
     ...execHandlers({ directory, lifecycle, batches, sessions, writePath, maxStatements: config.maxStatements }),
+    ...importHandlers({ directory, engine, batches }),
     ...sessionHandlers(directory, sessions),
     ...templateHandlers(directory, copies),
     ...pilotHandlers(pilots),

@@ -42,6 +42,12 @@ export const catalog = {
   TOKENS_NOT_CONFIGURED: { code: 1033, status: 403, message: 'tokens are managed only on a server started with -token or -tokens-file' },
   TOKEN_REQUEST_INVALID: { code: 1034, status: 400, message: 'invalid token request: {detail}' },
   TOKEN_CLASS_TOO_LARGE: { code: 1035, status: 400, message: 'a class of tokens has 1 to {max} tokens; {count} asked' },
+  IMPORT_CSV_INVALID: { code: 1050, status: 400, message: 'CSV line {line}: {detail}' },
+  IMPORT_MEDIA_TYPE: { code: 1051, status: 415, message: 'an import body must be application/sql, text/csv or application/vnd.sqlite3, not {type}' },
+  IMPORT_NOT_SQLITE: { code: 1052, status: 400, message: 'the uploaded file is not a SQLite database: {detail}' },
+  IMPORT_SQLITE_CORRUPT: { code: 1053, status: 400, message: 'the uploaded SQLite file fails its integrity check: {detail}' },
+  IMPORT_INTERNAL_NAME: { code: 1054, status: 400, message: 'the uploaded file holds {name}: names beginning with _sqlscribe or sqlite_ are the service\'s and SQLite\'s own' },
+  IMPORT_TRANSACTION_CONTROL: { code: 1055, status: 400, message: '{detail} inside an import: an import is one transaction already, so only a BEGIN as its first statement and a COMMIT as its last are accepted (and skipped)' },
   JOURNAL_FEED_FORBIDDEN: { code: 1022, status: 403, message: 'GET /journal needs -token (send it as for every endpoint); a server without a token serves it only when started with -journal-feed' },
   TOO_MANY_COPIES: { code: 1040, status: 400, message: 'too many databases in one copy request: {count} (at most {max})' },
 
@@ -62,6 +68,7 @@ export const catalog = {
   TOKEN_NAME_EXISTS: { code: 2031, status: 409, message: 'a token is already named {name}' },
   TOKEN_IN_FILE: { code: 2032, status: 409, message: 'token {id} comes from -tokens-file: remove it there and restart' },
   PILOT_SCOPE_RETIRED: { code: 2013, status: 409, message: 'pilot {id} retired this scope ({scope}): no further pilot is accepted for it' },
+  IMPORT_CSV_COLUMNS: { code: 2050, status: 400, message: 'the CSV header does not match table {table}: {detail}' },
   PILOT_SAME_COMMIT: { code: 2014, status: 409, message: 'pilot {id} of this scope decided to correct commit {commit}: the next pilot must carry another commit' },
   NO_TEMPLATE: { code: 2040, status: 409, message: 'database {db} was not made from a template: there is nothing to reset it to' },
   TEMPLATE_GONE: { code: 2041, status: 409, message: 'the template {template} of database {db} no longer exists: there is nothing to reset it to' },
@@ -76,8 +83,9 @@ export const catalog = {
 
   // 4xxx — types and values
   TYPE_MISMATCH: { code: 4001, status: 400, message: 'type mismatch: column {column} is {expected}, the value is {actual}' },
-  UNKNOWN_TYPE: { code: 4002, status: 400, message: 'unknown column type {type} for column {column}: use INT, TEXT, FLOAT or BOOL' },
+  UNKNOWN_TYPE: { code: 4002, status: 400, message: 'unknown column type {type} for column {column}: use INT, TEXT, FLOAT, BOOL or BLOB, or one of their aliases' },
   INVALID_VALUE: { code: 4003, status: 400, message: 'invalid value: {detail}' },
+  IMPORT_UNMAPPABLE_TYPE: { code: 4050, status: 400, message: 'table {table}, column {column}: type {type} has no sqlscribe type (INT, TEXT, FLOAT, BOOL, BLOB or one of their aliases)' },
 
   // 5xxx — transactions and sessions
   NO_SUCH_SAVEPOINT: { code: 5001, status: 400, message: 'no such savepoint: {savepoint}' },
@@ -104,6 +112,7 @@ export const catalog = {
   ENGINES_BUSY: { code: 6011, status: 503, message: 'no engine was free for this request within {ms} ms (-request-timeout): retry shortly' },
   SESSION_REQUEST_TIMEOUT: { code: 6012, status: 400, message: 'request stopped after {ms} ms (-request-timeout): the session was rolled back and closed' },
   CLIENT_CLOSED: { code: 6013, status: 499, message: 'the client closed the connection before the answer: its request was stopped and rolled back' },
+  IMPORT_TOO_LARGE: { code: 6050, status: 413, message: 'import too large: at most {max} bytes (-max-import-bytes)' },
   TOO_MANY_FOLLOWERS: { code: 6014, status: 503, message: 'too many clients follow the journal: at most {max}; retry shortly' },
 
   // 7xxx — mode

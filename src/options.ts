@@ -78,6 +78,10 @@ export interface Config {
   readonly maxResultBytes: number;
   /** @default 1000 */
   readonly maxStatements: number;
+  /** Largest body POST /dbs/{db}/import takes (a script, a CSV or a .sqlite file). @default 64 MiB */
+  readonly maxImportBytes: number;
+  /** The deadline of an import or export request, in place of -request-timeout. @default 600000 */
+  readonly importTimeoutMs: number;
   /** Serve GET /journal on a server without -token (with a token, the token holder may always read it). @default false */
   readonly journalFeed: boolean;
   /** A follower of GET /journal (event stream) gets a comment this often when nothing else is sent. @default 15000 */
@@ -122,6 +126,8 @@ const FLAGS: FlagTable = {
   'max-result-bytes': { arg: '<size>', help: 'most bytes of rows one request returns; the rest is cut (truncated: true)', default: '16M' },
   'max-result-rows': { arg: '<N>', help: 'most rows one statement may return', default: '10000' },
   'max-statements': { arg: '<N>', help: 'most statements in one /exec batch', default: '1000' },
+  'max-import-bytes': { arg: '<size>', help: 'largest body POST /dbs/{db}/import takes (.sql, .csv or .sqlite)', default: '64M' },
+  'import-timeout': { arg: '<duration>', help: 'stop an import or export request that takes longer (instead of -request-timeout)', default: '10m' },
   'journal-feed': { arg: null, help: 'serve GET /journal without -token (to every client that reaches the server); with -token it needs the token', default: 'false' },
   'journal-heartbeat': { arg: '<duration>', help: 'comment sent to GET /journal event-stream followers this often, so that proxies keep them open', default: '15s' },
 };
@@ -236,6 +242,8 @@ function interpret(raw: RawFlags, cwd: string): Config {
     maxResultRows: flagValue(raw, 'max-result-rows', parsePositiveInteger, 10_000),
     maxResultBytes: flagValue(raw, 'max-result-bytes', positiveSize, 16 * 1024 * 1024),
     maxStatements: flagValue(raw, 'max-statements', parsePositiveInteger, 1000),
+    maxImportBytes: flagValue(raw, 'max-import-bytes', positiveSize, 64 * 1024 * 1024),
+    importTimeoutMs: flagValue(raw, 'import-timeout', durationMs, 600_000),
     journalFeed: flagValue(raw, 'journal-feed', parseBoolean, false),
     journalHeartbeatMs: flagValue(raw, 'journal-heartbeat', durationMs, 15_000),
   });

@@ -31,6 +31,8 @@ function handlers(ran: string[], createFails?: unknown): Handlers {
     'show-schema': unused,
     'read-rows': unused,
     exec: unused,
+    import: unused,
+    export: unused,
     'begin-session': unused,
     'end-session': unused,
     'create-pilot': unused,

@@ -262,13 +262,29 @@ t.test('rewrites each type alias to its storage type', async (t) => {
     ['CHARACTER VARYING(9)', 'TEXT'], ['character', 'TEXT'], ['STRING', 'TEXT'],
   ];
   for (const [written, stored] of cases) {
-    t.equal(rewrite(`CREATE TABLE t (a ${written} NOT NULL)`), `CREATE TABLE t (a ${stored} NOT NULL) STRICT`, written);
+    const spelling = written.toUpperCase().replace(/\s+(?=\()|(?<=[(,])\s+/g, '');
+    const kept = ['INT', 'FLOAT', 'TEXT'].includes(spelling) ? '' : `/* declared ${spelling} */ `;
+    t.equal(rewrite(`CREATE TABLE t (a ${written} NOT NULL)`), `CREATE TABLE t (a ${kept}${stored} NOT NULL) STRICT`, written);
   }
+});
+
+t.test('rewrites the aliases of teaching scripts and keeps their spelling in a comment', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['NVARCHAR(160)', 'TEXT'], ['NCHAR(5)', 'TEXT'], ['NATIVE CHARACTER(70)', 'TEXT'], ['CLOB', 'TEXT'],
+    ['TINYINT', 'INTEGER'], ['MEDIUMINT', 'INTEGER'], ['INT2', 'INTEGER'], ['INT8', 'INTEGER'], ['UNSIGNED BIG INT', 'INTEGER'],
+    ['DATETIME', 'TEXT'], ['DATE', 'TEXT'], ['TIME', 'TEXT'], ['TIMESTAMP', 'TEXT'], ['NUMERIC(10,2)', 'REAL'], ['BLOB', 'BLOB'],
+  ];
+  for (const [written, stored] of cases) {
+    const kept = written === 'BLOB' ? '' : `/* declared ${written} */ `;
+    t.equal(rewrite(`CREATE TABLE t (a ${written} NOT NULL)`), `CREATE TABLE t (a ${kept}${stored} NOT NULL) STRICT`, written);
+  }
+  t.equal(rewrite('CREATE TABLE t (a INTEGER, b TEXT) STRICT'), 'CREATE TABLE t (a INTEGER, b TEXT) STRICT', 'a STRICT table is taken as written');
+  t.equal(rewrite('ALTER TABLE t ADD COLUMN d datetime'), 'ALTER TABLE t ADD COLUMN d /* declared DATETIME */ TEXT');
 });
 
 t.test('adds the BOOL check right after the type', async (t) => {
   t.equal(rewrite('create table t (ok BOOLEAN DEFAULT 0, "a b" bool)'),
-    'create table t (ok INTEGER CHECK (("ok") IN (0, 1)) DEFAULT 0, "a b" INTEGER CHECK (("a b") IN (0, 1))) STRICT');
+    'create table t (ok /* declared BOOLEAN */ INTEGER CHECK (("ok") IN (0, 1)) DEFAULT 0, "a b" INTEGER CHECK (("a b") IN (0, 1))) STRICT');
 });
 
 t.test('keeps everything but the types byte for byte', async (t) => {
@@ -280,8 +296,8 @@ t.test('keeps everything but the types byte for byte', async (t) => {
 ) /* after */`;
   t.equal(rewrite(sql), sql
     .replace('id INT', 'id INTEGER')
-    .replace('VARCHAR(20)', 'TEXT')
-    .replace('[owner] integer', '[owner] INTEGER')
+    .replace('VARCHAR(20)', '/* declared VARCHAR(20) */ TEXT')
+    .replace('[owner] integer', '[owner] /* declared INTEGER */ INTEGER')
     .replace(') /* after */', ') STRICT /* after */'));
 });
 
@@ -293,16 +309,16 @@ t.test('places STRICT after existing table options once', async (t) => {
 });
 
 t.test('rejects unknown and missing types with the column name', async (t) => {
-  t.throws(() => rewrite('create table t (a BLOB)'), { code: UNKNOWN_TYPE, params: { type: 'BLOB', column: 'a' } });
+  t.throws(() => rewrite('create table t (a GEOMETRY)'), { code: UNKNOWN_TYPE, params: { type: 'GEOMETRY', column: 'a' } });
   t.throws(() => rewrite('create table t (a INT, b)'), { code: UNKNOWN_TYPE, params: { type: '(none)', column: 'b' } });
   t.throws(() => rewrite('create table t ("x y" PRIMARY KEY)'), { code: UNKNOWN_TYPE, params: { type: '(none)', column: 'x y' } });
   t.throws(() => rewrite('create table t (a INT(5))'), { code: UNKNOWN_TYPE, params: { type: 'INT(5)' } });
-  t.throws(() => rewrite('alter table t add column c DATETIME'), { code: UNKNOWN_TYPE, params: { type: 'DATETIME', column: 'c' } });
+  t.throws(() => rewrite('alter table t add column c GEOMETRY'), { code: UNKNOWN_TYPE, params: { type: 'GEOMETRY', column: 'c' } });
 });
 
 t.test('rewrites the column of ALTER TABLE ADD COLUMN only', async (t) => {
   t.equal(rewrite('ALTER TABLE t ADD COLUMN b BOOL NOT NULL DEFAULT 0'), 'ALTER TABLE t ADD COLUMN b INTEGER CHECK (("b") IN (0, 1)) NOT NULL DEFAULT 0');
-  t.equal(rewrite('alter table main.t add c double precision'), 'alter table main.t add c REAL');
+  t.equal(rewrite('alter table main.t add c double precision'), 'alter table main.t add c /* declared DOUBLE PRECISION */ REAL');
   t.equal(rewrite('alter table t rename column a to b'), 'alter table t rename column a to b');
 });
 
@@ -323,7 +339,7 @@ t.test('produces tables that SQLite creates and that enforce the types', async (
   t.throws(() => insert.run(1, 1, 'x', 0, 5), { code: 'SQLITE_CONSTRAINT_CHECK' });
   insert.run(1, 2, 'y', null, null);
   t.equal(db.prepare("select sql from sqlite_schema where name = 't'").pluck().get(),
-    'CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER, f REAL, s TEXT, ok INTEGER CHECK (("ok") IN (0, 1)), flag INTEGER CHECK (("flag") IN (0, 1))) STRICT');
+    'CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER, f REAL, s /* declared VARCHAR(5) */ TEXT, ok INTEGER CHECK (("ok") IN (0, 1)), flag /* declared BOOLEAN */ INTEGER CHECK (("flag") IN (0, 1))) STRICT');
   db.exec(rewrite('create table w (k TEXT PRIMARY KEY, v INT) WITHOUT ROWID'));
   t.throws(() => db.prepare("insert into w values ('a', 'b')").run(), { code: 'SQLITE_CONSTRAINT_DATATYPE' });
 });

@@ -706,8 +706,8 @@ t.test('reports type aliases under their canonical names', async (tt) => {
 t.test('refuses an unknown or missing column type with 4002', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY)');
   await expectRejected(tt, db, [
-    'CREATE TABLE x (a BLOB)',
-    'CREATE TABLE x (a DATETIME)',
+    'CREATE TABLE x (a GEOMETRY)',
+    'CREATE TABLE x (a DATETIME(6))',
     'CREATE TABLE x (a JSON NOT NULL)',
     'CREATE TABLE x (a)',
     'CREATE TABLE x (id INT PRIMARY KEY, a NOT NULL)',

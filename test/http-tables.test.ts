@@ -20,6 +20,7 @@ interface Reference {
 interface Column {
   name: string;
   type: string;
+  declaredType?: string;
   pk: boolean;
   notNull: boolean;
   unique: boolean;
@@ -103,7 +104,7 @@ function checkRecordShape(tt: tap.Test, record: TableRecord): void {
   tt.ok(Array.isArray(record.indexes), `${record.name}: indexes`);
   for (const c of record.columns) {
     const where = `${record.name}.${c.name}`;
-    tt.ok(['INT', 'TEXT', 'FLOAT', 'BOOL'].includes(c.type), `${where}: type ${c.type}`);
+    tt.ok(['INT', 'TEXT', 'FLOAT', 'BOOL', 'BLOB'].includes(c.type), `${where}: type ${c.type}`);
     for (const flag of ['pk', 'notNull', 'unique', 'hasDefault'] as const) tt.type(c[flag], 'boolean', `${where}: ${flag}`);
     tt.ok('default' in c, `${where}: default present`);
     tt.ok('references' in c, `${where}: references present`);
@@ -286,7 +287,8 @@ function defaultClause(c: Column): string {
 function rebuild(record: TableRecord): string[] {
   const key = record.primaryKey === '' ? [] : record.primaryKey.split(',');
   const defs = record.columns.map((c) => {
-    let sql = `${quote(c.name)} ${c.type}`;
+    // The declared spelling, when there is one, rebuilds the same record (declaredType included).
+    let sql = `${quote(c.name)} ${c.declaredType ?? c.type}`;
     if (c.pk && key.length === 1) sql += ' PRIMARY KEY';
     if (c.notNull) sql += ' NOT NULL';
     if (c.unique) sql += ' UNIQUE';

@@ -266,7 +266,7 @@ t.test('GET /openapi.json is a valid OpenAPI 3.1 document of the whole service',
   tt.same(doc.servers, [{ url: '/', description: doc.servers[0].description }]);
   tt.same(doc.components.securitySchemes.serviceToken, { type: 'apiKey', in: 'header', name: 'X-Service-Token', description: doc.components.securitySchemes.serviceToken.description });
   tt.match(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer' });
-  const expectedPaths = ['/index.html', '/console/{file}', '/health', '/metrics', '/dbs', '/dbs/{db}/reset', '/tables', '/schema', '/rows', '/exec', '/tx/begin', '/tx/commit', '/tx/rollback', '/pilots', '/pilots/{id}', '/pilots/schema', '/pilots/summary', '/openapi.json', '/journal', '/'];
+  const expectedPaths = ['/index.html', '/console/{file}', '/health', '/metrics', '/dbs', '/dbs/{db}/reset', '/tables', '/schema', '/rows', '/exec', '/tx/begin', '/tx/commit', '/tx/rollback', '/dbs/{db}/import', '/dbs/{db}/export', '/pilots', '/pilots/{id}', '/pilots/schema', '/pilots/summary', '/openapi.json', '/journal', '/'];
   for (const p of expectedPaths) tt.ok(doc.paths[p], `documents ${p}`);
 
   const ids = new Set<string>();
@@ -315,7 +315,7 @@ t.test('GET /openapi.json is a valid OpenAPI 3.1 document of the whole service',
 
 /** A real path for a documented template. */
 function concrete(template: string): string {
-  return template.replace('{id}', '1').replace('{file}', 'console.css');
+  return template.replace('{id}', '1').replace('{file}', 'console.css').replace('{db}', 'school');
 }
 
 async function databasesAndTables(tt: Test, server: TestServer): Promise<void> {
@@ -406,6 +406,31 @@ async function sql(tt: Test, server: TestServer): Promise<void> {
   await c({ db: 'nowhere', sql: 'SELECT 1' }, 404, 2001);
   tt.notOk(conf.validator('/components/schemas/ExecRequest')({ sql: 'SELECT 1', statements: [] }), 'the documented body refuses sql with statements');
   tt.notOk(conf.validator('/components/schemas/ExecRequest')({ db: 'school' }), 'the documented body needs sql or statements');
+}
+
+async function importExport(tt: Test, server: TestServer): Promise<void> {
+  const c = (method: string, url: string, x?: Call): Promise<Reply> => call(tt, conf, server, method, url, x);
+  const sql = { 'content-type': 'application/sql' };
+  await c('POST', '/dbs', { body: { db: 'lesson' }, status: 201 });
+  await c('POST', '/dbs/lesson/import', { rawBody: '\uFEFFCREATE TABLE album (id INTEGER PRIMARY KEY, title NVARCHAR(160), released DATETIME); INSERT INTO album VALUES (1, \'A\', \'2020-01-01\')', headers: sql, status: 200 });
+  await c('GET', '/schema?db=lesson&table=album', { status: 200 });
+  await c('POST', '/dbs/lesson/import?table=marks&types=INT,FLOAT', { rawBody: 'pupil,mark\r\n1,6.5\r\n', headers: { 'content-type': 'text/csv' }, status: 200 });
+  const file = await fetch(`${server.url}/dbs/lesson/export?format=sqlite`, { headers: { 'X-Service-Token': TOKEN } });
+  await c('POST', '/dbs', { body: { db: 'imported' }, status: 201 });
+  await c('POST', '/dbs/imported/import', { rawBody: Buffer.from(await file.arrayBuffer()), headers: { 'content-type': 'application/vnd.sqlite3' }, status: 200 });
+  await c('GET', '/dbs/lesson/export', { status: 200 });
+  await c('GET', '/dbs/lesson/export?format=sqlite', { status: 200 });
+  await c('GET', '/dbs/lesson/export?format=csv&table=marks', { status: 200 });
+  await c('GET', '/dbs/lesson/export?format=csv', { status: 400, code: 1008 });
+  await c('GET', '/dbs/lesson/export?format=csv&table=nothing', { status: 404, code: 2002 });
+  await c('GET', '/dbs/nowhere/export', { status: 404, code: 2001 });
+  await c('POST', '/dbs/lesson/import', { rawBody: 'CREATE TABLE x (a INT); INSERT INTO x VALUES (1); INSERT INTO missing_table VALUES (1)', headers: sql, status: 400, code: 2003 });
+  await c('POST', '/dbs/lesson/import', { rawBody: 'SELECT 1; COMMIT; SELECT 2', headers: sql, status: 400, code: 1055 });
+  await c('POST', '/dbs/lesson/import', { rawBody: 'a;b', headers: { 'content-type': 'text/plain' }, status: 415, code: 1051 });
+  await c('POST', '/dbs/lesson/import', { rawBody: 'not a database file', headers: { 'content-type': 'application/vnd.sqlite3' }, status: 400, code: 1052 });
+  await c('POST', '/dbs/lesson/import?table=marks', { rawBody: 'pupil\r\n1\r\n', headers: { 'content-type': 'text/csv' }, status: 400, code: 2050 });
+  await c('POST', '/dbs/lesson/import?table=bad', { rawBody: 'a,b\r\n1\r\n', headers: { 'content-type': 'text/csv' }, status: 400, code: 1050 });
+  await c('POST', '/dbs/nowhere/import', { rawBody: 'SELECT 1', headers: sql, status: 404, code: 2001 });
 }
 
 async function sessions(tt: Test, server: TestServer): Promise<void> {
@@ -556,6 +581,7 @@ t.test('multi-DB mode with a token: every operation and many error paths conform
   await withoutToken(tt, server);
   await databasesAndTables(tt, server);
   await sql(tt, server);
+  await importExport(tt, server);
   await sessions(tt, server);
   await pilots(tt, server);
   await journalFeed(tt, server);

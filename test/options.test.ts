@@ -29,7 +29,7 @@ t.test('returns the embedded defaults when no flag is given', async (t) => {
     logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'mod',
     logMaxSize: 10 * MiB, logFsync: true, logCompress: false,
     snapshotEvery: null, snapshotDir: path.join(CWD, 'data', 'journal', 'snapshots'), logRetain: null, queryTimeoutMs: 5000, lockTimeoutMs: 5000, sessionTimeoutMs: 300_000, requestTimeoutMs: 30_000, clientShare: 0.5, headerTimeoutMs: 5000, bodyTimeoutMs: 30_000, idleTimeoutMs: 5000,
-    maxBodyBytes: MiB, maxResultRows: 10_000, maxResultBytes: 16 * MiB, maxStatements: 1000, journalFeed: false, journalHeartbeatMs: 15_000,
+    maxBodyBytes: MiB, maxResultRows: 10_000, maxResultBytes: 16 * MiB, maxStatements: 1000, maxImportBytes: 64 * MiB, importTimeoutMs: 600_000, journalFeed: false, journalHeartbeatMs: 15_000,
   });
 });
 
@@ -84,6 +84,11 @@ t.test('sets the token and rejects an empty one', async (t) => {
 t.test('parses the integer limits', async (t) => {
   t.match(config('-max-connections', '8', '-max-result-rows', '50', '-max-statements', '007'),
     { maxConnections: 8, maxResultRows: 50, maxStatements: 7 });
+});
+
+t.test('parses the import limits', async (t) => {
+  t.match(config('-max-import-bytes', '2M', '-import-timeout', '90s'), { maxImportBytes: 2 * 1024 * 1024, importTimeoutMs: 90_000 });
+  rejects(t, ['-max-import-bytes', '0'], /^-max-import-bytes: /);
 });
 
 t.test('rejects non-integer, negative and zero limits naming the flag', async (t) => {

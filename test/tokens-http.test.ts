@@ -77,6 +77,8 @@ t.test('role × endpoint matrix', async (t) => {
     ['/exec read', () => ['POST', '/exec', { db: 'own', sql: 'SELECT count(*) FROM t' }], ok(200)],
     ['/exec write', () => ['POST', '/exec', { db: 'own', sql: insert }], writeUp(200, 1032)],
     ['/exec write (other)', () => ['POST', '/exec', { db: 'other', sql: insert }], adminOnly(200, 1031)],
+    ['GET /dbs/{db}/export', () => ['GET', '/dbs/own/export'], ok(200)],
+    ['GET /dbs/{db}/export (other)', () => ['GET', '/dbs/other/export'], adminOnly(200, 1031)],
     ['/tx/begin', () => ['POST', '/tx/begin', { db: 'own' }], writeUp(200, 1030)],
     ['GET /pilots', () => ['GET', '/pilots'], adminOnly(200)],
     ['GET /pilots/schema', () => ['GET', '/pilots/schema'], adminOnly(200)],
@@ -99,6 +101,13 @@ t.test('role × endpoint matrix', async (t) => {
       if (family === '/tx/begin' && reply.status === 200) assertStatus(t, await call(tokens[who], 'POST', `/tx/rollback?session=${reply.body.session}`), 200, undefined, `rollback as ${who}`);
     }
   }
+  // An import is a write: its body is a file, not JSON.
+  const importCsv = (secret: string | null, db: string): Promise<Reply> =>
+    server.request('POST', `/dbs/${db}/import?table=marks`, { rawBody: 'pupil,mark\n1,2\n', headers: { ...as(secret), 'content-type': 'text/csv' } });
+  assertStatus(t, await importCsv(reader.secret, 'own'), 403, 1030, 'import as read');
+  assertStatus(t, await importCsv(writer.secret, 'other'), 403, 1031, 'import as write into another database');
+  assertStatus(t, await importCsv(null, 'own'), 401, 1012, 'import without a token');
+  assertStatus(t, await importCsv(writer.secret, 'own'), 200, undefined, 'import as write into its own database');
   const listed = await call(writer.secret, 'GET', '/dbs');
   // drop-admin is gone; the write and read tokens could not drop theirs; drop-kid matches their drop-* too.
   t.same(listed.body.dbs, ['drop-kid.db', 'drop-read.db', 'drop-write.db', 'own.db'], 'GET /dbs shows a token only its databases');

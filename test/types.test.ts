@@ -9,12 +9,15 @@ t.test('maps every accepted alias to its canonical type', async (t) => {
     ['REAL', 'FLOAT'], ['DOUBLE', 'FLOAT'], ['double  precision', 'FLOAT'], ['NUMERIC', 'FLOAT'], ['DECIMAL(10, 2)', 'FLOAT'], ['FLOAT', 'FLOAT'],
     ['TEXT', 'TEXT'], ['VARCHAR(20)', 'TEXT'], ['CHAR(2)', 'TEXT'], ['CHARACTER VARYING(30)', 'TEXT'], ['STRING', 'TEXT'],
     ['BOOL', 'BOOL'], ['boolean', 'BOOL'],
+    ['NVARCHAR(160)', 'TEXT'], ['nchar(5)', 'TEXT'], ['NATIVE CHARACTER(70)', 'TEXT'], ['CLOB', 'TEXT'],
+    ['TINYINT', 'INT'], ['MEDIUMINT', 'INT'], ['INT2', 'INT'], ['INT8', 'INT'], ['unsigned big int', 'INT'],
+    ['DATETIME', 'TEXT'], ['DATE', 'TEXT'], ['TIME', 'TEXT'], ['TIMESTAMP', 'TEXT'], ['NUMERIC(10,2)', 'FLOAT'], ['BLOB', 'BLOB'],
   ];
   for (const [declared, canonical] of cases) t.equal(canonicalType(declared), canonical, declared);
 });
 
 t.test('rejects other type names and sizes where SQL allows none', async (t) => {
-  for (const declared of ['BLOB', 'DATE', 'INT(5)', 'TEXT(10)', 'VARCHAR(', 'ANY', '', 'BOOL BOOL']) t.equal(canonicalType(declared), undefined, declared);
+  for (const declared of ['INT(5)', 'BLOB(3)', 'DATETIME(6)', 'TEXT(10)', 'VARCHAR(', 'ANY', '', 'BOOL BOOL']) t.equal(canonicalType(declared), undefined, declared);
 });
 
 t.test('stores each type under a name STRICT tables accept', async (t) => {
@@ -22,6 +25,7 @@ t.test('stores each type under a name STRICT tables accept', async (t) => {
   t.equal(storageType('BOOL'), 'INTEGER');
   t.equal(storageType('FLOAT'), 'REAL');
   t.equal(storageType('TEXT'), 'TEXT');
+  t.equal(storageType('BLOB'), 'BLOB');
   t.equal(boolCheckSql(quoteIdentifier('a"b')), 'CHECK (("a""b") IN (0, 1))');
 });
 
@@ -29,7 +33,8 @@ t.test('reports storage names and foreign types as users wrote them', async (t) 
   t.equal(reportedType('INTEGER', false), 'INT');
   t.equal(reportedType('INTEGER', true), 'BOOL');
   t.equal(reportedType('REAL', false), 'FLOAT');
-  t.equal(reportedType('datetime', false), 'DATETIME');
+  t.equal(reportedType('datetime', false), 'TEXT', 'an alias is reported under its type');
+  t.equal(reportedType('GEOMETRY', false), 'GEOMETRY', 'a type of ours it is not is reported as declared');
 });
 
 t.test('binds JSON integers as 64-bit integers and booleans as 0/1', async (t) => {

@@ -3,8 +3,8 @@
  *
  * - reading a database (its tables, schema, rows, a read-only /exec) needs
  *   `read` and a database the token's patterns match;
- * - writing one (/exec that writes, every session) needs `write` and a
- *   matching database;
+ * - writing one (/exec that writes, every session, an import) needs `write`
+ *   and a matching database; an export is a read;
  * - resetting a database to its template needs `write` and a matching
  *   database: a student who broke theirs starts again without the teacher;
  * - creating or dropping a database (copies from a template too), the pilot
@@ -34,6 +34,8 @@ const RULES: { readonly [T in CommandType]: Rule } = {
   'create-database': { role: 'admin', db: false, action: 'creating a database' },
   'copy-databases': { role: 'admin', db: false, action: 'copying a database' },
   'reset-database': { role: 'write', db: true, action: 'resetting a database to its template' },
+  import: { role: 'write', db: true, action: 'importing into a database' },
+  export: { role: 'read', db: true, action: 'exporting a database' },
   'list-tables': { role: 'read', db: true, action: 'reading tables' },
   'show-schema': { role: 'read', db: true, action: 'reading a schema' },
   'read-rows': { role: 'read', db: true, action: 'reading rows' },

@@ -8,12 +8,20 @@ import type { SessionInfo } from '../sessions/session-manager';
 import type { PilotFilter, StoredPilot } from '../pilots/pilot-store';
 import type { CreatedToken, TokenView } from '../tokens/token-registry';
 import type { PilotSummary, SummaryGrouping } from '../pilots/pilot-summary';
+import type { ExportFormat } from '../engine/database-export';
+import type { ColumnType } from '../engine/types';
 
 /** One piece of SQL from a request, with its parameters if any. */
 export interface SqlSource {
   readonly sql: string;
   readonly params?: SqlParams;
 }
+
+/** What POST /dbs/{db}/import received: a script's text, a CSV's text for one table, or an uploaded .sqlite file (a temporary file the route owns). */
+export type ImportSource =
+  | { readonly format: 'sql'; readonly text: string }
+  | { readonly format: 'csv'; readonly text: string; readonly table: string; readonly types?: readonly ColumnType[] }
+  | { readonly format: 'sqlite'; readonly file: string };
 
 export type Command =
   | { readonly type: 'list-databases' }
@@ -26,6 +34,8 @@ export type Command =
   | { readonly type: 'exec'; readonly db: unknown; readonly sources: readonly SqlSource[]; readonly session?: string }
   | { readonly type: 'begin-session'; readonly db: unknown }
   | { readonly type: 'end-session'; readonly session: string; readonly commit: boolean }
+  | { readonly type: 'import'; readonly db: unknown; readonly source: ImportSource; readonly onProgress?: (statements: number, of: number) => void }
+  | { readonly type: 'export'; readonly db: unknown; readonly format: ExportFormat; readonly table: string | null }
   | { readonly type: 'create-pilot'; readonly record: unknown }
   | { readonly type: 'get-pilot'; readonly id: number }
   | { readonly type: 'list-pilots'; readonly filter: PilotFilter; readonly limit: number; readonly offset: number }
@@ -48,6 +58,27 @@ export interface ExecOutcome {
   session?: SessionInfo;
 }
 
+export interface ImportOutcome {
+  db: string;
+  format: ImportSource['format'];
+  /** Statements run (a script's skipped BEGIN and COMMIT not counted). */
+  statements: number;
+  /** Rows inserted, updated or deleted, all statements together. */
+  changes: number;
+  /** csv: the table, and whether the import created it. */
+  table?: string;
+  created?: boolean;
+}
+
+export interface ExportCopy {
+  db: string;
+  /** A temporary file holding the copy; whoever sends it removes it (and its directory) afterwards. */
+  file: string;
+  /** The name to offer the client (Content-Disposition). */
+  filename: string;
+  contentType: string;
+}
+
 export interface TablePage extends RowPage {
   db: string;
 }
@@ -64,6 +95,8 @@ export interface CommandResults {
   exec: ExecOutcome;
   'begin-session': SessionInfo;
   'end-session': { db: string; message: 'COMMIT' | 'ROLLBACK' };
+  import: ImportOutcome;
+  export: ExportCopy;
   'create-pilot': StoredPilot;
   'get-pilot': StoredPilot;
   'list-pilots': { total: number; pilots: StoredPilot[] };

@@ -17,6 +17,7 @@ import { toEngineError } from './sqlite-errors';
 import { boundedShape, isBoundedOn, type PointLookup } from './bounded-read';
 import { readRowPage } from './row-pages';
 import { stringifyJson } from '../json-text';
+import { writeExport, type ExportRequest } from './database-export';
 
 export interface EngineOptions {
   /** Most database handles kept open at once. @default 128 */
@@ -236,6 +237,12 @@ export class Engine {
       if (!schema) throw new EngineError('TABLE_NOT_FOUND', { table: request.table });
       return readRowPage(connection, schema, request, cacheCount);
     });
+  }
+
+  /** See database-export.ts: one read transaction, so the copy is one snapshot. */
+  exportDatabase(file: string, request: ExportRequest): void {
+    const connection = this.pool.get(file);
+    connection.read(() => writeExport(connection.db, request));
   }
 
   /**

@@ -8,6 +8,7 @@ import type { StatementKind } from './dialect/statement';
 import type { TableSchema } from './schema';
 import type { BatchContext } from './deterministic-functions';
 import type { EngineErrorData } from '../errors';
+import type { ExportRequest } from './database-export';
 
 /** A value a client may bind to a parameter: JSON scalars only. */
 export type SqlValue = number | string | boolean | null;
@@ -111,6 +112,12 @@ export interface CallContext {
   readonly principal?: Principal;
   /** Whether the request has already stopped, asked without making its signal (which may be made on demand). */
   stopped?(): boolean;
+  /**
+   * Told now and then (PROGRESS_MS) while the work runs in an engine process
+   * how many of its statements have started: what an import's progress lines
+   * say. Work without it is never watched.
+   */
+  progress?(statements: number): void;
 }
 
 /**
@@ -131,6 +138,10 @@ export interface EngineHost {
   tables(file: string): Promise<TableSchema[]>;
   schema(file: string, table: string): Promise<TableSchema | undefined>;
   rows(request: RowsRequest, call?: CallContext): Promise<RowPage>;
+  /** Writes a copy of the database to `request.out` from one read snapshot (database-export.ts). */
+  exportDatabase(file: string, request: ExportRequest, call?: CallContext): Promise<void>;
+  /** The SQL that rebuilds an uploaded .sqlite file, after its checks (sqlite-upload.ts). */
+  uploadStatements(file: string, call?: CallContext): Promise<string[]>;
   /** Opens a transaction that stays open across requests, in an engine of its own. */
   openSession(file: string): Promise<EngineSession>;
   /** Creates the database file (and its WAL settings) if it does not exist; `createdSeq` is its journal entry. */

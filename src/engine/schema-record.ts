@@ -12,11 +12,13 @@ export interface ColumnReference {
 export interface ColumnSchema {
   name: string;
   /**
-   * INT, TEXT, FLOAT or BOOL; a foreign table's own declared type otherwise.
+   * INT, TEXT, FLOAT, BOOL or BLOB; a foreign table's own declared type otherwise.
    * A view's column has the type of the table column it comes straight from,
    * and null when it is computed (view-schema.ts).
    */
   type: string | null;
+  /** The type as the CREATE TABLE spelled it (`NVARCHAR(160)`, `DATETIME`), normalized; absent when it was `type` itself. */
+  declaredType?: string;
   /** Part of the primary key (every column of a composite key). */
   pk: boolean;
   notNull: boolean;

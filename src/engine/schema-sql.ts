@@ -6,6 +6,7 @@
  * an index. Both are read from the stored SQL here, with the dialect's tokenizer.
  */
 import { isWord, nameOf, tokenize, type Token } from './dialect/tokenize';
+import { DECLARED_TYPE_COMMENT } from './types';
 
 /**
  * The top-level comma-separated items inside the first parenthesised group
@@ -62,6 +63,24 @@ export function boolColumnNames(createSql: string): Set<string> {
     if (isWord(type, 'INTEGER') && isBoolCheck(item, 2, name)) names.add(name);
   }
   return names;
+}
+
+/**
+ * The declared types kept as comments in a CREATE TABLE text (types.ts'
+ * declaredTypeComment), by lower-cased column name: `NVARCHAR(160)` for a
+ * column stored as TEXT. Columns declared by their canonical name have none.
+ */
+export function declaredTypes(createSql: string): Map<string, string> {
+  const types = new Map<string, string>();
+  if (!createSql.includes('/* declared ')) return types;
+  for (const item of groupItems(tokenize(createSql), 0)) {
+    const first = item[0];
+    const last = item[item.length - 1];
+    if (first === undefined || last === undefined || (first.kind === 'word' && TABLE_CONSTRAINTS.has(first.text.toUpperCase()))) continue;
+    const match = DECLARED_TYPE_COMMENT.exec(createSql.slice(first.end, last.end));
+    if (match?.[1] !== undefined) types.set(nameOf(first).toLowerCase(), match[1]);
+  }
+  return types;
 }
 
 /**

@@ -6,7 +6,7 @@
  * check of types.ts; tables made elsewhere may declare any type, and report it
  * through `reportedType`.
  */
-import { boolColumnNames, indexTermTexts } from './schema-sql';
+import { boolColumnNames, declaredTypes, indexTermTexts } from './schema-sql';
 import { parseDefault } from './schema-defaults';
 import { reportedType } from './types';
 import { buildViewSchema, type ResultColumn, type ViewSource } from './view-schema';
@@ -171,12 +171,16 @@ function buildTableSchema(db: Database, master: MasterRow): Omit<TableSchema, 't
   const bools = boolNames(master, rowsOfColumns);
   const unique = uniqueColumns(db, name);
   const references = columnReferences(db, name);
+  const declared = declaredTypes(master.sql ?? '');
   const columns = rowsOfColumns.map((row): ColumnSchema => {
     const key = row.name.toLowerCase();
     const isBool = bools.has(key);
+    const type = reportedType(row.type, isBool);
+    const declaredType = declared.get(key);
     return {
       name: row.name,
-      type: reportedType(row.type, isBool),
+      type,
+      ...(declaredType === undefined || declaredType === type ? {} : { declaredType }),
       pk: row.pk > 0,
       notNull: row.notnull === 1,
       unique: unique.has(key),

@@ -1,24 +1,37 @@
 /**
- * The four column types of sqlscribe and how they are stored.
+ * The five column types of sqlscribe and how they are stored.
  *
- * Tables are created STRICT so that SQLite itself enforces INT, FLOAT and TEXT
- * (https://sqlite.org/stricttables.html). STRICT accepts only INT, INTEGER, REAL,
- * TEXT, BLOB and ANY as type names, so FLOAT is stored as REAL, and BOOL as
- * INTEGER with the check `CHECK (("col") IN (0, 1))` written right after the type.
+ * Tables are created STRICT so that SQLite itself enforces INT, FLOAT, TEXT
+ * and BLOB (https://sqlite.org/stricttables.html). STRICT accepts only INT,
+ * INTEGER, REAL, TEXT, BLOB and ANY as type names, so FLOAT is stored as REAL,
+ * and BOOL as INTEGER with the check `CHECK (("col") IN (0, 1))` written right
+ * after the type.
+ *
+ * The aliases are the type names teaching scripts use (Chinook, Northwind,
+ * Sakila, the examples of https://sqlite.org/datatype3.html#affinity_name_examples).
+ * Dates and times have no type of their own: SQLite has none either, and its
+ * date functions read ISO-8601 text, so DATE, TIME, DATETIME and TIMESTAMP are
+ * TEXT. BLOB is a type of its own rather than TEXT because scripts fill it
+ * with X'…' literals, which a STRICT TEXT column refuses.
  */
 
-export type ColumnType = 'INT' | 'TEXT' | 'FLOAT' | 'BOOL';
+export type ColumnType = 'INT' | 'TEXT' | 'FLOAT' | 'BOOL' | 'BLOB';
 
 /** The type names SQLite's STRICT tables accept that we use. */
-export type StorageType = 'INTEGER' | 'REAL' | 'TEXT';
+export type StorageType = 'INTEGER' | 'REAL' | 'TEXT' | 'BLOB';
 
-export const COLUMN_TYPES: readonly ColumnType[] = ['INT', 'TEXT', 'FLOAT', 'BOOL'];
+export const COLUMN_TYPES: readonly ColumnType[] = ['INT', 'TEXT', 'FLOAT', 'BOOL', 'BLOB'];
 
 const ALIASES: ReadonlyMap<string, ColumnType> = new Map([
   ['INT', 'INT'],
   ['INTEGER', 'INT'],
   ['BIGINT', 'INT'],
   ['SMALLINT', 'INT'],
+  ['TINYINT', 'INT'],
+  ['MEDIUMINT', 'INT'],
+  ['INT2', 'INT'],
+  ['INT8', 'INT'],
+  ['UNSIGNED BIG INT', 'INT'],
   ['FLOAT', 'FLOAT'],
   ['REAL', 'FLOAT'],
   ['DOUBLE', 'FLOAT'],
@@ -31,12 +44,29 @@ const ALIASES: ReadonlyMap<string, ColumnType> = new Map([
   ['CHARACTER VARYING', 'TEXT'],
   ['CHARACTER', 'TEXT'],
   ['STRING', 'TEXT'],
+  ['NVARCHAR', 'TEXT'],
+  ['NCHAR', 'TEXT'],
+  ['NATIVE CHARACTER', 'TEXT'],
+  ['VARYING CHARACTER', 'TEXT'],
+  ['CLOB', 'TEXT'],
+  ['DATE', 'TEXT'],
+  ['TIME', 'TEXT'],
+  ['DATETIME', 'TEXT'],
+  ['TIMESTAMP', 'TEXT'],
+  ['BLOB', 'BLOB'],
   ['BOOL', 'BOOL'],
   ['BOOLEAN', 'BOOL'],
 ]);
 
 /** Types that may carry a length or precision, as in VARCHAR(20) or DECIMAL(10, 2). */
-const SIZED = new Set(['VARCHAR', 'CHAR', 'CHARACTER VARYING', 'CHARACTER', 'NUMERIC', 'DECIMAL']);
+const SIZED = new Set(['VARCHAR', 'CHAR', 'CHARACTER VARYING', 'CHARACTER', 'NUMERIC', 'DECIMAL', 'NVARCHAR', 'NCHAR', 'NATIVE CHARACTER', 'VARYING CHARACTER']);
+
+/** A declared type read into its name and size, both normalized (upper case, single spaces, no blanks in the size). */
+function parseDeclared(declared: string): { name: string; size: string } | undefined {
+  const match = /^\s*([A-Za-z][A-Za-z0-9 ]*?)\s*(\(\s*\d+\s*(,\s*\d+\s*)?\))?\s*$/.exec(declared);
+  if (!match) return undefined;
+  return { name: (match[1] ?? '').toUpperCase().replace(/\s+/g, ' '), size: (match[2] ?? '').replace(/\s+/g, '') };
+}
 
 /**
  * The canonical type of a declared type name, or undefined when it is not one
@@ -44,12 +74,34 @@ const SIZED = new Set(['VARCHAR', 'CHAR', 'CHARACTER VARYING', 'CHARACTER', 'NUM
  * accepted where SQL allows one (`VARCHAR(20)`).
  */
 export function canonicalType(declared: string): ColumnType | undefined {
-  const match = /^\s*([A-Za-z][A-Za-z ]*?)\s*(\(\s*\d+\s*(,\s*\d+\s*)?\))?\s*$/.exec(declared);
-  if (!match) return undefined;
-  const name = (match[1] ?? '').toUpperCase().replace(/\s+/g, ' ');
-  if (match[2] !== undefined && !SIZED.has(name)) return undefined;
-  return ALIASES.get(name);
+  const parsed = parseDeclared(declared);
+  if (parsed === undefined) return undefined;
+  if (parsed.size !== '' && !SIZED.has(parsed.name)) return undefined;
+  return ALIASES.get(parsed.name);
 }
+
+/**
+ * The declared type as /schema reports it beside the canonical one
+ * (`NVARCHAR(160)` for `nvarchar( 160 )`), or undefined when it is not one of ours.
+ */
+export function declaredSpelling(declared: string): string | undefined {
+  const parsed = parseDeclared(declared);
+  if (parsed === undefined || canonicalType(declared) === undefined) return undefined;
+  return parsed.name + parsed.size;
+}
+
+/**
+ * Declared types that are not the canonical name are kept in the stored
+ * CREATE TABLE as a comment before the storage type, since STRICT tables keep
+ * only the storage name (PRAGMA table_info says TEXT for NVARCHAR(160)).
+ * SQLite keeps comments inside the statement text, through ALTER TABLE too.
+ */
+export function declaredTypeComment(spelling: string): string {
+  return `/* declared ${spelling} */ `;
+}
+
+/** Finds declaredTypeComment's comment in a column definition's text; group 1 is the spelling. */
+export const DECLARED_TYPE_COMMENT = /\/\* declared ([A-Z0-9 (),]+) \*\//;
 
 export function storageType(type: ColumnType): StorageType {
   switch (type) {
@@ -60,6 +112,8 @@ export function storageType(type: ColumnType): StorageType {
       return 'REAL';
     case 'TEXT':
       return 'TEXT';
+    case 'BLOB':
+      return 'BLOB';
   }
 }
 

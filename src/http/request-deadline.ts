@@ -72,9 +72,10 @@ class RequestCall implements CallContext {
   }
 }
 
-export function requestDeadline(timeoutMs: number) {
+/** `timeoutMs`: one deadline for every request, or a deadline chosen per request (imports have their own). */
+export function requestDeadline(timeoutMs: number | ((ctx: Context) => number)) {
   return async function withDeadline(ctx: Context, next: Next): Promise<void> {
-    const call = new RequestCall(ctx, timeoutMs, Date.now());
+    const call = new RequestCall(ctx, typeof timeoutMs === 'number' ? timeoutMs : timeoutMs(ctx), Date.now());
     ctx.state.call = call;
     try {
       await next();

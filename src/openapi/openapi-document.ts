@@ -10,6 +10,7 @@ import { errorCatalog, errorResponse, type JsonObject } from './error-responses'
 import { componentParameters } from './operation';
 import { corePaths } from './paths';
 import { journalPaths } from './journal-paths';
+import { importPaths } from './import-paths';
 import { otherPaths } from './pilot-paths';
 import { componentSchemas } from './schemas';
 import { tokenPaths, tokenSchemas } from './token-paths';
@@ -34,7 +35,8 @@ const DESCRIPTION = [
   '`[SQ1013]` with `Allow` (`x-unmatched-responses`). HEAD is answered wherever GET is.',
   '',
   '**Bodies.** Request bodies must be JSON objects sent as `application/json` (415 `[SQ1010]` otherwise, 413 `[SQ6002]` above',
-  '-max-body-bytes, 400 `[SQ1009]` when malformed). A body sent with a GET is ignored.',
+  '-max-body-bytes, 400 `[SQ1009]` when malformed); the one exception is `POST /dbs/{db}/import`, which takes the file itself.',
+  'A body sent with a GET is ignored.',
   '',
   '**Changes are additive.** Records may gain fields in later versions; this document lists every field the service sends today.',
 ].join('\n');
@@ -71,7 +73,7 @@ export function buildOpenApiDocument(): JsonObject {
     servers: [{ url: '/', description: 'The server that serves this document' }],
     tags: TAGS,
     security: [{ serviceToken: [] }, { bearerAuth: [] }, {}],
-    paths: { ...corePaths(), ...journalPaths(), ...tokenPaths(), ...otherPaths() },
+    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...otherPaths() },
     components: {
       schemas: { ...componentSchemas(), ...tokenSchemas() },
       parameters: componentParameters(),

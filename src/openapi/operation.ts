@@ -66,8 +66,10 @@ export const ENGINE: ErrorSet = { 400: ['QUERY_TIMEOUT'], 500: namesWithStatus(5
 /** A write waits for its database's write lock. */
 export const WRITE: ErrorSet = { 409: ['DATABASE_LOCKED'], 503: ['WRITE_LOCK_TIMEOUT'] };
 
-/** Every 400 that SQL can cause: all of the catalog's 400s except those of the pilot records, of /tx/* and of /tokens. */
-export const SQL_400: readonly ErrorName[] = namesWithStatus(400).filter((name) => !['PILOT_INVALID', 'PILOT_PERSONAL_DATA', 'SESSION_REQUIRED', 'TOKEN_REQUEST_INVALID', 'TOKEN_CLASS_TOO_LARGE', ...ROWS_CURSOR_400].includes(name));
+/** The 400s only an import can cause: what it was sent, not SQL. */
+export const IMPORT_400: readonly ErrorName[] = ['IMPORT_CSV_INVALID', 'IMPORT_NOT_SQLITE', 'IMPORT_SQLITE_CORRUPT', 'IMPORT_INTERNAL_NAME', 'IMPORT_TRANSACTION_CONTROL', 'IMPORT_CSV_COLUMNS', 'IMPORT_UNMAPPABLE_TYPE'];
+/** Every 400 that SQL can cause: all of the catalog's 400s except those of the pilot records, of /tx/*, of /tokens and of imports. */
+export const SQL_400: readonly ErrorName[] = namesWithStatus(400).filter((name) => !['PILOT_INVALID', 'PILOT_PERSONAL_DATA', 'SESSION_REQUIRED', 'TOKEN_REQUEST_INVALID', 'TOKEN_CLASS_TOO_LARGE', ...ROWS_CURSOR_400, ...IMPORT_400].includes(name));
 
 export { mergeErrors };
 
@@ -78,7 +80,6 @@ export function componentParameters(): Record<string, JsonObject> {
   const count = (fallback: number): JsonObject => ({ type: 'integer', minimum: 0, default: fallback });
   return {
     Db: query('db', 'The database (`school` or `school.db`). Required in multi-DB mode (400 `[SQ7003]` without it, 404 `[SQ2001]` when unknown); in single-DB mode it may be left out, and if sent must name the file served.', { type: 'string' }),
-    DbPath: { name: 'db', in: 'path', description: 'The database (`ana` or `ana.db`).', required: true, schema: { type: 'string' } },
     Table: query('table', 'The table or view (found without regard to case). 400 `[SQ1008]` without it.', { type: 'string', minLength: 1 }, true),
     Limit: query('limit', 'Rows per page, a non-negative integer (400 `[SQ1008]` otherwise); above 1000 it is clamped to 1000.', count(25)),
     Offset: query('offset', 'Rows to skip, a non-negative integer (400 `[SQ1008]` otherwise).', count(0)),
@@ -97,6 +98,11 @@ export function componentParameters(): Record<string, JsonObject> {
     ConsoleFile: { name: 'file', in: 'path', description: 'A file name of the console (e.g. `console.css`).', required: true, schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]*$' } },
     TokenFormat: query('format', '`csv` for a CSV answer (as `Accept: text/csv`).', { enum: ['csv', 'json'] }),
     TokenId: { name: 'id', in: 'path', description: 'The token\'s id (`tok_…`, or `file:<name>`).', required: true, schema: { type: 'string' } },
+    DbPath: { name: 'db', in: 'path', description: 'The database (`school` or `school.db`); it must exist (404 `[SQ2001]`). In single-DB mode, the name of the file served.', required: true, schema: { type: 'string' } },
+    ImportTable: query('table', 'text/csv: the table to load (created when it does not exist, appended to when it does). 400 `[SQ1008]` without it.', { type: 'string', minLength: 1 }),
+    ImportTypes: query('types', 'text/csv, for a table the import creates: one type (or alias) per column, comma-separated (`INT,TEXT,FLOAT`). Without it the types are inferred: INT when every value is an integer, else FLOAT when every value is a number, else TEXT.', { type: 'string' }),
+    ExportFormat: query('format', '`sql` (the default): a script that sqlscribe\'s import and SQLite both load; `sqlite`: a database file; `csv`: one table (`table` required).', { enum: ['sql', 'sqlite', 'csv'], default: 'sql' }),
+    ExportTable: query('table', 'format=csv: the table to export (400 `[SQ1008]` without it).', { type: 'string' }),
     GroupBy: query('group_by', 'Also give the figures per commit or per subject (`groups`).', { enum: ['commit', 'subject'] }),
   };
 }

@@ -46,7 +46,8 @@ function tableSchemas(): Record<string, JsonObject> {
     }),
     Column: record('One column of a table.', {
       name: string('Column name'),
-      type: { type: ['string', 'null'], description: '`INT`, `TEXT`, `FLOAT` or `BOOL` (aliases are reported under these names); a table made outside sqlscribe reports its own declared type. A view\'s column has the type of the table column it comes straight from, and null when it is computed.', examples: ['INT', 'TEXT', 'FLOAT', 'BOOL'] },
+      type: { type: ['string', 'null'], description: '`INT`, `TEXT`, `FLOAT`, `BOOL` or `BLOB` (aliases are reported under these names); a table made outside sqlscribe reports its own declared type. A view\'s column has the type of the table column it comes straight from, and null when it is computed.', examples: ['INT', 'TEXT', 'FLOAT', 'BOOL', 'BLOB'] },
+      declaredType: { type: 'string', description: 'The type as the CREATE TABLE spelled it, normalized (`NVARCHAR(160)`, `DATETIME`, `INTEGER`); absent when it was `type` itself.', examples: ['NVARCHAR(160)', 'DATETIME'] },
       pk: { type: 'boolean', description: 'Part of the primary key' },
       notNull: { type: 'boolean' },
       unique: { type: 'boolean', description: 'A UNIQUE constraint covers this column alone' },
@@ -54,7 +55,7 @@ function tableSchemas(): Record<string, JsonObject> {
       default: { type: ['number', 'string', 'boolean', 'null'], description: '`hasDefault: false, default: null`: no DEFAULT; `hasDefault: true, default: null`: DEFAULT NULL; otherwise the literal in its native type, or the SQL text of a non-literal default.' },
       defaultSql: { type: ['string', 'null'], description: 'The DEFAULT as declared, so that a client can rebuild the CREATE TABLE.' },
       references: { oneOf: [{ type: 'null' }, ref('ColumnReference')], description: 'Always present: null or the foreign key.' },
-    }),
+    }, ['declaredType']),
     Index: record('An index made with CREATE INDEX.', {
       name: string('Index name'),
       column: string('The indexed columns (or expressions) joined by ","'),
@@ -287,5 +288,14 @@ export function componentSchemas(): Record<string, JsonObject> {
     ...tableSchemas(),
     ...execSchemas(),
     ...pilotSchemas(),
+    ImportResult: record('The whole import ran and committed, as one transaction.', {
+      ok: TRUE,
+      db: string('The database'),
+      format: { enum: ['sql', 'csv', 'sqlite'], description: 'What was imported (from the Content-Type)' },
+      statements: integer('Statements run (a script\'s own leading BEGIN and closing COMMIT are skipped, not counted)'),
+      changes: integer('Rows inserted, updated or deleted, all statements together'),
+      table: string('csv: the table loaded'),
+      created: { type: 'boolean', description: 'csv: the import created the table (else it appended to it)' },
+    }, ['table', 'created']),
   };
 }

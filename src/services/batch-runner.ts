@@ -32,6 +32,8 @@ export interface RunOptions {
   sources?: readonly JournalStatement[];
   /** The request's deadline and client: the work stops with the request. */
   call?: CallContext;
+  /** See JournaledRequest.summary. */
+  summary?: string;
 }
 
 export class BatchRunner {
@@ -50,7 +52,7 @@ export class BatchRunner {
   async run(ref: DatabaseRef, statements: readonly ExecStatement[], readonly: boolean, options: RunOptions = {}): Promise<StatementResult[]> {
     const request: ExecRequest = { file: ref.file, statements, maxResultRows: this.options.maxResultRows, maxResultBytes: this.options.maxResultBytes, context: newBatchContext(), jsonRows: options.jsonRows === true };
     const call = options.call ?? {};
-    const batch: JournaledRequest = { request, sources: options.sources ?? sourcesOf(statements), by: stampOf(call.principal) };
+    const batch: JournaledRequest = { request, sources: options.sources ?? sourcesOf(statements), by: stampOf(call.principal), ...(options.summary === undefined ? {} : { summary: options.summary }) };
     if (readonly) return this.noted(ref, batch, true, () => this.engine.exec(request, call));
     if (this.journal.recordsWrites) return this.groups.run(ref, batch, call);
     return withWriteLock(this.locks, ref, this.options.lockTimeoutMs, () => this.noted(ref, batch, false, () => this.engine.exec(request, call)));
@@ -60,7 +62,7 @@ export class BatchRunner {
   private async noted(ref: DatabaseRef, batch: JournaledRequest, readonly: boolean, work: () => Promise<StatementResult[]>): Promise<StatementResult[]> {
     const started = performance.now();
     const note = (outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> =>
-      this.path.note(readonly ? 'read' : 'write', () => ({ ...batchEntry({ db: ref.name, session: null, sources: batch.sources, readonly, context: batch.request.context!, ms: performance.now() - started, ...outcome }), ...batch.by }), outcome.error === undefined);
+      this.path.note(readonly ? 'read' : 'write', () => ({ ...batchEntry({ db: ref.name, session: null, sources: batch.sources, ...(batch.summary === undefined ? {} : { sql: batch.summary }), readonly, context: batch.request.context!, ms: performance.now() - started, ...outcome }), ...batch.by }), outcome.error === undefined);
     try {
       const results = await work();
       await note({ results });

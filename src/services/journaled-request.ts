@@ -9,6 +9,8 @@ export interface JournaledRequest {
   readonly sources: readonly JournalStatement[];
   /** The token that sent it, for its journal entry: taken at queueing, as a group's entries are written by whichever request runs the group. */
   readonly by?: TokenStamp;
+  /** The entry's `sql` when it must not repeat the sources (an import's: a megabyte script would be journaled twice). */
+  readonly summary?: string;
 }
 
 /** The statements' own text, for batches the service makes itself (nothing was sent). */

@@ -150,7 +150,7 @@ export class WriteGroups {
 
   private entryOf(ref: DatabaseRef, batch: JournaledRequest, outcome: GroupOutcome, started: number) {
     const result = 'results' in outcome ? { results: outcome.results } : { error: EngineError.fromData(outcome.error) };
-    return { ...batchEntry({ db: ref.name, session: null, sources: batch.sources, readonly: false, context: batch.request.context!, ms: performance.now() - started, ...result }), ...batch.by };
+    return { ...batchEntry({ db: ref.name, session: null, sources: batch.sources, ...(batch.summary === undefined ? {} : { sql: batch.summary }), readonly: false, context: batch.request.context!, ms: performance.now() - started, ...result }), ...batch.by };
   }
 }
 
@@ -201,7 +201,21 @@ function groupCall(group: readonly QueuedBatch[]): CallContext {
   const signals = group.flatMap(({ call }) => (call.signal === undefined ? [] : [call.signal]));
   const client = (group[0] as QueuedBatch).call.client;
   const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
-  return { ...(signal && { signal }), ...(client !== undefined && { client }) };
+  const progress = groupProgress(group);
+  return { ...(signal && { signal }), ...(client !== undefined && { client }), ...(progress && { progress }) };
+}
+
+/** The group's statement count, told to each batch that wants progress as a count of its own statements. */
+function groupProgress(group: readonly QueuedBatch[]): ((statements: number) => void) | undefined {
+  const listeners: Array<(statements: number) => void> = [];
+  let offset = 0;
+  for (const { call, batch } of group) {
+    const from = offset;
+    const count = batch.request.statements.length;
+    if (call.progress !== undefined) listeners.push((statements) => call.progress?.(Math.min(Math.max(0, statements - from), count)));
+    offset += count;
+  }
+  return listeners.length === 0 ? undefined : (statements) => listeners.forEach((listener) => listener(statements));
 }
 
 function unqueue(queued: QueuedBatch): void {

@@ -9,7 +9,7 @@
  */
 
 import { EngineError } from '../../errors';
-import { boolCheckSql, canonicalType, quoteIdentifier, storageType } from '../types';
+import { boolCheckSql, canonicalType, declaredSpelling, declaredTypeComment, quoteIdentifier, storageType } from '../types';
 import { applyNameEdits, checkNames } from './internal-names';
 import type { ClassifiedStatement } from './statement';
 import { closingParen, isNameToken, isPunct, isWord, nameOf, nearError, skipTableName, tokenize, type Token } from './tokenize';
@@ -64,10 +64,12 @@ function rewriteCreateTable(sql: string): string {
   if (!isPunct(tokens[open], '(')) throw nearError(tokens[open]);
   const close = closingParen(tokens, open);
   const edits: Edit[] = [];
-  for (const [from, to] of definitions(tokens, open + 1, close)) {
-    if (!isWord(tokens[from], ...TABLE_CONSTRAINTS)) edits.push(columnTypeEdit(tokens, from, to, sql));
-  }
   const strict = strictEdit(tokens, close);
+  // A table the client declared STRICT names SQLite's storage types (a dump of a sqlscribe table is one): no declared spelling to keep.
+  const keepDeclared = strict !== undefined;
+  for (const [from, to] of definitions(tokens, open + 1, close)) {
+    if (!isWord(tokens[from], ...TABLE_CONSTRAINTS)) edits.push(columnTypeEdit(tokens, from, to, sql, keepDeclared));
+  }
   if (strict !== undefined) edits.push(strict);
   return applyEdits(sql, edits);
 }
@@ -79,7 +81,7 @@ function rewriteAlterTable(sql: string): string {
   if (!isWord(tokens[at], 'ADD')) return sql;
   at++;
   if (isWord(tokens[at], 'COLUMN')) at++;
-  return applyEdits(sql, [columnTypeEdit(tokens, at, tokens.length, sql)]);
+  return applyEdits(sql, [columnTypeEdit(tokens, at, tokens.length, sql, true)]);
 }
 
 /** The [from, to) token ranges of the comma-separated definitions between `from` and `to`. */
@@ -105,9 +107,10 @@ function definitions(tokens: readonly Token[], from: number, to: number): Array<
 /**
  * The edit that replaces the type of the column definition in tokens[from, to).
  * A type name is a run of names (`DOUBLE PRECISION`) with an optional size in
- * parentheses, ending where the first column constraint starts.
+ * parentheses, ending where the first column constraint starts. A declared
+ * spelling other than the canonical name is kept in a comment (types.ts).
  */
-function columnTypeEdit(tokens: readonly Token[], from: number, to: number, sql: string): Edit {
+function columnTypeEdit(tokens: readonly Token[], from: number, to: number, sql: string, keepDeclared: boolean): Edit {
   const nameToken = tokens[from];
   if (nameToken === undefined || from >= to || !isNameToken(nameToken)) throw nearError(nameToken);
   const column = nameOf(nameToken);
@@ -126,7 +129,9 @@ function columnTypeEdit(tokens: readonly Token[], from: number, to: number, sql:
   const canonical = canonicalType(words.map(nameOf).join(' ') + size);
   if (canonical === undefined) throw new EngineError('UNKNOWN_TYPE', { type: sql.slice(first.start, last.end), column });
   const check = canonical === 'BOOL' ? ` ${boolCheckSql(quoteIdentifier(column))}` : '';
-  return { start: first.start, end: last.end, text: `${storageType(canonical)}${check}` };
+  const spelling = declaredSpelling(words.map(nameOf).join(' ') + size) ?? canonical;
+  const comment = spelling === canonical || !keepDeclared ? '' : declaredTypeComment(spelling);
+  return { start: first.start, end: last.end, text: `${comment}${storageType(canonical)}${check}` };
 }
 
 /**

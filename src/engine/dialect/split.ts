@@ -19,9 +19,12 @@ const splits = new Map<string, readonly string[]>();
  * The statements of `sql`, each the exact source text from its first token to
  * its last (leading and trailing comments dropped, inner ones kept), without
  * the terminating `;`. Empty statements (`;;`, comment-only) are dropped.
- * Throws SYNTAX_ERROR on an unterminated literal or comment anywhere.
+ * Throws SYNTAX_ERROR on an unterminated literal or comment anywhere. A
+ * leading byte-order mark is ignored.
  */
-export function splitStatements(sql: string): string[] {
+export function splitStatements(source: string): string[] {
+  // A byte-order mark before the first statement is how some editors save UTF-8 (Chinook's script in some versions): it is not SQL.
+  const sql = source.charCodeAt(0) === 0xfeff ? source.slice(1) : source;
   const known = splits.get(sql);
   if (known !== undefined) return [...known];
   const { statements, unterminated } = statementSpans(sql);

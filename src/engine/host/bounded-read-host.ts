@@ -9,6 +9,7 @@ import { backupInto } from '../database-copy';
 import { Engine } from '../engine';
 import type { CallContext, EngineHost, EngineSession, ExecRequest, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
+import type { ExportRequest } from '../database-export';
 import { toEngineError } from '../sqlite-errors';
 
 /** Handles this process keeps open for point reads. */
@@ -36,6 +37,14 @@ export class BoundedReadHost implements EngineHost {
 
   journalPosition(file: string): Promise<JournalPosition> {
     return this.processes.journalPosition(file);
+  }
+
+  exportDatabase(file: string, request: ExportRequest, call?: CallContext): Promise<void> {
+    return this.processes.exportDatabase(file, request, call);
+  }
+
+  uploadStatements(file: string, call?: CallContext): Promise<string[]> {
+    return this.processes.uploadStatements(file, call);
   }
 
   tables(file: string): Promise<TableSchema[]> {

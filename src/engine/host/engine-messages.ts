@@ -9,6 +9,7 @@
 import type { EngineErrorData } from '../../errors';
 import type { ExecRequest, GroupOutcome, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
+import type { ExportRequest } from '../database-export';
 
 /** Arguments and answers must survive structured clone: plain data only, `null` rather than `undefined` for "none". */
 export interface EngineMethods {
@@ -22,6 +23,8 @@ export interface EngineMethods {
   tables(file: string): TableSchema[];
   schema(file: string, table: string): TableSchema | null;
   rows(request: RowsRequest): RowPage;
+  exportDatabase(file: string, request: ExportRequest): void;
+  uploadStatements(file: string): string[];
   createDatabase(file: string, createdSeq?: number): void;
   closeDatabase(file: string): void;
   /** `target` becomes a copy of `source`'s committed state, with its own position and template. */

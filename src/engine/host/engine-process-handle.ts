@@ -47,12 +47,17 @@ export interface PendingCall {
   reject(error: EngineError): void;
   /** The request's signal (CallContext): its abort stops the call, and the process with it. */
   readonly signal?: AbortSignal;
+  /** See CallContext.progress. */
+  readonly progress?: (statements: number) => void;
 }
+
+/** How often a call that wants progress hears of it. */
+const PROGRESS_MS = 500;
 
 export class EngineProcessHandle {
   private readonly child: ChildProcess;
   /** The call running, the statement it runs (as last read from the board) and when that statement began. */
-  private current: { call: PendingCall; id: number; statement: number; startedUs: number; timer: NodeJS.Timeout | undefined; calledMs: number; detach: () => void; long: NodeJS.Timeout } | null = null;
+  private current: { call: PendingCall; id: number; statement: number; startedUs: number; timer: NodeJS.Timeout | undefined; calledMs: number; detach: () => void; long: NodeJS.Timeout; ticker?: NodeJS.Timeout } | null = null;
   /** Where the process says which statement it runs (progress-board.ts). */
   private readonly board = new ProgressBoard();
   /** Until the process has loaded, a call's time does not count against the query timeout. */
@@ -127,6 +132,7 @@ export class EngineProcessHandle {
     const detach = this.watch(call, id);
     const long = setTimeout(() => this.setNiceness(LONG_CALL_NICENESS), LONG_CALL_MS);
     this.current = { call, id, statement: 0, startedUs: nowUs(), timer: this.loaded ? this.deadline(this.queryTimeoutMs) : undefined, calledMs: Date.now(), detach, long };
+    if (call.progress !== undefined) this.current.ticker = this.reportProgress(call.progress, id);
     const message: EngineCall = { id, ...call.request };
     this.child.send(message);
   }
@@ -147,6 +153,16 @@ export class EngineProcessHandle {
       clearTimeout(grace);
       stopListening();
     };
+  }
+
+  /** Reads the board for a call that wants to hear how far it is (an import), and tells it. */
+  private reportProgress(progress: (statements: number) => void, id: number): NodeJS.Timeout {
+    return setInterval(() => {
+      const current = this.current;
+      if (current?.id !== id) return;
+      this.followProgress(current);
+      progress(current.statement);
+    }, PROGRESS_MS);
   }
 
   private deadline(ms: number): NodeJS.Timeout {
@@ -192,6 +208,7 @@ export class EngineProcessHandle {
   private settle(current: NonNullable<EngineProcessHandle['current']>): void {
     clearTimeout(current.timer);
     clearTimeout(current.long);
+    clearInterval(current.ticker);
     current.detach();
   }
 

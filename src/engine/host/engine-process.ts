@@ -7,6 +7,7 @@ import { Engine } from '../engine';
 import { toEngineError } from '../sqlite-errors';
 import type { AnswerOf, ArgsOf, EngineCall, EngineMethod, EngineReply } from './engine-messages';
 import { progressWriter } from './progress-board';
+import { uploadStatements } from '../sqlite-upload';
 
 // A lock held for a moment by another process (a checkpoint, a last handle closing) is waited out here, not answered as SQLITE_BUSY.
 const engine = new Engine({ maxOpenDatabases: Number(process.env.SQLSCRIBE_MAX_OPEN_DATABASES) || 64, busyTimeoutMs: 1000 });
@@ -31,6 +32,8 @@ const answer: { [M in EngineMethod]: (progress: Progress, ...args: ArgsOf<M>) =>
   tables: (_progress, file) => engine.tables(file),
   schema: (_progress, file, table) => engine.schema(file, table) ?? null,
   rows: (_progress, request) => engine.rows(request),
+  exportDatabase: (_progress, file, request) => engine.exportDatabase(file, request),
+  uploadStatements: (_progress, file) => uploadStatements(file),
   createDatabase: (_progress, file, createdSeq) => engine.createDatabase(file, createdSeq),
   closeDatabase: (_progress, file) => engine.closeDatabase(file),
   copyDatabase: (_progress, source, target, seq, template) => engine.copyDatabase(source, target, seq ?? undefined, template),

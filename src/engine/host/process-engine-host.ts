@@ -12,6 +12,7 @@
 import { EngineError } from '../../errors';
 import type { CallContext, EngineHost, EngineSession, ExecRequest, GroupOutcome, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
+import type { ExportRequest } from '../database-export';
 import { requestOf, type AnswerOf, type ArgsOf, type EngineMethod } from './engine-messages';
 import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
 import { EngineShares } from './engine-shares';
@@ -179,9 +180,9 @@ export class ProcessEngineHost implements EngineHost {
   }
 
   /** Runs a call on one given process, after its current call if it has one. */
-  callOn<M extends EngineMethod>(handle: EngineProcessHandle, method: M, args: ArgsOf<M>, signal?: AbortSignal): Promise<AnswerOf<M>> {
+  callOn<M extends EngineMethod>(handle: EngineProcessHandle, method: M, args: ArgsOf<M>, signal?: AbortSignal, progress?: (statements: number) => void): Promise<AnswerOf<M>> {
     const request = requestOf(method, args);
-    return new Promise((resolve, reject) => handle.runOwn({ request, resolve, reject, ...(signal && { signal }) }));
+    return new Promise((resolve, reject) => handle.runOwn({ request, resolve, reject, ...(signal && { signal }), ...(progress && { progress }) }));
   }
 
   private call<M extends EngineMethod>(method: M, args: ArgsOf<M>, context: CallContext = {}): Promise<AnswerOf<M>> {
@@ -195,7 +196,8 @@ export class ProcessEngineHost implements EngineHost {
         settle(value);
         this.pump();
       };
-      const call: PendingCall = { request, resolve: done(resolve as (value: unknown) => void), reject: done(reject), ...(signal && { signal }) };
+      const progress = context.progress?.bind(context);
+      const call: PendingCall = { request, resolve: done(resolve as (value: unknown) => void), reject: done(reject), ...(signal && { signal }), ...(progress && { progress }) };
       const start = (handle: EngineProcessHandle): void => {
         startedMs = Date.now();
         this.shares.take(client);
@@ -216,7 +218,7 @@ export class ProcessEngineHost implements EngineHost {
     const giveBack = (): void => this.unreserve(handle, context.client, Date.now() - reservedMs);
     let outcomes: GroupOutcome[];
     try {
-      outcomes = await this.callOn(handle, 'execHeldGroup', [requests], context.signal);
+      outcomes = await this.callOn(handle, 'execHeldGroup', [requests], context.signal, context.progress?.bind(context));
     } catch (error) {
       giveBack();
       throw error;
@@ -267,6 +269,14 @@ export class ProcessEngineHost implements EngineHost {
 
   rows(request: RowsRequest, context?: CallContext): Promise<RowPage> {
     return this.call('rows', [request], context);
+  }
+
+  exportDatabase(file: string, request: ExportRequest, context?: CallContext): Promise<void> {
+    return this.call('exportDatabase', [file, request], context);
+  }
+
+  uploadStatements(file: string, context?: CallContext): Promise<string[]> {
+    return this.call('uploadStatements', [file], context);
   }
 
   createDatabase(file: string, createdSeq?: number): Promise<void> {
