@@ -8,7 +8,7 @@ import { createDatabaseFile } from './database-file';
 import { isReadonlyKind } from './dialect/statement';
 import { Connection, ConnectionPool, type ConnectionOptions } from './connection-pool';
 import { readPosition, recordPosition } from './journal-position';
-import type { ExecRequest, GroupOutcome, JournalPosition, RowPage, RowsRequest, StatementResult } from './protocol';
+import type { ExecRequest, ExecStatement, GroupOutcome, JournalPosition, RowPage, RowsRequest, StatementResult } from './protocol';
 import { listTableSchemas, type TableSchema } from './schema';
 import { SessionTransaction } from './session-transaction';
 import { runStatements, type StatementListener } from './statement-runner';
@@ -142,6 +142,40 @@ export class Engine {
       throw error;
     }
     return outcomes;
+  }
+
+  /**
+   * Replay's group (replay/entry-batch.ts): write batches that all succeeded
+   * live, one after the other in one transaction, held like execHeld; how
+   * many ran (the group stops after its first batch once the schema has
+   * deferred foreign keys, as in execHeldGroup). Unlike execHeldGroup no batch
+   * gets a savepoint of its own unless it handles savepoints itself: should
+   * any batch fail, nothing is held and the error is thrown, and the caller
+   * applies the batches again one transaction each. A savepoint per batch
+   * cost a fifth of a replay of small entries.
+   */
+  execHeldRun(requests: readonly ExecRequest[]): number {
+    if (this.held !== null) throw new EngineError('INTERNAL', {}, { cause: new Error('engine already holds a batch') });
+    const first = requests[0];
+    if (first === undefined) throw new EngineError('INTERNAL', {}, { cause: new Error('empty group') });
+    const connection = this.pool.get(first.file);
+    connection.noteWrite();
+    connection.begin('IMMEDIATE');
+    let ran = 0;
+    try {
+      for (const request of requests) {
+        if (ran > 0 && connection.schema.hasDeferredForeignKeys()) break;
+        connection.setBatchContext(request.context);
+        if (request.statements.some(handlesSavepoints)) runSavepointed(connection, request);
+        else runStatements(connection, request.statements, request);
+        ran++;
+      }
+    } catch (error) {
+      connection.rollback();
+      throw error;
+    }
+    this.held = connection;
+    return ran;
   }
 
   commitHeld(seq: number): void {
@@ -297,4 +331,21 @@ function runInSavepoint(connection: Connection, request: ExecRequest, onStatemen
     connection.db.exec(`RELEASE ${GROUP_SAVEPOINT}`);
     return { outcome: { error: engineError.toData() } };
   }
+}
+
+/**
+ * A client's SAVEPOINT, RELEASE or ROLLBACK TO acts on the savepoints open at
+ * that moment: in a group, the batches before it must not have left one open
+ * (a SAVEPOINT never released is committed by COMMIT, live), so such a batch
+ * runs in a savepoint of its own, released after it.
+ */
+function handlesSavepoints(statement: ExecStatement): boolean {
+  return statement.kind === 'savepoint' || statement.kind === 'release' || statement.kind === 'rollback-to';
+}
+
+/** One batch of a replay group in the group's savepoint; a failure is thrown, the caller rolls back. */
+function runSavepointed(connection: Connection, request: ExecRequest): void {
+  connection.prepare(`SAVEPOINT ${GROUP_SAVEPOINT}`).run();
+  runStatements(connection, request.statements, request);
+  connection.prepare(`RELEASE ${GROUP_SAVEPOINT}`).run();
 }
