@@ -10,7 +10,7 @@ import { EngineError } from '../src/errors';
 import { classifyStatement } from '../src/engine/dialect/classify';
 import { splitStatements } from '../src/engine/dialect/split';
 import type { Engine } from '../src/engine/engine';
-import type { ExecRequest, ExecStatement } from '../src/engine/protocol';
+import type { ExecRequest, ExecStatement, SqlParams } from '../src/engine/protocol';
 import type { JournalEntry, JournalStatement } from '../journal/record';
 
 /** Failures that depend on time or on a process, not on the SQL: replaying them means nothing. */
@@ -45,6 +45,11 @@ function splitSource(sql: string): SplitStatement[] {
   });
 }
 
+/** Spelled out rather than spread: a spread per entry cost more than the entry's INSERT, and left objects of many shapes. */
+function withParams(statement: SplitStatement, params: SqlParams): ExecStatement {
+  return statement.savepoint === undefined ? { sql: statement.sql, kind: statement.kind, params } : { sql: statement.sql, kind: statement.kind, params, savepoint: statement.savepoint };
+}
+
 class SourceSplits {
   private readonly known = new Map<string, readonly SplitStatement[]>();
 
@@ -61,7 +66,7 @@ class SourceSplits {
 
   /** What the engine runs for one source: its statements, each with the source's parameters. */
   execStatements(source: JournalStatement, into: ExecStatement[]): void {
-    for (const statement of this.of(source.sql)) into.push(source.params === undefined ? statement : { ...statement, params: source.params });
+    for (const statement of this.of(source.sql)) into.push(source.params === undefined ? statement : withParams(statement, source.params));
   }
 }
 
