@@ -1,8 +1,9 @@
 /**
  * Replay's group (Engine.execHeldRun): write batches that all succeeded live,
  * run in one transaction without a savepoint each. It holds what it ran or,
- * on any failure, nothing at all; it stops where execHeldGroup stops; and a
- * batch handling savepoints of its own leaves none open for the next. Then
+ * on any failure, nothing at all; it stops where execHeldGroup stops; a
+ * batch that changes the schema is seen by the next; and a batch handling
+ * savepoints of its own leaves none open for the next. Then
  * the replay around it: entries of one statement shape with different
  * parameters, split once, each bind their own.
  */
@@ -75,6 +76,17 @@ t.test('a group stops after its first batch once the schema has deferred foreign
   );
   t.equal(engine.execHeldRun([request(file, 'INSERT INTO p VALUES (1)', 1), request(file, 'INSERT INTO c VALUES (1, 1)', 2)]), 1);
   engine.commitHeld(1);
+});
+
+t.test('a batch that changes the schema is seen by the batches after it in the group', async (t) => {
+  const { engine, file } = setUp(t, 'CREATE TABLE p (id INT PRIMARY KEY)');
+  const ran = engine.execHeldRun([
+    request(file, 'INSERT INTO p VALUES (1)', 1),
+    request(file, 'CREATE TABLE c (id INT PRIMARY KEY, p INT REFERENCES p (id) DEFERRABLE INITIALLY DEFERRED)', 2),
+    request(file, 'INSERT INTO c VALUES (1, 1)', 3),
+  ]);
+  t.equal(ran, 2, 'the deferred foreign key made just before stops the group, as in execHeldGroup');
+  engine.commitHeld(2);
 });
 
 t.test('a batch that opens savepoints of its own leaves none open for the batches after it', async (t) => {

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import { EngineError } from '../errors';
 import { createDatabaseFile } from './database-file';
-import { isReadonlyKind } from './dialect/statement';
+import { isReadonlyKind, type StatementKind } from './dialect/statement';
 import { Connection, ConnectionPool, type ConnectionOptions } from './connection-pool';
 import { readPosition, recordPosition } from './journal-position';
 import type { ExecRequest, ExecStatement, GroupOutcome, JournalPosition, RowPage, RowsRequest, StatementResult } from './protocol';
@@ -162,12 +162,18 @@ export class Engine {
     connection.noteWrite();
     connection.begin('IMMEDIATE');
     let ran = 0;
+    // begin() read the schema version; only a batch of this transaction can move it (it holds the write lock).
+    let schemaKnown = true;
     try {
       for (const request of requests) {
-        if (ran > 0 && connection.schema.hasDeferredForeignKeys()) break;
+        // While nothing can have moved the schema, what was read of it holds: no version check per batch and statement.
+        const known = <T>(use: () => T): T => (schemaKnown ? connection.schema.pinnedFor(use) : use());
+        if (ran > 0 && known(() => connection.schema.hasDeferredForeignKeys())) break;
         connection.setBatchContext(request.context);
-        if (request.statements.some(handlesSavepoints)) runSavepointed(connection, request);
-        else runStatements(connection, request.statements, request);
+        const plain = request.statements.every(keepsSchema);
+        if (plain) known(() => runStatements(connection, request.statements, request));
+        else runSavepointed(connection, request);
+        schemaKnown = plain;
         ran++;
       }
     } catch (error) {
@@ -333,17 +339,22 @@ function runInSavepoint(connection: Connection, request: ExecRequest, onStatemen
   }
 }
 
+/** Reads and row changes: they neither move the schema nor touch savepoints. */
+const SCHEMA_KEEPING_KINDS: ReadonlySet<StatementKind> = new Set(['select', 'insert', 'update', 'delete']);
+
 /**
- * A client's SAVEPOINT, RELEASE or ROLLBACK TO acts on the savepoints open at
- * that moment: in a group, the batches before it must not have left one open
- * (a SAVEPOINT never released is committed by COMMIT, live), so such a batch
- * runs in a savepoint of its own, released after it.
+ * Whether a statement of a replay group needs nothing around it. Any other
+ * may move the schema (DDL, or a ROLLBACK TO undoing some), so the next
+ * batch checks the schema version again; and a client's SAVEPOINT, RELEASE
+ * or ROLLBACK TO acts on the savepoints open at that moment, so the batches
+ * before it must not have left one open (live, a SAVEPOINT never released is
+ * committed by COMMIT): such a batch runs in a savepoint of its own.
  */
-function handlesSavepoints(statement: ExecStatement): boolean {
-  return statement.kind === 'savepoint' || statement.kind === 'release' || statement.kind === 'rollback-to';
+function keepsSchema(statement: ExecStatement): boolean {
+  return SCHEMA_KEEPING_KINDS.has(statement.kind);
 }
 
-/** One batch of a replay group in the group's savepoint; a failure is thrown, the caller rolls back. */
+/** A batch of a replay group that is not plain, in the group's savepoint; a failure is thrown, the caller rolls back. */
 function runSavepointed(connection: Connection, request: ExecRequest): void {
   connection.prepare(`SAVEPOINT ${GROUP_SAVEPOINT}`).run();
   runStatements(connection, request.statements, request);
