@@ -55,8 +55,11 @@ export interface FileLine {
   terminated: boolean;
 }
 
+/** Reads of 1 MiB rather than 64 KiB: a long replay took a turn of the stream machinery per 64 KiB. */
+const READ_CHUNK_BYTES = 1024 * 1024;
+
 function openFile(file: string): NodeJS.ReadableStream {
-  const source = fs.createReadStream(file);
+  const source = fs.createReadStream(file, { highWaterMark: READ_CHUNK_BYTES });
   if (!file.endsWith('.gz')) return source;
   // pipeline, not pipe: a read error on the source must reach the consumer of the gunzip stream.
   return pipeline(source, zlib.createGunzip(), () => undefined);
@@ -72,7 +75,9 @@ function openFile(file: string): NodeJS.ReadableStream {
  */
 export async function* readFileLineChunks(file: string): AsyncGenerator<FileLine[]> {
   let pending: Buffer[] = [];
-  let held: { line: number; text: string } | undefined;
+  // The line held back: its number (0: none yet) and text.
+  let heldLine = 0;
+  let heldText = '';
   let count = 0;
   for await (const chunk of openFile(file) as AsyncIterable<Buffer>) {
     const end = chunk.lastIndexOf(10);
@@ -84,15 +89,16 @@ export async function* readFileLineChunks(file: string): AsyncGenerator<FileLine
     const whole = pending.length === 0 ? chunk.subarray(0, end) : Buffer.concat([...pending, chunk.subarray(0, end)]);
     const lines: FileLine[] = [];
     for (const text of whole.toString('utf8').split('\n')) {
-      if (held) lines.push({ ...held, last: false, terminated: true });
-      held = { line: ++count, text };
+      if (heldLine > 0) lines.push({ line: heldLine, text: heldText, last: false, terminated: true });
+      heldLine = ++count;
+      heldText = text;
     }
     pending = end + 1 < chunk.length ? [chunk.subarray(end + 1)] : [];
     if (lines.length > 0) yield lines;
   }
   const tail = Buffer.concat(pending);
   const lines: FileLine[] = [];
-  if (held) lines.push({ ...held, last: tail.length === 0, terminated: true });
+  if (heldLine > 0) lines.push({ line: heldLine, text: heldText, last: tail.length === 0, terminated: true });
   if (tail.length > 0) lines.push({ line: ++count, text: tail.toString('utf8'), last: true, terminated: false });
   if (lines.length > 0) yield lines;
 }

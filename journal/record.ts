@@ -125,8 +125,7 @@ const nativeCrc32 = (zlib as { crc32?: (data: string) => number }).crc32;
 
 /** CRC-32 of the UTF-8 bytes of `text`, as 8 lowercase hex digits. */
 export function crcOf(text: string): string {
-  const crc = typeof nativeCrc32 === 'function' ? nativeCrc32(text) : crc32Fallback(text);
-  return crc.toString(16).padStart(8, '0');
+  return crcValue(text).toString(16).padStart(8, '0');
 }
 
 /**
@@ -155,19 +154,34 @@ export function encodeLine(line: JournalLine): string {
   return `${json.slice(0, -1)},"crc":"${crcOf(json)}"}\n`;
 }
 
-const CRC_SUFFIX = /,"crc":"([0-9a-f]{8})"\}$/;
+/** A line ends with `,"crc":"<8 hex>"}`: read at a fixed place, where a pattern would scan the whole line. */
+const CRC_FIELD = ',"crc":"';
+const CRC_SUFFIX_LENGTH = CRC_FIELD.length + 8 + 2;
+const CRC_HEX = /^[0-9a-f]{8}$/;
+
+/** The crc a line's text ends with, and where its suffix starts; undefined when it ends otherwise. */
+function writtenCrc(body: string): { crc: string; at: number } | undefined {
+  const at = body.length - CRC_SUFFIX_LENGTH;
+  if (at < 0 || !body.endsWith('"}') || !body.startsWith(CRC_FIELD, at)) return undefined;
+  const crc = body.slice(at + CRC_FIELD.length, body.length - 2);
+  return CRC_HEX.test(crc) ? { crc, at } : undefined;
+}
+
+/** CRC-32 of the UTF-8 bytes of `text`, as a number. */
+function crcValue(text: string): number {
+  return typeof nativeCrc32 === 'function' ? nativeCrc32(text) : crc32Fallback(text);
+}
 
 /** Decodes and verifies one line (with or without its newline); the result has no crc field. */
 export function decodeLine(text: string): JournalLine {
   const body = text.endsWith('\n') ? text.slice(0, -1) : text;
-  const match = CRC_SUFFIX.exec(body);
-  if (!match) {
+  const written = writtenCrc(body);
+  if (!written) {
     parseJson(body); // text that is not JSON at all is reported as such, rather than as a missing checksum
     throw new JournalLineError('checksum', 'the line has no checksum');
   }
-  const json = `${body.slice(0, match.index)}}`;
-  const crc = crcOf(json);
-  if (crc !== match[1]) throw new JournalLineError('checksum', `checksum ${match[1]} does not match the line (${crc})`);
+  const json = `${body.slice(0, written.at)}}`;
+  if (crcValue(json) !== Number.parseInt(written.crc, 16)) throw new JournalLineError('checksum', `checksum ${written.crc} does not match the line (${crcOf(json)})`);
   // With a matching crc the text is `{…}` as encodeLine wrote it, so it parses to an object.
   const value = parseJson(json) as Record<string, unknown>;
   validateLine(value);
@@ -262,24 +276,33 @@ const REQUIRED_BY_KIND: Record<EntryKind, string[]> = {
   void: ['voids'],
 };
 
-/** The checks as pairs, made once per table: every line of a long journal goes through them. */
-const checkPairs = new WeakMap<Record<string, Check>, Array<[string, Check]>>();
+/** The checks as parallel arrays, made once per table: every line of a long journal goes through them. */
+interface CheckList {
+  readonly fields: readonly string[];
+  readonly checks: readonly Check[];
+}
+const checkLists = new WeakMap<Record<string, Check>, CheckList>();
 
-function pairsOf(checks: Record<string, Check>): Array<[string, Check]> {
-  let pairs = checkPairs.get(checks);
-  if (pairs === undefined) {
-    pairs = Object.entries(checks);
-    checkPairs.set(checks, pairs);
+function listOf(checks: Record<string, Check>): CheckList {
+  let list = checkLists.get(checks);
+  if (list === undefined) {
+    list = { fields: Object.keys(checks), checks: Object.values(checks) };
+    checkLists.set(checks, list);
   }
-  return pairs;
+  return list;
 }
 
 function requireFields(value: Record<string, unknown>, checks: Record<string, Check>, optional: boolean): void {
-  for (const [field, check] of pairsOf(checks)) {
-    const present = field in value && value[field] !== undefined;
-    if (!present && optional) continue;
-    if (!present) throw new JournalLineError('shape', `"${field}" is missing`);
-    if (!check(value[field])) throw new JournalLineError('shape', `"${field}" has the wrong type or value`);
+  const { fields, checks: tests } = listOf(checks);
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i] as string;
+    // JSON has no undefined: a field is present exactly when it reads as something else.
+    const found = value[field];
+    if (found === undefined) {
+      if (optional) continue;
+      throw new JournalLineError('shape', `"${field}" is missing`);
+    }
+    if (!(tests[i] as Check)(found)) throw new JournalLineError('shape', `"${field}" has the wrong type or value`);
   }
 }
 

@@ -10,7 +10,7 @@ import { EngineError } from '../src/errors';
 import { classifyStatement } from '../src/engine/dialect/classify';
 import { splitStatements } from '../src/engine/dialect/split';
 import type { Engine } from '../src/engine/engine';
-import type { ExecRequest, ExecStatement } from '../src/engine/protocol';
+import type { ExecRequest, ExecStatement, SqlParams } from '../src/engine/protocol';
 import type { JournalEntry, JournalStatement } from '../journal/record';
 
 /** Failures that depend on time or on a process, not on the SQL: replaying them means nothing. */
@@ -22,26 +22,60 @@ export class ReplayError extends Error {
   }
 }
 
+/** A statement's text and kind as the splitter and the classifier give them; the parameters come per entry. */
+type SplitStatement = Omit<ExecStatement, 'params'>;
+
+/**
+ * Splits of recent source texts (replayed journals repeat a few statement
+ * shapes over and over): splitting and classifying again cost more than
+ * running a small INSERT. Both depend on the text alone.
+ */
+const SPLIT_CACHE_SIZE = 1024;
+const SPLIT_CACHE_MAX_LENGTH = 4096;
+
 /**
  * The statements of one journaled source. The journal keeps the SQL exactly
  * as it was sent, comments and all, so it is split again here by the same
  * splitter that split it live (a source with parameters holds one statement).
  */
-function toExecStatements(source: JournalStatement): ExecStatement[] {
-  return splitStatements(source.sql).map((sql) => {
-    const classified = classifyStatement(sql);
-    return {
-      sql,
-      kind: classified.kind,
-      ...(source.params === undefined ? {} : { params: source.params }),
-      ...(classified.savepoint === undefined ? {} : { savepoint: classified.savepoint }),
-    };
+function splitSource(sql: string): SplitStatement[] {
+  return splitStatements(sql).map((text) => {
+    const classified = classifyStatement(text);
+    return classified.savepoint === undefined ? { sql: text, kind: classified.kind } : { sql: text, kind: classified.kind, savepoint: classified.savepoint };
   });
+}
+
+/** Spelled out rather than spread: a spread per entry cost more than the entry's INSERT, and left objects of many shapes. */
+function withParams(statement: SplitStatement, params: SqlParams): ExecStatement {
+  return statement.savepoint === undefined ? { sql: statement.sql, kind: statement.kind, params } : { sql: statement.sql, kind: statement.kind, params, savepoint: statement.savepoint };
+}
+
+class SourceSplits {
+  private readonly known = new Map<string, readonly SplitStatement[]>();
+
+  of(sql: string): readonly SplitStatement[] {
+    const known = this.known.get(sql);
+    if (known !== undefined) return known;
+    const split = splitSource(sql);
+    if (sql.length <= SPLIT_CACHE_MAX_LENGTH) {
+      if (this.known.size >= SPLIT_CACHE_SIZE) this.known.clear();
+      this.known.set(sql, split);
+    }
+    return split;
+  }
+
+  /** What the engine runs for one source: its statements, each with the source's parameters. */
+  execStatements(source: JournalStatement, into: ExecStatement[]): void {
+    for (const statement of this.of(source.sql)) into.push(source.params === undefined ? statement : withParams(statement, source.params));
+  }
 }
 
 export class JournalApplier {
   /** The session open in the journal at this point, if any (one at a time, as live). */
   private session: { id: string; db: string } | null = null;
+  private readonly splits = new SourceSplits();
+  /** fileOf by database name, worked out once per name rather than once per entry. */
+  private readonly files = new Map<string, string>();
 
   constructor(private readonly engine: Engine, private readonly fileOf: (db: string) => string) {}
 
@@ -91,14 +125,24 @@ export class JournalApplier {
 
   /** What the engine runs for an exec entry: its statements with the clock and the seed they ran with. */
   request(entry: JournalEntry): ExecRequest {
-    const statements = (entry.statements ?? []).flatMap(toExecStatements);
+    const statements: ExecStatement[] = [];
+    for (const source of entry.statements ?? []) this.splits.execStatements(source, statements);
     // No rows are kept: only the changes matter (a RETURNING statement still runs to its end).
-    return { file: this.fileOf(entry.db as string), statements, maxResultRows: 0, context: { clockMs: entry.clock ?? 0, seed: entry.seed ?? '0' } };
+    return { file: this.fileOfDb(entry.db as string), statements, maxResultRows: 0, context: { clockMs: entry.clock ?? 0, seed: entry.seed ?? '0' } };
+  }
+
+  private fileOfDb(db: string): string {
+    let file = this.files.get(db);
+    if (file === undefined) {
+      file = this.fileOf(db);
+      this.files.set(db, file);
+    }
+    return file;
   }
 
   private createDatabase(entry: JournalEntry): void {
     this.removeFiles(entry);
-    this.engine.createDatabase(this.fileOf(entry.db as string), entry.seq);
+    this.engine.createDatabase(this.fileOfDb(entry.db as string), entry.seq);
   }
 
   /**
@@ -118,7 +162,7 @@ export class JournalApplier {
   }
 
   private removeFiles(entry: JournalEntry): void {
-    const file = this.fileOf(entry.db as string);
+    const file = this.fileOfDb(entry.db as string);
     this.engine.closeDatabase(file);
     for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(file + suffix, { force: true });
   }
@@ -136,7 +180,7 @@ export class JournalApplier {
 
   private begin(entry: JournalEntry): void {
     if (this.session !== null) this.engine.endSession(false);
-    this.engine.beginSession(this.fileOf(entry.db as string));
+    this.engine.beginSession(this.fileOfDb(entry.db as string));
     this.session = { id: entry.session as string, db: entry.db as string };
   }
 

@@ -1,11 +1,11 @@
 /**
  * Replay applies the plain writes of one database in batches: one
- * transaction for up to MAX_BATCH_ENTRIES entries, each entry in a savepoint
- * of its own, and the applied seq recorded once, at the batch's commit. A
+ * transaction for up to MAX_BATCH_ENTRIES entries, and the applied seq
+ * recorded once, at the batch's commit. A
  * BEGIN/COMMIT and a position write per entry cost most of a replay of small
  * entries. Entries that ran in one transaction one after the other give what
  * they give one transaction each (the server's write groups rely on the same
- * thing, with the same engine call), so the rebuilt files are the same.
+ * thing), so the rebuilt files are the same.
  *
  * Only top-level batches that succeeded live and wrote join a batch; the
  * batches that failed live or only read change nothing and need no
@@ -81,18 +81,15 @@ export function applyTogether(engine: Engine, applier: JournalApplier, entries: 
 /**
  * One transaction: how many entries it applied and committed (the engine may
  * stop a group early, once the schema has deferred foreign keys), or 0 when
- * any of them failed, with nothing kept.
+ * any of them failed, with nothing kept. No entry has a savepoint of its own
+ * (Engine.execHeldRun): a failure anywhere sends the whole group back to be
+ * applied one entry at a time, which needs none.
  */
 function runGroup(engine: Engine, applier: JournalApplier, entries: readonly JournalEntry[]): number {
   try {
-    const outcomes = engine.execHeldGroup(entries.map((entry) => applier.request(entry)));
-    const last = entries[outcomes.length - 1];
-    if (last === undefined || outcomes.some((outcome) => 'error' in outcome)) {
-      engine.rollbackHeld();
-      return 0;
-    }
-    engine.commitHeld(last.seq);
-    return outcomes.length;
+    const ran = engine.execHeldRun(entries.map((entry) => applier.request(entry)));
+    engine.commitHeld((entries[ran - 1] as JournalEntry).seq);
+    return ran;
   } catch {
     // The same entries, one at a time, meet the same failure and report it with the entry's seq.
     return 0;

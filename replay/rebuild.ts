@@ -66,7 +66,7 @@ function advance(entry: JournalEntry, position: JournalPosition | null): Journal
   if (entry.kind === 'dropdb') return null;
   const base = position ?? { applied: 0, created: 0 };
   const commits = entry.kind === 'commit' || (entry.kind === 'exec' && entry.session === null && entry.ok && entry.readonly !== true);
-  return commits ? { ...base, applied: entry.seq } : base;
+  return commits ? { applied: entry.seq, created: base.created } : base;
 }
 
 /** A database made as a copy of another (POST /dbs with `from`, or a reset to its template). */

@@ -63,7 +63,8 @@ function isNow(value: unknown): boolean {
 
 export class DeterministicFunctions {
   private context: BatchContext = newBatchContext();
-  private random = new SplitMix64(this.context.seed);
+  /** Seeded from the context when a batch first calls random(): most batches never do (replay sets one per entry). */
+  private generator: SplitMix64 | null = null;
   private readonly plain = new Database(':memory:');
   private readonly plainStatements = new Map<string, Database.Statement>();
 
@@ -82,7 +83,12 @@ export class DeterministicFunctions {
   /** Every batch runs with a context; one that is not replayed gets a fresh one. */
   set(context: BatchContext): void {
     this.context = context;
-    this.random = new SplitMix64(context.seed);
+    this.generator = null;
+  }
+
+  private get random(): SplitMix64 {
+    this.generator ??= new SplitMix64(this.context.seed);
+    return this.generator;
   }
 
   private clockText(): string {
