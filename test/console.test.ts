@@ -14,95 +14,16 @@
  * scrolls sideways at 375 px; with -token, the token is asked once. The
  * screenshots docs/console.md shows are written to test/screenshots/.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
+import { DESKTOP, PHONE, SCREENSHOTS, findChromium, launch, openConsole, runSql, serverIn, sidewaysOverflow, text, waitForText } from './helpers/browser';
 
 t.setTimeout(120_000);
 
-const SCREENSHOTS = path.resolve(__dirname, 'screenshots');
-const DESKTOP = { width: 1280, height: 860 };
-const PHONE = { width: 375, height: 760 };
-
-/** CHROMIUM_PATH, else `command -v chromium` (Debian's package puts it in /usr/bin). */
-function findChromium(): string | undefined {
-  const configured = process.env.CHROMIUM_PATH;
-  if (configured) return existsSync(configured) ? configured : undefined;
-  try {
-    const found = execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
-    return found === '' ? undefined : found;
-  } catch {
-    return undefined;
-  }
-}
-
-async function launch(tt: Test, executablePath: string): Promise<BrowserContext> {
-  const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath,
-    headless: true,
-    viewport: DESKTOP,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  tt.teardown(async () => {
-    await context.close();
-    rmSync(userDataDir, { recursive: true, force: true });
-  });
-  return context;
-}
-
-async function serverIn(tt: Test, args: string[] = []): Promise<TestServer> {
-  const dir = scratchDir(tt);
-  const server = await startServer(['-dir', path.join(dir, 'data'), ...args], { cwd: dir });
-  tt.teardown(async () => {
-    await server.stop();
-  });
-  return server;
-}
-
-/** A new tab (its own sessionStorage) that records script errors and CSP violations. */
-async function openConsole(context: BrowserContext, url: string): Promise<{ page: Page; problems: string[] }> {
-  const page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    // Refused requests (401, 400, 409) are part of the tests; Chromium logs each one.
-    if (message.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`);
-  });
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready="true"]');
-  return { page, problems };
-}
-
-async function text(page: Page, selector: string): Promise<string> {
-  return (await page.locator(selector).first().innerText()).trim();
-}
-
-async function waitForText(page: Page, selector: string, expected: string | RegExp): Promise<string> {
-  const locator = page.locator(selector, { hasText: expected }).first();
-  await locator.waitFor();
-  return (await locator.innerText()).trim();
-}
-
-/** Runs the editor's SQL with Ctrl+Enter and waits for the results to change. */
-async function runSql(page: Page, sql: string): Promise<void> {
-  const before = await page.locator('#results').innerHTML();
-  await page.fill('#sql-input', sql);
-  await page.focus('#sql-input');
-  await page.keyboard.press('Control+Enter');
-  await page.waitForFunction((old) => document.getElementById('results')!.innerHTML !== old && !(document.getElementById('sql-run') as HTMLButtonElement).disabled, before);
-}
-
-/** The page's own horizontal overflow, in pixels (0 when it does not scroll sideways). */
-function sidewaysOverflow(page: Page): Promise<number> {
-  return page.evaluate(() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth) - document.documentElement.clientWidth);
-}
 
 async function count(server: TestServer, db: string, table: string): Promise<number> {
   const reply = await server.exec(db, `SELECT count(*) FROM ${table}`);

@@ -1,0 +1,123 @@
+/**
+ * The console in a real browser: Debian's `chromium` (apt-get install
+ * chromium) driven by playwright-core, headless; no browser is ever
+ * downloaded. A test file without chromium fails, saying so: it does not skip.
+ * Shared by every console test file: launch, a server, a console tab that
+ * records script errors and CSP violations, running SQL, and the axe-core
+ * accessibility check.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Test } from 'tap';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { startServer, type TestServer } from './server';
+import { scratchDir } from './scratch-dir';
+
+export const SCREENSHOTS = path.resolve(__dirname, '../screenshots');
+export const DESKTOP = { width: 1280, height: 860 };
+export const PHONE = { width: 375, height: 760 };
+/** Projector sizes a lesson is shown at. */
+export const PROJECTOR_SMALL = { width: 1024, height: 768 };
+export const PROJECTOR_WIDE = { width: 1366, height: 768 };
+
+/** CHROMIUM_PATH, else `command -v chromium` (Debian's package puts it in /usr/bin). */
+export function findChromium(): string | undefined {
+  const configured = process.env.CHROMIUM_PATH;
+  if (configured) return existsSync(configured) ? configured : undefined;
+  try {
+    const found = execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
+    return found === '' ? undefined : found;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function launch(tt: Test, executablePath: string): Promise<BrowserContext> {
+  const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath,
+    headless: true,
+    viewport: DESKTOP,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  tt.teardown(async () => {
+    await context.close();
+    rmSync(userDataDir, { recursive: true, force: true });
+  });
+  return context;
+}
+
+export async function serverIn(tt: Test, args: string[] = []): Promise<TestServer> {
+  const dir = scratchDir(tt);
+  const server = await startServer(['-dir', path.join(dir, 'data'), ...args], { cwd: dir });
+  tt.teardown(async () => {
+    await server.stop();
+  });
+  return server;
+}
+
+/** A new tab (its own sessionStorage) that records script errors and CSP violations. */
+export async function openConsole(context: BrowserContext, url: string): Promise<{ page: Page; problems: string[] }> {
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    // Refused requests (401, 400, 409) are part of the tests; Chromium logs each one.
+    if (message.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`);
+  });
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="true"]');
+  return { page, problems };
+}
+
+export async function text(page: Page, selector: string): Promise<string> {
+  return (await page.locator(selector).first().innerText()).trim();
+}
+
+export async function waitForText(page: Page, selector: string, expected: string | RegExp): Promise<string> {
+  const locator = page.locator(selector, { hasText: expected }).first();
+  await locator.waitFor();
+  return (await locator.innerText()).trim();
+}
+
+/** Runs the editor's SQL with Ctrl+Enter and waits for the results to change. */
+export async function runSql(page: Page, sql: string): Promise<void> {
+  const before = await page.locator('#results').innerHTML();
+  await page.fill('#sql-input', sql);
+  await page.focus('#sql-input');
+  await page.keyboard.press('Control+Enter');
+  await page.waitForFunction((old) => document.getElementById('results')!.innerHTML !== old && !(document.getElementById('sql-run') as HTMLButtonElement).disabled, before);
+}
+
+/** The page's own horizontal overflow, in pixels (0 when it does not scroll sideways). */
+export function sidewaysOverflow(page: Page): Promise<number> {
+  return page.evaluate(() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth) - document.documentElement.clientWidth);
+}
+
+
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+/**
+ * axe-core's serious and critical violations on the page as it is now. The
+ * script is evaluated through the debugging protocol, so the console's
+ * Content-Security-Policy (script-src 'self') need not be loosened for it.
+ */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }> }> } }).axe;
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => String(n.target.join(' '))) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
