@@ -29,7 +29,8 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { encodeLine, type JournalEntry } from '../journal/record';
 import { fileEntries } from './helpers/journal-files';
-import { attempt, runReplay as replay, startServer, type TestServer } from './helpers/server';
+import { attempt, runReplay as replay, type TestServer } from './helpers/server';
+import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
@@ -44,23 +45,9 @@ interface Layout {
   journal: string;
 }
 
-const running = new Set<TestServer>();
-t.teardown(() => {
-  for (const server of running) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
-});
-
-async function start(where: Layout, extra: string[] = []): Promise<TestServer> {
-  const server = await startServer(['-dir', where.data, '-log-file', where.journal, ...extra], { cwd: where.dir });
-  running.add(server);
-  return server;
-}
-
-async function kill(server: TestServer): Promise<void> {
-  const exited = new Promise((resolve) => (server.child.exitCode !== null || server.child.signalCode !== null ? resolve(null) : server.child.once('exit', resolve)));
-  server.child.kill('SIGKILL');
-  await exited;
-  running.delete(server);
-}
+const fleet = new ServerFleet(t);
+const start = (where: Layout, extra: string[] = []): Promise<TestServer> => fleet.start(where, extra);
+const kill = (server: TestServer): Promise<void> => fleet.kill(server);
 
 async function mustExec(server: TestServer, db: string, sql: string): Promise<any[]> {
   const reply = await server.exec(db, sql);
@@ -188,7 +175,7 @@ t.test('keeps every acknowledged write through SIGKILL at random moments, and st
   // A last round of load that ends with a clean stop, then the whole journal is replayed against the files.
   await Promise.all(Array.from({ length: 2 }, (_, c) => mustExec(server, 'load', `INSERT INTO t (k, client, n) VALUES ('final-${c}', ${c}, 0)`)));
   const code = await server.stop();
-  running.delete(server);
+  fleet.forget(server);
   tt.equal(code, 0, 'the server stops cleanly');
   const replayed = await replay(['-log-file', where.journal, '-out', path.join(dir, 'replayed'), '-verify', where.data], dir);
   tt.equal(replayed.code, 0, `replay -verify: every database equals its replay (exit ${replayed.code}: ${replayed.stderr.trim().slice(0, 1500)})`);
@@ -221,7 +208,7 @@ t.test('keeps every acknowledged session commit through SIGKILL in a commit loop
     await mustExec(server, 'sess', `INSERT INTO solo (k, r) VALUES ('after kill ${index + 1}', random())`);
   }
   const code = await server.stop();
-  running.delete(server);
+  fleet.forget(server);
   tt.equal(code, 0, 'the server stops cleanly');
   const replayed = await replay(['-log-file', where.journal, '-out', path.join(dir, 'replayed'), '-verify', where.data], dir);
   tt.equal(replayed.code, 0, `replay -verify (exit ${replayed.code}: ${replayed.stderr.trim().slice(0, 1500)})`);
@@ -264,7 +251,7 @@ t.test('applies at start-up the entries written before a crash whose commits wer
   tt.same(rows.map((row) => row[0]), [1, 2, 3], 'the written auto-commit batch and the written session commit are there; the open session is not');
   await mustExec(server, 'hw', "INSERT INTO t (id, v) VALUES (5, 'after the restart')");
   const code = await server.stop();
-  running.delete(server);
+  fleet.forget(server);
   tt.equal(code, 0, 'the server stops cleanly');
   const seqs = fileEntries(where.journal).map((entry) => entry.seq);
   tt.same(seqs, seqs.map((_, i) => i + 1), 'the new entries continue after the hand-written ones');
@@ -284,7 +271,7 @@ t.test('restarts after a torn last journal line and continues the journal cleanl
   tt.match(server.stderr(), /torn/, 'the server warns about the torn line');
   await mustExec(server, 'hw', "INSERT INTO t (id, v) VALUES (2, 'after the restart')");
   const code = await server.stop();
-  running.delete(server);
+  fleet.forget(server);
   tt.equal(code, 0, 'the server stops cleanly');
   const entries = fileEntries(where.journal); // throws if any line is damaged
   tt.same(entries.map((entry) => entry.seq), entries.map((_, i) => i + 1), 'every line decodes and seq has no gap');

@@ -23,7 +23,8 @@ import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { decodeLine, encodeLine, isHeader, type JournalEntry, type JournalHeader, type JournalLine } from '../journal/record';
 import { META_TABLE } from '../src/engine/journal-position';
-import { runReplay, startServer, type Reply, type TestServer, type ToolRun } from './helpers/server';
+import { runReplay, type Reply, type TestServer, type ToolRun } from './helpers/server';
+import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
@@ -59,22 +60,9 @@ function layout(dir: string): Layout {
   return { dir, data: path.join(dir, 'data'), journalDir, journal: path.join(journalDir, JOURNAL_NAME) };
 }
 
-const running = new Set<TestServer>();
-t.teardown(async () => {
-  for (const server of running) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
-});
-
-async function start(where: Layout, extra: string[] = []): Promise<TestServer> {
-  const server = await startServer(['-dir', where.data, '-log-file', where.journal, ...extra], { cwd: where.dir });
-  running.add(server);
-  return server;
-}
-
-async function stop(server: TestServer): Promise<void> {
-  const code = await server.stop();
-  running.delete(server);
-  if (code !== 0) throw new Error(`the server stopped with ${code}: ${server.stderr()}`);
-}
+const fleet = new ServerFleet(t);
+const start = (where: Layout, extra: string[] = []): Promise<TestServer> => fleet.start(where, extra);
+const stop = (server: TestServer): Promise<void> => fleet.stop(server);
 
 function describeReply(reply: Reply): string {
   return `${reply.status} ${reply.text.slice(0, 400)}`;
@@ -864,7 +852,7 @@ t.test('continues seq across restarts and rotations, without repeats', async (tt
   await writeSome(15);
   server.child.kill('SIGKILL');
   await new Promise((resolve) => (server.child.exitCode !== null || server.child.signalCode !== null ? resolve(null) : server.child.once('exit', resolve)));
-  running.delete(server);
+  fleet.forget(server);
   // Without the checkpoint (only a shortcut), the server must find the last seq in the files, gzipped ones included.
   fs.rmSync(`${where.journal}.checkpoint`, { force: true });
   server = await start(where, args);

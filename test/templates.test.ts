@@ -22,7 +22,8 @@ import t from 'tap';
 import { encodeLine, type JournalEntry } from '../journal/record';
 import { listRounds } from '../src/snapshots/manifest';
 import { fileEntries } from './helpers/journal-files';
-import { runReplay, startServer, type Reply, type TestServer } from './helpers/server';
+import { runReplay, type Reply, type TestServer } from './helpers/server';
+import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
@@ -37,29 +38,10 @@ function layout(dir: string): Layout {
   return { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
 }
 
-const running = new Set<TestServer>();
-t.teardown(() => {
-  for (const server of running) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
-});
-
-async function start(where: Layout, extra: string[] = []): Promise<TestServer> {
-  const server = await startServer(['-dir', where.data, '-log-file', where.journal, ...extra], { cwd: where.dir });
-  running.add(server);
-  return server;
-}
-
-async function stop(server: TestServer): Promise<void> {
-  const code = await server.stop();
-  running.delete(server);
-  if (code !== 0) throw new Error(`the server stopped with ${code}: ${server.stderr()}`);
-}
-
-async function kill(server: TestServer): Promise<void> {
-  const exited = new Promise((resolve) => (server.child.exitCode !== null || server.child.signalCode !== null ? resolve(null) : server.child.once('exit', resolve)));
-  server.child.kill('SIGKILL');
-  await exited;
-  running.delete(server);
-}
+const fleet = new ServerFleet(t);
+const start = (where: Layout, extra: string[] = []): Promise<TestServer> => fleet.start(where, extra);
+const stop = (server: TestServer): Promise<void> => fleet.stop(server);
+const kill = (server: TestServer): Promise<void> => fleet.kill(server);
 
 function describe(reply: Reply): string {
   return `${reply.status} ${reply.text.slice(0, 300)}`;
