@@ -7,6 +7,7 @@
 import { basicSetup } from 'codemirror';
 import { Compartment, EditorState, RangeSetBuilder, StateEffect, StateField } from '@codemirror/state';
 import { Decoration, EditorView, WidgetType, keymap } from '@codemirror/view';
+import { indentWithTab } from '@codemirror/commands';
 import { SQLite, sql } from '@codemirror/lang-sql';
 
 /** Sets the failing statement's range ({ start, end }) or clears it (null). */
@@ -117,6 +118,8 @@ export function createSqlEditor({ parent, doc = '', nonce = '', contentAttribute
       extensions: [
         keymap.of([{ key: 'Mod-Enter', preventDefault: true, run: () => { onRun(); return true; } }]),
         basicSetup,
+        // Tab indents; Escape then Tab still leaves the editor (CodeMirror's tab-focus mode), so focus is never trapped.
+        keymap.of([indentWithTab]),
         language.of(languageFor()),
         failedField,
         EditorView.lineWrapping,
