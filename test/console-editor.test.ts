@@ -163,6 +163,23 @@ if (chromiumPath === undefined) {
       t2.ok(await page.evaluate(() => document.activeElement?.id === 'sql-input'), 'and focuses the editor');
     });
 
+    tt.test('history is bounded per database and a repeated run moves to the top', async (t2) => {
+      // A string, so that the test's CommonJS compilation does not rewrite the browser's import().
+      const lists = await page.evaluate(`import('/console/editor-history.js').then((history) => {
+        for (let i = 0; i < history.HISTORY_LIMIT + 10; i++) history.addToHistory('bounded.db', 'SELECT ' + i);
+        const full = history.readHistory('bounded.db');
+        const again = history.addToHistory('bounded.db', 'SELECT 30');
+        return { limit: history.HISTORY_LIMIT, full, again, other: history.readHistory('other.db') };
+      })`) as { limit: number; full: string[]; again: string[]; other: string[] };
+      t2.equal(lists.limit, 50);
+      t2.equal(lists.full.length, 50, 'at most 50 a database');
+      t2.equal(lists.full[0], 'SELECT 59', 'newest first');
+      t2.equal(lists.full[49], 'SELECT 10', 'the oldest fall off');
+      t2.equal(lists.again.length, 50);
+      t2.same(lists.again.slice(0, 2), ['SELECT 30', 'SELECT 59'], 'a repeated run moves to the top, once');
+      t2.same(lists.other, [], 'each database has its own');
+    });
+
     tt.test('a link reopens the database and the SQL, and never runs it', async (t2) => {
       const sql = "INSERT INTO pupils (name) VALUES ('From a link')";
       await setEditorText(page, sql);
