@@ -3,8 +3,9 @@
  * scripts and icon. The files are plain HTML, CSS and browser ES modules kept
  * in `src/console/static/` and served as they are, plus the one module it
  * shares with the server — the SQL splitter, built for the browser into
- * `dist/console/` (tsconfig.console.json). Nothing is fetched from elsewhere
- * at run time.
+ * `dist/console/` (tsconfig.console.json) — and the SQL editor (CodeMirror),
+ * bundled there by scripts/build-console.mjs. Nothing is fetched from
+ * elsewhere at run time.
  *
  * This middleware runs before token authentication (src/app.ts): the page and
  * its assets hold no data, so a browser can load them and then ask the user for
@@ -12,6 +13,7 @@
  * the directory at start-up are served, by exact name: no path ever reaches the
  * file system.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Context, Next } from 'koa';
@@ -30,10 +32,21 @@ const TYPES: Readonly<Record<string, string>> = {
 
 /**
  * Same-origin everything: no inline script or style, no other host. The
- * console's SVG charts use presentation attributes, which this allows.
+ * console's SVG charts use presentation attributes, which this allows. The
+ * page alone adds a nonce to style-src: the editor (CodeMirror) writes its
+ * styles into <style> elements, and only those carrying this response's nonce
+ * apply.
  */
+export function contentSecurityPolicy(styleNonce?: string): string {
+  const style = styleNonce === undefined ? "'self'" : `'self' 'nonce-${styleNonce}'`;
+  return `default-src 'none'; script-src 'self'; style-src ${style}; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+}
+
+/** Where index.html leaves room for the nonce, which the page's scripts read from there. */
+const NONCE_SLOT = '<meta name="csp-nonce" content="">';
+
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'Content-Security-Policy': contentSecurityPolicy(),
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'Cache-Control': 'no-cache',
@@ -82,6 +95,7 @@ export function consoleRoutes(dirs: readonly string[] = consoleDirectories()) {
   const assets = new Map<string, Asset>(dirs.flatMap((dir) => (existsSync(dir) ? [...loadAssets(dir)] : [])));
   // The API does not depend on the console: without its files the service still serves, `/` is 404, and it says why.
   if (!assets.has('index.html')) process.stderr.write(`sqlscribe: the web console is not served: no index.html in ${dirs.join(' or ')}\n`);
+  else if (!assets.has('editor.js')) process.stderr.write(`sqlscribe: the web console's SQL editor is missing (no editor.js in ${dirs.join(' or ')}): run npm run build\n`);
   return async function serveConsole(ctx: Context, next: Next): Promise<void> {
     const name = ctx.path === '/' || ctx.path === '/index.html' ? 'index.html' : ctx.path.startsWith(CONSOLE_PREFIX) ? ctx.path.slice(CONSOLE_PREFIX.length) : undefined;
     if (name === undefined) {
@@ -98,6 +112,13 @@ export function consoleRoutes(dirs: readonly string[] = consoleDirectories()) {
     ctx.set(SECURITY_HEADERS);
     ctx.status = 200;
     ctx.type = asset.type;
+    if (name === 'index.html') {
+      // A fresh nonce per response: a value an attacker could learn from an old page is worth nothing.
+      const nonce = randomBytes(18).toString('base64');
+      ctx.set('Content-Security-Policy', contentSecurityPolicy(nonce));
+      ctx.body = asset.body.toString('utf8').replace(NONCE_SLOT, `<meta name="csp-nonce" content="${nonce}">`);
+      return;
+    }
     ctx.body = asset.body;
   };
 }

@@ -13,7 +13,8 @@
  * the end of a 1,000,000-row table by offset and by cursor, deep-page.mjs) or
  * replay (only the replay of 100,000 single-row INSERTs against a raw loop,
  * replay-batches.mjs) or templates (only thirty copies of a 1 MB template,
- * templates.mjs), BENCH_JSON=<file> to save
+ * templates.mjs) or console (only the console's page load with an empty
+ * cache in Chromium, console-load.mjs), BENCH_JSON=<file> to save
  * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
  * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
  * a temporary directory that is removed at the end. cpu-cost.mjs beside this
@@ -32,6 +33,7 @@ import { runawayClients } from './runaway.mjs';
 import { deepPage } from './deep-page.mjs';
 import { replayBatches } from './replay-batches.mjs';
 import { templates } from './templates.mjs';
+import { consoleLoad } from './console-load.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -224,6 +226,15 @@ async function classOfThirty(work, figures) {
   say(`  ${r.copies} copies in one request: ${fmt(seconds)} s (target < 2 s: ${targetNote(seconds < 2)}); ${r.copies} one-copy requests in turn: ${fmt(r.oneByOneMs / 1000)} s`);
 }
 
+async function consolePage(work, figures) {
+  say();
+  say(`the console's page load, empty cache, loopback (best of ${ROUNDS}, navigation to ready)`);
+  const r = await consoleLoad(work, ROUNDS);
+  figures.consoleLoad = r;
+  const best = Math.min(...r.times);
+  say(`  ${fmt(best, 0)} ms (target < 1000 ms: ${targetNote(best < 1000)}); rounds ${r.times.map((ms) => fmt(ms, 0)).join(', ')} ms; editor bundle ${int(r.bundleBytes)} bytes`);
+}
+
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
   const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS ?? 'per scenario' };
@@ -231,7 +242,7 @@ async function main() {
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
-    if (ONLY !== 'startup' && ONLY !== 'runaway' && ONLY !== 'deep-page' && ONLY !== 'replay' && ONLY !== 'templates') {
+    if (ONLY !== 'startup' && ONLY !== 'runaway' && ONLY !== 'deep-page' && ONLY !== 'replay' && ONLY !== 'templates' && ONLY !== 'console') {
       const journalFile = await throughput(work, figures);
       if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
     }
@@ -240,6 +251,7 @@ async function main() {
     if (ONLY === '' || ONLY === 'deep-page') await deepPages(work, figures);
     if (ONLY === '' || ONLY === 'replay') await replayOfInserts(work, figures);
     if (ONLY === '' || ONLY === 'templates') await classOfThirty(work, figures);
+    if (ONLY === '' || ONLY === 'console') await consolePage(work, figures);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

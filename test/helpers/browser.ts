@@ -83,10 +83,25 @@ export async function waitForText(page: Page, selector: string, expected: string
   return (await locator.innerText()).trim();
 }
 
+/**
+ * Puts `sql` in the console's editor (CodeMirror) through the handle the page
+ * keeps on #sql-editor: typing would meet the editor's auto-closed brackets.
+ */
+export async function setEditorText(page: Page, sql: string): Promise<void> {
+  await page.evaluate((text) => {
+    (document.getElementById('sql-editor') as unknown as { sqlEditor: { setText(t: string): void } }).sqlEditor.setText(text);
+  }, sql);
+}
+
+/** The console editor's text. */
+export function editorText(page: Page): Promise<string> {
+  return page.evaluate(() => (document.getElementById('sql-editor') as unknown as { sqlEditor: { getText(): string } }).sqlEditor.getText());
+}
+
 /** Runs the editor's SQL with Ctrl+Enter and waits for the results to change. */
 export async function runSql(page: Page, sql: string): Promise<void> {
   const before = await page.locator('#results').innerHTML();
-  await page.fill('#sql-input', sql);
+  await setEditorText(page, sql);
   await page.focus('#sql-input');
   await page.keyboard.press('Control+Enter');
   await page.waitForFunction((old) => document.getElementById('results')!.innerHTML !== old && !(document.getElementById('sql-run') as HTMLButtonElement).disabled, before);

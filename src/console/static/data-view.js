@@ -5,6 +5,7 @@
 import { api, ApiError, codeLabel, messageText, query } from './api.js';
 import { $, clear, dataTable, h } from './dom.js';
 import { loadDatabases, notify, notifyError, onChange, setDb, state } from './state.js';
+import { showInEditor } from './sql-view.js';
 
 const rowsView = { table: '', offset: 0, total: 0 };
 
@@ -54,11 +55,7 @@ function tableCard(table) {
 }
 
 function openInEditor(sql) {
-  const editor = $('sql-input');
-  editor.value = sql;
-  editor.dispatchEvent(new Event('input'));
-  location.hash = '#sql';
-  editor.focus();
+  showInEditor(sql);
 }
 
 let tablesLoad = null;

@@ -5,7 +5,10 @@
 import { api, ApiError, codeLabel, messageText, query, serverNowUnix } from './api.js';
 import { $, clear, dataTable, h } from './dom.js';
 import { statementSpans } from './statement-spans.js';
-import { loadDatabases, notify, notifyError, onChange, setSession, state } from './state.js';
+import { loadDatabases, notify, notifyError, onChange, setDb, setSession, state } from './state.js';
+import { createSqlEditor } from './editor.js';
+import { addToHistory, readHistory } from './editor-history.js';
+import { forgetQueryLink, queryLink, readQueryLink } from './editor-link.js';
 import { loadTables } from './data-view.js';
 
 /** Errors after which the server has closed the session (rolled back). */
@@ -17,26 +20,76 @@ let timer;
 
 /* ---------- editor ---------- */
 
+// The editor is CodeMirror, bundled into dist/console/editor.js (see
+// src/console/editor/editor.mjs); this view only uses the handle it returns.
+let sqlEditor;
+
 function editor() {
-  return $('sql-input');
+  return sqlEditor;
 }
 
-/** Keeps the textarea as tall as its text, so the backdrop never needs to scroll with it. */
-function fitEditor() {
-  const area = editor();
-  area.style.height = 'auto';
-  area.style.height = `${area.scrollHeight + 4}px`;
-}
-
-/** Marks [start, end) of the editor's text in the backdrop; no arguments clears it. */
+/** Marks [start, end) of the editor's text as the failing statement; no arguments clears it. */
 function markRange(start, end) {
-  const text = editor().value;
-  const backdrop = $('sql-backdrop');
-  if (start === undefined) {
-    clear(backdrop, text, '\n');
+  sqlEditor.markRange(start, end);
+}
+
+/** Puts `sql` in the editor and shows the SQL view (the Data view's "Query in SQL"). */
+export function showInEditor(sql) {
+  sqlEditor.setText(sql);
+  location.hash = '#sql';
+  sqlEditor.focus();
+}
+
+/** Statements after which the tables, and so the completions, may differ. */
+const SCHEMA_CHANGE = /\b(CREATE|DROP|ALTER)\b/i;
+
+let schemaLoad = 0;
+
+/** Table → column names of the current database, for completion; refreshed on a new database or a schema change. */
+async function refreshCompletions() {
+  const load = ++schemaLoad;
+  if (state.db === '') {
+    sqlEditor.setSchema({});
     return;
   }
-  clear(backdrop, text.slice(0, start), h('mark', { id: 'sql-failed-mark' }, text.slice(start, end)), text.slice(end), '\n');
+  try {
+    const { tables } = await api('GET', `/tables${query({ db: state.db })}`);
+    if (load !== schemaLoad) return;
+    sqlEditor.setSchema(Object.fromEntries(tables.map((table) => [table.name, table.columns.map((column) => column.name)])));
+  } catch {
+    // Completion is a help: without the schema the editor still highlights and runs.
+  }
+}
+
+/* ---------- history and links ---------- */
+
+function renderHistory(list = readHistory(state.db)) {
+  const items = list.map((sql, i) => h('li', null,
+    h('button', { type: 'button', class: 'history-item', title: sql, onclick: () => { sqlEditor.setText(sql); sqlEditor.focus(); } },
+      h('span', { class: 'visually-hidden' }, `Put run ${i + 1} back in the editor: `), sql)));
+  clear($('sql-history'), items.length > 0 ? items : h('li', { class: 'muted' }, 'No runs on this database yet in this browser.'));
+}
+
+async function copyLink() {
+  const link = queryLink(state.session?.db ?? state.db, sqlEditor.getText());
+  const status = $('sql-link-status');
+  try {
+    await navigator.clipboard.writeText(link);
+    clear(status, 'Link copied: it opens this database with these statements (it does not run them). ', h('a', { href: link }, 'Link'));
+  } catch {
+    // No clipboard permission (http on another host): the link is still there to copy by hand.
+    clear(status, 'Copy this link: ', h('a', { href: link }, link));
+  }
+}
+
+/** A link's database and SQL, put in place before the first load; never run. */
+function openQueryLink() {
+  const link = readQueryLink();
+  if (link === null) return false;
+  if (link.db !== '') setDb(link.db);
+  sqlEditor.setText(link.sql);
+  forgetQueryLink();
+  return true;
 }
 
 /* ---------- results ---------- */
@@ -82,7 +135,7 @@ function errorNode(error, statements, inSession) {
 
 async function run() {
   if (running) return;
-  const sql = editor().value;
+  const sql = editor().getText();
   const { statements } = statementSpans(sql);
   const results = $('results');
   markRange();
@@ -96,11 +149,13 @@ async function run() {
   try {
     const body = { sql };
     if (!session && state.db !== '') body.db = state.db;
+    renderHistory(addToHistory(session?.db ?? state.db, sql));
     const answer = await api('POST', '/exec', { body, session: session?.id });
     if (session && answer.session === session.id) setSession({ ...session, expires_unix: answer.expires_unix });
     clear(results, answer.results.map((result, i) => resultNode(result, statements[i], i)));
     if (!session) await loadDatabases();
     await loadTables();
+    if (SCHEMA_CHANGE.test(sql)) await refreshCompletions();
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     const index = error.body.statement;
@@ -183,33 +238,31 @@ async function end(commit) {
 }
 
 export function initSqlView() {
-  const area = editor();
-  area.value = sessionStorage.getItem(SAVED_SQL) ?? '';
-  area.addEventListener('input', () => {
-    sessionStorage.setItem(SAVED_SQL, area.value);
-    markRange();
-    fitEditor();
+  const parent = $('sql-editor');
+  sqlEditor = createSqlEditor({
+    parent,
+    doc: sessionStorage.getItem(SAVED_SQL) ?? '',
+    nonce: document.querySelector('meta[name="csp-nonce"]')?.getAttribute('content') ?? '',
+    contentAttributes: { id: 'sql-input', 'aria-labelledby': 'editor-h', 'aria-describedby': 'sql-hint sql-target', spellcheck: 'false', autocapitalize: 'off', autocorrect: 'off' },
+    onRun: () => run(),
+    onChange: (text) => sessionStorage.setItem(SAVED_SQL, text),
   });
-  area.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
-      event.preventDefault();
-      run();
-    }
-  });
-  let width = 0;
-  new ResizeObserver(() => {
-    // Only a new width rewraps the text; reacting to heights would loop.
-    if (area.clientWidth === width) return;
-    width = area.clientWidth;
-    fitEditor();
-  }).observe(area);
-  markRange();
+  // The browser tests set the text through this handle (typing would meet auto-closed brackets).
+  parent.sqlEditor = sqlEditor;
+  openQueryLink();
+  $('sql-copy-link').addEventListener('click', copyLink);
+  renderHistory();
+  refreshCompletions();
   $('sql-run').addEventListener('click', run);
   $('tx-begin').addEventListener('click', begin);
   $('tx-commit').addEventListener('click', () => end(true));
   $('tx-rollback').addEventListener('click', () => end(false));
   onChange((what) => {
     if (what === 'session' || what === 'db') renderSession();
+    if (what === 'db') {
+      renderHistory();
+      refreshCompletions();
+    }
   });
   renderSession();
 }
