@@ -170,6 +170,8 @@ export interface EngineErrorData {
   params: ErrorParams;
   statement?: number;
   sqliteCode?: string;
+  /** Further fields of the body (a constraint error's table and columns): they cross from the engine process too. */
+  details?: Readonly<Record<string, unknown>>;
 }
 
 export class EngineError extends Error {
@@ -207,6 +209,7 @@ export class EngineError extends Error {
     const data: EngineErrorData = { name: this.errorName, params: this.params };
     if (this.statement !== undefined) data.statement = this.statement;
     if (this.sqliteCode !== undefined) data.sqliteCode = this.sqliteCode;
+    if (this.details !== undefined) data.details = this.details;
     return data;
   }
 
@@ -214,6 +217,7 @@ export class EngineError extends Error {
     const options: EngineErrorOptions = {};
     if (data.statement !== undefined) options.statement = data.statement;
     if (data.sqliteCode !== undefined) options.sqliteCode = data.sqliteCode;
+    if (data.details !== undefined) options.details = data.details;
     return new EngineError(data.name, data.params, options);
   }
 }
