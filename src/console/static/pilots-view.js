@@ -80,7 +80,8 @@ function describeBy(control, errorId) {
 
 /**
  * Shows violations ({ path, message }) at their fields; those without a field
- * are listed above the form. Focuses the first field in error.
+ * are listed above the form. Focuses the field in error that comes first in
+ * the form, whatever order the violations came in.
  */
 function showViolations(violations, heading) {
   clearErrors();
@@ -99,7 +100,9 @@ function showViolations(violations, heading) {
       control.setAttribute('aria-invalid', 'true');
       describeBy(control, error.id);
     }
-    first ??= control ?? field.querySelector('input, select, textarea');
+    const target = control ?? field.querySelector('input, select, textarea');
+    // Violations come in the schema's order (its required names before the values' checks): the first to show is the first on the page.
+    if (target && (first === null || first.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_PRECEDING)) first = target;
   }
   const summaryBox = $('pilot-form-errors');
   clear(summaryBox,
