@@ -69,7 +69,7 @@ export function createApp(
   openapiRoutes(router);
   journalRoutes(router, config, feed, metrics);
   tokenRoutes(router, bus);
-  classRoutes(router, bus);
+  classRoutes(router, bus, config);
   importRoutes(router, bus, config.maxImportBytes);
 
   koa.use(requestLog(metrics, config.logJson));

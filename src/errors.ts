@@ -49,6 +49,7 @@ export const catalog = {
   IMPORT_INTERNAL_NAME: { code: 1054, status: 400, message: 'the uploaded file holds {name}: names beginning with _sqlscribe or sqlite_ are the service\'s and SQLite\'s own' },
   IMPORT_TRANSACTION_CONTROL: { code: 1055, status: 400, message: '{detail} inside an import: an import is one transaction already, so only a BEGIN as its first statement and a COMMIT as its last are accepted (and skipped)' },
   JOURNAL_FEED_FORBIDDEN: { code: 1022, status: 403, message: 'GET /journal needs -token (send it as for every endpoint); a server without a token serves it only when started with -journal-feed' },
+  CLASS_VIEW_FORBIDDEN: { code: 1090, status: 403, message: 'GET /class needs -token and an admin token; a server without a token serves it only when started with -journal-feed, as it shows every student\'s failed statements' },
   TOO_MANY_COPIES: { code: 1040, status: 400, message: 'too many databases in one copy request: {count} (at most {max})' },
 
   // 2xxx — catalog: no such database/table/column/index, already exists

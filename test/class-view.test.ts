@@ -90,3 +90,19 @@ t.test('the class view', async (tt) => {
   tt.same(seededByDb.get('alumno-01')?.recentErrors, []);
   tt.equal(seededByDb.get('alumno-01')?.template, 'lesson.db');
 });
+
+t.test('a server without tokens shows the class only with -journal-feed', async (tt) => {
+  const dir = scratchDir(tt);
+  const closed = await startServer(['-dir', path.join(dir, 'data')], { cwd: dir });
+  tt.teardown(async () => { await closed.stop(); });
+  const refused = await closed.get('/class');
+  tt.equal(refused.status, 403);
+  tt.equal(refused.body.code, 1090);
+  const other = scratchDir(tt);
+  const open = await startServer(['-dir', path.join(other, 'data'), '-journal-feed'], { cwd: other });
+  tt.teardown(async () => { await open.stop(); });
+  tt.equal((await open.post('/dbs', { db: 'solo' })).status, 201);
+  const view = await open.get('/class');
+  tt.equal(view.status, 200, view.text);
+  tt.equal(view.body.databases[0].db, 'solo.db');
+});

@@ -12,11 +12,11 @@ export function classPaths(): Record<string, JsonObject> {
           'Each database with the time of its last journal entry, the entries seen, its last errors (newest first, at most 20:',
           'who sent them, the code and the statement that failed) and, for a copy of a template, that template (it can be reset',
           'with POST /dbs/{db}/reset). Kept from the journal as entries become durable; the journal\'s tail seeds it after a restart.',
-          'Admin only.',
+          'Admin only; a server without tokens serves it only with -journal-feed (else 403 `[SQ1090]`).',
         ].join(' '),
         tag: 'databases',
         success: { 200: json('The class.', 'ClassView') },
-        errors: mergeErrors(SERVED, ADMIN_ONLY),
+        errors: mergeErrors(SERVED, ADMIN_ONLY, { 403: ['CLASS_VIEW_FORBIDDEN'] }),
       }),
     },
   };

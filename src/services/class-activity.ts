@@ -75,6 +75,9 @@ export class ClassActivity {
   /** Entries up to this seq came (or will come) from the tail read; later ones from the listener. */
   private readonly subscribedAt: number;
   private seeding: Promise<void> | undefined;
+  /** Databases reset or dropped after the subscription and before the seeding: their older errors no longer count. */
+  private readonly restartedLive = new Set<string>();
+  private seeded = false;
 
   constructor(private readonly journal: Journal, private readonly activeFile: string | null) {
     this.subscribedAt = journal.lastSeq;
@@ -93,6 +96,8 @@ export class ClassActivity {
   /** Takes one durable entry into the summaries. */
   note(entry: JournalEntry): void {
     if (entry.db === null) return;
+    const restarts = entry.ok && (entry.kind === 'dropdb' || entry.kind === 'resetdb' || entry.kind === 'createdb' || entry.kind === 'copydb');
+    if (restarts && !this.seeded && entry.seq > this.subscribedAt) this.restartedLive.add(entry.db);
     if (entry.kind === 'dropdb' && entry.ok) {
       this.byDb.delete(entry.db);
       return;
@@ -120,7 +125,10 @@ export class ClassActivity {
 
   /** Reads the last SEED_ENTRIES entries up to the subscription; a journal that cannot be read leaves the live summaries only. */
   private async seed(): Promise<void> {
-    if (this.activeFile === null || !this.journal.enabled) return;
+    if (this.activeFile === null || !this.journal.enabled) {
+      this.seeded = true;
+      return;
+    }
     const through = this.subscribedAt;
     let after = Math.max(0, through - SEED_ENTRIES);
     const older: JournalEntry[] = [];
@@ -132,11 +140,14 @@ export class ClassActivity {
         after = page.scannedThrough;
       }
     } catch {
+      this.seeded = true;
       return;
     }
     const live = new Map(this.byDb);
     this.byDb.clear();
-    for (const entry of older) this.note(entry);
+    for (const entry of older) if (!this.restartedLive.has(entry.db ?? '')) this.note(entry);
+    this.restartedLive.clear();
+    this.seeded = true;
     for (const [db, summary] of live) this.mergeLive(db, summary);
   }
 
