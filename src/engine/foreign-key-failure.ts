@@ -47,7 +47,11 @@ function violationKey(violation: Violation): string {
   return `${violation.table}\u0000${String(violation.rowid)}\u0000${String(violation.fkid)}`;
 }
 
-/** The tables whose references the statement may break: those of SQLite's schema, few in a lesson's database. */
+/**
+ * Every broken reference of the database. Read before and after the second
+ * run, so that one broken before (rows loaded with the keys off) is not
+ * blamed on this statement. O(rows with references), on the failure path only.
+ */
 function violations(db: Database.Database): Violation[] {
   return db.pragma('foreign_key_check') as Violation[];
 }

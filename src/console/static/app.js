@@ -38,13 +38,17 @@ async function show(name) {
   } catch (error) {
     notifyError(error);
   }
-  await probeClass();
+}
+
+/** Whether to offer the Class tab: asked once the first view has loaded (and any token prompt is answered), and after a new token. */
+function showThenProbe(name) {
+  return show(name).then(probeClass);
 }
 
 /** After Cancel on the token prompt, the header's "Enter token" asks again, then reloads the view. */
 function initTokenControl() {
   $('token-open').addEventListener('click', async () => {
-    if (await promptToken()) show(currentView() ?? 'data');
+    if (await promptToken()) showThenProbe(currentView() ?? 'data');
   });
 }
 
@@ -59,7 +63,7 @@ function start() {
     const name = currentView();
     if (name) show(name);
   });
-  show(currentView() ?? 'data');
+  showThenProbe(currentView() ?? 'data');
   document.body.dataset.ready = 'true';
 }
 
