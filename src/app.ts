@@ -28,6 +28,7 @@ import { pilotRoutes } from './routes/pilot-routes';
 import { openapiRoutes } from './routes/openapi-routes';
 import { consoleRoutes } from './console/serve';
 import { tokenRoutes } from './routes/token-routes';
+import { classRoutes } from './routes/class-routes';
 import { TokenRegistry } from './tokens/token-registry';
 
 export interface App {
@@ -68,6 +69,7 @@ export function createApp(
   openapiRoutes(router);
   journalRoutes(router, config, feed, metrics);
   tokenRoutes(router, bus);
+  classRoutes(router, bus, config);
   importRoutes(router, bus, config.maxImportBytes);
 
   koa.use(requestLog(metrics, config.logJson));

@@ -19,6 +19,8 @@ import { requiresTokens } from './options';
 import { TokenRegistry } from './tokens/token-registry';
 import { TokenStateFile } from './tokens/token-state';
 import { templateHandlers } from './bus/handlers/template-handlers';
+import { classHandlers } from './bus/handlers/class-handlers';
+import { ClassActivity } from './services/class-activity';
 import { commandMetrics, type CommandObserver } from './bus/middleware/command-metrics';
 import { refuseStoppedCalls } from './bus/middleware/stopped-calls';
 import { BatchRunner } from './services/batch-runner';
@@ -68,12 +70,14 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   // The tokens made through POST /tokens are kept beside the databases, only on a server that requires tokens.
   const tokens = new TokenRegistry({ adminToken: config.token, fileTokens: config.fileTokens, state: requiresTokens(config) ? TokenStateFile.in(config.dir) : null });
 
+  const activity = new ClassActivity(journal, config.logFile);
   const handlers = {
     ...databaseHandlers({ directory, lifecycle, engine }),
     ...execHandlers({ directory, lifecycle, batches, sessions, writePath, maxStatements: config.maxStatements }),
     ...importHandlers({ directory, engine, batches }),
     ...sessionHandlers(directory, sessions),
     ...templateHandlers(directory, copies),
+    ...classHandlers({ directory, activity, engine }),
     ...pilotHandlers(pilots),
     ...tokenHandlers({ registry: tokens, directory, lifecycle, clock: systemClock }),
   };

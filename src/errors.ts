@@ -49,6 +49,7 @@ export const catalog = {
   IMPORT_INTERNAL_NAME: { code: 1054, status: 400, message: 'the uploaded file holds {name}: names beginning with _sqlscribe or sqlite_ are the service\'s and SQLite\'s own' },
   IMPORT_TRANSACTION_CONTROL: { code: 1055, status: 400, message: '{detail} inside an import: an import is one transaction already, so only a BEGIN as its first statement and a COMMIT as its last are accepted (and skipped)' },
   JOURNAL_FEED_FORBIDDEN: { code: 1022, status: 403, message: 'GET /journal needs -token (send it as for every endpoint); a server without a token serves it only when started with -journal-feed' },
+  CLASS_VIEW_FORBIDDEN: { code: 1090, status: 403, message: 'GET /class needs -token and an admin token; a server without a token serves it only when started with -journal-feed, as it shows every student\'s failed statements' },
   TOO_MANY_COPIES: { code: 1040, status: 400, message: 'too many databases in one copy request: {count} (at most {max})' },
 
   // 2xxx — catalog: no such database/table/column/index, already exists
@@ -170,6 +171,8 @@ export interface EngineErrorData {
   params: ErrorParams;
   statement?: number;
   sqliteCode?: string;
+  /** Further fields of the body (a constraint error's table and columns): they cross from the engine process too. */
+  details?: Readonly<Record<string, unknown>>;
 }
 
 export class EngineError extends Error {
@@ -207,6 +210,7 @@ export class EngineError extends Error {
     const data: EngineErrorData = { name: this.errorName, params: this.params };
     if (this.statement !== undefined) data.statement = this.statement;
     if (this.sqliteCode !== undefined) data.sqliteCode = this.sqliteCode;
+    if (this.details !== undefined) data.details = this.details;
     return data;
   }
 
@@ -214,6 +218,7 @@ export class EngineError extends Error {
     const options: EngineErrorOptions = {};
     if (data.statement !== undefined) options.statement = data.statement;
     if (data.sqliteCode !== undefined) options.sqliteCode = data.sqliteCode;
+    if (data.details !== undefined) options.details = data.details;
     return new EngineError(data.name, data.params, options);
   }
 }

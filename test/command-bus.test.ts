@@ -42,6 +42,7 @@ function handlers(ran: string[], createFails?: unknown): Handlers {
     'create-tokens': unused,
     'list-tokens': unused,
     'revoke-token': unused,
+    'class-activity': unused,
   };
 }
 

@@ -561,6 +561,8 @@ async function tokens(tt: Test, server: TestServer): Promise<void> {
   await c('GET', '/metrics', { headers: reader, status: 403, code: 1030 });
   await c('GET', '/tables?db=clase-01', { headers: reader, status: 403, code: 1031 });
   await c('POST', '/exec', { headers: reader, body: { db: 'school', sql: 'DELETE FROM pupils' }, status: 403, code: 1032 });
+  await c('GET', '/class', { status: 200 });
+  await c('GET', '/class', { headers: reader, status: 403, code: 1030 });
   await c('DELETE', `/tokens/${String(one.body?.tokens?.[0]?.id)}`, { status: 200 });
   await c('DELETE', '/tokens/tok_000000000000', { status: 404, code: 2030 });
 }

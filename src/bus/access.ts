@@ -8,7 +8,7 @@
  * - resetting a database to its template needs `write` and a matching
  *   database: a student who broke theirs starts again without the teacher;
  * - creating or dropping a database (copies from a template too), the pilot
- *   records and the tokens need `admin`. A `write` token may not create or drop even databases its
+ *   records, the tokens and the class view (GET /class) need `admin`. A `write` token may not create or drop even databases its
  *   patterns match: a student cannot drop the database the class works in,
  *   and a teacher's admin token makes them (POST /tokens for a class does);
  * - listing databases needs any token and shows only the matching ones.
@@ -49,6 +49,8 @@ const RULES: { readonly [T in CommandType]: Rule } = {
   'create-tokens': { role: 'admin', db: false, action: 'managing tokens' },
   'list-tokens': { role: 'admin', db: false, action: 'managing tokens' },
   'revoke-token': { role: 'admin', db: false, action: 'managing tokens' },
+  // Who is stuck on what, with their statements: the teacher's view only.
+  'class-activity': { role: 'admin', db: false, action: 'the class view' },
 };
 
 export function requireRole(principal: Principal, needed: Role, action: string): void {

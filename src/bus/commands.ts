@@ -10,6 +10,12 @@ import type { CreatedToken, TokenView } from '../tokens/token-registry';
 import type { PilotSummary, SummaryGrouping } from '../pilots/pilot-summary';
 import type { ExportFormat } from '../engine/database-export';
 import type { ColumnType } from '../engine/types';
+import type { DatabaseActivity } from '../services/class-activity';
+
+/** GET /class: one database of the class, with the template it can be reset to. */
+export interface ClassDatabase extends DatabaseActivity {
+  template?: string;
+}
 
 /** One piece of SQL from a request, with its parameters if any. */
 export interface SqlSource {
@@ -42,7 +48,8 @@ export type Command =
   | { readonly type: 'summarize-pilots'; readonly groupBy?: SummaryGrouping }
   | { readonly type: 'create-tokens'; readonly body: unknown }
   | { readonly type: 'list-tokens' }
-  | { readonly type: 'revoke-token'; readonly id: string };
+  | { readonly type: 'revoke-token'; readonly id: string }
+  | { readonly type: 'class-activity' };
 
 export interface DatabaseList {
   mode: 'single-db' | 'multi-db';
@@ -105,6 +112,7 @@ export interface CommandResults {
   'create-tokens': { tokens: CreatedToken[]; databases: string[] };
   'list-tokens': { tokens: TokenView[] };
   'revoke-token': { token: TokenView };
+  'class-activity': { databases: ClassDatabase[] };
 }
 
 export type CommandType = Command['type'];

@@ -38,18 +38,43 @@ function unquote(identifier: string): string {
   return quoted ? (quoted[2] ?? '').replace(/""/g, '"') : identifier;
 }
 
-function checkError(detail: string): [ErrorName, ErrorParams] {
+function checkError(detail: string): [ErrorName, ErrorParams, ConstraintFields?] {
   const bool = BOOL_CHECK_TEXT.exec(detail);
   if (bool) return ['TYPE_MISMATCH', { column: unquote(bool[1] ?? ''), expected: 'BOOL', actual: 'INT other than 0 or 1' }];
-  return ['CONSTRAINT_CHECK', { detail }];
+  // SQLite names the constraint (or gives its expression), not the table.
+  return ['CONSTRAINT_CHECK', { detail }, detail === '' ? undefined : { constraint: detail }];
 }
 
-function constraintError(code: string, message: string, isBool: BoolLookup): [ErrorName, ErrorParams] {
+/** The fields a learner's error box shows: the table and columns a constraint is about. */
+export interface ConstraintFields {
+  table?: string;
+  columns?: string[];
+  constraint?: string;
+}
+
+/**
+ * "t.a, t.b" (NOT NULL, UNIQUE, PRIMARY KEY name their columns this way)
+ * becomes { table: 't', columns: ['a', 'b'] }; anything else (an index on
+ * expressions: "index 'name'") names no columns.
+ */
+export function columnFields(detail: string): ConstraintFields | undefined {
+  const parts = detail.split(', ').map((part) => /^([^.\s]+)\.(.+)$/.exec(part));
+  if (parts.length === 0 || parts.some((part) => part === null)) return undefined;
+  const table = parts[0]?.[1] ?? '';
+  if (parts.some((part) => part?.[1] !== table)) return undefined;
+  return { table, columns: parts.map((part) => part?.[2] ?? '') };
+}
+
+function withColumns(name: ErrorName, detail: string): [ErrorName, ErrorParams, ConstraintFields?] {
+  return [name, { detail }, columnFields(detail)];
+}
+
+function constraintError(code: string, message: string, isBool: BoolLookup): [ErrorName, ErrorParams, ConstraintFields?] {
   const detail = message.replace(/^[A-Z ]+constraint failed:?\s*/, '');
   switch (code) {
-    case 'SQLITE_CONSTRAINT_NOTNULL': return ['CONSTRAINT_NOT_NULL', { detail }];
-    case 'SQLITE_CONSTRAINT_UNIQUE': return ['CONSTRAINT_UNIQUE', { detail }];
-    case 'SQLITE_CONSTRAINT_PRIMARYKEY': return ['CONSTRAINT_PRIMARY_KEY', { detail }];
+    case 'SQLITE_CONSTRAINT_NOTNULL': return withColumns('CONSTRAINT_NOT_NULL', detail);
+    case 'SQLITE_CONSTRAINT_UNIQUE': return withColumns('CONSTRAINT_UNIQUE', detail);
+    case 'SQLITE_CONSTRAINT_PRIMARYKEY': return withColumns('CONSTRAINT_PRIMARY_KEY', detail);
     case 'SQLITE_CONSTRAINT_FOREIGNKEY': return ['CONSTRAINT_FOREIGN_KEY', { detail: detail === message ? '' : `: ${detail}` }];
     case 'SQLITE_CONSTRAINT_CHECK': return checkError(detail);
     case 'SQLITE_CONSTRAINT_DATATYPE': return datatypeError(message, isBool);
@@ -117,10 +142,10 @@ export function toEngineError(error: unknown, isBool: BoolLookup = () => false):
   const fileSystem = FILE_SYSTEM_ERRORS[(error as NodeJS.ErrnoException | undefined)?.code ?? ''];
   if (fileSystem !== undefined) return new EngineError(fileSystem, {}, { cause: error });
   if (isSqliteError(error)) {
-    const [name, params] = error.code.startsWith('SQLITE_CONSTRAINT')
+    const [name, params, fields] = error.code.startsWith('SQLITE_CONSTRAINT')
       ? constraintError(error.code, error.message, isBool)
       : primaryCodeError(error.code, error.message);
-    return new EngineError(name, params, { sqliteCode: error.code, cause: error });
+    return new EngineError(name, params, fields === undefined ? { sqliteCode: error.code, cause: error } : { sqliteCode: error.code, details: { ...fields }, cause: error });
   }
   const driver = error instanceof Error ? driverError(error) : undefined;
   if (driver) return new EngineError(driver[0], driver[1], { cause: error });

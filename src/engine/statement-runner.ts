@@ -11,6 +11,7 @@ import type { ExecStatement, ResultValue, StatementResult } from './protocol';
 import { isNameToken, isPunct, isWord, nameOf, tokenize } from './dialect/tokenize';
 import { readTableSchema } from './schema';
 import { toEngineError } from './sqlite-errors';
+import { findForeignKeyFailure, foreignKeyError } from './foreign-key-failure';
 import { checkNamedParameters, convertRow, toBindParameters } from './values';
 import { JsonRowChunks } from './json-row-chunks';
 
@@ -42,12 +43,22 @@ export function runStatements(
       results.push(runStatement(connection, statement, budget, complete));
       afterEach?.(statement);
     } catch (error) {
-      const engineError = namedMismatch(connection, statement, toEngineError(error, (table, column) => connection.isBool(table, column)));
+      const engineError = explained(connection, statement, toEngineError(error, (table, column) => connection.isBool(table, column)));
       engineError.statement = index;
       throw engineError;
     }
   }
   return results;
+}
+
+/** Errors whose words SQLite leaves vague, made precise from the statement (only on failure: the success path pays nothing). */
+function explained(connection: Connection, statement: ExecStatement, error: EngineError): EngineError {
+  if (error.sqliteCode === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
+    const target = statement.kind === 'insert' || statement.kind === 'update' ? targetTable(statement.sql) : undefined;
+    const failure = findForeignKeyFailure(connection, statement, target);
+    return failure === undefined ? error : foreignKeyError(error, failure);
+  }
+  return namedMismatch(connection, statement, error);
 }
 
 /**

@@ -14,6 +14,7 @@ import { importPaths } from './import-paths';
 import { otherPaths } from './pilot-paths';
 import { componentSchemas } from './schemas';
 import { tokenPaths, tokenSchemas } from './token-paths';
+import { classPaths, classSchemas } from './class-paths';
 
 const DESCRIPTION = [
   'HTTP/JSON service over embedded SQLite database files: list, create and inspect databases and tables, read rows page by page,',
@@ -73,9 +74,9 @@ export function buildOpenApiDocument(): JsonObject {
     servers: [{ url: '/', description: 'The server that serves this document' }],
     tags: TAGS,
     security: [{ serviceToken: [] }, { bearerAuth: [] }, {}],
-    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...otherPaths() },
+    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...classPaths(), ...otherPaths() },
     components: {
-      schemas: { ...componentSchemas(), ...tokenSchemas() },
+      schemas: { ...componentSchemas(), ...tokenSchemas(), ...classSchemas() },
       parameters: componentParameters(),
       responses: {
         EndpointNotFound: errorResponse(404, ['ENDPOINT_NOT_FOUND']),

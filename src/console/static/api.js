@@ -68,12 +68,19 @@ function askToken(sentToken) {
       } else {
         resolve(false);
       }
+      // Without a token the console can still offer to ask again: the header's "Enter token".
+      document.getElementById('token-open').hidden = storedToken() !== null;
     }, { once: true });
     dialog.returnValue = '';
     dialog.showModal();
     input.focus();
   });
   return pendingAsk;
+}
+
+/** Asks for a token now (the header's "Enter token"); resolves true when one was entered. */
+export function promptToken() {
+  return askToken(storedToken());
 }
 
 async function readBody(response) {

@@ -5,9 +5,11 @@ import { $, clear } from './dom.js';
 import { initDataView, loadTables } from './data-view.js';
 import { initPilotsView, loadPilots } from './pilots-view.js';
 import { initSqlView } from './sql-view.js';
+import { initTeacherView, loadClass, probeClass } from './teacher-view.js';
+import { promptToken } from './api.js';
 import { loadDatabases, notifyError } from './state.js';
 
-const VIEWS = ['data', 'sql', 'pilots'];
+const VIEWS = ['data', 'sql', 'pilots', 'teacher'];
 
 function currentView() {
   const name = location.hash.replace(/^#/, '');
@@ -21,13 +23,15 @@ async function show(name) {
     if (link.dataset.nav === name) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
-  document.title = `${{ data: 'Data', sql: 'SQL', pilots: 'Pilots' }[name]} · sqlscribe console`;
+  document.title = `${{ data: 'Data', sql: 'SQL', pilots: 'Pilots', teacher: 'Class' }[name]} · sqlscribe console`;
   try {
     if (name === 'data') {
       await loadDatabases();
       await loadTables();
     } else if (name === 'pilots') {
       await loadPilots();
+    } else if (name === 'teacher') {
+      await loadClass();
     } else {
       await loadDatabases();
     }
@@ -36,16 +40,30 @@ async function show(name) {
   }
 }
 
+/** Whether to offer the Class tab: asked once the first view has loaded (and any token prompt is answered), and after a new token. */
+function showThenProbe(name) {
+  return show(name).then(probeClass);
+}
+
+/** After Cancel on the token prompt, the header's "Enter token" asks again, then reloads the view. */
+function initTokenControl() {
+  $('token-open').addEventListener('click', async () => {
+    if (await promptToken()) showThenProbe(currentView() ?? 'data');
+  });
+}
+
 function start() {
   initDataView();
   initSqlView();
   initPilotsView();
+  initTeacherView();
+  initTokenControl();
   // Other hashes (the skip link's #main) leave the view as it is.
   window.addEventListener('hashchange', () => {
     const name = currentView();
     if (name) show(name);
   });
-  show(currentView() ?? 'data');
+  showThenProbe(currentView() ?? 'data');
   document.body.dataset.ready = 'true';
 }
 

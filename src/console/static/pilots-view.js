@@ -80,7 +80,8 @@ function describeBy(control, errorId) {
 
 /**
  * Shows violations ({ path, message }) at their fields; those without a field
- * are listed above the form. Focuses the first field in error.
+ * are listed above the form. Focuses the field in error that comes first in
+ * the form, whatever order the violations came in.
  */
 function showViolations(violations, heading) {
   clearErrors();
@@ -95,11 +96,15 @@ function showViolations(violations, heading) {
     const error = field.querySelector(':scope > .field-error');
     error.textContent = error.textContent === '' ? violation.message.replace(/^./, (c) => c.toUpperCase()) : `${error.textContent}; ${violation.message}`;
     const control = field.querySelector(':scope > input, :scope > select, :scope > textarea');
-    if (control) {
-      control.setAttribute('aria-invalid', 'true');
-      describeBy(control, error.id);
+    // A group's violation (/scope is required) is marked on its empty controls, so that the focused one is marked too.
+    const marked = control ? [control] : [...field.querySelectorAll('input, select, textarea')].filter((input) => input.value.trim() === '');
+    for (const each of marked) {
+      each.setAttribute('aria-invalid', 'true');
+      describeBy(each, error.id);
     }
-    first ??= control ?? field.querySelector('input, select, textarea');
+    const target = marked[0] ?? field.querySelector('input, select, textarea');
+    // Violations come in the schema's order (its required names before the values' checks): the first to show is the first on the page.
+    if (target && (first === null || first.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_PRECEDING)) first = target;
   }
   const summaryBox = $('pilot-form-errors');
   clear(summaryBox,

@@ -3,6 +3,7 @@
 // in the editor, and the transaction session controls with the idle countdown.
 
 import { api, ApiError, codeLabel, messageText, query, serverNowUnix } from './api.js';
+import { errorFieldsNode } from './error-fields.js';
 import { $, clear, dataTable, h } from './dom.js';
 import { statementSpans } from './statement-spans.js';
 import { loadDatabases, notify, notifyError, onChange, setDb, setSession, state } from './state.js';
@@ -123,6 +124,7 @@ function errorNode(error, statements, inSession) {
       : 'Nothing of this run was committed (all or nothing).';
   return h('div', { class: 'error-box', role: 'alert', id: 'sql-error', dataset: { code: error.code ?? '', statement: index ?? '' } },
     h('p', null, h('span', { class: 'code-badge' }, codeLabel(error.code) || `HTTP ${error.status}`), messageText(error)),
+    errorFieldsNode(error.body),
     h('p', null,
       index !== undefined ? `Failed at statement ${index + 1} of ${statements.length}. ` : null,
       error.body.sqliteCode ? `SQLite: ${error.body.sqliteCode}. ` : null,

@@ -1,0 +1,36 @@
+/** class-activity: the teacher's view of the class, from the journal's summaries and each database's template. */
+import type { EngineHost } from '../../engine/protocol';
+import type { ClassActivity } from '../../services/class-activity';
+import type { DatabaseDirectory } from '../../services/database-directory';
+import type { ClassDatabase } from '../commands';
+import type { Handlers } from '../command-bus';
+
+export interface ClassHandlerDeps {
+  readonly directory: DatabaseDirectory;
+  readonly activity: ClassActivity;
+  readonly engine: EngineHost;
+}
+
+/** The template a copy records; none when it was not made from one or cannot be read now (it is then not offered a reset). */
+async function templateOf(engine: EngineHost, file: string): Promise<string | undefined> {
+  try {
+    return (await engine.journalPosition(file)).template;
+  } catch {
+    return undefined;
+  }
+}
+
+export function classHandlers({ directory, activity, engine }: ClassHandlerDeps): Pick<Handlers, 'class-activity'> {
+  return {
+    'class-activity': async () => {
+      const summaries = await activity.activity();
+      const databases = await Promise.all(directory.list().map(async (db): Promise<ClassDatabase> => {
+        const summary = summaries.get(db);
+        const template = await templateOf(engine, directory.refOf(db).file);
+        const seen = summary === undefined ? { db, lastActivity: null, entries: 0, recentErrors: [] } : { ...summary, recentErrors: [...summary.recentErrors].reverse() };
+        return template === undefined ? seen : { ...seen, template };
+      }));
+      return { databases };
+    },
+  };
+}

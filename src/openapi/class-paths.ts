@@ -1,0 +1,55 @@
+/** GET /class (src/routes/class-routes.ts), the teacher's view of the class, in the OpenAPI document. */
+import type { JsonObject } from './error-responses';
+import { ADMIN_ONLY, json, mergeErrors, operation, SERVED } from './operation';
+
+export function classPaths(): Record<string, JsonObject> {
+  return {
+    '/class': {
+      get: operation({
+        operationId: 'classActivity',
+        summary: 'The class: activity and recent errors by database',
+        description: [
+          'Each database with the time of its last journal entry, the entries seen, its last errors (newest first, at most 20:',
+          'who sent them, the code and the statement that failed) and, for a copy of a template, that template (it can be reset',
+          'with POST /dbs/{db}/reset). Kept from the journal as entries become durable; the journal\'s tail seeds it after a restart.',
+          'Admin only; a server without tokens serves it only with -journal-feed (else 403 `[SQ1090]`).',
+        ].join(' '),
+        tag: 'databases',
+        success: { 200: json('The class.', 'ClassView') },
+        errors: mergeErrors(SERVED, ADMIN_ONLY, { 403: ['CLASS_VIEW_FORBIDDEN'] }),
+      }),
+    },
+  };
+}
+
+export function classSchemas(): Record<string, JsonObject> {
+  const text = { type: 'string' };
+  const recentError: JsonObject = {
+    type: 'object', additionalProperties: false, required: ['seq', 'ts', 'class', 'code', 'error', 'tokenName', 'statement'],
+    properties: {
+      seq: { type: 'integer', minimum: 1 }, ts: { type: 'string', format: 'date-time' },
+      class: { type: 'integer', minimum: 1, maximum: 9 }, code: { type: 'integer' }, error: text,
+      tokenName: { type: ['string', 'null'] }, statement: { type: ['string', 'null'] },
+    },
+  };
+  return {
+    ClassView: {
+      type: 'object', additionalProperties: false, required: ['ok', 'databases'],
+      properties: {
+        ok: { const: true },
+        databases: {
+          type: 'array',
+          items: {
+            type: 'object', additionalProperties: false, required: ['db', 'lastActivity', 'entries', 'recentErrors'],
+            properties: {
+              db: text, template: text,
+              lastActivity: { type: ['string', 'null'], format: 'date-time' },
+              entries: { type: 'integer', minimum: 0 },
+              recentErrors: { type: 'array', maxItems: 20, items: recentError },
+            },
+          },
+        },
+      },
+    },
+  };
+}

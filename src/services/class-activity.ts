@@ -1,0 +1,161 @@
+/**
+ * What a teacher sees of the class: for each database, when it was last
+ * used and the last errors its students hit (who, which code, which
+ * statement). Kept in memory, bounded, and fed by the journal itself: each
+ * durable chunk updates it, and the journal's tail seeds it once, on the
+ * first look, so that a restart does not forget the lesson. Costs nothing
+ * on a request's path but a few field copies per durable entry.
+ */
+import type { Journal } from '../../journal/journal';
+import { readPage } from '../../journal/page-reader';
+import type { JournalEntry } from '../../journal/record';
+import { splitStatements } from '../engine/dialect/split';
+
+/** Errors kept per database: enough to see who is stuck on what, few enough to hold a whole school. */
+export const RECENT_ERRORS = 20;
+/** How far back in the journal the first look reads. */
+export const SEED_ENTRIES = 20_000;
+
+export interface RecentError {
+  seq: number;
+  ts: string;
+  /** The code's class: its first digit (1 request, 2 catalog, 3 constraint…). */
+  class: number;
+  code: number;
+  error: string;
+  tokenName: string | null;
+  /** The statement that failed, as the student wrote it; null when the entry names none. */
+  statement: string | null;
+}
+
+export interface DatabaseActivity {
+  db: string;
+  /** The ts of its last journal entry, null when the journal holds none in the window read. */
+  lastActivity: string | null;
+  /** Journal entries seen for it since the window read at the first look. */
+  entries: number;
+  recentErrors: RecentError[];
+}
+
+/**
+ * The statement that failed, as the student wrote it: the journal keeps the
+ * request's SQL as sent and the failing statement's index among the
+ * statements it splits into (the one splitter, so the index matches).
+ */
+function failedStatement(entry: JournalEntry): string | null {
+  const sources = entry.statements?.map((source) => source.sql) ?? (entry.sql === null ? [] : [entry.sql]);
+  const statements = sources.flatMap((sql) => {
+    try {
+      const parts = splitStatements(sql);
+      return parts.length === 0 ? [sql] : parts;
+    } catch {
+      return [sql]; // An unterminated literal: the whole text is the statement that failed.
+    }
+  });
+  if (statements.length === 0) return null;
+  const index = entry.statement !== undefined && entry.statement < statements.length ? entry.statement : 0;
+  return statements[index]?.trim() ?? null;
+}
+
+function recentErrorOf(entry: JournalEntry): RecentError {
+  const code = entry.code ?? 0;
+  return {
+    seq: entry.seq,
+    ts: entry.ts,
+    class: entry.class ?? Math.floor(code / 1000),
+    code,
+    error: entry.error ?? '',
+    tokenName: entry.tokenName ?? null,
+    statement: failedStatement(entry),
+  };
+}
+
+export class ClassActivity {
+  private readonly byDb = new Map<string, DatabaseActivity>();
+  /** Entries up to this seq came (or will come) from the tail read; later ones from the listener. */
+  private readonly subscribedAt: number;
+  private seeding: Promise<void> | undefined;
+  /** Databases reset or dropped after the subscription and before the seeding: their older errors no longer count. */
+  private readonly restartedLive = new Set<string>();
+  private seeded = false;
+
+  constructor(private readonly journal: Journal, private readonly activeFile: string | null) {
+    this.subscribedAt = journal.lastSeq;
+    journal.onAppended((appended) => {
+      for (const { entry } of appended) this.note(entry);
+    });
+  }
+
+  /** Every database's activity, seeded from the journal's tail the first time. */
+  async activity(): Promise<ReadonlyMap<string, DatabaseActivity>> {
+    this.seeding ??= this.seed();
+    await this.seeding;
+    return this.byDb;
+  }
+
+  /** Takes one durable entry into the summaries. */
+  note(entry: JournalEntry): void {
+    if (entry.db === null) return;
+    const restarts = entry.ok && (entry.kind === 'dropdb' || entry.kind === 'resetdb' || entry.kind === 'createdb' || entry.kind === 'copydb');
+    if (restarts && !this.seeded && entry.seq > this.subscribedAt) this.restartedLive.add(entry.db);
+    if (entry.kind === 'dropdb' && entry.ok) {
+      this.byDb.delete(entry.db);
+      return;
+    }
+    const summary = this.summaryOf(entry.db);
+    summary.entries++;
+    if (summary.lastActivity === null || entry.ts > summary.lastActivity) summary.lastActivity = entry.ts;
+    // A reset starts the student again: their old errors are no longer what they are stuck on.
+    if (entry.kind === 'resetdb' && entry.ok) summary.recentErrors = [];
+    if (entry.ok) return;
+    const errors = summary.recentErrors;
+    const at = errors.findIndex((known) => known.seq > entry.seq);
+    errors.splice(at === -1 ? errors.length : at, 0, recentErrorOf(entry));
+    if (errors.length > RECENT_ERRORS) errors.splice(0, errors.length - RECENT_ERRORS);
+  }
+
+  private summaryOf(db: string): DatabaseActivity {
+    let summary = this.byDb.get(db);
+    if (summary === undefined) {
+      summary = { db, lastActivity: null, entries: 0, recentErrors: [] };
+      this.byDb.set(db, summary);
+    }
+    return summary;
+  }
+
+  /** Reads the last SEED_ENTRIES entries up to the subscription; a journal that cannot be read leaves the live summaries only. */
+  private async seed(): Promise<void> {
+    if (this.activeFile === null || !this.journal.enabled) {
+      this.seeded = true;
+      return;
+    }
+    const through = this.subscribedAt;
+    let after = Math.max(0, through - SEED_ENTRIES);
+    const older: JournalEntry[] = [];
+    try {
+      while (after < through) {
+        const page = await readPage(this.activeFile, { after, through, limit: 1000, maxBytes: 4 * 1024 * 1024, accept: () => true });
+        for (const { entry } of page.entries) older.push(entry);
+        if (page.scannedThrough <= after) break;
+        after = page.scannedThrough;
+      }
+    } catch {
+      this.seeded = true;
+      return;
+    }
+    const live = new Map(this.byDb);
+    this.byDb.clear();
+    for (const entry of older) if (!this.restartedLive.has(entry.db ?? '')) this.note(entry);
+    this.restartedLive.clear();
+    this.seeded = true;
+    for (const [db, summary] of live) this.mergeLive(db, summary);
+  }
+
+  /** The listener's entries are all newer than the tail's. */
+  private mergeLive(db: string, live: DatabaseActivity): void {
+    const summary = this.summaryOf(db);
+    summary.entries += live.entries;
+    if (live.lastActivity !== null) summary.lastActivity = live.lastActivity;
+    summary.recentErrors = [...summary.recentErrors, ...live.recentErrors].slice(-RECENT_ERRORS);
+  }
+}
