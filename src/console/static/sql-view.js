@@ -3,7 +3,8 @@
 // in the editor, and the transaction session controls with the idle countdown.
 
 import { api, ApiError, codeLabel, messageText, query, serverNowUnix } from './api.js';
-import { $, clear, dataTable, h } from './dom.js';
+import { $, clear, h } from './dom.js';
+import { resultTable } from './result-table.js';
 import { statementSpans } from './statement-spans.js';
 import { loadDatabases, notify, notifyError, onChange, setSession, state } from './state.js';
 import { loadTables } from './data-view.js';
@@ -54,10 +55,28 @@ function resultNode(result, statement, index) {
     parts.push(h('p', { class: 'ok-message' }, result.message, affected));
   }
   if (result.columns.length > 0) {
-    parts.push(dataTable({ columns: result.columns, rows: result.rows, label: `Result of statement ${index + 1}` }));
+    parts.push(resultTable({ columns: result.columns, rows: result.rows, types: result.types ?? [], label: `Result of statement ${index + 1}`, name: `result-${index + 1}` }));
     parts.push(h('p', { class: 'muted' }, `${result.rows.length} row${result.rows.length === 1 ? '' : 's'}`, result.truncated ? ' (cut at the server\'s -max-result-rows: the result is truncated)' : ''));
   }
   return h('article', { class: 'result' }, parts);
+}
+
+/** Brings the results (or the error) where the eyes are, below a sticky nothing: the panel's top at the window's top. */
+function revealResults() {
+  $('results').closest('section').scrollIntoView({ block: 'start' });
+}
+
+/** What the results show: the session's own view of the data, or committed data. */
+function resultsSource(inSession) {
+  const label = $('results-source');
+  label.dataset.source = inSession ? 'session' : 'committed';
+  label.textContent = inSession ? 'Inside your open transaction (not yet committed)' : 'Committed data';
+}
+
+function showResults(results, statements, inSession) {
+  resultsSource(inSession);
+  clear($('results'), results.map((result, i) => resultNode(result, statements[i], i)));
+  revealResults();
 }
 
 function errorNode(error, statements, inSession) {
@@ -98,7 +117,7 @@ async function run() {
     if (!session && state.db !== '') body.db = state.db;
     const answer = await api('POST', '/exec', { body, session: session?.id });
     if (session && answer.session === session.id) setSession({ ...session, expires_unix: answer.expires_unix });
-    clear(results, answer.results.map((result, i) => resultNode(result, statements[i], i)));
+    showResults(answer.results, statements, Boolean(session));
     if (!session) await loadDatabases();
     await loadTables();
   } catch (error) {
@@ -107,7 +126,7 @@ async function run() {
     if (typeof index === 'number' && statements[index]) markRange(statements[index].start, statements[index].end);
     if (session && SESSION_GONE.has(error.code)) setSession(null);
     clear(results, errorNode(error, statements, Boolean(session)));
-    $('results-h').scrollIntoView({ block: 'nearest' });
+    revealResults();
   } finally {
     running = false;
     $('sql-run').disabled = false;
@@ -138,7 +157,7 @@ function renderSession() {
     badge.hidden = true;
     return;
   }
-  $('tx-state').textContent = `Session ${session.id} active on ${session.db}: the editor runs inside it.`;
+  $('tx-state').textContent = `Session ${session.id} active on ${session.db}`;
   const tick = () => {
     const left = session.expires_unix - serverNowUnix();
     if (left <= 0) {
