@@ -83,7 +83,8 @@ function runStatement(connection: Connection, statement: ExecStatement, budget: 
   if (prepared.reader && (statement.kind === 'select' || verb)) return readRows(connection, prepared, params, budget, verb, complete);
   // ALTER TABLE … ADD COLUMN on a STRICT table runs SQLite's own check query, so it "returns data": run it, answer OK.
   if (prepared.reader) {
-    const { types: _unused, ...checked } = readRows(connection, prepared, params, budget, verb, complete);
+    const checked = readRows(connection, prepared, params, budget, verb, complete);
+    delete checked.types;
     return { ...checked, columns: [], rows: [], message: 'OK', changes: 0 };
   }
   const info = prepared.run(...params);
