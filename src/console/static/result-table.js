@@ -133,7 +133,7 @@ export function resultTable({ columns, rows, types = [], references = [], label,
       // The type is drawn by CSS (data-type), so the header's text stays the column's name.
       return h('th', { scope: 'col', 'aria-sort': sorted ? (view.desc ? 'descending' : 'ascending') : undefined, dataset: types[i] ? { type: types[i] } : undefined }, button);
     }));
-    order.replaceChildren(...(view.sortIndex < 0 ? ['Click a column to sort by it.'] : ['Sorted as by ', h('code', { class: 'rt-order-sql' }, orderByText(columns, view.sortIndex, view.desc))]));
+    order.replaceChildren(...(view.sortIndex < 0 ? ['Click a column to sort by it.'] : ['Same order as ', h('code', { class: 'rt-order-sql' }, orderByText(columns, view.sortIndex, view.desc))]));
   }
 
   function renderBody() {

@@ -148,6 +148,10 @@ function renderSession() {
   $('tx-begin').disabled = Boolean(session);
   $('tx-commit').disabled = !session;
   $('tx-rollback').disabled = !session;
+  // Only the buttons that can act are shown, so the panel stays one line on a 1024 px projector.
+  $('tx-begin').hidden = Boolean(session);
+  $('tx-commit').hidden = !session;
+  $('tx-rollback').hidden = !session;
   panel.classList.toggle('is-active', Boolean(session));
   $('tx-state').dataset.state = session ? 'active' : 'none';
   $('sql-target').textContent = session ? `Runs in the open session on ${session.db}: nothing is committed until Commit.` : state.db ? `Runs on ${state.db}, committed at once.` : 'No database chosen: only database-level statements (CREATE DATABASE …) run.';
@@ -157,7 +161,8 @@ function renderSession() {
     badge.hidden = true;
     return;
   }
-  $('tx-state').textContent = `Session ${session.id} active on ${session.db}`;
+  // The id is drawn shortened (CSS) to keep the panel one line; its full text stays for copying and screen readers.
+  clear($('tx-state'), 'Session ', h('span', { class: 'tx-id', title: session.id }, session.id), ` active on ${session.db}`);
   const tick = () => {
     const left = session.expires_unix - serverNowUnix();
     if (left <= 0) {
