@@ -5,7 +5,7 @@
 import { api, ApiError, codeLabel, messageText, query } from './api.js';
 import { $, clear, dataTable, h } from './dom.js';
 import { resultTable } from './result-table.js';
-import { loadDatabases, notify, notifyError, onChange, setDb, state } from './state.js';
+import { loadDatabases, notify, notifyError, onChange, setDb, setSession, state } from './state.js';
 
 /** The rows shown: the table, the page, its sort ({ column, desc }) and a key it is filtered at ({ column, value }). */
 const rowsView = { table: '', offset: 0, total: 0, sort: null, where: null };
@@ -130,13 +130,22 @@ function quoteName(name) {
 async function readWithSql(table, offset, session) {
   const from = `FROM ${quoteName(table)}${rowsView.where ? ` WHERE ${quoteName(rowsView.where.column)} = ?` : ''}`;
   const params = rowsView.where ? [rowsView.where.value] : [];
-  const order = rowsView.sort ? ` ORDER BY ${quoteName(rowsView.sort.column)}${rowsView.sort.desc ? ' DESC' : ''}` : '';
+  // The key breaks ties, so that LIMIT/OFFSET pages of a sort on a column with repeated values neither skip nor repeat rows.
+  const key = (schemas.get(table)?.primaryKey ?? '').split(',').filter((name) => name !== '' && name !== rowsView.sort?.column);
+  const order = rowsView.sort ? ` ORDER BY ${[`${quoteName(rowsView.sort.column)}${rowsView.sort.desc ? ' DESC' : ''}`, ...key.map(quoteName)].join(', ')}` : '';
   const statements = [
     { sql: `SELECT count(*) ${from}`, params },
     { sql: `SELECT * ${from}${order} LIMIT ${limit()} OFFSET ${offset}`, params },
   ];
   const body = session ? { statements } : { db: state.db, statements };
-  const answer = await api('POST', '/exec', { body, session: session?.id });
+  let answer;
+  try {
+    answer = await api('POST', '/exec', { body, session: session?.id });
+  } catch (error) {
+    // The session ended on the server (idle rollback): forget it; the change re-reads the committed rows.
+    if (session && error instanceof ApiError && error.status === 404) setSession(null);
+    throw error;
+  }
   const [count, page] = answer.results;
   return { offset, total: Number(count.rows[0][0]), columns: page.columns, rows: page.rows, types: page.types };
 }
