@@ -205,6 +205,17 @@ if (chromiumPath === undefined) {
       t2.equal((await columnTexts(page, '#rows', 3))[0], '95.5', 'the next page keeps the order');
     });
 
+    tt.test('the Data view filters all the rows, not just the page', async (t2) => {
+      await page.fill('#rows .rt-filter', 'P11');
+      await waitForText(page, '#rows-status', 'Rows 1–11 of 11 holding “P11”');
+      t2.same(await columnTexts(page, '#rows', 2), ['P119', 'P118', 'P117', 'P116', 'P115', 'P114', 'P113', 'P112', 'P111', 'P110', 'P11'], 'filtered by the server, still sorted');
+      t2.equal(await page.evaluate(() => document.activeElement?.classList.contains('rt-filter')), true, 'the filter keeps the focus');
+      await page.fill('#rows .rt-filter', '');
+      await waitForText(page, '#rows-status', 'Rows 1–25 of 120');
+      await page.click('#rows-pager [data-page="next"]');
+      await waitForText(page, '#rows-status', 'Rows 26–50 of 120');
+    });
+
     tt.test('a foreign key opens the referenced row', async (t2) => {
       const link = page.locator('#rows tbody tr').first().locator('a.fk-link');
       t2.equal(await link.innerText(), '1', 'row 95 of marks has teacher 1');

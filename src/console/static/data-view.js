@@ -8,7 +8,7 @@ import { resultTable } from './result-table.js';
 import { loadDatabases, notify, notifyError, onChange, setDb, setSession, state } from './state.js';
 
 /** The rows shown: the table, the page, its sort ({ column, desc }) and a key it is filtered at ({ column, value }). */
-const rowsView = { table: '', offset: 0, total: 0, sort: null, where: null };
+const rowsView = { table: '', offset: 0, total: 0, sort: null, where: null, filter: '' };
 /** The schema records of the current database's tables, by name: column types and references. */
 let schemas = new Map();
 
@@ -128,8 +128,19 @@ function quoteName(name) {
  * writes show), or sorted with ORDER BY. A read-only batch journals nothing.
  */
 async function readWithSql(table, offset, session) {
-  const from = `FROM ${quoteName(table)}${rowsView.where ? ` WHERE ${quoteName(rowsView.where.column)} = ?` : ''}`;
-  const params = rowsView.where ? [rowsView.where.value] : [];
+  const terms = [];
+  const params = [];
+  if (rowsView.where) {
+    terms.push(`${quoteName(rowsView.where.column)} = ?`);
+    params.push(rowsView.where.value);
+  }
+  const columns = schemas.get(table)?.columns ?? [];
+  if (rowsView.filter !== '' && columns.length > 0) {
+    // Rows holding the text in any column, as the table shows it (instr: no LIKE wildcards to escape).
+    terms.push(`(${columns.map((column) => `instr(lower(CAST(${quoteName(column.name)} AS TEXT)), lower(?)) > 0`).join(' OR ')})`);
+    params.push(...columns.map(() => rowsView.filter));
+  }
+  const from = `FROM ${quoteName(table)}${terms.length > 0 ? ` WHERE ${terms.join(' AND ')}` : ''}`;
   // The key breaks ties, so that LIMIT/OFFSET pages of a sort on a column with repeated values neither skip nor repeat rows.
   const key = (schemas.get(table)?.primaryKey ?? '').split(',').filter((name) => name !== '' && name !== rowsView.sort?.column);
   const order = rowsView.sort ? ` ORDER BY ${[`${quoteName(rowsView.sort.column)}${rowsView.sort.desc ? ' DESC' : ''}`, ...key.map(quoteName)].join(', ')}` : '';
@@ -152,7 +163,7 @@ async function readWithSql(table, offset, session) {
 
 async function readPage(table, offset) {
   const session = readingSession();
-  if (session || rowsView.sort || rowsView.where) return readWithSql(table, offset, session);
+  if (session || rowsView.sort || rowsView.where || rowsView.filter !== '') return readWithSql(table, offset, session);
   return api('GET', `/rows${query({ db: state.db, table, limit: limit(), offset })}`);
 }
 
@@ -164,6 +175,11 @@ function rowsTable(table, page) {
     columns: page.columns, rows: page.rows, types, references, label: `Rows of ${table}`, name: table, sort: rowsView.sort,
     onSort: (column, desc) => {
       rowsView.sort = { column, desc };
+      showRows(table, 0, false);
+    },
+    filter: rowsView.filter,
+    onFilter: (text) => {
+      rowsView.filter = text;
       showRows(table, 0, false);
     },
     onReference: (reference, value) => openReference(reference, value),
@@ -187,9 +203,32 @@ function renderWhere(table) {
     h('button', { type: 'button', onclick: () => { rowsView.where = null; showRows(table, 0, false); } }, 'Show all rows'));
 }
 
+/** The control of the rows table that has the focus (the filter, or a header by its column), to give it back after a re-query. */
+function focusedControl() {
+  const active = document.activeElement;
+  if (!active || !$('rows').contains(active)) return null;
+  if (active.classList.contains('rt-filter')) return { filter: true, caret: active.selectionStart };
+  const th = active.closest('th');
+  return th ? { column: th.cellIndex } : null;
+}
+
+function restoreFocus(focused) {
+  if (!focused) return;
+  if (focused.filter) {
+    const input = $('rows').querySelector('.rt-filter');
+    input.focus();
+    input.setSelectionRange(focused.caret, focused.caret);
+  } else {
+    $('rows').querySelectorAll('thead th')[focused.column]?.querySelector('button')?.focus();
+  }
+}
+
 async function showRows(table, offset, focus) {
   // Another table starts unsorted; its key filter is the caller's (openReference sets it, "Rows of" clears it).
-  if (table !== rowsView.table) rowsView.sort = null;
+  if (table !== rowsView.table) {
+    rowsView.sort = null;
+    rowsView.filter = '';
+  }
   try {
     const page = await readPage(table, offset);
     Object.assign(rowsView, { table, offset: page.offset, total: page.total });
@@ -199,13 +238,16 @@ async function showRows(table, offset, focus) {
     renderWhere(table);
     const first = page.total === 0 ? 0 : page.offset + 1;
     const last = page.offset + page.rows.length;
-    $('rows-status').textContent = page.total === 0 ? 'No rows' : `Rows ${first}–${last} of ${page.total}`;
+    const holding = rowsView.filter === '' ? '' : ` holding “${rowsView.filter}”`;
+    $('rows-status').textContent = page.total === 0 ? `No rows${holding}` : `Rows ${first}–${last} of ${page.total}${holding}`;
     const pager = $('rows-pager');
     pager.querySelector('[data-page="first"]').disabled = page.offset === 0;
     pager.querySelector('[data-page="prev"]').disabled = page.offset === 0;
     pager.querySelector('[data-page="next"]').disabled = last >= page.total;
     pager.querySelector('[data-page="last"]').disabled = last >= page.total;
+    const focused = focusedControl();
     clear($('rows'), rowsTable(table, page));
+    restoreFocus(focused);
     if (focus) $('rows-h').scrollIntoView({ block: 'start' });
   } catch (error) {
     notifyError(error);

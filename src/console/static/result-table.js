@@ -101,10 +101,11 @@ function matches(row, types, needle) {
  * `onReference(reference, value)`. Without `onSort` the table sorts and pages
  * its rows itself; with it (the Data view) a header click calls
  * `onSort(column, desc)`, which re-queries, and `sort` ({ column, desc }) says
- * how the rows given are ordered.
+ * how the rows given are ordered; with `onFilter` the filter box calls
+ * `onFilter(text)` and `filter` is the text the rows given were filtered by.
  */
-export function resultTable({ columns, rows, types = [], references = [], label, name = 'result', onSort, sort, onReference }) {
-  const view = { sortIndex: sort ? columns.indexOf(sort.column) : -1, desc: sort?.desc === true, filter: '', page: 0 };
+export function resultTable({ columns, rows, types = [], references = [], label, name = 'result', onSort, sort, onFilter, filter: filtered = '', onReference }) {
+  const view = { sortIndex: sort ? columns.indexOf(sort.column) : -1, desc: sort?.desc === true, filter: onFilter ? '' : filtered, page: 0 };
   const root = h('div', { class: 'result-table' });
   const body = h('tbody');
   const headRow = h('tr');
@@ -147,6 +148,8 @@ export function resultTable({ columns, rows, types = [], references = [], label,
     const last = paged ? Math.min(kept.length, (view.page + 1) * PAGE_SIZE) : kept.length;
     const filtered = view.filter === '' ? '' : ` (filtered from ${rows.length})`;
     status.textContent = kept.length === 0 ? `No rows${filtered}` : `Rows ${first}–${last} of ${kept.length}${filtered}`;
+    // Re-queried tables (the Data view) have their own pager and count.
+    status.hidden = Boolean(onSort);
     prev.hidden = !paged;
     next.hidden = !paged;
     prev.disabled = view.page === 0;
@@ -166,7 +169,15 @@ export function resultTable({ columns, rows, types = [], references = [], label,
     headRow.children[index]?.querySelector('button')?.focus();
   }
 
+  let filterTimer;
+  filter.value = filtered;
   filter.addEventListener('input', () => {
+    if (onFilter) {
+      // The rows are filtered where they are kept: one query once typing pauses.
+      clearTimeout(filterTimer);
+      filterTimer = setTimeout(() => onFilter(filter.value), 250);
+      return;
+    }
     view.filter = filter.value;
     view.page = 0;
     renderBody();
