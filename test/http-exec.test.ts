@@ -90,6 +90,8 @@ t.test('gives each result column its declared type, null for an expression', asy
   const [result] = await execOk(tt, db, 'SELECT id, price, ok, data, note, count(*) AS n FROM m');
   tt.strictSame(result?.types, ['INT', 'FLOAT', 'BOOL', 'BLOB', 'TEXT', null], 'FLOAT 7.0 travels as 7: its type tells it apart');
   tt.strictSame(result?.rows, [[1, 7, true, 'AQI=', null, 1]]);
+  const [constant] = await execOk(tt, db, 'SELECT 1 AS one');
+  tt.notOk(constant && 'types' in constant, 'a result of expressions only has no types');
 });
 
 t.test('reports INSERT, UPDATE and DELETE with their affected-row counts', async (tt) => {

@@ -67,7 +67,7 @@ export interface StatementResult {
   columns: string[];
   /**
    * The declared type of each result column (INT, TEXT, FLOAT, BOOL, BLOB),
-   * null for an expression; present only on results that have columns. JSON
+   * null for an expression; present when at least one column has one. JSON
    * writes FLOAT 7.0 as 7, so clients need this to show the value as typed.
    */
   types?: (ColumnType | null)[];

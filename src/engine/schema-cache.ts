@@ -26,8 +26,11 @@ import { canonicalType, type ColumnType } from './types';
 export interface ResultShape {
   names: string[];
   bools: boolean[];
-  /** The declared type of the table column a result column reads; null for expressions (what SQLite's decltype gives). */
-  types: (ColumnType | null)[];
+  /**
+   * The declared type of the table column each result column reads, null for
+   * an expression (what SQLite's decltype gives); undefined when no column has one.
+   */
+  types: (ColumnType | null)[] | undefined;
 }
 
 export class SchemaCache {
@@ -142,7 +145,7 @@ export class SchemaCache {
       const bools = columns.map((column) => this.isBoolColumn(column));
       // Kept with the statement, so the hot path pays for the types once per prepared statement.
       const types = columns.map((column, i) => (bools[i] === true ? 'BOOL' : column.type === null ? null : canonicalType(column.type) ?? null));
-      shape = { names: columns.map((column) => column.name), bools, types };
+      shape = { names: columns.map((column) => column.name), bools, types: types.some((type) => type !== null) ? types : undefined };
       this.shapes.set(statement, shape);
     }
     return shape;

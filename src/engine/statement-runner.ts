@@ -150,7 +150,8 @@ function readRows(connection: Connection, prepared: Database.Statement, params: 
     }
     if (!verb && !complete) break;
   }
-  const result: StatementResult = { columns: [...names], types: [...types], rows };
+  // `types` sits between columns and rows, as the API documents; a result of expressions only (SELECT 1) has none.
+  const result: StatementResult = types ? { columns: [...names], types: [...types], rows } : { columns: [...names], rows };
   // No rows (INSERT, CREATE…) stay a plain [], which the response writes on its fast path.
   if (!jsonRows.empty) result.rowsJson = jsonRows.done();
   if (seen > kept) result.truncated = true;

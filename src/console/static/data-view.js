@@ -5,6 +5,7 @@
 import { api, ApiError, codeLabel, messageText, query } from './api.js';
 import { $, clear, dataTable, h } from './dom.js';
 import { resultTable } from './result-table.js';
+import { rowsStatements } from './rows-sql.js';
 import { loadDatabases, notify, notifyError, onChange, setDb, setSession, state } from './state.js';
 
 /** The rows shown: the table, the page, its sort ({ column, desc }) and a key it is filtered at ({ column, value }). */
@@ -97,7 +98,7 @@ async function readTables() {
 }
 
 function hideRows() {
-  rowsView.table = '';
+  Object.assign(rowsView, { table: '', sort: null, where: null, filter: '' });
   $('rows-panel').hidden = true;
 }
 
@@ -119,35 +120,13 @@ function renderSource() {
   }
 }
 
-function quoteName(name) {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
 /**
  * A page read with SQL through /exec: inside the open session (so its own
  * writes show), or sorted with ORDER BY. A read-only batch journals nothing.
  */
 async function readWithSql(table, offset, session) {
-  const terms = [];
-  const params = [];
-  if (rowsView.where) {
-    terms.push(`${quoteName(rowsView.where.column)} = ?`);
-    params.push(rowsView.where.value);
-  }
-  const columns = schemas.get(table)?.columns ?? [];
-  if (rowsView.filter !== '' && columns.length > 0) {
-    // Rows holding the text in any column, as the table shows it (instr: no LIKE wildcards to escape).
-    terms.push(`(${columns.map((column) => `instr(lower(CAST(${quoteName(column.name)} AS TEXT)), lower(?)) > 0`).join(' OR ')})`);
-    params.push(...columns.map(() => rowsView.filter));
-  }
-  const from = `FROM ${quoteName(table)}${terms.length > 0 ? ` WHERE ${terms.join(' AND ')}` : ''}`;
-  // The key breaks ties, so that LIMIT/OFFSET pages of a sort on a column with repeated values neither skip nor repeat rows.
-  const key = (schemas.get(table)?.primaryKey ?? '').split(',').filter((name) => name !== '' && name !== rowsView.sort?.column);
-  const order = rowsView.sort ? ` ORDER BY ${[`${quoteName(rowsView.sort.column)}${rowsView.sort.desc ? ' DESC' : ''}`, ...key.map(quoteName)].join(', ')}` : '';
-  const statements = [
-    { sql: `SELECT count(*) ${from}`, params },
-    { sql: `SELECT * ${from}${order} LIMIT ${limit()} OFFSET ${offset}`, params },
-  ];
+  const record = schemas.get(table) ?? { name: table, columns: [] };
+  const statements = rowsStatements({ table: record, where: rowsView.where, filter: rowsView.filter, sort: rowsView.sort, limit: limit(), offset });
   const body = session ? { statements } : { db: state.db, statements };
   let answer;
   try {
