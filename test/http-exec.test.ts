@@ -13,6 +13,7 @@ import { scratchDir } from './helpers/scratch-dir';
 type Value = number | string | boolean | null;
 interface Result {
   columns: string[];
+  types?: (string | null)[];
   rows: Value[][];
   message?: string;
   changes?: number;
@@ -76,12 +77,21 @@ function filesUnder(dir: string): string[] {
 t.test('answers SELECT with columns and rows and no message', async (tt) => {
   const db = await freshDb(tt, "CREATE TABLE t (id INT PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b')");
   const results = await execOk(tt, db, 'SELECT id, name FROM t ORDER BY id');
-  tt.strictSame(results, [{ columns: ['id', 'name'], rows: [[1, 'a'], [2, 'b']] }]);
+  tt.strictSame(results, [{ columns: ['id', 'name'], types: ['INT', 'TEXT'], rows: [[1, 'a'], [2, 'b']] }]);
   const reply = await server.exec(db, 'SELECT 1');
   tt.equal(reply.body?.db, `${db}.db`, 'the response names the database');
   tt.notOk('message' in (reply.body?.results?.[0] ?? {}), 'no message on a SELECT');
   const empty = await execOk(tt, db, 'SELECT id FROM t WHERE id > 5');
-  tt.strictSame(empty, [{ columns: ['id'], rows: [] }], 'an empty result still names its columns');
+  tt.strictSame(empty, [{ columns: ['id'], types: ['INT'], rows: [] }], 'an empty result still names its columns');
+});
+
+t.test('gives each result column its declared type, null for an expression', async (tt) => {
+  const db = await freshDb(tt, "CREATE TABLE m (id INT PRIMARY KEY, price FLOAT, ok BOOL, data BLOB, note TEXT); INSERT INTO m VALUES (1, 7.0, TRUE, X'0102', NULL)");
+  const [result] = await execOk(tt, db, 'SELECT id, price, ok, data, note, count(*) AS n FROM m');
+  tt.strictSame(result?.types, ['INT', 'FLOAT', 'BOOL', 'BLOB', 'TEXT', null], 'FLOAT 7.0 travels as 7: its type tells it apart');
+  tt.strictSame(result?.rows, [[1, 7, true, 'AQI=', null, 1]]);
+  const [constant] = await execOk(tt, db, 'SELECT 1 AS one');
+  tt.notOk(constant && 'types' in constant, 'a result of expressions only has no types');
 });
 
 t.test('reports INSERT, UPDATE and DELETE with their affected-row counts', async (tt) => {
@@ -209,7 +219,7 @@ t.test('accepts WITH, aggregates, GROUP BY, HAVING, DISTINCT and UNION', async (
 t.test('returns the rows of INSERT … RETURNING', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY, name TEXT, ok BOOL)');
   const [result] = await execOk(tt, db, "INSERT INTO t (id, name, ok) VALUES (1, 'a', TRUE), (2, 'b', FALSE) RETURNING id, name, ok");
-  tt.strictSame(result, { columns: ['id', 'name', 'ok'], rows: [[1, 'a', true], [2, 'b', false]], message: 'INSERT 2', changes: 2 });
+  tt.strictSame(result, { columns: ['id', 'name', 'ok'], types: ['INT', 'TEXT', 'BOOL'], rows: [[1, 'a', true], [2, 'b', false]], message: 'INSERT 2', changes: 2 });
   tt.strictSame(await rowsOf(tt, db, 'SELECT count(*) FROM t'), [[2]]);
 });
 
@@ -799,7 +809,7 @@ t.test('cuts a result at -max-result-rows and says so', async (tt) => {
   const values = Array.from({ length: 10 }, (_, i) => `(${i + 1})`).join(', ');
   await execOk(tt, db, `INSERT INTO t VALUES ${values}`, {}, limited);
   const [select] = await execOk(tt, db, 'SELECT id FROM t ORDER BY id', {}, limited);
-  tt.strictSame(select, { columns: ['id'], rows: [[1], [2], [3], [4], [5]], truncated: true });
+  tt.strictSame(select, { columns: ['id'], types: ['INT'], rows: [[1], [2], [3], [4], [5]], truncated: true });
   const [exact] = await execOk(tt, db, 'SELECT id FROM t WHERE id <= 5 ORDER BY id', {}, limited);
   tt.notOk('truncated' in (exact ?? {}), 'exactly the limit is not truncated');
   tt.equal(exact?.rows.length, 5);

@@ -146,13 +146,13 @@ t.test('the schema caches notice views and triggers made and dropped', async (tt
   const { server } = await setUp(tt);
   await execOk(tt, server, "CREATE TABLE t (id INT PRIMARY KEY, a TEXT, b BOOL); INSERT INTO t VALUES (1, 'x', TRUE), (2, 'y', FALSE)");
   await execOk(tt, server, 'CREATE VIEW v AS SELECT id, a FROM t');
-  tt.strictSame((await execOk(tt, server, 'SELECT * FROM v WHERE id = 1')).body?.results?.[0], { columns: ['id', 'a'], rows: [[1, 'x']] });
+  tt.strictSame((await execOk(tt, server, 'SELECT * FROM v WHERE id = 1')).body?.results?.[0], { columns: ['id', 'a'], types: ['INT', 'TEXT'], rows: [[1, 'x']] });
   tt.strictSame((await server.get(`/schema?db=${DB}&table=v`)).body?.table?.columns.map((c: { name: string }) => c.name), ['id', 'a']);
   tt.strictSame((await server.get(`/rows?db=${DB}&table=v`)).body?.columns, ['id', 'a']);
 
   await execOk(tt, server, 'DROP VIEW v; CREATE VIEW v AS SELECT id, b FROM t WHERE NOT b');
-  tt.strictSame((await execOk(tt, server, 'SELECT * FROM v WHERE id = 1')).body?.results?.[0], { columns: ['id', 'b'], rows: [] }, 'a point read of a view runs its WHERE');
-  tt.strictSame((await execOk(tt, server, 'SELECT * FROM v WHERE id = 2')).body?.results?.[0], { columns: ['id', 'b'], rows: [[2, false]] });
+  tt.strictSame((await execOk(tt, server, 'SELECT * FROM v WHERE id = 1')).body?.results?.[0], { columns: ['id', 'b'], types: ['INT', 'BOOL'], rows: [] }, 'a point read of a view runs its WHERE');
+  tt.strictSame((await execOk(tt, server, 'SELECT * FROM v WHERE id = 2')).body?.results?.[0], { columns: ['id', 'b'], types: ['INT', 'BOOL'], rows: [[2, false]] });
   tt.strictSame((await server.get(`/schema?db=${DB}&table=v`)).body?.table?.columns.map((c: { name: string; type: string }) => [c.name, c.type]), [['id', 'INT'], ['b', 'BOOL']]);
   tt.match((await server.get(`/rows?db=${DB}&table=v`)).body, { total: 1, columns: ['id', 'b'], rows: [[2, false]] });
 

@@ -20,12 +20,17 @@
 import type Database from 'better-sqlite3';
 import { EngineError } from '../errors';
 import { boolColumns, readTableSchema, type TableSchema } from './schema';
-import { canonicalType } from './types';
+import { canonicalType, type ColumnType } from './types';
 
-/** The columns of a statement's result: names, and which hold BOOL values. */
+/** The columns of a statement's result: names, which hold BOOL values, and each one's declared type. */
 export interface ResultShape {
   names: string[];
   bools: boolean[];
+  /**
+   * The declared type of the table column each result column reads, null for
+   * an expression (what SQLite's decltype gives); undefined when no column has one.
+   */
+  types: (ColumnType | null)[] | undefined;
 }
 
 export class SchemaCache {
@@ -137,7 +142,10 @@ export class SchemaCache {
     let shape = this.shapes.get(statement);
     if (shape === undefined) {
       const columns = statement.columns();
-      shape = { names: columns.map((column) => column.name), bools: columns.map((column) => this.isBoolColumn(column)) };
+      const bools = columns.map((column) => this.isBoolColumn(column));
+      // Kept with the statement, so the hot path pays for the types once per prepared statement.
+      const types = columns.map((column, i) => (bools[i] === true ? 'BOOL' : column.type === null ? null : canonicalType(column.type) ?? null));
+      shape = { names: columns.map((column) => column.name), bools, types: types.some((type) => type !== null) ? types : undefined };
       this.shapes.set(statement, shape);
     }
     return shape;

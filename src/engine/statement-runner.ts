@@ -93,7 +93,11 @@ function runStatement(connection: Connection, statement: ExecStatement, budget: 
   const verb = MESSAGE_VERBS[statement.kind];
   if (prepared.reader && (statement.kind === 'select' || verb)) return readRows(connection, prepared, params, budget, verb, complete);
   // ALTER TABLE … ADD COLUMN on a STRICT table runs SQLite's own check query, so it "returns data": run it, answer OK.
-  if (prepared.reader) return { ...readRows(connection, prepared, params, budget, verb, complete), columns: [], rows: [], message: 'OK', changes: 0 };
+  if (prepared.reader) {
+    const checked = readRows(connection, prepared, params, budget, verb, complete);
+    delete checked.types;
+    return { ...checked, columns: [], rows: [], message: 'OK', changes: 0 };
+  }
   const info = prepared.run(...params);
   return verb ? { columns: [], rows: [], message: `${verb} ${info.changes}`, changes: info.changes } : { columns: [], rows: [], message: 'OK', changes: 0 };
 }
@@ -136,7 +140,7 @@ function rowBytes(row: readonly unknown[]): number {
  * RETURNING) is run to the end so that every change is applied.
  */
 function readRows(connection: Connection, prepared: Database.Statement, params: unknown[], budget: RowBudget, verb: string | undefined, complete: boolean): StatementResult {
-  const { names, bools } = connection.schema.shape(prepared);
+  const { names, bools, types } = connection.schema.shape(prepared);
   const rows: ResultValue[][] = [];
   const jsonRows = new JsonRowChunks();
   let kept = 0;
@@ -157,7 +161,8 @@ function readRows(connection: Connection, prepared: Database.Statement, params: 
     }
     if (!verb && !complete) break;
   }
-  const result: StatementResult = { columns: [...names], rows };
+  // `types` sits between columns and rows, as the API documents; a result of expressions only (SELECT 1) has none.
+  const result: StatementResult = types ? { columns: [...names], types: [...types], rows } : { columns: [...names], rows };
   // No rows (INSERT, CREATE…) stay a plain [], which the response writes on its fast path.
   if (!jsonRows.empty) result.rowsJson = jsonRows.done();
   if (seen > kept) result.truncated = true;

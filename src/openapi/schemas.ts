@@ -214,11 +214,12 @@ function execSchemas(): Record<string, JsonObject> {
     ExecRequest: { oneOf: [ref('ExecSql'), ref('ExecSqlParams'), ref('ExecStatements')] },
     StatementResult: record('The result of one statement.', {
       columns: { ...strings, description: 'Empty for statements that return no rows' },
+      types: { type: 'array', items: { enum: ['INT', 'TEXT', 'FLOAT', 'BOOL', 'BLOB', null] }, description: 'Declared type of each result column (null for an expression); present when a column has one, so that FLOAT 7.0 (JSON: 7) can be shown as 7.0' },
       rows: { type: 'array', items: ref('Row'), description: 'Empty for statements that return no rows' },
       message: { type: 'string', pattern: '^(OK|INSERT [0-9]+|UPDATE [0-9]+|DELETE [0-9]+|[0-9]+ problems)$', description: 'Non-SELECT statements: `INSERT n`, `UPDATE n`, `DELETE n` (n affected rows) or `OK`; INTEGRITY CHECK: `OK` or `n problems`' },
       changes: integer('Non-SELECT statements: rows affected'),
       truncated: { const: true, description: 'The result was cut at -max-result-rows' },
-    }, ['message', 'changes', 'truncated']),
+    }, ['types', 'message', 'changes', 'truncated']),
     ExecResult: record('Every statement ran and the batch committed.', {
       ok: TRUE,
       db: string('The database; absent for database-level statements'),

@@ -4,10 +4,15 @@
 
 import { api, ApiError, codeLabel, messageText, query } from './api.js';
 import { $, clear, dataTable, h } from './dom.js';
-import { loadDatabases, notify, notifyError, onChange, setDb, state } from './state.js';
+import { resultTable } from './result-table.js';
+import { rowsStatements } from './rows-sql.js';
+import { loadDatabases, notify, notifyError, onChange, setDb, setSession, state } from './state.js';
 import { showInEditor } from './sql-view.js';
 
-const rowsView = { table: '', offset: 0, total: 0 };
+/** The rows shown: the table, the page, its sort ({ column, desc }) and a key it is filtered at ({ column, value }). */
+const rowsView = { table: '', offset: 0, total: 0, sort: null, where: null, filter: '' };
+/** The schema records of the current database's tables, by name: column types and references. */
+let schemas = new Map();
 
 function renderDatabases() {
   const list = $('db-list');
@@ -50,7 +55,7 @@ function tableCard(table) {
     indexes.length === 0 ? null : h('ul', { class: 'indexes' }, indexes.map((index) => h('li', null, h('code', null, index.name), ` on ${index.column}`, index.unique ? ' (unique)' : ''))),
     triggers.length === 0 ? null : h('p', null, h('strong', null, 'Triggers: '), triggers.map((trigger) => h('code', { title: trigger.sql }, trigger.name)).flatMap((code, i) => (i === 0 ? [code] : [', ', code]))),
     h('div', { class: 'row' },
-      h('button', { type: 'button', class: 'primary', onclick: () => showRows(table.name, 0, true) }, `Rows of ${table.name}`),
+      h('button', { type: 'button', class: 'primary', onclick: () => { rowsView.where = null; showRows(table.name, 0, true); } }, `Rows of ${table.name}`),
       h('button', { type: 'button', onclick: () => openInEditor(`SELECT * FROM "${table.name.replace(/"/g, '""')}" LIMIT 100`) }, 'Query in SQL')));
 }
 
@@ -80,6 +85,7 @@ async function readTables() {
   }
   try {
     const { tables } = await api('GET', `/tables${query({ db: state.db })}`);
+    schemas = new Map(tables.map((table) => [table.name, table]));
     clear(container, tables.length === 0 ? h('p', { class: 'muted' }, `No tables in ${state.db} yet: create one in the SQL view.`) : tables.map(tableCard));
     if (rowsView.table !== '' && !tables.some((table) => table.name === rowsView.table)) hideRows();
     else if (rowsView.table !== '') await showRows(rowsView.table, rowsView.offset, false);
@@ -89,7 +95,7 @@ async function readTables() {
 }
 
 function hideRows() {
-  rowsView.table = '';
+  Object.assign(rowsView, { table: '', sort: null, where: null, filter: '' });
   $('rows-panel').hidden = true;
 }
 
@@ -97,21 +103,127 @@ function limit() {
   return Number($('rows-limit').value);
 }
 
-async function showRows(table, offset, focus) {
+/** The open transaction session, when it is on the database shown: the Data view then reads through it. */
+function readingSession() {
+  return state.session && state.session.db.replace(/\.db$/, '') === state.db.replace(/\.db$/, '') ? state.session : null;
+}
+
+/** Says what the Data view shows: the session's own view, rows it wrote included, or committed data. */
+function renderSource() {
+  const session = readingSession();
+  for (const label of [$('data-source'), $('rows-source')]) {
+    label.dataset.source = session ? 'session' : 'committed';
+    label.textContent = session ? 'Inside your open transaction (not yet committed)' : 'Committed data';
+  }
+}
+
+/**
+ * A page read with SQL through /exec: inside the open session (so its own
+ * writes show), or sorted with ORDER BY. A read-only batch journals nothing.
+ */
+async function readWithSql(table, offset, session) {
+  const record = schemas.get(table) ?? { name: table, columns: [] };
+  const statements = rowsStatements({ table: record, where: rowsView.where, filter: rowsView.filter, sort: rowsView.sort, limit: limit(), offset });
+  const body = session ? { statements } : { db: state.db, statements };
+  let answer;
   try {
-    const page = await api('GET', `/rows${query({ db: state.db, table, limit: limit(), offset })}`);
+    answer = await api('POST', '/exec', { body, session: session?.id });
+  } catch (error) {
+    // The session ended on the server (idle rollback): forget it; the change re-reads the committed rows.
+    if (session && error instanceof ApiError && error.status === 404) setSession(null);
+    throw error;
+  }
+  const [count, page] = answer.results;
+  return { offset, total: Number(count.rows[0][0]), columns: page.columns, rows: page.rows, types: page.types };
+}
+
+async function readPage(table, offset) {
+  const session = readingSession();
+  if (session || rowsView.sort || rowsView.where || rowsView.filter !== '') return readWithSql(table, offset, session);
+  return api('GET', `/rows${query({ db: state.db, table, limit: limit(), offset })}`);
+}
+
+function rowsTable(table, page) {
+  const columns = new Map((schemas.get(table)?.columns ?? []).map((column) => [column.name, column]));
+  const types = page.columns.map((name, i) => page.types?.[i] ?? columns.get(name)?.type ?? null);
+  const references = page.columns.map((name) => columns.get(name)?.references ?? null);
+  return resultTable({
+    columns: page.columns, rows: page.rows, types, references, label: `Rows of ${table}`, name: table, sort: rowsView.sort,
+    onSort: (column, desc) => {
+      rowsView.sort = { column, desc };
+      showRows(table, 0, false);
+    },
+    filter: rowsView.filter,
+    onFilter: (text) => {
+      rowsView.filter = text;
+      showRows(table, 0, false);
+    },
+    onReference: (reference, value) => openReference(reference, value),
+  });
+}
+
+/** A foreign-key link: the referenced table's rows, filtered at the key. */
+function openReference(reference, value) {
+  location.hash = '#data';
+  rowsView.sort = null;
+  rowsView.where = { column: reference.column, value };
+  showRows(reference.table, 0, true);
+}
+
+function renderWhere(table) {
+  const where = rowsView.where;
+  const box = $('rows-where');
+  box.hidden = !where;
+  if (!where) return;
+  clear(box, 'Showing the rows of ', h('code', null, table), ' where ', h('code', null, `${where.column} = ${JSON.stringify(where.value)}`), ' ',
+    h('button', { type: 'button', onclick: () => { rowsView.where = null; showRows(table, 0, false); } }, 'Show all rows'));
+}
+
+/** The control of the rows table that has the focus (the filter, or a header by its column), to give it back after a re-query. */
+function focusedControl() {
+  const active = document.activeElement;
+  if (!active || !$('rows').contains(active)) return null;
+  if (active.classList.contains('rt-filter')) return { filter: true, caret: active.selectionStart };
+  const th = active.closest('th');
+  return th ? { column: th.cellIndex } : null;
+}
+
+function restoreFocus(focused) {
+  if (!focused) return;
+  if (focused.filter) {
+    const input = $('rows').querySelector('.rt-filter');
+    input.focus();
+    input.setSelectionRange(focused.caret, focused.caret);
+  } else {
+    $('rows').querySelectorAll('thead th')[focused.column]?.querySelector('button')?.focus();
+  }
+}
+
+async function showRows(table, offset, focus) {
+  // Another table starts unsorted; its key filter is the caller's (openReference sets it, "Rows of" clears it).
+  if (table !== rowsView.table) {
+    rowsView.sort = null;
+    rowsView.filter = '';
+  }
+  try {
+    const page = await readPage(table, offset);
     Object.assign(rowsView, { table, offset: page.offset, total: page.total });
     $('rows-panel').hidden = false;
     $('rows-table').textContent = table;
+    renderSource();
+    renderWhere(table);
     const first = page.total === 0 ? 0 : page.offset + 1;
     const last = page.offset + page.rows.length;
-    $('rows-status').textContent = page.total === 0 ? 'No rows' : `Rows ${first}–${last} of ${page.total}`;
+    const holding = rowsView.filter === '' ? '' : ` holding “${rowsView.filter}”`;
+    $('rows-status').textContent = page.total === 0 ? `No rows${holding}` : `Rows ${first}–${last} of ${page.total}${holding}`;
     const pager = $('rows-pager');
     pager.querySelector('[data-page="first"]').disabled = page.offset === 0;
     pager.querySelector('[data-page="prev"]').disabled = page.offset === 0;
     pager.querySelector('[data-page="next"]').disabled = last >= page.total;
     pager.querySelector('[data-page="last"]').disabled = last >= page.total;
-    clear($('rows'), dataTable({ columns: page.columns, rows: page.rows, label: `Rows of ${table}` }));
+    const focused = focusedControl();
+    clear($('rows'), rowsTable(table, page));
+    restoreFocus(focused);
     if (focus) $('rows-h').scrollIntoView({ block: 'start' });
   } catch (error) {
     notifyError(error);
@@ -162,5 +274,9 @@ export function initDataView() {
       hideRows();
       loadTables();
     }
+    if (what === 'session' || what === 'db') renderSource();
+    // Begin, Commit and Rollback change what the rows shown are: read them again.
+    if (what === 'session' && rowsView.table !== '') showRows(rowsView.table, rowsView.offset, false);
   });
+  renderSource();
 }

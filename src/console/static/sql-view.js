@@ -4,7 +4,8 @@
 
 import { api, ApiError, codeLabel, messageText, query, serverNowUnix } from './api.js';
 import { errorFieldsNode } from './error-fields.js';
-import { $, clear, dataTable, h } from './dom.js';
+import { $, clear, h } from './dom.js';
+import { resultTable } from './result-table.js';
 import { statementSpans } from './statement-spans.js';
 import { loadDatabases, notify, notifyError, onChange, setDb, setSession, state } from './state.js';
 import { createSqlEditor } from './editor.js';
@@ -108,10 +109,28 @@ function resultNode(result, statement, index) {
     parts.push(h('p', { class: 'ok-message' }, result.message, affected));
   }
   if (result.columns.length > 0) {
-    parts.push(dataTable({ columns: result.columns, rows: result.rows, label: `Result of statement ${index + 1}` }));
+    parts.push(resultTable({ columns: result.columns, rows: result.rows, types: result.types ?? [], label: `Result of statement ${index + 1}`, name: `result-${index + 1}` }));
     parts.push(h('p', { class: 'muted' }, `${result.rows.length} row${result.rows.length === 1 ? '' : 's'}`, result.truncated ? ' (cut at the server\'s -max-result-rows: the result is truncated)' : ''));
   }
   return h('article', { class: 'result' }, parts);
+}
+
+/** Brings the results (or the error) where the eyes are, below a sticky nothing: the panel's top at the window's top. */
+function revealResults() {
+  $('results').closest('section').scrollIntoView({ block: 'start' });
+}
+
+/** What the results show: the session's own view of the data, or committed data. */
+function resultsSource(inSession) {
+  const label = $('results-source');
+  label.dataset.source = inSession ? 'session' : 'committed';
+  label.textContent = inSession ? 'Inside your open transaction (not yet committed)' : 'Committed data';
+}
+
+function showResults(results, statements, inSession) {
+  resultsSource(inSession);
+  clear($('results'), results.map((result, i) => resultNode(result, statements[i], i)));
+  revealResults();
 }
 
 function errorNode(error, statements, inSession) {
@@ -154,7 +173,7 @@ async function run() {
     renderHistory(addToHistory(session?.db ?? state.db, sql));
     const answer = await api('POST', '/exec', { body, session: session?.id });
     if (session && answer.session === session.id) setSession({ ...session, expires_unix: answer.expires_unix });
-    clear(results, answer.results.map((result, i) => resultNode(result, statements[i], i)));
+    showResults(answer.results, statements, Boolean(session));
     if (!session) await loadDatabases();
     await loadTables();
     if (SCHEMA_CHANGE.test(sql)) await refreshCompletions();
@@ -164,7 +183,7 @@ async function run() {
     if (typeof index === 'number' && statements[index]) markRange(statements[index].start, statements[index].end);
     if (session && SESSION_GONE.has(error.code)) setSession(null);
     clear(results, errorNode(error, statements, Boolean(session)));
-    $('results-h').scrollIntoView({ block: 'nearest' });
+    revealResults();
   } finally {
     running = false;
     $('sql-run').disabled = false;
@@ -186,6 +205,10 @@ function renderSession() {
   $('tx-begin').disabled = Boolean(session);
   $('tx-commit').disabled = !session;
   $('tx-rollback').disabled = !session;
+  // Only the buttons that can act are shown, so the panel stays one line on a 1024 px projector.
+  $('tx-begin').hidden = Boolean(session);
+  $('tx-commit').hidden = !session;
+  $('tx-rollback').hidden = !session;
   panel.classList.toggle('is-active', Boolean(session));
   $('tx-state').dataset.state = session ? 'active' : 'none';
   $('sql-target').textContent = session ? `Runs in the open session on ${session.db}: nothing is committed until Commit.` : state.db ? `Runs on ${state.db}, committed at once.` : 'No database chosen: only database-level statements (CREATE DATABASE …) run.';
@@ -195,7 +218,8 @@ function renderSession() {
     badge.hidden = true;
     return;
   }
-  $('tx-state').textContent = `Session ${session.id} active on ${session.db}: the editor runs inside it.`;
+  // The id is drawn shortened (CSS) to keep the panel one line; its full text stays for copying and screen readers.
+  clear($('tx-state'), 'Session ', h('span', { class: 'tx-id', title: session.id }, session.id), ` active on ${session.db}`);
   const tick = () => {
     const left = session.expires_unix - serverNowUnix();
     if (left <= 0) {
