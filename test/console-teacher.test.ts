@@ -13,7 +13,7 @@
 import path from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { PROJECTOR_SMALL, PROJECTOR_WIDE, SCREENSHOTS, axeViolations, findChromium, launch, openConsole, runSql, serverIn, text, waitForText } from './helpers/browser';
+import { PROJECTOR_SMALL, PROJECTOR_WIDE, SCREENSHOTS, axeViolations, fillPilotForm, findChromium, launch, openConsole, runSql, serverIn, text, waitForText } from './helpers/browser';
 
 t.setTimeout(180_000);
 
@@ -113,19 +113,8 @@ if (chromiumPath === undefined) {
 
     await tt.test('the pilot form focuses and marks the first field in error', async (t2) => {
       await page.setViewportSize(PROJECTOR_SMALL);
-      await page.click('nav [data-nav="pilots"]');
-      await page.waitForSelector('#p-decision option[value="conservar"]', { state: 'attached' });
-      await page.fill('#p-date', '2026-03-02');
-      await page.fill('#p-role', 'teacher');
-      await page.fill('#p-level', '7');
-      await page.fill('#p-subject', 'math');
-      await page.fill('#p-objective', 'fractions');
-      await page.fill('#p-classes', '7A');
-      await page.fill('#p-commit', 'NOT-HEX');
-      await page.fill('#p-planned', '45');
-      await page.fill('#p-actual', '50');
-      for (const [id, value] of [['#p-ev-ano', '2'], ['#p-ev-ed', '6'], ['#p-ev-lo', '12'], ['#p-ev-pr', '4']] as const) await page.fill(id, value);
       // The decision is left out: the schema reports it (a required name) before the commit's pattern.
+      await fillPilotForm(page, { classes: '7A' });
       await page.click('#pilot-form button[type="submit"]');
       await waitForText(page, '[data-path="/commit"] > .field-error', /hexadecimal/);
       t2.equal(await page.evaluate(() => document.activeElement?.id), 'p-commit', 'the first field in error on the page has the focus');

@@ -20,7 +20,7 @@ import t, { type Test } from 'tap';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
-import { DESKTOP, PHONE, SCREENSHOTS, findChromium, launch, openConsole, runSql, serverIn, sidewaysOverflow, text, waitForText } from './helpers/browser';
+import { DESKTOP, PHONE, SCREENSHOTS, fillPilotForm, findChromium, launch, openConsole, runSql, serverIn, sidewaysOverflow, text, waitForText } from './helpers/browser';
 
 t.setTimeout(120_000);
 
@@ -216,19 +216,7 @@ if (chromiumPath === undefined) {
       page.on('request', (request) => {
         if (request.method() === 'POST' && new URL(request.url()).pathname === '/pilots') posts.push(request.postData() ?? '');
       });
-      await page.click('nav [data-nav="pilots"]');
-      await page.waitForSelector('#p-decision option[value="conservar"]', { state: 'attached' });
-      await page.fill('#p-date', '2026-03-02');
-      await page.fill('#p-role', 'teacher');
-      await page.fill('#p-level', '7');
-      await page.fill('#p-subject', 'math');
-      await page.fill('#p-objective', 'fractions');
-      await page.fill('#p-classes', '7A, 7B');
-      await page.fill('#p-commit', 'NOT-HEX');
-      await page.fill('#p-planned', '45');
-      await page.fill('#p-actual', '50');
-      for (const [id, value] of [['#p-ev-ano', '2'], ['#p-ev-ed', '6'], ['#p-ev-lo', '12'], ['#p-ev-pr', '4']] as const) await page.fill(id, value);
-      await page.selectOption('#p-decision', 'conservar');
+      await fillPilotForm(page, { classes: '7A, 7B', decision: 'conservar' });
       await page.click('#pilot-form button[type="submit"]');
       t2.equal(await waitForText(page, '[data-path="/commit"] > .field-error', /hexadecimal/), 'Must be 7 to 40 lowercase hexadecimal characters');
       t2.equal(await page.getAttribute('#p-commit', 'aria-invalid'), 'true');

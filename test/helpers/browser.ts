@@ -136,3 +136,24 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
+
+/**
+ * Opens the Pilots view and fills its form with a record that is valid but
+ * for its commit (`NOT-HEX`, not hexadecimal); `decision` is left out when
+ * undefined. The caller submits it.
+ */
+export async function fillPilotForm(page: Page, fields: { classes: string; decision?: string }): Promise<void> {
+  await page.click('nav [data-nav="pilots"]');
+  await page.waitForSelector('#p-decision option[value="conservar"]', { state: 'attached' });
+  await page.fill('#p-date', '2026-03-02');
+  await page.fill('#p-role', 'teacher');
+  await page.fill('#p-level', '7');
+  await page.fill('#p-subject', 'math');
+  await page.fill('#p-objective', 'fractions');
+  await page.fill('#p-classes', fields.classes);
+  await page.fill('#p-commit', 'NOT-HEX');
+  await page.fill('#p-planned', '45');
+  await page.fill('#p-actual', '50');
+  for (const [id, value] of [['#p-ev-ano', '2'], ['#p-ev-ed', '6'], ['#p-ev-lo', '12'], ['#p-ev-pr', '4']] as const) await page.fill(id, value);
+  if (fields.decision !== undefined) await page.selectOption('#p-decision', fields.decision);
+}
