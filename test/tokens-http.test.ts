@@ -5,6 +5,7 @@
  * that name the token — and no secret anywhere on disk.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import t, { type Test } from 'tap';
@@ -33,6 +34,23 @@ function as(secret: string | null): Record<string, string> {
 
 async function call(secret: string | null, method: string, target: string, body?: unknown): Promise<Reply> {
   return server.request(method, target, body === undefined ? { headers: as(secret) } : { body, headers: as(secret) });
+}
+
+/** POST an import announcing a 50 MB body, send none of it, and return the status of the answer. */
+function refusedBeforeBody(secret: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${server.url}/dbs/own/import`, {
+      method: 'POST',
+      headers: { ...as(secret), 'content-type': 'application/sql', 'content-length': String(50 * 1024 * 1024) },
+    });
+    request.on('response', (response) => {
+      response.resume();
+      request.destroy();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', reject);
+    request.flushHeaders();
+  });
 }
 
 async function makeToken(spec: Record<string, unknown>): Promise<{ id: string; name: string; secret: string }> {
@@ -108,6 +126,9 @@ t.test('role × endpoint matrix', async (t) => {
   assertStatus(t, await importCsv(writer.secret, 'other'), 403, 1031, 'import as write into another database');
   assertStatus(t, await importCsv(null, 'own'), 401, 1012, 'import without a token');
   assertStatus(t, await importCsv(writer.secret, 'own'), 200, undefined, 'import as write into its own database');
+  const streamed = await server.request('POST', '/dbs/own/import?table=marks', { rawBody: 'pupil,mark\n1,2\n', headers: { ...as(reader.secret), 'content-type': 'text/csv', accept: 'application/x-ndjson' } });
+  assertStatus(t, streamed, 403, 1030, 'a streamed import as read is refused with its status, not a 200 and an error line');
+  t.equal(await refusedBeforeBody(reader.secret), 403, 'a read token is refused before its upload is read: the answer comes with no byte of the announced 50 MB sent');
   const listed = await call(writer.secret, 'GET', '/dbs');
   // drop-admin is gone; the write and read tokens could not drop theirs; drop-kid matches their drop-* too.
   t.same(listed.body.dbs, ['drop-kid.db', 'drop-read.db', 'drop-write.db', 'own.db'], 'GET /dbs shows a token only its databases');

@@ -29,6 +29,13 @@ export type ImportSource =
   | { readonly format: 'csv'; readonly text: string; readonly table: string; readonly types?: readonly ColumnType[] }
   | { readonly format: 'sqlite'; readonly file: string };
 
+/**
+ * How an import reads its body: only when the handler runs, so that a token
+ * that may not import is refused before a byte of a large upload is read;
+ * `work` gets the body, and an uploaded file is removed after it.
+ */
+export type ImportUpload = <T>(work: (source: ImportSource) => Promise<T>) => Promise<T>;
+
 export type Command =
   | { readonly type: 'list-databases' }
   | { readonly type: 'create-database'; readonly db: unknown }
@@ -40,7 +47,7 @@ export type Command =
   | { readonly type: 'exec'; readonly db: unknown; readonly sources: readonly SqlSource[]; readonly session?: string }
   | { readonly type: 'begin-session'; readonly db: unknown }
   | { readonly type: 'end-session'; readonly session: string; readonly commit: boolean }
-  | { readonly type: 'import'; readonly db: unknown; readonly source: ImportSource; readonly onProgress?: (statements: number, of: number) => void }
+  | { readonly type: 'import'; readonly db: unknown; readonly upload: ImportUpload; readonly onProgress?: (statements: number, of: number) => void }
   | { readonly type: 'export'; readonly db: unknown; readonly format: ExportFormat; readonly table: string | null }
   | { readonly type: 'create-pilot'; readonly record: unknown }
   | { readonly type: 'get-pilot'; readonly id: number }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
-import type { ImportOutcome, ImportSource } from '../bus/commands';
+import type { ImportOutcome, ImportSource, ImportUpload } from '../bus/commands';
 import { EngineError } from '../errors';
 import { parseCsvTypes } from '../engine/csv-import';
 import type { ExportFormat } from '../engine/database-export';
@@ -51,17 +51,26 @@ function exportFormat(ctx: Context): ExportFormat {
 }
 
 /**
- * With `Accept: application/x-ndjson` an import answers at once with 200 and
- * one JSON line now and then while it runs, `{"progress":{"statements":n,"of":total}}`,
+ * With `Accept: application/x-ndjson` an import answers with 200 once its
+ * body is read and parsed (the first progress line) and then one JSON line
+ * now and then while it runs, `{"progress":{"statements":n,"of":total}}`,
  * then a last line: the result, or the error body an answer without progress
- * would have had (its status is then only in the line: the 200 is sent already).
+ * would have had (its status is then only in the line: the 200 is sent
+ * already). What fails before the first line (a refused token, a refused
+ * upload: 403, 413, 415, bad UTF-8, a malformed CSV) keeps its own status.
  */
 async function withProgressLines(ctx: Context, work: (onProgress: (statements: number, of: number) => void) => Promise<ImportOutcome>): Promise<void> {
-  ctx.status = 200; // for the request log and metrics: the response itself is written here
-  ctx.respond = false;
-  ctx.res.writeHead(200, { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-store' });
+  let started = false;
   let last = -1;
-  const line = (value: unknown): void => void ctx.res.write(`${JSON.stringify(value)}\n`);
+  const line = (value: unknown): void => {
+    if (!started) {
+      started = true;
+      ctx.status = 200; // for the request log and metrics: the response itself is written here
+      ctx.respond = false;
+      ctx.res.writeHead(200, { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-store' });
+    }
+    ctx.res.write(`${JSON.stringify(value)}\n`);
+  };
   try {
     const outcome = await work((statements, of) => {
       if (statements === last) return;
@@ -70,13 +79,14 @@ async function withProgressLines(ctx: Context, work: (onProgress: (statements: n
     });
     line({ ok: true, ...outcome });
   } catch (error) {
+    if (!started) throw error;
     line((error instanceof EngineError ? error : new EngineError('INTERNAL', {}, { cause: error })).toBody());
   }
   ctx.res.end();
 }
 
 /** Reads the upload as its format needs it and runs `work` on it; an uploaded file is removed afterwards. */
-async function withSource(ctx: Context, format: ImportSource['format'], max: number, work: (source: ImportSource) => Promise<void>): Promise<void> {
+async function withSource<T>(ctx: Context, format: ImportSource['format'], max: number, work: (source: ImportSource) => Promise<T>): Promise<T> {
   if (format === 'sqlite') return withUploadFile(ctx, max, (file) => work({ format, file }));
   if (format === 'sql') return work({ format, text: await readUploadText(ctx, max) });
   const table = requiredQueryValue(ctx, 'table');
@@ -92,13 +102,10 @@ export function importRoutes(router: Router, bus: CommandBus, maxImportBytes: nu
     const format = formatOf(ctx);
     const call = callOf(ctx);
     const streamed = ctx.accepts('application/json', 'application/x-ndjson') === 'application/x-ndjson';
-    const dispatch = (source: ImportSource, onProgress?: (statements: number, of: number) => void): Promise<ImportOutcome> =>
-      bus.dispatch(onProgress === undefined ? { type: 'import', db, source } : { type: 'import', db, source, onProgress }, call);
-    // The body is read before anything is sent: a refused upload (413, 415, bad UTF-8) keeps its own status.
-    await withSource(ctx, format, maxImportBytes, async (source) => {
-      if (streamed) await withProgressLines(ctx, (onProgress) => dispatch(source, onProgress));
-      else sendJson(ctx, 200, { ok: true, ...(await dispatch(source)) });
-    });
+    // The body is read by the handler, after the bus has checked the token: see ImportUpload.
+    const upload: ImportUpload = (work) => withSource(ctx, format, maxImportBytes, work);
+    if (streamed) await withProgressLines(ctx, (onProgress) => bus.dispatch({ type: 'import', db, upload, onProgress }, call));
+    else sendJson(ctx, 200, { ok: true, ...(await bus.dispatch({ type: 'import', db, upload }, call)) });
   });
 
   router.get('/dbs/:db/export', async (ctx) => {

@@ -75,24 +75,27 @@ function withProgress(call: CallContext, progress: (statements: number) => void)
 export function importHandlers(deps: ImportHandlerDeps): Pick<Handlers, 'import' | 'export'> {
   return {
     import: async (command, call) => {
+      // An unknown database is refused before the body is read, as an unauthorized token was (bus middleware).
       const ref = deps.directory.resolve(command.db);
-      const plan = await planImport(deps, ref, command.source, call);
-      const total = plan.statements.length;
-      const summary = `-- import (${command.source.format}): ${total} statements`;
-      const report = command.onProgress;
-      const runCall = report === undefined ? call : withProgress(call, (statements) => report(statements, total));
-      report?.(0, total);
-      let changes = 0;
-      try {
-        const results = await deps.batches.run(ref, plan.statements, false, { call: runCall, summary });
-        for (const result of results) changes += result.changes ?? 0;
-      } catch (error) {
-        // The error names the statement as the script counts it (a skipped leading BEGIN included).
-        if (error instanceof EngineError && error.statement !== undefined) error.statement += plan.offset;
-        throw error;
-      }
-      const outcome = { db: ref.name, format: command.source.format, statements: plan.statements.length, changes };
-      return plan.table === undefined ? outcome : { ...outcome, table: plan.table, created: plan.created === true };
+      return command.upload(async (source) => {
+        const plan = await planImport(deps, ref, source, call);
+        const total = plan.statements.length;
+        const summary = `-- import (${source.format}): ${total} statements`;
+        const report = command.onProgress;
+        const runCall = report === undefined ? call : withProgress(call, (statements) => report(statements, total));
+        report?.(0, total);
+        let changes = 0;
+        try {
+          const results = await deps.batches.run(ref, plan.statements, false, { call: runCall, summary });
+          for (const result of results) changes += result.changes ?? 0;
+        } catch (error) {
+          // The error names the statement as the script counts it (a skipped leading BEGIN included).
+          if (error instanceof EngineError && error.statement !== undefined) error.statement += plan.offset;
+          throw error;
+        }
+        const outcome = { db: ref.name, format: source.format, statements: plan.statements.length, changes };
+        return plan.table === undefined ? outcome : { ...outcome, table: plan.table, created: plan.created === true };
+      });
     },
     export: (command, call) => exportCopy(deps, command.db, command.format, command.table, call),
   };
