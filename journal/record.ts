@@ -45,7 +45,7 @@ export interface JournalHeader {
  */
 export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb' | 'copydb' | 'resetdb' | 'void';
 
-export type RollbackReason = 'client' | 'expired' | 'timeout' | 'engine-lost' | 'aborted' | 'shutdown';
+export type RollbackReason = 'client' | 'expired' | 'timeout' | 'engine-lost' | 'aborted' | 'shutdown' | 'revoked';
 
 export interface JournalStatement {
   sql: string;
@@ -256,7 +256,7 @@ const OPTIONAL_ENTRY_FIELDS: Record<string, Check> = {
   changes: isCount,
   clock: (v) => typeof v === 'number' && Number.isFinite(v),
   seed: (v) => typeof v === 'string' && /^[0-9a-fA-F]{16}$/.test(v),
-  reason: oneOf('client', 'expired', 'timeout', 'engine-lost', 'aborted', 'shutdown'),
+  reason: oneOf('client', 'expired', 'timeout', 'engine-lost', 'aborted', 'shutdown', 'revoked'),
   voids: (v) => Array.isArray(v) && v.length > 0 && v.every(isCount),
   tokenId: isString,
   tokenName: isString,

@@ -201,6 +201,23 @@ t.test('revocation takes effect on the very next request', async (t) => {
   assertStatus(t, await call(ADMIN, 'POST', '/tokens', { name: 'late', role: 'read', databases: ['own'], expires: '2001-01-01T00:00:00Z' }), 400, 1034, 'an expiry in the past');
 });
 
+t.test('revoking a token ends its open session at once: its rows are rolled back and the session slot is free', async (t) => {
+  const student = await makeToken({ name: 'left-class', role: 'write', databases: ['own'] });
+  const begun = await call(student.secret, 'POST', '/tx/begin', { db: 'own' });
+  assertStatus(t, begun, 200, undefined, 'the student opens a session');
+  const session = begun.body.session as string;
+  assertStatus(t, await server.request('POST', '/exec', { body: { db: 'own', sql: 'INSERT INTO t (id) VALUES (424242)' }, headers: { ...as(student.secret), 'X-Service-Session': session } }), 200, undefined, 'and writes in it');
+  assertStatus(t, await call(ADMIN, 'DELETE', `/tokens/${student.id}`), 200, undefined, 'the teacher revokes the token');
+  const next = await call(ADMIN, 'POST', '/tx/begin', { db: 'own' });
+  assertStatus(t, next, 200, undefined, 'another session opens at once: the revoked one no longer holds the slot');
+  assertStatus(t, await call(ADMIN, 'POST', `/tx/rollback?session=${next.body.session}`), 200, undefined, 'rollback');
+  const rows = await call(ADMIN, 'POST', '/exec', { db: 'own', sql: 'SELECT count(*) FROM t WHERE id = 424242' });
+  t.same(rows.body.results[0].rows, [[0]], 'the revoked session\'s write was rolled back');
+  const page = await call(ADMIN, 'GET', '/journal?db=own.db');
+  const rollbacks = page.text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.kind === 'rollback' && entry.session === session);
+  t.match(rollbacks, [{ reason: 'revoked', tokenName: 'left-class' }], 'the journal says why the session ended, and whose it was');
+});
+
 t.test('journal entries name the token; a dropdb names who dropped it', async (t) => {
   const teacher = await makeToken({ name: 'teacher', role: 'admin' });
   const student = await makeToken({ name: 'student', role: 'write', databases: ['gone'] });

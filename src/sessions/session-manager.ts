@@ -47,6 +47,8 @@ interface ActiveSession {
   readonly by: TokenStamp;
   /** A commit is under way: no request may use the session meanwhile. */
   ending: boolean;
+  /** Its token was revoked: rolled back as soon as no request of it runs. */
+  revoked: boolean;
   timer: Timer | undefined;
 }
 
@@ -85,7 +87,7 @@ export class SessionManager {
         await engine.end(false).finally(release);
         throw error;
       });
-      const session: ActiveSession = { id, ref, engine, release, settle, owner, by: stampOf(owner), lastUsedMs: this.clock.now(), inFlight: 0, ending: false, timer: undefined };
+      const session: ActiveSession = { id, ref, engine, release, settle, owner, by: stampOf(owner), lastUsedMs: this.clock.now(), inFlight: 0, ending: false, revoked: false, timer: undefined };
       engine.onLost(() => this.lose(session));
       this.active = session;
       this.armTimer(session);
@@ -153,7 +155,25 @@ export class SessionManager {
       session.inFlight--;
       session.lastUsedMs = this.clock.now();
       if (this.active === session) this.armTimer(session);
+      void this.endIfRevoked(session);
     }
+  }
+
+  /**
+   * A revoked token's session ends at once (or when its running request
+   * ends): nobody can use it any more, and until it ends it holds its
+   * database's writes and the one session slot.
+   */
+  async endOwnedBy(tokenId: string): Promise<void> {
+    const session = this.active;
+    if (session === null || session.owner?.id !== tokenId) return;
+    session.revoked = true;
+    await this.endIfRevoked(session);
+  }
+
+  private async endIfRevoked(session: ActiveSession): Promise<void> {
+    if (!session.revoked || session.inFlight > 0 || session.ending || this.active !== session) return;
+    await this.closeQuietly(session, 'revoked');
   }
 
   /**

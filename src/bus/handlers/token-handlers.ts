@@ -13,9 +13,11 @@ export interface TokenHandlerDeps {
   readonly directory: DatabaseDirectory;
   readonly lifecycle: DatabaseLifecycle;
   readonly clock: Clock;
+  /** Ends what a revoked token still holds (its open session). */
+  readonly revoked: (id: string) => Promise<void>;
 }
 
-export function tokenHandlers({ registry, directory, lifecycle, clock }: TokenHandlerDeps): Pick<Handlers, 'create-tokens' | 'list-tokens' | 'revoke-token'> {
+export function tokenHandlers({ registry, directory, lifecycle, clock, revoked }: TokenHandlerDeps): Pick<Handlers, 'create-tokens' | 'list-tokens' | 'revoke-token'> {
   const enabled = (): void => {
     if (!registry.enabled) throw new EngineError('TOKENS_NOT_CONFIGURED');
   };
@@ -41,9 +43,11 @@ export function tokenHandlers({ registry, directory, lifecycle, clock }: TokenHa
       enabled();
       return { tokens: registry.list() };
     },
-    'revoke-token': ({ id }) => {
+    'revoke-token': async ({ id }) => {
       enabled();
-      return { token: registry.revoke(id) };
+      const token = registry.revoke(id);
+      await revoked(token.id);
+      return { token };
     },
   };
 }
