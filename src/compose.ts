@@ -79,7 +79,7 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
     ...templateHandlers(directory, copies),
     ...classHandlers({ directory, activity, engine }),
     ...pilotHandlers(pilots),
-    ...tokenHandlers({ registry: tokens, directory, lifecycle, clock: systemClock, revoked: (id) => sessions.endOwnedBy(id) }),
+    ...tokenHandlers({ registry: tokens, directory, lifecycle, copies, clock: systemClock, revoked: (id) => sessions.endOwnedBy(id) }),
   };
   // Outermost first: every command is counted, even one refused because its request had already stopped.
   // A command its token may not send is refused before it waits for anything.

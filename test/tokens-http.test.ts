@@ -189,6 +189,26 @@ t.test('a class of thirty in one request', async (t) => {
   assertStatus(t, await call(ADMIN, 'POST', '/tokens', { prefix: 'alumno', count: 2, role: 'read' }), 409, 2031, 'names already taken');
 });
 
+t.test('a class made from a template: one request gives every student a copy of the lesson and a token for it', async (t) => {
+  assertStatus(t, await call(ADMIN, 'POST', '/dbs', { db: 'leccion' }), 201, undefined, 'the teacher prepares the lesson');
+  assertStatus(t, await call(ADMIN, 'POST', '/exec', { db: 'leccion', sql: "CREATE TABLE paises (id INT PRIMARY KEY, nombre TEXT); INSERT INTO paises VALUES (1, 'Chile'), (2, 'Perú')" }), 200, undefined, 'with a table and rows');
+  const reply = await call(ADMIN, 'POST', '/tokens', { prefix: 'grupo', count: 3, role: 'write', from: 'leccion' });
+  assertStatus(t, reply, 201, undefined, 'POST /tokens {prefix, count, from}');
+  const tokens = reply.body.tokens as Array<{ name: string; secret: string }>;
+  secrets.push(...tokens.map((token) => token.secret));
+  t.same(reply.body.databases, ['grupo-01.db', 'grupo-02.db', 'grupo-03.db'], 'the three databases were made');
+  for (const token of tokens) {
+    const rows = await call(token.secret, 'POST', '/exec', { db: token.name, sql: 'SELECT nombre FROM paises ORDER BY id' });
+    t.same(rows.body.results?.[0]?.rows, [['Chile'], ['Perú']], `${token.name} finds the lesson in its own copy`);
+  }
+  const [first] = tokens;
+  assertStatus(t, await call(first!.secret, 'POST', '/exec', { db: first!.name, sql: 'DELETE FROM paises' }), 200, undefined, 'a student empties the table');
+  assertStatus(t, await call(first!.secret, 'POST', `/dbs/${first!.name}/reset`), 200, undefined, 'and resets the copy with their own token');
+  t.same((await call(first!.secret, 'POST', '/exec', { db: first!.name, sql: 'SELECT count(*) FROM paises' })).body.results?.[0]?.rows, [[2]], 'the lesson is back');
+  assertStatus(t, await call(ADMIN, 'POST', '/tokens', { prefix: 'otro', count: 2, role: 'write', from: 'no-such-lesson' }), 404, 2001, 'an unknown template is 404, and no token is made');
+  t.notOk((await call(ADMIN, 'GET', '/tokens')).body.tokens.some((token: { name: string }) => token.name.startsWith('otro-')), 'none was');
+});
+
 t.test('revocation takes effect on the very next request', async (t) => {
   const token = await makeToken({ name: 'revoked-soon', role: 'read', databases: ['own'] });
   assertStatus(t, await call(token.secret, 'GET', '/dbs'), 200, undefined, 'before');

@@ -20,7 +20,7 @@ export function tokenPaths(): Record<string, JsonObject> {
         summary: 'Make a token, or a class of tokens',
         description: [
           'One token: `{name, role, databases, expires?}`. A class: `{prefix, count, role, expires?}` makes `count` (1–500, else 400 `[SQ1035]`)',
-          'tokens named `prefix-01` … `prefix-NN`, each bound to the database of its own name, and creates those databases (multi-DB mode).',
+          'tokens named `prefix-01` … `prefix-NN`, each bound to the database of its own name, and creates those databases (multi-DB mode): empty, or with `from` as copies of that template (in groups of 100).',
           'Each secret is in this answer only; the server keeps its SHA-256. With `Accept: text/csv` or `?format=csv` the answer is CSV',
           '(`name,database,secret`), ready to print as cards. A name already taken is 409 `[SQ2031]`. Admin only.',
         ].join(' '),
@@ -86,7 +86,7 @@ export function tokenSchemas(): Record<string, JsonObject> {
     TokenRequest: {
       oneOf: [
         closed('One token.', { name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' }, role: { enum: ['admin', 'write', 'read'] }, databases: { type: 'array', minItems: 1, items: { type: 'string' }, description: 'Optional for admin' }, expires: { type: 'string', format: 'date-time' } }, ['databases', 'expires']),
-        closed('A class of tokens.', { prefix: { type: 'string', pattern: '^[a-z0-9_-]{1,58}$' }, count: { type: 'integer', minimum: 1, maximum: 500 }, role: { enum: ['admin', 'write', 'read'] }, expires: { type: 'string', format: 'date-time' } }, ['expires']),
+        closed('A class of tokens.', { prefix: { type: 'string', pattern: '^[a-z0-9_-]{1,58}$' }, count: { type: 'integer', minimum: 1, maximum: 500 }, role: { enum: ['admin', 'write', 'read'] }, expires: { type: 'string', format: 'date-time' }, from: { type: 'string', description: 'A template: the databases the class lacks are made as copies of it instead of empty.' } }, ['expires', 'from']),
       ],
     },
   };

@@ -1,8 +1,9 @@
 /**
  * The body of POST /tokens, as token specs. Either one token,
  * `{ name, role, databases, expires? }`, or a class,
- * `{ prefix, count, role, expires? }`: `count` tokens named `prefix-01` …
- * `prefix-NN`, each bound to the database of its own name.
+ * `{ prefix, count, role, expires?, from? }`: `count` tokens named `prefix-01` …
+ * `prefix-NN`, each bound to the database of its own name (made, when it is
+ * missing, as a copy of the template `from` or empty).
  */
 import { EngineError } from '../errors';
 import { isRole, normalizePattern, type Role } from '../access/principal';
@@ -13,7 +14,7 @@ import type { TokenSpec } from './token-registry';
 export const MAX_CLASS_SIZE = 500;
 
 const SINGLE_FIELDS = new Set(['name', 'role', 'databases', 'expires']);
-const CLASS_FIELDS = new Set(['prefix', 'count', 'role', 'expires']);
+const CLASS_FIELDS = new Set(['prefix', 'count', 'role', 'expires', 'from']);
 
 function invalid(detail: string): EngineError {
   return new EngineError('TOKEN_REQUEST_INVALID', { detail });
@@ -23,6 +24,8 @@ export interface TokenRequest {
   readonly specs: TokenSpec[];
   /** A class: each token's one database, which the caller may create. */
   readonly isClass: boolean;
+  /** A class's template: its missing databases are made as copies of it. */
+  readonly from?: string;
 }
 
 export function readTokenRequest(body: unknown, nowMs: number): TokenRequest {
@@ -35,7 +38,10 @@ export function readTokenRequest(body: unknown, nowMs: number): TokenRequest {
   const role = readRole(value.role);
   const expiresMs = readExpiry(value.expires, nowMs);
   if (!isClass) return { isClass, specs: [{ name: readName(value.name), role, databases: readDatabases(value.databases, role), expiresMs }] };
-  return { isClass, specs: classNames(value.prefix, value.count).map((name) => ({ name, role, databases: [name], expiresMs })) };
+  const specs = classNames(value.prefix, value.count).map((name) => ({ name, role, databases: [name], expiresMs }));
+  if (value.from === undefined) return { isClass, specs };
+  if (typeof value.from !== 'string' || value.from.trim() === '') throw invalid('"from" must name the template database the class copies');
+  return { isClass, specs, from: value.from };
 }
 
 function readRole(raw: unknown): Role {

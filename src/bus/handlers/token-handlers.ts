@@ -3,6 +3,8 @@ import { EngineError } from '../../errors';
 import type { Clock } from '../../clock';
 import { stampOf } from '../../access/principal';
 import type { DatabaseDirectory } from '../../services/database-directory';
+import { MAX_COPIES, type DatabaseCopies } from '../../services/database-copies';
+import { normalizeDatabaseName } from '../../database-names';
 import type { DatabaseLifecycle } from '../../services/database-lifecycle';
 import type { TokenRegistry } from '../../tokens/token-registry';
 import { readTokenRequest } from '../../tokens/token-request';
@@ -12,12 +14,13 @@ export interface TokenHandlerDeps {
   readonly registry: TokenRegistry;
   readonly directory: DatabaseDirectory;
   readonly lifecycle: DatabaseLifecycle;
+  readonly copies: DatabaseCopies;
   readonly clock: Clock;
   /** Ends what a revoked token still holds (its open session). */
   readonly revoked: (id: string) => Promise<void>;
 }
 
-export function tokenHandlers({ registry, directory, lifecycle, clock, revoked }: TokenHandlerDeps): Pick<Handlers, 'create-tokens' | 'list-tokens' | 'revoke-token'> {
+export function tokenHandlers({ registry, directory, lifecycle, copies, clock, revoked }: TokenHandlerDeps): Pick<Handlers, 'create-tokens' | 'list-tokens' | 'revoke-token'> {
   const enabled = (): void => {
     if (!registry.enabled) throw new EngineError('TOKENS_NOT_CONFIGURED');
   };
@@ -30,12 +33,15 @@ export function tokenHandlers({ registry, directory, lifecycle, clock, revoked }
       // databases come first: a failure there must not leave tokens whose secrets nobody saw.
       const databases: string[] = [];
       if (request.isClass && !directory.single) {
-        for (const { name } of request.specs) {
-          const db = `${name}.db`;
-          if (directory.exists(directory.refOf(db))) continue;
-          await lifecycle.create(db, true, null, stampOf(call.principal));
-          databases.push(db);
+        const missing = request.specs.map(({ name }) => `${name}.db`).filter((db) => !directory.exists(directory.refOf(db)));
+        const by = stampOf(call.principal);
+        if (request.from === undefined) {
+          for (const db of missing) await lifecycle.create(db, true, null, by);
+        } else {
+          // Copies of the template, in groups as large as one copy request may be.
+          for (let at = 0; at < missing.length; at += MAX_COPIES) await copies.copy(missing.slice(at, at + MAX_COPIES), normalizeDatabaseName(request.from), by);
         }
+        databases.push(...missing);
       }
       return { tokens: registry.create(request.specs), databases };
     },
