@@ -20,7 +20,7 @@ import t, { type Test } from 'tap';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
-import { DESKTOP, PHONE, SCREENSHOTS, fillPilotForm, findChromium, launch, openConsole, runSql, serverIn, sidewaysOverflow, text, waitForText } from './helpers/browser';
+import { DESKTOP, PHONE, SCREENSHOTS, editorText, fillPilotForm, findChromium, launch, openConsole, runSql, serverIn, sidewaysOverflow, text, waitForText } from './helpers/browser';
 
 t.setTimeout(120_000);
 
@@ -144,6 +144,9 @@ if (chromiumPath === undefined) {
       t2.same((await page.locator('#rows tbody tr td:nth-child(2)').allInnerTexts()), ['Pupil 11', 'Pupil 12'], 'the second page, in key order');
       t2.ok(await page.isDisabled('#rows-pager [data-page="next"]'), 'no next page on the last');
       await page.screenshot({ path: path.join(SCREENSHOTS, 'console-data.png'), fullPage: true });
+      await card.getByRole('button', { name: 'Query in SQL' }).click();
+      await page.waitForSelector('#view-sql:not([hidden])');
+      t2.equal(await editorText(page), 'SELECT * FROM "pupils" LIMIT 100', '"Query in SQL" puts the table\'s query in the SQL view\'s editor');
     });
 
     tt.test('a failing statement: its engine code, the statement marked in the editor', async (t2) => {

@@ -6,8 +6,7 @@ import { api, ApiError, codeLabel, messageText, query } from './api.js';
 import { $, clear, dataTable, h } from './dom.js';
 import { resultTable } from './result-table.js';
 import { rowsStatements } from './rows-sql.js';
-import { loadDatabases, notify, notifyError, onChange, setDb, setSession, state } from './state.js';
-import { showInEditor } from './sql-view.js';
+import { loadDatabases, notify, notifyError, onChange, openInEditor, setDb, setSession, state } from './state.js';
 
 /** The rows shown: the table, the page, its sort ({ column, desc }) and a key it is filtered at ({ column, value }). */
 const rowsView = { table: '', offset: 0, total: 0, sort: null, where: null, filter: '' };
@@ -57,10 +56,6 @@ function tableCard(table) {
     h('div', { class: 'row' },
       h('button', { type: 'button', class: 'primary', onclick: () => { rowsView.where = null; showRows(table.name, 0, true); } }, `Rows of ${table.name}`),
       h('button', { type: 'button', onclick: () => openInEditor(`SELECT * FROM "${table.name.replace(/"/g, '""')}" LIMIT 100`) }, 'Query in SQL')));
-}
-
-function openInEditor(sql) {
-  showInEditor(sql);
 }
 
 let tablesLoad = null;

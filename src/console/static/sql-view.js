@@ -7,7 +7,7 @@ import { errorFieldsNode } from './error-fields.js';
 import { $, clear, h } from './dom.js';
 import { resultTable } from './result-table.js';
 import { statementSpans } from './statement-spans.js';
-import { loadDatabases, notify, notifyError, onChange, setDb, setSession, state } from './state.js';
+import { loadDatabases, notify, notifyError, onChange, setDb, setEditorOpener, setSession, state } from './state.js';
 import { createSqlEditor } from './editor.js';
 import { addToHistory, readHistory } from './editor-history.js';
 import { forgetQueryLink, queryLink, readQueryLink } from './editor-link.js';
@@ -35,8 +35,8 @@ function markRange(start, end) {
   sqlEditor.markRange(start, end);
 }
 
-/** Puts `sql` in the editor and shows the SQL view (the Data view's "Query in SQL"). */
-export function showInEditor(sql) {
+/** Puts `sql` in the editor and shows the SQL view (the Data view's "Query in SQL", through state.js). */
+function showInEditor(sql) {
   sqlEditor.setText(sql);
   location.hash = '#sql';
   sqlEditor.focus();
@@ -264,6 +264,7 @@ async function end(commit) {
 }
 
 export function initSqlView() {
+  setEditorOpener(showInEditor);
   const parent = $('sql-editor');
   sqlEditor = createSqlEditor({
     parent,

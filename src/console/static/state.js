@@ -50,6 +50,18 @@ export function setSession(session) {
   changed('session');
 }
 
+// The Data view's "Query in SQL" puts a query in the SQL view's editor: the SQL view says how, so
+// that the two views do not import each other (the SQL view already asks the Data view for tables).
+let editorOpener = () => {};
+
+export function setEditorOpener(open) {
+  editorOpener = open;
+}
+
+export function openInEditor(sql) {
+  editorOpener(sql);
+}
+
 export async function loadDatabases() {
   const list = await api('GET', '/dbs');
   state.mode = list.mode;
