@@ -44,17 +44,27 @@ export interface DatabaseActivity {
  */
 function failedStatement(entry: JournalEntry): string | null {
   const sources = entry.statements?.map((source) => source.sql) ?? (entry.sql === null ? [] : [entry.sql]);
-  const statements = sources.flatMap((sql) => {
-    try {
-      const parts = splitStatements(sql);
-      return parts.length === 0 ? [sql] : parts;
-    } catch {
-      return [sql]; // An unterminated literal: the whole text is the statement that failed.
-    }
-  });
-  if (statements.length === 0) return null;
-  const index = entry.statement !== undefined && entry.statement < statements.length ? entry.statement : 0;
-  return statements[index]?.trim() ?? null;
+  const index = entry.statement ?? 0;
+  // Split only up to the failing statement: an import's entry may hold thousands before it, or after.
+  let seen = 0;
+  let first: string | undefined;
+  for (const sql of sources) {
+    const parts = statementsOf(sql);
+    first ??= parts[0];
+    if (index < seen + parts.length) return (parts[index - seen] as string).trim();
+    seen += parts.length;
+  }
+  return first?.trim() ?? null;
+}
+
+/** The statements of one source; one that cannot be split (an unterminated literal) is one statement. */
+function statementsOf(sql: string): string[] {
+  try {
+    const parts = splitStatements(sql);
+    return parts.length === 0 ? [sql] : parts;
+  } catch {
+    return [sql];
+  }
 }
 
 function recentErrorOf(entry: JournalEntry): RecentError {
