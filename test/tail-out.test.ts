@@ -5,7 +5,6 @@
  * failed entry exactly once, in seq order — no repeat, not even at a restart.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { readJournal } from '../journal/reader';
@@ -18,16 +17,16 @@ import { scratchDir } from './helpers/scratch-dir';
 const CYCLES = 12;
 
 t.setTimeout(120_000);
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tail-out-'));
+const dir = scratchDir(t);
 const journal = path.join(dir, 'data', 'journal', 'statements.jsonl');
 const out = path.join(dir, 'alerts.jsonl');
 
 let load: FailingLoad | undefined;
 let follower: ChildProcess | undefined;
+// Registered after scratchDir's removal, so it runs first: the directory goes once the server has stopped.
 t.teardown(async () => {
   follower?.kill('SIGKILL');
   await load?.server.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 const MIN_FAILED = 50;

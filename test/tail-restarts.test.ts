@@ -7,26 +7,26 @@
  */
 import { type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { readJournal } from '../journal/reader';
 import type { JournalEntry } from '../journal/record';
+import { scratchDir } from './helpers/scratch-dir';
 import { startFailingLoad, type FailingLoad } from './helpers/failing-load';
 import { runTail, spawnNode, TAIL } from './helpers/server';
 
 const CYCLES = 15;
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tail-restarts-'));
+const dir = scratchDir(t);
 const journal = path.join(dir, 'data', 'journal', 'statements.jsonl');
 const cursor = path.join(dir, 'follower.cursor');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let load: FailingLoad | undefined;
 let follower: ChildProcess | undefined;
+// Registered after scratchDir's removal, so it runs first: the directory goes once the server has stopped.
 t.teardown(async () => {
   follower?.kill('SIGKILL');
   await load?.server.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 /** The seqs of the whole lines a run printed (a kill can cut its last line; that entry's cursor was not written). */
