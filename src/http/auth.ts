@@ -8,7 +8,7 @@
 import type { Context, Next } from 'koa';
 import { EngineError } from '../errors';
 import { hasRole } from '../access/principal';
-import { TokenRegistry } from '../tokens/token-registry';
+import type { TokenRegistry } from '../tokens/token-registry';
 import { principalOf, setPrincipal } from './principal-state';
 
 function presentedToken(ctx: Context): string | undefined {
@@ -29,11 +29,6 @@ export function authenticate(registry: TokenRegistry) {
     setPrincipal(ctx, principal);
     await next();
   };
-}
-
-/** The single -token check, as a middleware of its own (kept for callers that have only the token). */
-export function requireToken(token: string) {
-  return authenticate(new TokenRegistry({ adminToken: token, fileTokens: null, state: null }));
 }
 
 /**
