@@ -14,6 +14,16 @@ export function isClientName(base: string): boolean {
   return NAME.test(base) && !base.startsWith(SYSTEM_PREFIX);
 }
 
+/**
+ * The names of a class: `prefix-01` … `prefix-NN`, numbered from 1 and
+ * zero-padded to at least two digits so that they sort in order. Copies of a
+ * template and a class's tokens are named alike, so a token finds its copy.
+ */
+export function numberedNames(prefix: string, count: number): string[] {
+  const width = Math.max(2, String(count).length);
+  return Array.from({ length: count }, (_, index) => `${prefix}-${String(index + 1).padStart(width, '0')}`);
+}
+
 /** Trims, lower-cases and appends `.db`; throws on anything else. */
 export function normalizeDatabaseName(raw: unknown): string {
   if (typeof raw !== 'string') throw new EngineError('INVALID_DATABASE_NAME');

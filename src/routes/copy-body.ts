@@ -4,6 +4,7 @@
  * copies `prefix-01 … prefix-NN` (zero-padded to at least two digits, so that
  * they sort in order). Names are normalized by the handler like any other.
  */
+import { numberedNames } from '../database-names';
 import { EngineError } from '../errors';
 import { MAX_COPIES } from '../services/database-copies';
 
@@ -26,14 +27,13 @@ export function copyNames(body: Record<string, unknown>): unknown[] {
     if (!Array.isArray(dbs) || dbs.length === 0) throw badRequest('"dbs" must be a non-empty array of names');
     return dbs;
   }
-  return numberedNames(prefix, count);
+  return copyClassNames(prefix, count);
 }
 
-function numberedNames(prefix: unknown, count: unknown): string[] {
+function copyClassNames(prefix: unknown, count: unknown): string[] {
   if (typeof prefix !== 'string') throw badRequest('"prefix" must be a string');
   if (!Number.isSafeInteger(count) || (count as number) < 1) throw badRequest('"count" must be a positive integer');
   const total = count as number;
   if (total > MAX_COPIES) throw new EngineError('TOO_MANY_COPIES', { count: total, max: MAX_COPIES });
-  const width = Math.max(2, String(total).length);
-  return Array.from({ length: total }, (_, index) => `${prefix}-${String(index + 1).padStart(width, '0')}`);
+  return numberedNames(prefix, total);
 }

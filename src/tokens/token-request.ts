@@ -5,6 +5,7 @@
  * `prefix-NN`, each bound to the database of its own name (made, when it is
  * missing, as a copy of the template `from` or empty).
  */
+import { numberedNames } from '../database-names';
 import { EngineError } from '../errors';
 import { isRole, normalizePattern, type Role } from '../access/principal';
 import { isTokenName } from '../access/tokens-file';
@@ -79,6 +80,5 @@ function classNames(prefix: unknown, count: unknown): string[] {
   if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1 || count > MAX_CLASS_SIZE) {
     throw new EngineError('TOKEN_CLASS_TOO_LARGE', { max: MAX_CLASS_SIZE, count: JSON.stringify(count) ?? 'none' });
   }
-  const width = Math.max(2, String(count).length);
-  return Array.from({ length: count }, (_, i) => `${base}-${String(i + 1).padStart(width, '0')}`);
+  return numberedNames(base, count);
 }
