@@ -7,9 +7,10 @@ import { errorClass } from '../src/errors';
 import type { BatchContext } from '../src/engine/deterministic-functions';
 import type { SqlParams, StatementResult } from '../src/engine/protocol';
 import type { JournalLevel, JournalStatement, RollbackReason } from './record';
-import { JournalWriter, type AppendListener, type JournalWriterOptions, type NewEntry } from './writer';
+import type { JournalEntry } from './record';
+import { JournalWriter, type AppendListener, type ChunkShipper, type JournalWriterOptions, type NewEntry } from './writer';
 
-export type { AppendedEntry, AppendListener } from './writer';
+export type { AppendedEntry, AppendListener, ChunkShipper, ShippedChunk } from './writer';
 
 export { JournalUnavailableError } from './unavailable';
 
@@ -84,6 +85,17 @@ export class Journal {
   /** Whether entries are written at all (-log-level none writes none). */
   get enabled(): boolean {
     return this.writer !== null;
+  }
+
+  /** See JournalWriter.shipThrough: a disabled journal has nothing to ship. */
+  shipThrough(shipper: ChunkShipper | null): void {
+    this.writer?.shipThrough(shipper);
+  }
+
+  /** See JournalWriter.appendCopied: a replica's copy of its primary's entries. */
+  appendCopied(entries: readonly JournalEntry[]): Promise<void> {
+    if (this.writer === null) return Promise.reject(new Error('a replica needs a journal (-log-file) to copy its primary\'s into'));
+    return this.writer.appendCopied(entries);
   }
 
   /** See JournalWriter.onAppended; a disabled journal never calls the listener. */

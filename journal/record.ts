@@ -86,6 +86,12 @@ export interface JournalEntry {
   /** The token that ran it (its id and name, never its secret), on a server that requires tokens. Replay ignores them. */
   tokenId?: string;
   tokenName?: string;
+  /**
+   * The lease epoch of the primary that wrote it, when the journal is shipped
+   * to JetStream: a fencing token, so that an entry of a primary that has
+   * since been replaced is known for what it is. Replay ignores it.
+   */
+  epoch?: number;
 }
 
 export type JournalLine = JournalHeader | JournalEntry;
@@ -134,7 +140,7 @@ export function crcOf(text: string): string {
  */
 const FIELD_ORDER = [
   'seq', 'ts', 'kind', 'format', 'service', 'version', 'level', 'betterSqlite3', 'sqlite', 'node', 'tz', 'started', 'firstSeq',
-  'db', 'from', 'session', 'tokenId', 'tokenName', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
+  'db', 'from', 'session', 'tokenId', 'tokenName', 'epoch', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
   'clock', 'seed', 'voids', 'sql', 'statements',
 ] as const;
 const KNOWN_FIELDS = new Set<string>([...FIELD_ORDER, 'crc']);
@@ -261,6 +267,7 @@ const OPTIONAL_ENTRY_FIELDS: Record<string, Check> = {
   tokenId: isString,
   tokenName: isString,
   from: isString,
+  epoch: isCount,
 };
 
 /** Fields a kind cannot do without: replay needs them. */

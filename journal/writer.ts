@@ -64,6 +64,25 @@ export interface AppendedEntry {
   json: string;
 }
 
+/** A chunk as written to the file: entries firstSeq..lastSeq, their lines crc included. */
+export interface ShippedChunk {
+  readonly firstSeq: number;
+  readonly lastSeq: number;
+  readonly lines: string;
+}
+
+/**
+ * Somewhere else a chunk must reach before its entries count as written (the
+ * replicated stream): the writer waits for `ship` after its own write and
+ * sync, and a rejection refuses the chunk exactly as a failed disk write does
+ * (it is cut off the file again).
+ */
+export interface ChunkShipper {
+  /** The fencing token stamped on every entry appended while this shipper is set. */
+  readonly epoch: number;
+  ship(chunk: ShippedChunk): Promise<void>;
+}
+
 /** Told of the entries of each chunk once durably written, in seq order; it must not throw. */
 export type AppendListener = (entries: readonly AppendedEntry[]) => void;
 
@@ -98,6 +117,7 @@ export class JournalWriter {
   private compression: Promise<void> = Promise.resolve();
   private closed = false;
   private readonly listeners = new Set<AppendListener>();
+  private shipper: ChunkShipper | null = null;
 
   private constructor(private readonly options: JournalWriterOptions) {
     this.fs = options.fileSystem ?? nodeFileSystem;
@@ -130,6 +150,33 @@ export class JournalWriter {
   onAppended(listener: AppendListener): () => void {
     this.listeners.add(listener);
     return () => void this.listeners.delete(listener);
+  }
+
+  /**
+   * From now on every chunk must also reach `shipper` before it counts as
+   * written, and entries carry its epoch; null writes to the file alone.
+   */
+  shipThrough(shipper: ChunkShipper | null): void {
+    this.shipper = shipper;
+  }
+
+  /**
+   * Writes entries that already have their seq and time (a replica's copy of
+   * its primary's journal): they must continue the journal without a gap. No
+   * shipper may be set: they come from the stream.
+   */
+  appendCopied(entries: readonly JournalEntry[]): Promise<void> {
+    if (this.closed) return Promise.reject(new JournalUnavailableError(closedError()));
+    if (this.shipper !== null) return Promise.reject(new Error('copied entries cannot be written while the journal is shipped'));
+    const promises: Promise<void>[] = [];
+    for (const entry of entries) {
+      if (entry.seq !== this.assignedSeq + 1) return Promise.reject(new Error(`entry ${entry.seq} does not follow ${this.assignedSeq}`));
+      this.assignedSeq = entry.seq;
+      const line = encodeLine(entry);
+      promises.push(new Promise<void>((resolve, reject) => this.pending.push({ seq: entry.seq, entry, line, resolve, reject })));
+    }
+    this.pump();
+    return Promise.all(promises).then(() => undefined);
   }
 
   private warn(message: string): void {
@@ -171,7 +218,7 @@ export class JournalWriter {
     const promises: Promise<void>[] = [];
     for (const entry of entries) {
       const seq = ++this.assignedSeq;
-      const full: JournalEntry = { seq, ts: new Date().toISOString(), ...entry };
+      const full: JournalEntry = this.shipper === null ? { seq, ts: new Date().toISOString(), ...entry } : { seq, ts: new Date().toISOString(), ...entry, epoch: this.shipper.epoch };
       const line = encodeLine(full);
       promises.push(new Promise<void>((resolve, reject) => this.pending.push({ seq, entry: full, line, resolve, reject })));
       seqs.push(seq);
@@ -201,12 +248,16 @@ export class JournalWriter {
   }
 
   private async writeChunk(chunk: Pending[]): Promise<void> {
-    const buffer = Buffer.from(chunk.map((p) => p.line).join(''), 'utf8');
+    const lines = chunk.map((p) => p.line).join('');
+    const buffer = Buffer.from(lines, 'utf8');
     const started = performance.now();
     try {
       const handle = await this.ensureActive();
       await writeFully(handle, buffer, this.durableSize);
       if (this.options.fsync) await handle.datasync();
+      // Taken once, so a shipper set while the chunk is on its way does not see half of it.
+      const shipper = this.shipper;
+      if (shipper !== null) await shipper.ship({ firstSeq: (chunk[0] as Pending).seq, lastSeq: (chunk[chunk.length - 1] as Pending).seq, lines });
     } catch (cause) {
       await this.cutBack();
       const refused = [...chunk, ...this.pending];

@@ -1,0 +1,166 @@
+/**
+ * The journal's home in NATS JetStream: one stream, one subject, and the
+ * few operations sqlscribe needs of it — make sure the stream exists, publish
+ * a chunk only where the stream is expected to end, read a message back, and
+ * find where the journal ends in the stream. Everything NATS-specific about
+ * the stream itself is here; the lease is in primary-lease.ts.
+ */
+import { connect } from '@nats-io/transport-node';
+import { headers, type NatsConnection } from '@nats-io/nats-core';
+import { jetstream, jetstreamManager, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import { bodyOf, headersOf, messageIdOf, parseMessage, type EntriesMessage, type FenceMessage, type StreamMessage } from './chunk-message';
+
+/** JetStream's code for "the stream does not end where the publish expected". */
+const WRONG_LAST_SEQUENCE = 10071;
+
+/** A publish was refused because the stream ended elsewhere: another publisher got there first. */
+export class WrongLastSequenceError extends Error {
+  constructor(readonly expected: number, cause: unknown) {
+    super(`the stream no longer ends at ${expected}`, { cause });
+  }
+}
+
+export interface StreamSettings {
+  /** Client URLs of the JetStream servers (any of a cluster's nodes). */
+  readonly servers: readonly string[];
+  /** The stream's name; its subject and lease bucket are named after it. */
+  readonly stream: string;
+  /** Copies JetStream keeps of each message (3 on a three-node cluster). */
+  readonly replicas: number;
+}
+
+/** A message as stored: its place in the stream and what it says. */
+export interface StoredMessage {
+  readonly streamSeq: number;
+  readonly message: StreamMessage;
+}
+
+/** Where the journal ends in the stream. */
+export interface StreamTail {
+  /** The stream's last message seq (0 when empty): what the next publish expects. */
+  readonly lastStreamSeq: number;
+  /** The last chunk of entries, if any. */
+  readonly lastEntries: (StoredMessage & { readonly message: EntriesMessage }) | null;
+  /** The newest fence at or after the last chunk: the epoch the stream is in now. */
+  readonly fence: (StoredMessage & { readonly message: FenceMessage }) | null;
+}
+
+export function subjectOf(stream: string): string {
+  return `${stream}.journal`;
+}
+
+const decoder = new TextDecoder();
+
+function storedOf(stored: StoredMsg): StoredMessage {
+  return { streamSeq: stored.seq, message: parseMessage((name) => stored.header?.get(name) ?? '', decoder.decode(stored.data)) };
+}
+
+export class JournalStream {
+  private constructor(
+    readonly settings: StreamSettings,
+    readonly connection: NatsConnection,
+    private readonly manager: JetStreamManager,
+    private readonly client: JetStreamClient,
+  ) {}
+
+  /**
+   * Connects (and keeps reconnecting for ever: JetStream coming back is what
+   * resumes writes). Throws when no server answers within `timeoutMs`.
+   */
+  static async connect(settings: StreamSettings, timeoutMs: number, name: string): Promise<JournalStream> {
+    const connection = await connect({
+      servers: [...settings.servers],
+      name,
+      timeout: timeoutMs,
+      reconnect: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      pingInterval: 5000,
+    });
+    try {
+      const manager = await jetstreamManager(connection, { timeout: timeoutMs });
+      return new JournalStream(settings, connection, manager, jetstream(connection, { timeout: timeoutMs }));
+    } catch (error) {
+      await connection.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  get subject(): string {
+    return subjectOf(this.settings.stream);
+  }
+
+  /** Creates the stream when it does not exist yet: keep everything, file storage, `replicas` copies. */
+  async ensure(): Promise<void> {
+    try {
+      await this.manager.streams.info(this.settings.stream);
+      return;
+    } catch (error) {
+      if (!(error instanceof JetStreamApiError) || error.code !== 10059) throw error;
+    }
+    await this.manager.streams.add({
+      name: this.settings.stream,
+      subjects: [this.subject],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      num_replicas: this.settings.replicas,
+      // Long enough for a publish retried across a leader election to be known for a retry.
+      duplicate_window: 120 * 1_000_000_000,
+    });
+  }
+
+  /**
+   * Publishes `message` only if the stream ends at `expectedLast`, and gives
+   * the message's stream seq. A retry of a message that landed already is
+   * answered with its first seq (JetStream de-duplicates on the message id).
+   */
+  async publish(message: StreamMessage, expectedLast: number, timeoutMs: number): Promise<number> {
+    const pairs = headers();
+    for (const [name, value] of headersOf(message)) pairs.set(name, value);
+    try {
+      const ack = await this.client.publish(this.subject, bodyOf(message), { msgID: messageIdOf(message), expect: { lastSequence: expectedLast }, headers: pairs, timeout: timeoutMs });
+      return ack.seq;
+    } catch (error) {
+      if (error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE) throw new WrongLastSequenceError(expectedLast, error);
+      throw error;
+    }
+  }
+
+  /** The message at `streamSeq`, or null when there is none (deleted, or past the end). */
+  async message(streamSeq: number): Promise<StoredMessage | null> {
+    const stored = await this.manager.streams.getMessage(this.settings.stream, { seq: streamSeq });
+    return stored === null ? null : storedOf(stored);
+  }
+
+  async lastStreamSeq(): Promise<number> {
+    const info = await this.manager.streams.info(this.settings.stream);
+    return info.state.last_seq;
+  }
+
+  /** Reads back from the end to the last chunk of entries, noting the newest fence on the way. */
+  async tail(): Promise<StreamTail> {
+    const info = await this.manager.streams.info(this.settings.stream);
+    const lastStreamSeq = info.state.last_seq;
+    let fence: StreamTail['fence'] = null;
+    for (let seq = lastStreamSeq; seq >= Math.max(1, info.state.first_seq); seq--) {
+      const stored = await this.message(seq);
+      if (stored === null) continue;
+      if (stored.message.kind === 'entries') return { lastStreamSeq, lastEntries: { streamSeq: stored.streamSeq, message: stored.message }, fence };
+      fence ??= { streamSeq: stored.streamSeq, message: stored.message };
+    }
+    return { lastStreamSeq, lastEntries: null, fence };
+  }
+
+  /** The stream's manager, for the consumers a replica keeps. */
+  get jetStreamManager(): JetStreamManager {
+    return this.manager;
+  }
+
+  get jetStream(): JetStreamClient {
+    return this.client;
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close().catch(() => undefined);
+  }
+}
