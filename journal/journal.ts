@@ -42,6 +42,9 @@ export interface BatchRecord {
 }
 
 export class Journal {
+  /** A replica's journal is a copy of its primary's: it takes copied entries only (appendCopied). */
+  private following = false;
+
   private constructor(readonly level: JournalLevel, private readonly writer: JournalWriter | null) {}
 
   static disabled(): Journal {
@@ -55,16 +58,24 @@ export class Journal {
 
   /** Whether a successful write must be journaled before it commits (mod and all). */
   get recordsWrites(): boolean {
-    return this.writer !== null && levelRecords(this.level, 'write', true);
+    return this.records('write', true);
   }
 
   records(event: JournalEvent, ok: boolean): boolean {
-    return this.writer !== null && levelRecords(this.level, event, ok);
+    return this.writer !== null && !this.following && levelRecords(this.level, event, ok);
+  }
+
+  /**
+   * While on, the server's own events are not recorded (its entries would
+   * take seqs its primary's need): a replica; a promotion turns it off.
+   */
+  follow(on: boolean): void {
+    this.following = on;
   }
 
   /** Appends when the level records the event; the seq is null otherwise. */
   append(event: JournalEvent, entry: NewEntry): { seq: number | null; written: Promise<void> } {
-    if (this.writer === null || !levelRecords(this.level, event, entry.ok)) return { seq: null, written: Promise.resolve() };
+    if (this.writer === null || !this.records(event, entry.ok)) return { seq: null, written: Promise.resolve() };
     return this.writer.append(entry);
   }
 
@@ -73,7 +84,7 @@ export class Journal {
    * the level records go to the writer as one chunk. `seqs` are theirs.
    */
   appendAll(items: ReadonlyArray<{ event: JournalEvent; entry: NewEntry }>): { seqs: number[]; written: Promise<void> } {
-    const recorded = items.filter(({ event, entry }) => this.writer !== null && levelRecords(this.level, event, entry.ok));
+    const recorded = items.filter(({ event, entry }) => this.records(event, entry.ok));
     if (this.writer === null || recorded.length === 0) return { seqs: [], written: Promise.resolve() };
     return this.writer.appendAll(recorded.map(({ entry }) => entry));
   }

@@ -1,6 +1,6 @@
 /**
  * The Koa application, in the order every request passes through it:
- * request log and metrics → error handler → connection ceiling → auth (token, then admin-only paths) → readiness → body → deadline → routes.
+ * request log and metrics → error handler → connection ceiling → auth (token, then admin-only paths) → readiness → journal seq (replication) → body → deadline → routes.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -30,6 +30,9 @@ import { consoleRoutes } from './console/serve';
 import { tokenRoutes } from './routes/token-routes';
 import { classRoutes } from './routes/class-routes';
 import { TokenRegistry } from './tokens/token-registry';
+import { journalSeq } from './http/journal-seq';
+import { replicationRoutes } from './routes/replication-routes';
+import type { ReplicationControl } from './services/server-role';
 
 export interface App {
   koa: Koa;
@@ -49,7 +52,7 @@ function unmatched(router: Router) {
 }
 
 /** Paths whose every method needs an admin token: they are not per-database (see src/bus/access.ts for the rest). */
-const ADMIN_PATHS = ['/metrics', '/journal', '/pilots', '/tokens'];
+const ADMIN_PATHS = ['/metrics', '/journal', '/pilots', '/tokens', '/admin'];
 
 export function createApp(
   config: Config,
@@ -58,10 +61,12 @@ export function createApp(
   metrics: Metrics = new Metrics(),
   feed: JournalFeed = new JournalFeed(Journal.disabled(), null),
   tokens: TokenRegistry = new TokenRegistry({ adminToken: config.token, fileTokens: config.fileTokens, state: null }),
+  replication: ReplicationControl | null = null,
 ): App {
   const koa = new Koa();
   const router = new Router();
-  serviceRoutes(router, config, metrics, readiness);
+  serviceRoutes(router, config, metrics, readiness, replication);
+  replicationRoutes(router, replication);
   databaseRoutes(router, bus, config.mode === 'single');
   execRoutes(router, bus);
   txRoutes(router, bus);
@@ -81,6 +86,7 @@ export function createApp(
     koa.use(adminOnly(ADMIN_PATHS));
   }
   koa.use(readiness.middleware());
+  if (replication !== null) koa.use(journalSeq(replication, config.replication?.minSeqWaitMs ?? 0));
   const isTransfer = (ctx: Context): boolean => TRANSFER_PATH.test(ctx.path);
   koa.use(jsonBody(config.maxBodyBytes, isTransfer));
   koa.use(requestDeadline((ctx) => (isTransfer(ctx) ? config.importTimeoutMs : config.requestTimeoutMs)));

@@ -23,6 +23,8 @@ import { classHandlers } from './bus/handlers/class-handlers';
 import { ClassActivity } from './services/class-activity';
 import { commandMetrics, type CommandObserver } from './bus/middleware/command-metrics';
 import { refuseStoppedCalls } from './bus/middleware/stopped-calls';
+import { writesOnPrimary } from './bus/middleware/writes-on-primary';
+import { ServerRole } from './services/server-role';
 import { BatchRunner } from './services/batch-runner';
 import { CopyGate } from './services/copy-gate';
 import { DatabaseCopies } from './services/database-copies';
@@ -56,7 +58,7 @@ export interface Services {
   readonly copyGate: CopyGate;
 }
 
-export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks): Services {
+export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks, role: ServerRole = new ServerRole('standalone')): Services {
   const { lockTimeoutMs, maxResultRows, maxResultBytes } = config;
   const directory = new DatabaseDirectory(config);
   const writePath = new WritePath(journal, hooks);
@@ -73,7 +75,7 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   const activity = new ClassActivity(journal, config.logFile);
   const handlers = {
     ...databaseHandlers({ directory, lifecycle, engine }),
-    ...execHandlers({ directory, lifecycle, batches, sessions, writePath, maxStatements: config.maxStatements }),
+    ...execHandlers({ directory, lifecycle, batches, sessions, writePath, maxStatements: config.maxStatements, role }),
     ...importHandlers({ directory, engine, batches }),
     ...sessionHandlers(directory, sessions),
     ...templateHandlers(directory, copies),
@@ -83,7 +85,8 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   };
   // Outermost first: every command is counted, even one refused because its request had already stopped.
   // A command its token may not send is refused before it waits for anything.
-  const middleware: Middleware[] = [commandMetrics(hooks.observer), refuseStoppedCalls, authorize(directory)];
+  // A replica refuses what writes before checking anything else of it: the client must go to the primary.
+  const middleware: Middleware[] = [commandMetrics(hooks.observer), refuseStoppedCalls, authorize(directory), writesOnPrimary(role)];
   const close = async (): Promise<void> => {
     await sessions.shutdown();
     await engine.close();

@@ -121,6 +121,10 @@ export const catalog = {
   MIXED_BATCH: { code: 7002, status: 400, message: 'database-level statements cannot be mixed with table statements in one request' },
   DATABASE_REQUIRED: { code: 7003, status: 400, message: 'this server holds several databases: name one with "db"' },
   NO_JOURNAL: { code: 7004, status: 409, message: 'the server keeps no statement journal (-log-level none): GET /journal has nothing to serve' },
+  READ_ONLY_REPLICA: { code: 7010, status: 409, message: 'this server is a read-only replica: {action} must go to the primary, {primary}' },
+  REPLICA_BEHIND: { code: 7011, status: 409, message: 'this replica has applied the journal through seq {applied}; seq {wanted} (X-Min-Seq) did not arrive within {ms} ms: retry, or read from the primary, {primary}' },
+  NOT_PRIMARY: { code: 7012, status: 409, message: 'this server is no longer the primary: {node} took over (lease epoch {epoch}); send writes to {primary}. Nothing of this request was applied' },
+  PROMOTION_REFUSED: { code: 7013, status: 409, message: 'this server cannot take over as primary: {detail}' },
 
   // 9xxx — internal and storage
   INTERNAL: { code: 9001, status: 500, message: 'internal error' },

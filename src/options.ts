@@ -6,6 +6,7 @@
  * on its own (every check names it), then the combination is validated.
  * Later code takes only the resolved `Config`.
  */
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { asksForHelp, flagHelp, flagValue, scanFlags, type FlagTable, type RawFlags } from './command-line';
 import { readTokensFile, type FileToken } from './access/tokens-file';
@@ -86,6 +87,32 @@ export interface Config {
   readonly journalFeed: boolean;
   /** A follower of GET /journal (event stream) gets a comment this often when nothing else is sent. @default 15000 */
   readonly journalHeartbeatMs: number;
+  /** Where the journal is shipped (primary) or followed from (replica); null: the journal stays local. @default null */
+  readonly replication: ReplicationConfig | null;
+}
+
+/**
+ * -journal-nats makes this server a primary that ships every chunk of its
+ * journal to JetStream; -follow makes it a read-only replica of the stream.
+ */
+export interface ReplicationConfig {
+  readonly role: 'primary' | 'replica';
+  /** Client URLs of the JetStream servers. */
+  readonly servers: readonly string[];
+  /** The stream's name (its subject and lease bucket are named after it). @default 'sqlscribe' */
+  readonly stream: string;
+  /** Copies JetStream keeps of each message, when this server creates the stream. @default 1 */
+  readonly streamReplicas: number;
+  /** How long a chunk may wait for JetStream's acknowledgement before the write fails. @default 5000 */
+  readonly timeoutMs: number;
+  /** This server's name in the lease and in every chunk. @default `<hostname>:<data directory>` */
+  readonly node: string;
+  /** The URL clients reach this server at, which replicas name in their refusals. @default the listen address */
+  readonly advertise: string | null;
+  /** Replica: promote itself once it has caught up at start. @default false */
+  readonly promote: boolean;
+  /** Replica: the longest a read waits for X-Min-Seq to be applied. @default 5000 */
+  readonly minSeqWaitMs: number;
 }
 
 export type SnapshotEvery = { readonly entries: number } | { readonly ms: number };
@@ -114,6 +141,15 @@ const FLAGS: FlagTable = {
   'log-retain': { arg: '<duration|count>', help: 'remove rotated journal files a snapshot covers, once older than this (168h) or beyond this many files', default: 'keep all' },
   'snapshot-every': { arg: '<count|duration>', help: 'copy changed databases after this many journal entries (10000) or this often (10m)', default: 'never' },
   'snapshot-dir': { arg: '<directory>', help: 'where snapshots go', default: 'snapshots beside the journal file' },
+  'journal-nats': { arg: '<nats://host:port,...>', help: 'primary: ship every journal chunk to this JetStream (a write is acknowledged once JetStream has it too)', default: 'none: the journal stays local' },
+  'journal-stream': { arg: '<name>', help: 'the JetStream stream of -journal-nats or -follow', default: 'sqlscribe' },
+  'journal-replicas': { arg: '<N>', help: 'copies JetStream keeps of each message when this server creates the stream (3 on a three-node cluster)', default: '1' },
+  'journal-timeout': { arg: '<duration>', help: 'a write fails (SQ9009) when JetStream has not acknowledged its chunk within this', default: '5s' },
+  follow: { arg: '<nats://host:port,...>', help: 'run as a read-only replica of the journal stream at this JetStream', default: 'none' },
+  promote: { arg: null, help: 'replica: take over as primary once caught up (POST /admin/promote does it later)', default: 'false' },
+  'min-seq-wait': { arg: '<duration>', help: 'replica: the longest a read with X-Min-Seq waits for that seq', default: '5s' },
+  node: { arg: '<name>', help: 'this server\'s name in the primary lease and in every shipped chunk', default: '<hostname>:<data directory>' },
+  advertise: { arg: '<http://host:port>', help: 'the address clients reach this server at; replicas name the primary\'s in their refusals', default: 'the listen address' },
   'query-timeout': { arg: '<duration>', help: 'stop a statement that runs longer (500ms, 5s, 1m30s)', default: '5s' },
   'lock-timeout': { arg: '<duration>', help: 'how long a write waits for a database held by a session', default: '5s' },
   'session-timeout': { arg: '<duration>', help: 'idle time after which a transaction session is rolled back', default: '5m' },
@@ -246,6 +282,71 @@ function interpret(raw: RawFlags, cwd: string): Config {
     importTimeoutMs: flagValue(raw, 'import-timeout', durationMs, 600_000),
     journalFeed: flagValue(raw, 'journal-feed', parseBoolean, false),
     journalHeartbeatMs: flagValue(raw, 'journal-heartbeat', durationMs, 15_000),
+    replication: resolveReplication(raw, storage.dir, journal),
+  });
+}
+
+const STREAM_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+const streamName = (text: string): string => {
+  if (!STREAM_NAME.test(text)) throw new OptionsError(`expected 1 to 64 characters of A-Z, a-z, 0-9, _ and -, got ${quote(text)}`);
+  return text;
+};
+
+/** nats://host:port, several separated by commas (the nodes of a cluster); a bare host:port gets nats://. */
+const natsServers = (text: string): readonly string[] => {
+  const servers = text.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  if (servers.length === 0) throw new OptionsError('expected nats://host:port, several separated by commas');
+  return Object.freeze(servers.map((server) => {
+    const url = server.includes('://') ? server : `nats://${server}`;
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new OptionsError(`expected nats://host:port, got ${quote(server)}`);
+    }
+    if (!['nats:', 'tls:'].includes(parsed.protocol) || parsed.hostname === '') throw new OptionsError(`expected nats://host:port, got ${quote(server)}`);
+    return url;
+  }));
+};
+
+const httpUrl = (text: string): string => {
+  if (!/^https?:\/\/[^\s/]+/.test(text)) throw new OptionsError(`expected http://host:port, got ${quote(text)}`);
+  return text.replace(/\/+$/, '');
+};
+
+const REPLICATION_FLAGS = ['journal-stream', 'journal-replicas', 'journal-timeout', 'node', 'advertise'] as const;
+
+function resolveReplication(raw: RawFlags, dir: string, journal: JournalConfig): ReplicationConfig | null {
+  if (raw.has('journal-nats') && raw.has('follow')) throw new OptionsError('-journal-nats and -follow cannot be used together: a server ships its journal (primary) or follows one (replica)');
+  const role = raw.has('follow') ? 'replica' : raw.has('journal-nats') ? 'primary' : null;
+  if (role === null) {
+    for (const name of [...REPLICATION_FLAGS, 'promote', 'min-seq-wait']) {
+      if (raw.has(name)) throw new OptionsError(`-${name}: needs -journal-nats (a primary) or -follow (a replica)`);
+    }
+    return null;
+  }
+  // Every entry goes to the stream: a journal that leaves writes out would make replicas that lack them.
+  if (journal.logFile === null || journal.logLevel === 'none' || journal.logLevel === 'error') {
+    throw new OptionsError(`-${role === 'replica' ? 'follow' : 'journal-nats'}: needs a journal that records every change (-log-level mod or all)`);
+  }
+  if (role === 'primary') {
+    for (const name of ['promote', 'min-seq-wait']) if (raw.has(name)) throw new OptionsError(`-${name}: only a replica (-follow) takes it`);
+  }
+  return Object.freeze({
+    role,
+    servers: flagValue(raw, role === 'replica' ? 'follow' : 'journal-nats', natsServers, []),
+    stream: flagValue(raw, 'journal-stream', streamName, 'sqlscribe'),
+    streamReplicas: flagValue(raw, 'journal-replicas', (text) => {
+      const n = parsePositiveInteger(text);
+      if (n > 5) throw new OptionsError(`expected 1 to 5 (JetStream keeps at most 5 copies), got ${quote(text)}`);
+      return n;
+    }, 1),
+    timeoutMs: flagValue(raw, 'journal-timeout', durationMs, 5000),
+    node: flagValue(raw, 'node', nonEmpty, `${os.hostname()}:${dir}`),
+    advertise: flagValue<string | null>(raw, 'advertise', httpUrl, null),
+    promote: flagValue(raw, 'promote', parseBoolean, false),
+    minSeqWaitMs: flagValue(raw, 'min-seq-wait', durationMs, 5000),
   });
 }
 

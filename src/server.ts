@@ -23,6 +23,15 @@ import { AppliedCheckpoints } from './applied-checkpoints';
 import { schedulerFor } from './snapshots/snapshot-scheduler';
 import { lockInstance } from './instance-lock';
 import { checkpointAtShutdown } from './shutdown-checkpoint';
+import { ServerRole } from './services/server-role';
+import { Replication } from './replication/replication';
+import type { Journal } from '../journal/journal';
+
+/** The replication of -journal-nats or -follow, or null: the journal stays local. */
+function replicationFor(config: Config, journal: Journal, role: ServerRole, primaryAppliedSeq: () => number, log: (message: string) => void): Replication | null {
+  if (config.replication === null || config.logFile === null) return null;
+  return new Replication({ config, replication: config.replication, journal, journalFile: config.logFile, role, primaryAppliedSeq, log });
+}
 
 export interface RunningServer {
   readonly url: string;
@@ -80,23 +89,31 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const repair = logFile === null ? async () => undefined : (db: string) => repairDatabase(config, logFile, db);
   const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
   const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
-  const { bus, writePath, feed, tokens, copyGate } = composeServices(config, engine, journal, { repair, log, observer: metrics });
+  const role = new ServerRole(config.replication === null ? 'standalone' : 'primary');
+  const { bus, writePath, feed, tokens, copyGate } = composeServices(config, engine, journal, { repair, log, observer: metrics }, role);
+  const replication = replicationFor(config, journal, role, () => journal.lastSeq, log);
+  // A replica's databases are settled as far as its follower applied them; elsewhere the write path knows.
+  const settled = (): number => replication?.settledThrough() ?? writePath.settledThrough();
   let checkpoints: AppliedCheckpoints | undefined;
   const readiness = new Readiness();
-  const { koa } = createApp(config, bus, readiness, metrics, feed, tokens);
+  if (replication !== null) metrics.replicationFrom(() => replication.status());
+  const { koa } = createApp(config, bus, readiness, metrics, feed, tokens, replication);
   const handle = koa.callback();
   // Koa answers every error itself (errorHandler): the promise is only awaited there.
   const server = http.createServer(connectionTimeouts(config), (req, res) => void handle(req, res));
   trackConnections(server, config.maxConnections);
   const url = await listen(server, config);
-  const snapshots = schedulerFor(config, () => journal.lastSeq, () => writePath.settledThrough(), (work) => copyGate.snapshotting(work));
+  replication?.listening(url);
+  const snapshots = schedulerFor(config, () => journal.lastSeq, settled, (work) => copyGate.snapshotting(work));
   const ready = (async () => {
+    await replication?.beforeRecovery();
     const result = logFile === null || journal.level === 'none' ? { applied: 0, unrecovered: [] } : await recoverDatabases(config, logFile);
     for (const { db, seq, reason } of result.unrecovered) {
       writePath.markBehind(db, seq);
       log(`${db} could not be brought in line with the journal at seq ${seq} (${reason}): its writes are refused until a repair succeeds; reads go on`);
     }
-    if (logFile !== null && journal.level !== 'none') checkpoints = new AppliedCheckpoints(logFile, () => writePath.settledThrough(), log);
+    if (logFile !== null && journal.level !== 'none') checkpoints = new AppliedCheckpoints(logFile, settled, log);
+    await replication?.afterRecovery();
     readiness.ready = true;
     snapshots?.start();
     return result;
@@ -113,12 +130,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
       });
       checkpoints?.stop();
       await snapshots?.close();
+      // No entry arrives from the stream, nor leaves for it, once the databases are being closed.
+      await replication?.close();
       await bus.close();
       // The engine processes are gone: only now can every write-ahead log be emptied.
       checkpointAtShutdown(config, (message) => process.stderr.write(`sqlscribe: ${message}\n`));
       await journal.close();
       // Stopped cleanly: every entry written is applied (or voided), so the next start reads nothing old.
-      if (logFile !== null && journal.level !== 'none') writeCheckpoint(logFile, { appliedThrough: writePath.settledThrough() });
+      if (logFile !== null && journal.level !== 'none') writeCheckpoint(logFile, { appliedThrough: settled() });
       lock.release();
     },
   };

@@ -7,6 +7,7 @@ import { isServerFault } from './server-fault';
 import type { CommandObserver } from '../bus/middleware/command-metrics';
 import type { CommandType } from '../bus/commands';
 import type { EntryOutcome, JournalObserver } from '../../journal/writer';
+import type { ReplicationStatus } from '../services/server-role';
 
 /** Size of the latency sample ring. */
 export const LATENCY_SAMPLE_RING = 1024;
@@ -19,6 +20,8 @@ export interface MetricsRecord {
   requests_by_status: Record<string, number>;
   errors_total: number;
   latency_ms: { p50: number; p95: number; samples: number; count: number };
+  /** With -journal-nats or -follow: the role, epoch, applied seq and a replica's lag. */
+  replication?: ReplicationStatus;
 }
 
 function percentile(sorted: Float64Array, fraction: number): number {
@@ -65,6 +68,7 @@ export class Metrics implements CommandObserver, JournalObserver {
   private readonly journalBytes: client.Counter;
   private readonly journalRotations: client.Counter;
   private readonly journalLastSeq: client.Gauge;
+  private replication: (() => ReplicationStatus) | null = null;
   private readonly journalWriteSeconds: client.Histogram;
   private readonly followersCutCounter: client.Counter;
 
@@ -149,6 +153,32 @@ export class Metrics implements CommandObserver, JournalObserver {
     this.followersCutCounter.inc();
   }
 
+  /**
+   * Gauges of replication, read when scraped: the role, the lease epoch, the
+   * journal seq the databases hold and, on a replica, how far behind the
+   * primary it is (in seqs and in seconds).
+   */
+  replicationFrom(status: () => ReplicationStatus): void {
+    this.replication = status;
+    const gauge = (name: string, help: string, value: (s: ReplicationStatus) => number): void => {
+      new client.Gauge({ name, help, registers: [this.registry], collect(this: client.Gauge) { this.set(value(status())); } });
+    };
+    gauge('sqlscribe_replication_applied_seq', 'The journal seq this server\'s databases hold', (s) => s.appliedSeq);
+    gauge('sqlscribe_replication_epoch', 'The primary lease epoch this server knows', (s) => s.epoch);
+    gauge('sqlscribe_replica_lag_seqs', 'Replica: journal seqs the primary has that this replica has not applied (0 elsewhere)', (s) => s.lag?.seqBehind ?? 0);
+    gauge('sqlscribe_replica_lag_seconds', 'Replica: 0 when caught up, else the age of the last entry applied (0 elsewhere)', (s) => s.lag?.secondsBehind ?? 0);
+    new client.Gauge({
+      name: 'sqlscribe_replication_role',
+      help: 'This server\'s role: 1 for the current one (primary, replica, fenced)',
+      labelNames: ['role'],
+      registers: [this.registry],
+      collect(this: client.Gauge<'role'>) {
+        const current = status().role;
+        for (const role of ['primary', 'replica', 'fenced']) this.labels(role).set(role === current ? 1 : 0);
+      },
+    });
+  }
+
   snapshot(): MetricsRecord {
     const sample = this.ring.slice(0, Math.min(this.requestsTotal, LATENCY_SAMPLE_RING)).sort();
     return {
@@ -159,6 +189,7 @@ export class Metrics implements CommandObserver, JournalObserver {
       requests_by_status: { ...this.byStatus },
       errors_total: this.errorsTotal,
       latency_ms: { p50: percentile(sample, 0.5), p95: percentile(sample, 0.95), samples: LATENCY_SAMPLE_RING, count: this.requestsTotal },
+      ...(this.replication === null ? {} : { replication: this.replication() }),
     };
   }
 

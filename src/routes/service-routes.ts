@@ -6,8 +6,9 @@ import { sendJson } from '../http/respond';
 import { queryValue } from './query';
 import { version } from '../version';
 import type { Readiness } from '../http/readiness';
+import type { ReplicationControl } from '../services/server-role';
 
-export function serviceRoutes(router: Router, config: Config, metrics: Metrics, readiness: Readiness): void {
+export function serviceRoutes(router: Router, config: Config, metrics: Metrics, readiness: Readiness, replication: ReplicationControl | null = null): void {
   router.get('/health', (ctx) => {
     sendJson(ctx, 200, {
       ok: true,
@@ -17,6 +18,7 @@ export function serviceRoutes(router: Router, config: Config, metrics: Metrics, 
       dir: config.dir,
       timeUnix: Math.floor(Date.now() / 1000),
       ready: readiness.ready,
+      ...(replication === null ? {} : { replication: replication.status() }),
     });
   });
 

@@ -56,6 +56,9 @@ export interface WritePathOptions {
 
 /** The journal failed under us: the client is told what became of its request. */
 export function journalUnavailable(cause: unknown, outcome: string): EngineError {
+  // The replicated stream refused the entries with its own answer (this primary was replaced): the client hears that one.
+  const refusal = (cause as Error | undefined)?.cause;
+  if (refusal instanceof EngineError) return refusal;
   const reason = (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause instanceof Error ? cause.message : 'unknown error');
   return new EngineError('JOURNAL_UNAVAILABLE', { reason, outcome }, { retryAfter: 1, cause });
 }

@@ -14,6 +14,7 @@ import type { DatabaseDirectory } from '../../services/database-directory';
 import type { DatabaseLifecycle } from '../../services/database-lifecycle';
 import type { SessionManager } from '../../sessions/session-manager';
 import type { WritePath } from '../../services/write-path';
+import type { ServerRole } from '../../services/server-role';
 import { errorFields, sqlOf } from '../../../journal/journal';
 import { parseBatch, type Batch, type ParsedStatement } from '../batch';
 import type { CommandOf } from '../commands';
@@ -26,6 +27,8 @@ export interface ExecHandlerDeps {
   readonly sessions: SessionManager;
   readonly writePath: WritePath;
   readonly maxStatements: number;
+  /** Whether this server may write: a replica runs only batches that read. */
+  readonly role: ServerRole;
 }
 
 export function execHandlers(deps: ExecHandlerDeps): Pick<Handlers, 'exec'> {
@@ -34,6 +37,7 @@ export function execHandlers(deps: ExecHandlerDeps): Pick<Handlers, 'exec'> {
     exec: async (command, call) => {
       const batch = await parseOrJournal(deps, command, call);
       batchAccess(call.principal, batch);
+      if (!batch.readonly) deps.role.assertWritable('a batch that writes');
       const statements = batch.statements.map(toExecStatement);
       const options = { jsonRows: true, sources: command.sources, call };
       if (command.session !== undefined) {

@@ -1,0 +1,34 @@
+/**
+ * On a replica (or a primary that was replaced) every command that changes
+ * something is refused before it reaches a service, with the code and the
+ * address of the primary. /exec is decided in its handler, once the batch is
+ * parsed: a batch that only reads runs on a replica.
+ */
+import type { CommandType } from '../commands';
+import type { Middleware } from '../command-bus';
+import type { ServerRole } from '../../services/server-role';
+
+/** What each writing command is, in the refusal's words. */
+const WRITES: Partial<Record<CommandType, string>> = {
+  'create-database': 'creating a database',
+  'copy-databases': 'copying databases',
+  'reset-database': 'resetting a database',
+  'begin-session': 'a transaction session',
+  'end-session': 'a transaction session',
+  import: 'an import',
+  'create-pilot': 'recording a pilot',
+  'create-tokens': 'making tokens',
+  'revoke-token': 'revoking a token',
+};
+
+export function writesOnPrimary(role: ServerRole): Middleware {
+  return (command, _call, next) => {
+    const action = WRITES[command.type];
+    try {
+      if (action !== undefined) role.assertWritable(action);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return next();
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * Replication as the server sees it: one object for either role, started
+ * around crash recovery, asked for the status, read-your-writes and a
+ * standby's takeover.
+ *
+ * - primary (-journal-nats): before recovery, because reaching the stream may
+ *   copy entries into the local journal that recovery must apply;
+ * - replica (-follow): after recovery, following the stream from where its
+ *   local journal ends.
+ */
+import type { Journal } from '../../journal/journal';
+import type { Config, ReplicationConfig } from '../options';
+import { EngineError } from '../errors';
+import type { ReplicationControl, ReplicationStatus, ServerRole } from '../services/server-role';
+import { PrimaryRole } from './primary-role';
+import { ReplicaRole } from './replica-role';
+
+export interface ReplicationDeps {
+  readonly config: Config;
+  readonly replication: ReplicationConfig;
+  readonly journal: Journal;
+  readonly journalFile: string;
+  readonly role: ServerRole;
+  /** The journal seq the databases hold on a primary: every durable entry is applied before its write is answered. */
+  primaryAppliedSeq(): number;
+  log(message: string): void;
+}
+
+export class Replication implements ReplicationControl {
+  private primary: PrimaryRole | null = null;
+  private replica: ReplicaRole | null = null;
+  private url = '';
+
+  constructor(private readonly deps: ReplicationDeps) {
+    // A replica's journal takes its primary's entries only, from the first moment.
+    if (deps.replication.role === 'replica') {
+      deps.journal.follow(true);
+      deps.role.becomeReplica();
+    }
+  }
+
+  /** Where clients reach this server: -advertise, else the address it listens on. */
+  listening(url: string): void {
+    this.url = this.deps.replication.advertise ?? url;
+  }
+
+  async beforeRecovery(): Promise<void> {
+    if (this.deps.replication.role !== 'primary') return;
+    const { replication, journal, journalFile, role, log } = this.deps;
+    this.primary = await PrimaryRole.start({ config: replication, journal, journalFile, role, url: this.url, log });
+  }
+
+  async afterRecovery(): Promise<void> {
+    if (this.deps.replication.role !== 'replica') return;
+    this.replica = await ReplicaRole.start({ ...this.deps, url: this.url });
+    if (this.deps.replication.promote) await this.promote();
+  }
+
+  status(): ReplicationStatus {
+    if (this.primary !== null) return this.primary.status(this.deps.primaryAppliedSeq());
+    if (this.replica !== null) return this.replica.status();
+    const { replication, role } = this.deps;
+    return { role: role.role, stream: replication.stream, node: replication.node, epoch: 0, primary: role.primary, appliedSeq: this.deps.journal.lastSeq };
+  }
+
+  /** A replica's databases hold the journal this far (an open session's entries wait); null elsewhere: the write path knows. */
+  settledThrough(): number | null {
+    return this.replica?.settledThrough() ?? null;
+  }
+
+  waitForSeq(seq: number, timeoutMs: number): Promise<boolean> {
+    if (this.replica !== null && this.deps.role.role === 'replica') return this.replica.waitForSeq(seq, timeoutMs);
+    return Promise.resolve(this.status().appliedSeq >= seq);
+  }
+
+  async promote(): Promise<ReplicationStatus> {
+    if (this.replica === null || this.deps.role.role !== 'replica') {
+      throw new EngineError('PROMOTION_REFUSED', { detail: `it is ${this.deps.role.role === 'replica' ? 'still starting' : `the ${this.deps.role.role}, not a replica`}` });
+    }
+    const { replication, journal, journalFile, role, log } = this.deps;
+    const shipper = await this.replica.takeOver();
+    this.primary = PrimaryRole.promoted({ config: replication, journal, journalFile, role, url: this.url, log }, shipper);
+    this.replica = null;
+    return this.status();
+  }
+
+  async close(): Promise<void> {
+    await this.replica?.close();
+    await this.primary?.close();
+  }
+}

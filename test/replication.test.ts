@@ -1,0 +1,252 @@
+/**
+ * The journal shipped to NATS JetStream, replicas that follow it, and a
+ * standby that takes over — against real nats-server processes on loopback
+ * (Debian's package: without it these tests fail with the install line).
+ */
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { scratchDir } from './helpers/scratch-dir';
+import { startNats, startNatsCluster } from './helpers/nats-server';
+import { ServerFleet } from './helpers/server-fleet';
+import { runReplay, type TestServer } from './helpers/server';
+import { createMarks, entryLines, eventually, journalSeqOf, journalSeqs, marksOf, ok, placeIn, writeLoad } from './helpers/replication';
+
+t.setTimeout(240_000);
+
+const DB = 'lesson';
+
+/** Replays the replica's copy of the journal and compares the rebuild with `data` (a server's databases). */
+async function verifyAgainst(tt: Test, journal: string, data: string, root: string, label: string): Promise<void> {
+  const out = path.join(root, `replayed-${label}`);
+  const replayed = await runReplay(['-log-file', journal, '-out', out, '-verify', data], root);
+  tt.equal(replayed.code, 0, `replay -verify of the replica's journal against ${label} (exit ${replayed.code}: ${replayed.stderr.trim().slice(0, 800)})`);
+}
+
+async function session(primary: TestServer, rows: number[]): Promise<void> {
+  const begun = await ok(primary.post('/tx/begin', { db: DB }), 'begin');
+  const id = begun.body.session as string;
+  for (const row of rows) {
+    await ok(primary.request('POST', '/exec', { body: { db: DB, sql: 'INSERT INTO marks (id, client, n) VALUES (?, 99, 0)', params: [row] }, headers: { 'X-Service-Session': id } }), 'session insert');
+  }
+  await ok(primary.post(`/tx/commit?session=${id}`), 'commit');
+}
+
+t.test('a primary and a replica under a write load hold the same databases, byte for byte the same journal', async (tt) => {
+  const root = scratchDir(tt);
+  const nats = await startNats(tt);
+  const fleet = new ServerFleet(tt);
+  const P = placeIn(root, 'primary');
+  const R = placeIn(root, 'replica');
+  const primary = await fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']);
+  await createMarks(primary, DB);
+  const replica = await fleet.start(R, ['-follow', nats.url, '-node', 'r1']);
+  const [load] = await Promise.all([writeLoad(primary, DB, { clients: 6, perClient: 40 }), session(primary, [100_001, 100_002, 100_003])]);
+  tt.equal(load.acked.size, 240, 'every write was acknowledged');
+  const last = journalSeqOf(await primary.get('/health'));
+  tt.ok(last >= 240, `the primary says its journal seq (${last})`);
+  tt.same(await marksOf(replica, DB, last), await marksOf(primary, DB), 'the replica answers the same rows once it has the primary\'s seq');
+  const health = await ok(replica.get('/health'), 'replica health');
+  tt.equal(health.body.replication.role, 'replica');
+  tt.equal(health.body.replication.appliedSeq, last, 'it has applied every entry');
+  tt.equal(health.body.replication.lag.seqBehind, 0, 'and says it is not behind');
+  const metrics = await replica.get('/metrics?format=prometheus');
+  tt.match(metrics.text, /sqlscribe_replica_lag_seqs 0/, 'lag in /metrics');
+  tt.match(metrics.text, /sqlscribe_replication_role\{role="replica"\} 1/);
+  await fleet.stop(primary);
+  await fleet.stop(replica);
+  tt.same(entryLines(R.journal), entryLines(P.journal), 'the replica\'s journal holds the primary\'s entries, line for line');
+  await verifyAgainst(tt, R.journal, P.data, root, 'primary');
+  await verifyAgainst(tt, R.journal, R.data, root, 'replica');
+});
+
+t.test('a replica only reads: writes are refused naming the primary; X-Min-Seq waits, then 409', async (tt) => {
+  const root = scratchDir(tt);
+  const nats = await startNats(tt);
+  const fleet = new ServerFleet(tt);
+  const primary = await fleet.start(placeIn(root, 'primary'), ['-journal-nats', nats.url, '-node', 'p1']);
+  await createMarks(primary, DB);
+  const replica = await fleet.start(placeIn(root, 'replica'), ['-follow', nats.url, '-node', 'r1', '-min-seq-wait', '300ms']);
+  const written = await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert');
+  const seq = journalSeqOf(written);
+  tt.same(await marksOf(replica, DB, seq), [[1, 1, 1]], 'read-your-writes: the replica waits for the seq the primary answered');
+
+  const insert = await replica.exec(DB, 'INSERT INTO marks VALUES (2, 2, 2)');
+  tt.equal(insert.status, 409);
+  tt.equal(insert.body.code, 7010, 'READ_ONLY_REPLICA');
+  tt.match(insert.body.error, primary.url, 'the refusal names the primary');
+  for (const [what, reply] of [
+    ['create a database', await replica.post('/dbs', { db: 'other' })],
+    ['open a session', await replica.post('/tx/begin', { db: DB })],
+    ['a mixed batch', await replica.exec(DB, 'SELECT 1; DELETE FROM marks')],
+  ] as const) {
+    tt.equal(reply.status, 409, `${what}: 409`);
+    tt.equal(reply.body.code, 7010, `${what}: READ_ONLY_REPLICA`);
+  }
+  tt.equal((await replica.get(`/tables?db=${DB}`)).status, 200, '/tables is served');
+  tt.equal((await replica.get(`/rows?db=${DB}&table=marks`)).status, 200, '/rows is served');
+
+  const ahead = await replica.request('POST', '/exec', { body: { db: DB, sql: 'SELECT count(*) FROM marks' }, headers: { 'X-Min-Seq': String(seq + 1000) } });
+  tt.equal(ahead.status, 409, 'a seq the primary never wrote: 409 after the wait');
+  tt.equal(ahead.body.code, 7011, 'REPLICA_BEHIND');
+  const bad = await replica.request('GET', `/tables?db=${DB}`, { headers: { 'X-Min-Seq': 'soon' } });
+  tt.equal(bad.status, 400, 'a malformed X-Min-Seq is a bad request');
+  tt.equal((await replica.post('/admin/promote')).status, 200, 'the replica can be promoted');
+  tt.equal((await primary.post('/admin/promote')).body.code, 7013, 'a primary cannot be');
+});
+
+t.test('JetStream unreachable: writes fail with SQ9009 and nothing applied, reads go on, writes resume when it is back', async (tt) => {
+  const root = scratchDir(tt);
+  const nats = await startNats(tt);
+  const fleet = new ServerFleet(tt);
+  const primary = await fleet.start(placeIn(root, 'primary'), ['-journal-nats', nats.url, '-node', 'p1', '-journal-timeout', '1s']);
+  await createMarks(primary, DB);
+  await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert before');
+  await nats.stop();
+  const refused = await primary.exec(DB, 'INSERT INTO marks VALUES (2, 2, 2)');
+  tt.equal(refused.status, 503);
+  tt.equal(refused.body.code, 9009, 'JOURNAL_UNAVAILABLE');
+  tt.match(refused.body.error, /EJETSTREAM/);
+  tt.same(await marksOf(primary, DB), [[1, 1, 1]], 'reads go on, and the refused write was not applied');
+  await nats.restart();
+  const resumed = await eventually(async () => (await primary.exec(DB, 'INSERT INTO marks VALUES (3, 3, 3)')).status === 200, 20_000, 250);
+  tt.ok(resumed, 'writes resume once JetStream answers again');
+  tt.same(await marksOf(primary, DB), [[1, 1, 1], [3, 3, 3]]);
+  const replica = await fleet.start(placeIn(root, 'replica'), ['-follow', nats.url, '-node', 'r1']);
+  tt.same(await marksOf(replica, DB, journalSeqOf(await primary.get('/health'))), [[1, 1, 1], [3, 3, 3]], 'the stream holds exactly the acknowledged writes');
+});
+
+t.test('a replica restarted mid-stream resumes without losing or repeating an entry', async (tt) => {
+  const root = scratchDir(tt);
+  const nats = await startNats(tt);
+  const fleet = new ServerFleet(tt);
+  const P = placeIn(root, 'primary');
+  const R = placeIn(root, 'replica');
+  const primary = await fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']);
+  await createMarks(primary, DB);
+  let replica = await fleet.start(R, ['-follow', nats.url, '-node', 'r1']);
+  let killed = false;
+  const load = writeLoad(primary, DB, {
+    clients: 4,
+    perClient: 80,
+    stopWhen: (done) => {
+      if (done >= 100 && !killed) {
+        killed = true;
+        void fleet.kill(replica);
+      }
+      return false;
+    },
+  });
+  const first = await load;
+  tt.ok(killed, 'the replica was killed in the middle of the load');
+  const more = await writeLoad(primary, DB, { clients: 2, perClient: 30, firstId: 10_000 });
+  replica = await fleet.start(R, ['-follow', nats.url, '-node', 'r1']);
+  const last = journalSeqOf(await primary.get('/health'));
+  tt.equal(first.acked.size + more.acked.size, 380);
+  tt.same(await marksOf(replica, DB, last), await marksOf(primary, DB), 'after the restart the replica holds every row');
+  await fleet.stop(replica);
+  await fleet.stop(primary);
+  const seqs = journalSeqs(R.journal);
+  tt.same(seqs, Array.from({ length: last }, (_, i) => i + 1), 'its journal holds seqs 1..last, each once');
+  await verifyAgainst(tt, R.journal, P.data, root, 'primary');
+});
+
+t.test('the primary killed with SIGKILL: the promoted standby holds every acknowledged write; the old primary cannot come back as primary', async (tt) => {
+  const root = scratchDir(tt);
+  const nats = await startNats(tt);
+  const fleet = new ServerFleet(tt);
+  const P = placeIn(root, 'primary');
+  const primary = await fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']);
+  await createMarks(primary, DB);
+  const standby = await fleet.start(placeIn(root, 'standby'), ['-follow', nats.url, '-node', 's1']);
+  let killed = false;
+  const load = await writeLoad(primary, DB, {
+    clients: 6,
+    perClient: 60,
+    stopWhen: (done) => {
+      if (done >= 150 && !killed) {
+        killed = true;
+        void fleet.kill(primary);
+      }
+      return false;
+    },
+  });
+  tt.ok(killed && load.acked.size >= 150, `the primary died under load after ${load.acked.size} acknowledged writes`);
+  const promoted = await ok(standby.post('/admin/promote'), 'promote');
+  tt.equal(promoted.body.replication.role, 'primary');
+  tt.equal(promoted.body.replication.epoch, 2, 'the standby holds the next epoch of the lease');
+  const rows = new Set((await marksOf(standby, DB)).map(([id]) => id));
+  const lost = [...load.acked].filter((id) => !rows.has(id));
+  tt.same(lost, [], 'no acknowledged write is missing on the new primary');
+  await ok(standby.exec(DB, 'INSERT INTO marks VALUES (-1, -1, -1)'), 'the new primary takes writes');
+  await tt.rejects(fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']), /holds the primary lease/, 'the old primary refuses to start as primary');
+  const replica = await fleet.start(placeIn(root, 'late-replica'), ['-follow', nats.url, '-node', 'r2']);
+  const last = journalSeqOf(await standby.get('/health'));
+  tt.same(await marksOf(replica, DB, last), await marksOf(standby, DB), 'a new replica follows the new primary');
+});
+
+t.test('after a takeover the old primary\'s writes are refused by the stream and name the new primary', async (tt) => {
+  const root = scratchDir(tt);
+  const nats = await startNats(tt);
+  const fleet = new ServerFleet(tt);
+  const old = await fleet.start(placeIn(root, 'primary'), ['-journal-nats', nats.url, '-node', 'p1']);
+  await createMarks(old, DB);
+  const standby = await fleet.start(placeIn(root, 'standby'), ['-follow', nats.url, '-node', 's1', '-advertise', 'http://standby.example:8080']);
+  await ok(old.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'before');
+  await ok(standby.post('/admin/promote'), 'promote');
+  const late = await old.exec(DB, 'INSERT INTO marks VALUES (2, 2, 2)');
+  tt.equal(late.status, 409, 'the stale primary\'s write is refused');
+  tt.equal(late.body.code, 7012, 'NOT_PRIMARY');
+  tt.match(late.body.error, /standby\.example:8080/, 'naming the new primary');
+  const again = await old.exec(DB, 'INSERT INTO marks VALUES (3, 3, 3)');
+  tt.equal(again.body.code, 7012, 'and every later one');
+  tt.same(await marksOf(old, DB), [[1, 1, 1]], 'nothing of them was applied');
+  await ok(standby.exec(DB, 'INSERT INTO marks VALUES (4, 4, 4)'), 'the new primary writes');
+  tt.same(await marksOf(standby, DB), [[1, 1, 1], [4, 4, 4]], 'the stream never took the stale writes');
+  tt.equal((await old.get('/health')).body.replication.role, 'fenced');
+});
+
+t.test('a three-node JetStream cluster loses a node under load and no acknowledged write', async (tt) => {
+  const root = scratchDir(tt);
+  const cluster = await startNatsCluster(tt, 3);
+  const fleet = new ServerFleet(tt);
+  const P = placeIn(root, 'primary');
+  const primary = await fleet.start(P, ['-journal-nats', cluster.urls, '-journal-replicas', '3', '-node', 'p1', '-journal-timeout', '10s']);
+  await createMarks(primary, DB);
+  const replica = await fleet.start(placeIn(root, 'replica'), ['-follow', cluster.urls, '-node', 'r1']);
+  const leader = await streamLeader(cluster.urls);
+  let killed = false;
+  const load = await writeLoad(primary, DB, {
+    clients: 4,
+    perClient: 60,
+    stopWhen: (done) => {
+      if (done >= 80 && !killed) {
+        killed = true;
+        void cluster.nodes.find((node) => node.name === leader)?.kill();
+      }
+      return false;
+    },
+  });
+  tt.ok(killed, `the stream's leader (${leader}) was killed under load`);
+  tt.ok(load.acked.size >= 200, `most writes were acknowledged across the election (${load.acked.size}, ${load.failed} refused)`);
+  const last = journalSeqOf(await primary.get('/health'));
+  const onReplica = new Set((await marksOf(replica, DB, last)).map(([id]) => id));
+  const onPrimary = new Set((await marksOf(primary, DB)).map(([id]) => id));
+  tt.same([...load.acked].filter((id) => !onReplica.has(id)), [], 'every acknowledged write reached the replica through the surviving nodes');
+  tt.same([...onPrimary].filter((id) => !onReplica.has(id)), [], 'and the replica has what the primary has');
+  tt.equal(onPrimary.size, load.acked.size, 'the primary applied exactly the acknowledged writes');
+});
+
+/** The server_name of the stream's leader. */
+async function streamLeader(urls: string): Promise<string> {
+  const { connect } = await import('@nats-io/transport-node');
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const nc = await connect({ servers: urls.split(',') });
+  try {
+    const info = await (await jetstreamManager(nc)).streams.info('sqlscribe');
+    return info.cluster?.leader ?? 'n1';
+  } finally {
+    await nc.close();
+  }
+}
+
+
