@@ -36,14 +36,14 @@ export interface FollowerDeps {
   /** The journal's active file: the follower reads its copy back at start, and to rebuild a database. */
   readonly journalFile: string;
   /** A database's file, by its name in the journal (databaseFileOf in recovery.ts). */
-  fileOf(db: string): string;
+  readonly fileOf: (db: string) => string;
   /** Where the follower keeps its stream position: beside the data, which it describes. */
   readonly positionFile: string;
   /** The durable consumer's name, unique per replica. */
   readonly consumer: string;
-  log(message: string): void;
+  readonly log: (message: string) => void;
   /** ms since the epoch; injectable for the lag in seconds. */
-  clock?: () => number;
+  readonly clock?: () => number;
   /** How often the stream's end is read for the lag, in ms (default 1000). */
   lagPollMs?: number;
   /** How long one pull waits for messages, in ms (at least 1000, JetStream's minimum; default 5000). */
@@ -79,8 +79,14 @@ class JournalGapError extends Error {
 const PULL_BATCH = 100;
 const DECODER = new TextDecoder();
 
+/** The headers' type comes from a module path the client's typings do not resolve here: only `get` is used. */
+interface HeaderReader {
+  get(name: string): string;
+}
+
 function streamMessageOf(msg: JsMsg): StreamMessage {
-  return parseMessage((name) => msg.headers?.get(name) ?? '', DECODER.decode(msg.data));
+  const headers = msg.headers as HeaderReader | undefined;
+  return parseMessage((name) => headers?.get(name) ?? '', DECODER.decode(msg.data));
 }
 
 function describe(error: unknown): string {

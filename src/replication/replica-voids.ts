@@ -21,8 +21,8 @@ export function voidedEarlier(entries: readonly JournalEntry[], fed: ReadonlySet
 export interface RedoContext {
   readonly engine: Engine;
   readonly journalFile: string;
-  fileOf(db: string): string;
-  log(message: string): void;
+  readonly fileOf: (db: string) => string;
+  readonly log: (message: string) => void;
 }
 
 /** Whether the database's file holds the entry at `seq` or a later one: it may have applied it. */
