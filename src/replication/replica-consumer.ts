@@ -45,11 +45,12 @@ export function consumerAgrees(info: ConsumerInfo, afterStreamSeq: number): bool
  * makes it again even when it seems to agree (a gap was met: the replica
  * reads the stream afresh once before it believes the gap).
  */
-export async function openConsumer(stream: JournalStream, name: string, afterStreamSeq: number, remake: boolean): Promise<Consumer> {
+export async function openConsumer(stream: JournalStream, name: string, afterStreamSeq: number, remake: boolean, log: (message: string) => void): Promise<Consumer> {
   const streamName = stream.settings.stream;
   const info = await consumerInfo(stream, name);
   if (info === null || remake || !consumerAgrees(info, afterStreamSeq)) {
     if (info !== null) await stream.jetStreamManager.consumers.delete(streamName, name);
+    log(`replica: consumer ${name} made to deliver from stream seq ${afterStreamSeq + 1}`);
     await stream.jetStreamManager.consumers.add(streamName, {
       durable_name: name,
       ack_policy: AckPolicy.Explicit,

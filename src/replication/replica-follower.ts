@@ -77,6 +77,8 @@ class JournalGapError extends Error {
 }
 
 const PULL_BATCH = 100;
+/** How long start() waits for its first read of the stream's end. */
+const FIRST_LAG_READ_MS = 1000;
 const DECODER = new TextDecoder();
 
 /** The headers' type comes from a module path the client's typings do not resolve here: only `get` is used. */
@@ -156,8 +158,9 @@ export class ReplicaFollower {
       follower.engine.close();
       throw error;
     }
-    follower.pollLag();
-    follower.lagTimer = setInterval(() => follower.pollLag(), deps.lagPollMs ?? 1000);
+    // Read once before following, within bounds, so that lag() means something from the start.
+    await Promise.race([follower.pollLag(), new Promise((resolve) => setTimeout(resolve, FIRST_LAG_READ_MS).unref())]);
+    follower.lagTimer = setInterval(() => void follower.pollLag(), deps.lagPollMs ?? 1000);
     follower.lagTimer.unref();
     follower.loop = follower.run();
     return follower;
@@ -278,7 +281,7 @@ export class ReplicaFollower {
     let consumer: Consumer | null = null;
     while (!this.stopping && this.haltedBy === null) {
       try {
-        consumer ??= await openConsumer(this.deps.stream, this.deps.consumer, this.streamSeq, this.takeRemake());
+        consumer ??= await openConsumer(this.deps.stream, this.deps.consumer, this.streamSeq, this.takeRemake(), this.deps.log);
         await this.pullOnce(consumer);
         delay = minMs;
       } catch (error) {
@@ -398,10 +401,10 @@ export class ReplicaFollower {
   }
 
   /** Reads the stream's end for the lag; a failure is told once, until a read succeeds again. */
-  private pollLag(): void {
-    if (this.lagPolling || this.stopping) return;
+  private pollLag(): Promise<void> {
+    if (this.lagPolling || this.stopping) return Promise.resolve();
     this.lagPolling = true;
-    this.deps.stream
+    return this.deps.stream
       .tail()
       .then((tail) => {
         this.primaryLastSeq = Math.max(this.primaryLastSeq, tail.lastEntries?.message.lastSeq ?? 0);
