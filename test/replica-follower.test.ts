@@ -6,9 +6,7 @@
  * journal byte for byte, apply every entry once, carry a session over
  * chunks and over a restart, and resume where it stopped.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
@@ -19,6 +17,7 @@ import { JournalStream } from '../src/replication/journal-stream';
 import { ReplicaFollower, type FollowerDeps } from '../src/replication/replica-follower';
 import { readPosition, writePosition } from '../src/replication/replica-position';
 import { SessionWindow } from '../src/replication/replica-session-window';
+import { startNats, type NatsNode } from './helpers/nats-server';
 import { scratchDir } from './helpers/scratch-dir';
 
 const HEADER = { service: 'sqlscribe', version: '0.1.0', level: 'mod', betterSqlite3: '12.11.1', sqlite: '3.50.4', node: 'v20', tz: 'UTC' } as const;
@@ -71,55 +70,9 @@ t.test('the position file: written whole, read back, missing or damaged means no
 
 // ---------------------------------------------------------------- a nats-server
 
-/** Replaced at merge by test/helpers/nats-server.ts. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-interface Nats {
-  url: string;
-  stop(): Promise<void>;
-  restart(): Promise<void>;
-}
-
-async function startNats(tt: Test, dir: string): Promise<Nats> {
-  const port = await freePort();
-  let child: ReturnType<typeof spawn> | null = null;
-  const launch = () =>
-    new Promise<void>((resolve, reject) => {
-      const started = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
-      child = started;
-      let text = '';
-      started.stderr?.on('data', (data: Buffer) => {
-        text += data.toString();
-        if (text.includes('Server is ready')) resolve();
-      });
-      started.on('exit', (code) => reject(new Error(`nats-server exited (${code}): ${text}`)));
-    });
-  const stop = async () => {
-    const running = child;
-    child = null;
-    if (running === null || running.exitCode !== null) return;
-    await new Promise((resolve) => {
-      running.once('exit', resolve);
-      running.kill('SIGKILL');
-    });
-  };
-  tt.teardown(stop);
-  await launch();
-  return { url: `nats://127.0.0.1:${port}`, stop, restart: async () => { await stop(); await launch(); } };
-}
-
-const root = scratchDir(t);
-let nats: Nats;
+let nats: NatsNode;
 t.before(async () => {
-  nats = await startNats(t, path.join(root, 'nats'));
+  nats = await startNats(t);
 });
 
 async function connectStream(tt: Test, stream: string, name: string): Promise<JournalStream> {
@@ -417,6 +370,7 @@ t.test('the NATS server going away and coming back: the follower resumes', async
   await primary.write(exec('a.db', 'INSERT INTO t VALUES (1)'));
   const replica = await startReplica(t, dir, 'OUTAGE');
   t.ok(await replica.follower.waitFor(3, 10_000));
+  await nats.kill(); // a crash: the follower's pull and acks fail until it is back
   await nats.restart();
   await reachable(primary.stream);
   for (let k = 2; k <= 5; k++) await primary.write(exec('a.db', `INSERT INTO t VALUES (${k})`));
