@@ -70,6 +70,17 @@ class SourceSplits {
   }
 }
 
+/**
+ * Whether `entry` changes database `db` from outside any session, which live
+ * cannot happen while a session holds `db`: a session open on `db` was cut
+ * short there (see JournalApplier.endSessionCutShort). Exported for a replica,
+ * which must know as the applier does when a session it carries over has ended.
+ */
+export function cutsSessionShort(entry: JournalEntry, db: string): boolean {
+  if (entry.session !== null || entry.db !== db) return false;
+  return entry.kind === 'createdb' || entry.kind === 'dropdb' || entry.kind === 'copydb' || entry.kind === 'resetdb' || (entry.kind === 'exec' && entry.ok && entry.readonly !== true);
+}
+
 export class JournalApplier {
   /** The session open in the journal at this point, if any (one at a time, as live). */
   private session: { id: string; db: string } | null = null;
@@ -103,9 +114,7 @@ export class JournalApplier {
    * the entry is gathered, before the batch's transaction begins.
    */
   endSessionCutShort(entry: JournalEntry): void {
-    if (this.session === null || entry.session !== null || entry.db !== this.session.db) return;
-    const changes = entry.kind === 'createdb' || entry.kind === 'dropdb' || entry.kind === 'copydb' || entry.kind === 'resetdb' || (entry.kind === 'exec' && entry.ok && entry.readonly !== true);
-    if (!changes) return;
+    if (this.session === null || !cutsSessionShort(entry, this.session.db)) return;
     this.engine.endSession(false);
     this.session = null;
   }

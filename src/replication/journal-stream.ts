@@ -68,7 +68,9 @@ export class JournalStream {
    * resumes writes). Throws when no server answers within `timeoutMs`.
    */
   static async connect(settings: StreamSettings, timeoutMs: number, name: string): Promise<JournalStream> {
-    const connection = await connect({
+    // Typed here: the client's typings reach NatsConnection through a module path
+    // (@nats-io/nats-core/internal) that node10 resolution does not follow.
+    const connection = (await connect({
       servers: [...settings.servers],
       name,
       timeout: timeoutMs,
@@ -76,7 +78,7 @@ export class JournalStream {
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
       pingInterval: 5000,
-    });
+    })) as NatsConnection;
     try {
       const manager = await jetstreamManager(connection, { timeout: timeoutMs });
       return new JournalStream(settings, connection, manager, jetstream(connection, { timeout: timeoutMs }));
