@@ -17,7 +17,7 @@ import { trackConnections } from './http/connection-limit';
 import { Readiness } from './http/readiness';
 import { openJournal } from './journal-setup';
 import type { Config } from './options';
-import { recoverDatabases, repairDatabase } from './recovery';
+import { databaseFileOf, recoverDatabases, repairDatabase } from './recovery';
 import { writeCheckpoint } from '../journal/checkpoint';
 import { AppliedCheckpoints } from './applied-checkpoints';
 import { schedulerFor } from './snapshots/snapshot-scheduler';
@@ -30,7 +30,7 @@ import type { Journal } from '../journal/journal';
 /** The replication of -journal-nats or -follow, or null: the journal stays local. */
 function replicationFor(config: Config, journal: Journal, role: ServerRole, primaryAppliedSeq: () => number, log: (message: string) => void): Replication | null {
   if (config.replication === null || config.logFile === null) return null;
-  return new Replication({ config, replication: config.replication, journal, journalFile: config.logFile, role, primaryAppliedSeq, log });
+  return new Replication({ config, replication: config.replication, journal, journalFile: config.logFile, role, primaryAppliedSeq, fileOf: databaseFileOf(config), log });
 }
 
 export interface RunningServer {

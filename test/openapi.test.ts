@@ -36,6 +36,7 @@ import { Readiness } from '../src/http/readiness';
 import { version } from '../src/version';
 import type { CommandBus } from '../src/bus/command-bus';
 import { scratchDir } from './helpers/scratch-dir';
+import { startNats } from './helpers/nats-server';
 
 t.setTimeout(240_000);
 
@@ -621,6 +622,30 @@ t.test('single-DB mode: 405s, the database list, truncation, timeouts, ended ses
   await sleep(2500);
   await c('POST', `/exec?session=${String(begun.body?.session)}`, { body: { sql: 'SELECT 1' }, status: 404, code: 5003 });
   await c('POST', '/tx/begin', { body: {}, status: 200 });
+});
+
+t.test('a primary and its replica over JetStream: status, refusals and the takeover as documented', async (tt) => {
+  const nats = await startNats(tt);
+  const primary = await serve(tt, ['-dir', 'data', '-journal-nats', nats.url, '-node', 'p1']);
+  const replica = await serve(tt, ['-dir', 'data', '-follow', nats.url, '-node', 'r1', '-min-seq-wait', '200ms']);
+  const p = (method: string, url: string, x?: Call): Promise<Reply> => call(tt, conf, primary, method, url, x);
+  const r = (method: string, url: string, x?: Call): Promise<Reply> => call(tt, conf, replica, method, url, x);
+  await p('POST', '/dbs', { body: { db: 'lesson' }, status: 201 });
+  const created = await p('POST', '/exec', { body: { db: 'lesson', sql: 'CREATE TABLE t (id INT PRIMARY KEY)' }, status: 200 });
+  const seq = created.headers.get('x-journal-seq') ?? '';
+  tt.match(seq, /^\d+$/, 'a primary says its journal seq in X-Journal-Seq');
+  await p('GET', '/health', { status: 200 });
+  await r('GET', '/health', { status: 200 });
+  await r('GET', '/metrics', { status: 200 });
+  await r('POST', '/exec', { body: { db: 'lesson', sql: 'SELECT count(*) FROM t' }, headers: { 'X-Min-Seq': seq }, status: 200 });
+  await r('POST', '/exec', { body: { db: 'lesson', sql: 'INSERT INTO t VALUES (1)' }, status: 409, code: 7010 });
+  await r('POST', '/tx/begin', { body: { db: 'lesson' }, status: 409, code: 7010 });
+  await r('POST', '/dbs', { body: { db: 'other' }, status: 409, code: 7010 });
+  await r('GET', '/tables?db=lesson', { headers: { 'X-Min-Seq': String(Number(seq) + 1000) }, status: 409, code: 7011 });
+  await p('POST', '/admin/promote', { status: 409, code: 7013 });
+  await r('POST', '/admin/promote', { status: 200 });
+  await p('POST', '/exec', { body: { db: 'lesson', sql: 'INSERT INTO t VALUES (2)' }, status: 409, code: 7012 });
+  await r('POST', '/exec', { body: { db: 'lesson', sql: 'INSERT INTO t VALUES (3)' }, status: 200 });
 });
 
 t.test('over -max-connections: 503 as documented', async (tt) => {

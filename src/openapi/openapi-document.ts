@@ -15,6 +15,7 @@ import { otherPaths } from './pilot-paths';
 import { componentSchemas } from './schemas';
 import { tokenPaths, tokenSchemas } from './token-paths';
 import { classPaths, classSchemas } from './class-paths';
+import { replicationPaths, replicationSchemas } from './replication-paths';
 
 const DESCRIPTION = [
   'HTTP/JSON service over embedded SQLite database files: list, create and inspect databases and tables, read rows page by page,',
@@ -74,9 +75,9 @@ export function buildOpenApiDocument(): JsonObject {
     servers: [{ url: '/', description: 'The server that serves this document' }],
     tags: TAGS,
     security: [{ serviceToken: [] }, { bearerAuth: [] }, {}],
-    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...classPaths(), ...otherPaths() },
+    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...classPaths(), ...replicationPaths(), ...otherPaths() },
     components: {
-      schemas: { ...componentSchemas(), ...tokenSchemas(), ...classSchemas() },
+      schemas: { ...componentSchemas(), ...tokenSchemas(), ...classSchemas(), ...replicationSchemas() },
       parameters: componentParameters(),
       responses: {
         EndpointNotFound: errorResponse(404, ['ENDPOINT_NOT_FOUND']),

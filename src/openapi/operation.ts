@@ -46,7 +46,7 @@ export function jsonBody(schema: string, required: boolean, description?: string
 }
 
 /** Every request: the token (with -token), the connection ceiling, start-up recovery, a bug. */
-export const SERVED: ErrorSet = { 401: ['UNAUTHORIZED'], 500: ['INTERNAL'], 503: ['TOO_MANY_CONNECTIONS', 'NOT_READY'] };
+export const SERVED: ErrorSet = { 401: ['UNAUTHORIZED'], 409: ['REPLICA_BEHIND'], 500: ['INTERNAL'], 503: ['TOO_MANY_CONNECTIONS', 'NOT_READY'] };
 /** /health answers during start-up recovery too (with `ready: false`). */
 export const SERVED_EVEN_STARTING: ErrorSet = { 401: ['UNAUTHORIZED'], 500: ['INTERNAL'], 503: ['TOO_MANY_CONNECTIONS'] };
 /** A request with a JSON body. */
@@ -64,7 +64,10 @@ const sessionOnly: readonly ErrorName[] = ['SESSION_ENGINE_CRASHED'];
 /** Work done by an engine process: stopped at -query-timeout, lost, or failed by storage. */
 export const ENGINE: ErrorSet = { 400: ['QUERY_TIMEOUT'], 500: namesWithStatus(500).filter((name) => !sessionOnly.includes(name)) };
 /** A write waits for its database's write lock. */
-export const WRITE: ErrorSet = { 409: ['DATABASE_LOCKED'], 503: ['WRITE_LOCK_TIMEOUT'] };
+/** A command that changes something: a replica (and a replaced primary) refuses it, naming the primary. */
+export const OFF_PRIMARY: ErrorSet = { 409: ['READ_ONLY_REPLICA', 'NOT_PRIMARY'] };
+
+export const WRITE: ErrorSet = { 409: ['DATABASE_LOCKED', ...(OFF_PRIMARY[409] ?? [])], 503: ['WRITE_LOCK_TIMEOUT'] };
 
 /** The 400s only an import can cause: what it was sent, not SQL. */
 export const IMPORT_400: readonly ErrorName[] = ['IMPORT_CSV_INVALID', 'IMPORT_NOT_SQLITE', 'IMPORT_SQLITE_CORRUPT', 'IMPORT_INTERNAL_NAME', 'IMPORT_TRANSACTION_CONTROL', 'IMPORT_CSV_COLUMNS', 'IMPORT_UNMAPPABLE_TYPE'];

@@ -3,7 +3,7 @@
  * database-routes.ts, exec-routes.ts, tx-routes.ts) in the OpenAPI document.
  */
 import type { JsonObject } from './error-responses';
-import { ADMIN_ONLY, ENGINE, json, jsonBody, mergeErrors, ONE_DATABASE, operation, QUERY, ROWS_CURSOR, SERVED, SERVED_EVEN_STARTING, SQL_400, WITH_BODY, WRITE } from './operation';
+import { ADMIN_ONLY, ENGINE, json, jsonBody, mergeErrors, OFF_PRIMARY, ONE_DATABASE, operation, QUERY, ROWS_CURSOR, SERVED, SERVED_EVEN_STARTING, SQL_400, WITH_BODY, WRITE } from './operation';
 
 function servicePaths(): Record<string, JsonObject> {
   return {
@@ -123,7 +123,7 @@ function sqlPaths(): Record<string, JsonObject> {
       tag: 'sessions',
       parameters: ['SessionRequired'],
       success: { 200: json(commit ? 'Committed: `message` is `COMMIT`.' : 'Rolled back: `message` is `ROLLBACK`.', 'SessionEnded') },
-      errors: mergeErrors(SERVED, WITH_BODY, QUERY, ENGINE, { 400: ['SESSION_REQUIRED'], 403: ['ROLE_FORBIDDEN'], 404: ['NO_SUCH_SESSION', 'SESSION_EXPIRED'] }),
+      errors: mergeErrors(SERVED, WITH_BODY, QUERY, ENGINE, OFF_PRIMARY, { 400: ['SESSION_REQUIRED'], 403: ['ROLE_FORBIDDEN'], 404: ['NO_SUCH_SESSION', 'SESSION_EXPIRED'] }),
     }),
   });
   return {
@@ -154,7 +154,7 @@ function sqlPaths(): Record<string, JsonObject> {
         tag: 'sessions',
         requestBody: jsonBody('SessionBegin', false),
         success: { 200: json('The session is open.', 'SessionInfo') },
-        errors: mergeErrors(SERVED, WITH_BODY, ONE_DATABASE, ENGINE, { 409: ['SESSION_ACTIVE'], 503: ['WRITE_LOCK_TIMEOUT'] }),
+        errors: mergeErrors(SERVED, WITH_BODY, ONE_DATABASE, ENGINE, OFF_PRIMARY, { 409: ['SESSION_ACTIVE'], 503: ['WRITE_LOCK_TIMEOUT'] }),
       }),
     },
     '/tx/commit': sessionEnd(true),

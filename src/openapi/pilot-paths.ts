@@ -3,7 +3,7 @@
  * this document itself, and of the web console, in the OpenAPI document.
  */
 import type { ErrorSet, JsonObject } from './error-responses';
-import { ADMIN_ONLY, ENGINE, json, jsonBody, mergeErrors, operation, QUERY, SERVED, WITH_BODY, WRITE } from './operation';
+import { ADMIN_ONLY, ENGINE, json, jsonBody, mergeErrors, OFF_PRIMARY, operation, QUERY, SERVED, WITH_BODY, WRITE } from './operation';
 
 function pilotPaths(): Record<string, JsonObject> {
   return {
@@ -30,7 +30,7 @@ function pilotPaths(): Record<string, JsonObject> {
         tag: 'pilots',
         requestBody: jsonBody('PilotRecord', true),
         success: { 201: json('Stored.', 'StoredPilot') },
-        errors: mergeErrors(SERVED, ADMIN_ONLY, WITH_BODY, ENGINE, { 400: ['PILOT_INVALID', 'PILOT_PERSONAL_DATA'], 409: ['PILOT_SCOPE_RETIRED', 'PILOT_SAME_COMMIT'], 503: WRITE[503] ?? [] }),
+        errors: mergeErrors(SERVED, ADMIN_ONLY, WITH_BODY, ENGINE, OFF_PRIMARY, { 400: ['PILOT_INVALID', 'PILOT_PERSONAL_DATA'], 409: ['PILOT_SCOPE_RETIRED', 'PILOT_SAME_COMMIT'], 503: WRITE[503] ?? [] }),
       }),
     },
     '/pilots/schema': {

@@ -97,7 +97,8 @@ function serviceSchemas(): Record<string, JsonObject> {
       dir: string('The data directory (the single database\'s directory in single-DB mode)'),
       timeUnix: integer('Current time, Unix seconds'),
       ready: { type: 'boolean', description: 'false while the databases are brought in line with the journal at start-up; every other endpoint answers 503 meanwhile' },
-    }),
+      replication: { $ref: '#/components/schemas/ReplicationStatus' },
+    }, ['replication']),
     Metrics: record('Operational metrics since start-up.', {
       ok: TRUE,
       started_unix: integer('Start time, Unix seconds'),
@@ -111,7 +112,8 @@ function serviceSchemas(): Record<string, JsonObject> {
         samples: { const: LATENCY_SAMPLE_RING, description: 'Size of the ring (LATENCY_SAMPLE_RING)' },
         count: integer('Requests observed since start'),
       }),
-    }),
+      replication: { $ref: '#/components/schemas/ReplicationStatus' },
+    }, ['replication']),
     DatabaseList: {
       ...record('The databases served.', {
         ok: TRUE,

@@ -1,6 +1,6 @@
 /** The paths of the personal tokens (src/routes/token-routes.ts) and their records, in the OpenAPI document. */
 import type { JsonObject } from './error-responses';
-import { ADMIN_ONLY, json, jsonBody, mergeErrors, operation, QUERY, SERVED, WITH_BODY, WRITE } from './operation';
+import { ADMIN_ONLY, json, jsonBody, mergeErrors, OFF_PRIMARY, operation, QUERY, SERVED, WITH_BODY, WRITE } from './operation';
 
 const TOKENS_OFF = { 403: ['TOKENS_NOT_CONFIGURED'] } as const;
 
@@ -47,7 +47,7 @@ export function tokenPaths(): Record<string, JsonObject> {
         tag: 'tokens',
         parameters: ['TokenId'],
         success: { 200: json('The token revoked.', 'RevokedToken') },
-        errors: mergeErrors(SERVED, ADMIN_ONLY, TOKENS_OFF, { 404: ['TOKEN_NOT_FOUND'], 409: ['TOKEN_IN_FILE'] }),
+        errors: mergeErrors(SERVED, ADMIN_ONLY, TOKENS_OFF, OFF_PRIMARY, { 404: ['TOKEN_NOT_FOUND'], 409: ['TOKEN_IN_FILE'] }),
       }),
     },
   };

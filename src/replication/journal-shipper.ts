@@ -27,9 +27,9 @@ export interface ShipperOptions {
   /** How long one chunk may wait for JetStream in all (-journal-timeout). */
   readonly timeoutMs: number;
   /** Told of what reaches no client: a fence, a divergence. */
-  log(message: string): void;
+  readonly log: (message: string) => void;
   /** Told once, when a newer epoch took over. */
-  onFenced?(fence: FenceMessage): void;
+  readonly onFenced?: (fence: FenceMessage) => void;
   /** A pause between attempts while JetStream does not answer (tests shorten it). */
   readonly retryPauseMs?: number;
 }
@@ -129,5 +129,5 @@ export function notPrimary(fence: FenceMessage): EngineError {
 
 function describe(error: unknown): string {
   if (error === undefined) return 'no attempt finished';
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return error instanceof Error ? `${error.name}: ${error.message}` : JSON.stringify(error);
 }

@@ -6,7 +6,7 @@
  * the real shipper is in place, a refusing one is.
  */
 import type { Journal } from '../../journal/journal';
-import type { ChunkShipper, ShippedChunk } from '../../journal/writer';
+import type { ChunkShipper } from '../../journal/writer';
 import type { ReplicationConfig } from '../options';
 import type { ReplicationStatus, ServerRole } from '../services/server-role';
 import type { FenceMessage } from './chunk-message';
@@ -17,7 +17,7 @@ import { PrimaryStartError, startPrimary, type Primary } from './primary-start';
 class NotConnectedShipper implements ChunkShipper {
   readonly epoch = 0;
   constructor(private readonly why: () => string) {}
-  ship(_chunk: ShippedChunk): Promise<void> {
+  ship(): Promise<void> {
     return Promise.reject(new JetStreamUnavailableError(this.why()));
   }
 }
@@ -28,7 +28,7 @@ export interface PrimaryRoleOptions {
   readonly journalFile: string;
   readonly role: ServerRole;
   readonly url: string;
-  log(message: string): void;
+  readonly log: (message: string) => void;
   /** Between attempts to reach JetStream at start. @default 1000 */
   readonly retryMs?: number;
 }
@@ -67,7 +67,7 @@ export class PrimaryRole {
   }
 
   private async attempt(): Promise<void> {
-    const { config, journal, journalFile, url, log, role } = this.options;
+    const { config, journal, journalFile, url, log } = this.options;
     try {
       this.primary = await startPrimary({ config, journal, journalFile, url, log, onFenced: (fence) => this.fenced(fence) });
       log(`shipping the journal to JetStream stream ${config.stream} as primary ${config.node} (epoch ${this.primary.holder.epoch})`);

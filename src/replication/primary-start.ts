@@ -38,9 +38,9 @@ export interface PrimaryStartOptions {
   readonly journalFile: string;
   /** Where clients reach this server: the lease says it. */
   readonly url: string;
-  log(message: string): void;
+  readonly log: (message: string) => void;
   /** Told when a newer epoch took over and this server stopped shipping for good. */
-  onFenced?(fence: FenceMessage): void;
+  readonly onFenced?: (fence: FenceMessage) => void;
 }
 
 /** Local entries are published in chunks of about this many bytes. */

@@ -16,7 +16,6 @@ import path from 'node:path';
 import { EngineError } from '../errors';
 import type { Journal } from '../../journal/journal';
 import type { Config, ReplicationConfig } from '../options';
-import { databaseFileOf } from '../recovery';
 import type { ReplicationStatus, ServerRole } from '../services/server-role';
 import type { FenceMessage } from './chunk-message';
 import { JournalShipper } from './journal-shipper';
@@ -32,7 +31,9 @@ export interface ReplicaRoleOptions {
   readonly journalFile: string;
   readonly role: ServerRole;
   readonly url: string;
-  log(message: string): void;
+  /** A database's file, by its name in the journal. */
+  readonly fileOf: (db: string) => string;
+  readonly log: (message: string) => void;
   /** Between attempts to reach JetStream. @default 1000 */
   readonly retryMs?: number;
 }
@@ -78,7 +79,7 @@ export class ReplicaRole {
         stream: this.stream,
         journal,
         journalFile,
-        fileOf: databaseFileOf(config),
+        fileOf: this.options.fileOf,
         positionFile: path.join(config.dir, POSITION_FILE),
         consumer: consumerNameOf(replication.node),
         log,

@@ -22,8 +22,10 @@ export interface ReplicationDeps {
   readonly journalFile: string;
   readonly role: ServerRole;
   /** The journal seq the databases hold on a primary: every durable entry is applied before its write is answered. */
-  primaryAppliedSeq(): number;
-  log(message: string): void;
+  readonly primaryAppliedSeq: () => number;
+  /** A database's file, by its name in the journal. */
+  readonly fileOf: (db: string) => string;
+  readonly log: (message: string) => void;
 }
 
 export class Replication implements ReplicationControl {

@@ -24,11 +24,11 @@ const WRITES: Partial<Record<CommandType, string>> = {
 export function writesOnPrimary(role: ServerRole): Middleware {
   return (command, _call, next) => {
     const action = WRITES[command.type];
-    try {
-      if (action !== undefined) role.assertWritable(action);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return next();
+    if (action === undefined) return next();
+    // Refused as a rejection, as every middleware answers: the bus awaits it.
+    return Promise.resolve().then(() => {
+      role.assertWritable(action);
+      return next();
+    });
   };
 }
