@@ -26,11 +26,22 @@ import { checkpointAtShutdown } from './shutdown-checkpoint';
 import { ServerRole } from './services/server-role';
 import { Replication } from './replication/replication';
 import type { Journal } from '../journal/journal';
+import type { EngineHost } from './engine/protocol';
 
 /** The replication of -journal-nats or -follow, or null: the journal stays local. */
-function replicationFor(config: Config, journal: Journal, role: ServerRole, primaryAppliedSeq: () => number, log: (message: string) => void): Replication | null {
+function replicationFor(config: Config, journal: Journal, role: ServerRole, engine: EngineHost, log: (message: string) => void): Replication | null {
   if (config.replication === null || config.logFile === null) return null;
-  return new Replication({ config, replication: config.replication, journal, journalFile: config.logFile, role, primaryAppliedSeq, fileOf: databaseFileOf(config), log });
+  return new Replication({
+    config,
+    replication: config.replication,
+    journal,
+    journalFile: config.logFile,
+    role,
+    primaryAppliedSeq: () => journal.lastSeq,
+    fileOf: databaseFileOf(config),
+    release: (file) => engine.closeDatabase(file),
+    log,
+  });
 }
 
 export interface RunningServer {
@@ -91,7 +102,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
   const role = new ServerRole(config.replication === null ? 'standalone' : 'primary');
   const { bus, writePath, feed, tokens, copyGate } = composeServices(config, engine, journal, { repair, log, observer: metrics }, role);
-  const replication = replicationFor(config, journal, role, () => journal.lastSeq, log);
+  const replication = replicationFor(config, journal, role, engine, log);
   // A replica's databases are settled as far as its follower applied them; elsewhere the write path knows.
   const settled = (): number => replication?.settledThrough() ?? writePath.settledThrough();
   let checkpoints: AppliedCheckpoints | undefined;

@@ -3,12 +3,14 @@
  * standby that takes over — against real nats-server processes on loopback
  * (Debian's package: without it these tests fail with the install line).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { scratchDir } from './helpers/scratch-dir';
 import { startNats, startNatsCluster } from './helpers/nats-server';
 import { ServerFleet } from './helpers/server-fleet';
 import { runReplay, type TestServer } from './helpers/server';
+import { encodeLine } from '../journal/record';
 import { createMarks, entryLines, eventually, journalSeqOf, journalSeqs, marksOf, ok, placeIn, writeLoad } from './helpers/replication';
 
 t.setTimeout(240_000);
@@ -250,3 +252,76 @@ async function streamLeader(urls: string): Promise<string> {
 }
 
 
+
+t.test('a replaced primary rejoins as a replica only while its journal is the stream\'s own', async (tt) => {
+  const root = scratchDir(tt);
+  const nats = await startNats(tt);
+  const fleet = new ServerFleet(tt);
+  const P = placeIn(root, 'primary');
+  const primary = await fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']);
+  await createMarks(primary, DB);
+  await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert');
+  const standby = await fleet.start(placeIn(root, 'standby'), ['-follow', nats.url, '-node', 's1']);
+  await fleet.stop(primary);
+  const last = journalSeqs(P.journal).at(-1) ?? 0;
+  // What a primary killed between its own sync and JetStream's answer leaves: an entry the stream never got.
+  const unshipped = encodeLine({ seq: last + 1, ts: new Date().toISOString(), db: `${DB}.db`, session: null, kind: 'exec', sql: 'INSERT INTO marks VALUES (2, 2, 2)', statements: [{ sql: 'INSERT INTO marks VALUES (2, 2, 2)' }], ok: true, ms: 0, clock: Date.now(), seed: '0123456789abcdef', epoch: 1 });
+  const clean = fs.readFileSync(P.journal, 'utf8');
+  fs.appendFileSync(P.journal, unshipped);
+  await ok(standby.post('/admin/promote'), 'promote');
+  await tt.rejects(fleet.start(P, ['-follow', nats.url, '-node', 'p1']), /past the stream's last entry/, 'a journal that runs past the stream cannot follow it');
+  await ok(standby.exec(DB, 'INSERT INTO marks VALUES (3, 3, 3)'), 'the new primary writes seq ' + String(last + 1));
+  await tt.rejects(fleet.start(P, ['-follow', nats.url, '-node', 'p1']), /differs from the stream's/, 'nor one whose last entry is not the stream\'s');
+  fs.writeFileSync(P.journal, clean);
+  fs.rmSync(path.join(P.data, `${DB}.db`));
+  const rejoined = await fleet.start(P, ['-follow', nats.url, '-node', 'p1']);
+  const seq = journalSeqOf(await standby.get('/health'));
+  tt.same(await marksOf(rejoined, DB, seq), [[1, 1, 1], [3, 3, 3]], 'with the stream\'s own journal it follows the new primary');
+});
+
+t.test('-promote at start: a standby takes over once caught up; a replica follows drops and re-creations', async (tt) => {
+  const root = scratchDir(tt);
+  const nats = await startNats(tt);
+  const fleet = new ServerFleet(tt);
+  const primary = await fleet.start(placeIn(root, 'primary'), ['-journal-nats', nats.url, '-node', 'p1']);
+  await createMarks(primary, DB);
+  await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert');
+  const replica = await fleet.start(placeIn(root, 'replica'), ['-follow', nats.url, '-node', 'r1']);
+  tt.same(await marksOf(replica, DB, journalSeqOf(await primary.get('/health'))), [[1, 1, 1]]);
+  await ok(primary.exec(undefined, `DROP DATABASE ${DB}`), 'drop');
+  await createMarks(primary, DB);
+  const recreated = journalSeqOf(await ok(primary.exec(DB, 'INSERT INTO marks VALUES (7, 7, 7)'), 'insert into the new one'));
+  tt.same(await marksOf(replica, DB, recreated), [[7, 7, 7]], 'the replica reads the new database, not the dropped file');
+  await fleet.kill(primary);
+  const standby = await fleet.start(placeIn(root, 'standby'), ['-follow', nats.url, '-node', 's1', '-promote']);
+  const health = await ok(standby.get('/health'), 'health');
+  tt.equal(health.body.replication.role, 'primary', 'it is the primary once started');
+  tt.same(await marksOf(standby, DB), [[7, 7, 7]], 'holding every write');
+  await ok(standby.exec(DB, 'INSERT INTO marks VALUES (8, 8, 8)'), 'and takes new ones');
+  tt.same(await marksOf(replica, DB, journalSeqOf(await standby.get('/health'))), [[7, 7, 7], [8, 8, 8]], 'which the replica follows');
+});
+
+t.test('a chunk JetStream stored after the primary gave up on it is taken back into its journal at the next start', async (tt) => {
+  const root = scratchDir(tt);
+  const nats = await startNats(tt);
+  const fleet = new ServerFleet(tt);
+  const P = placeIn(root, 'primary');
+  let primary = await fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']);
+  await createMarks(primary, DB);
+  await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert');
+  const last = journalSeqOf(await ok(primary.exec(DB, 'INSERT INTO marks VALUES (2, 2, 2)'), 'the write whose answer is lost'));
+  await fleet.stop(primary);
+  const lines = fs.readFileSync(P.journal, 'utf8').split('\n');
+  const lost = lines.findIndex((line) => line.startsWith(`{"seq":${last},`));
+  tt.ok(lost > 0, 'its entry is in the local journal');
+  const entry = lines[lost];
+  // What a cut-back leaves when JetStream stored the chunk but its acknowledgement came too late.
+  fs.writeFileSync(P.journal, [...lines.slice(0, lost), ...lines.slice(lost + 1)].join('\n'));
+  primary = await fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']);
+  tt.match(primary.stderr(), /the stream held 1 journal entries the local journal lacked/, 'the start says what it copied');
+  tt.ok(entryLines(P.journal).includes(entry as string), 'the entry is back in the local journal, byte for byte');
+  const next = journalSeqOf(await ok(primary.exec(DB, 'INSERT INTO marks VALUES (3, 3, 3)'), 'the next write'));
+  tt.equal(next, last + 1, 'and the next write takes the seq after it');
+  const replica = await fleet.start(placeIn(root, 'replica'), ['-follow', nats.url, '-node', 'r1']);
+  tt.same(await marksOf(replica, DB, next), await marksOf(primary, DB), 'primary and replica agree');
+});

@@ -72,7 +72,9 @@ export function messageIdOf(message: StreamMessage): string {
   return `seq-${message.firstSeq}-${message.lastSeq}-e${message.epoch}-${crcOf(message.lines)}`;
 }
 
-export class StreamMessageError extends Error {}
+export class StreamMessageError extends Error {
+  override readonly name = 'StreamMessageError';
+}
 
 function numberHeader(get: (name: string) => string, name: string): number {
   const text = get(name);

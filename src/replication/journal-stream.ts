@@ -153,6 +153,38 @@ export class JournalStream {
     return { lastStreamSeq, lastEntries: null, fence };
   }
 
+  /**
+   * The chunk that holds journal seq `seq`, found by halving the stream
+   * (chunks are in seq order; a fence in between is stepped over), or null.
+   */
+  async chunkHolding(seq: number): Promise<(StoredMessage & { readonly message: EntriesMessage }) | null> {
+    const info = await this.manager.streams.info(this.settings.stream);
+    let low = info.state.first_seq;
+    let high = info.state.last_seq;
+    while (low <= high) {
+      const middle = Math.floor((low + high) / 2);
+      const found = await this.entriesAtOrBefore(middle, low);
+      if (found === null) {
+        low = middle + 1;
+        continue;
+      }
+      const { message } = found;
+      if (seq < message.firstSeq) high = found.streamSeq - 1;
+      else if (seq > message.lastSeq) low = middle + 1;
+      else return found;
+    }
+    return null;
+  }
+
+  /** The last chunk of entries at or before `streamSeq`, not before `floor`. */
+  private async entriesAtOrBefore(streamSeq: number, floor: number): Promise<(StoredMessage & { readonly message: EntriesMessage }) | null> {
+    for (let at = streamSeq; at >= floor; at--) {
+      const stored = await this.message(at);
+      if (stored !== null && stored.message.kind === 'entries') return { streamSeq: stored.streamSeq, message: stored.message };
+    }
+    return null;
+  }
+
   /** The stream's manager, for the consumers a replica keeps. */
   get jetStreamManager(): JetStreamManager {
     return this.manager;

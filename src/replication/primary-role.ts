@@ -11,7 +11,7 @@ import type { ReplicationConfig } from '../options';
 import type { ReplicationStatus, ServerRole } from '../services/server-role';
 import type { FenceMessage } from './chunk-message';
 import { JetStreamUnavailableError } from './journal-shipper';
-import { PrimaryStartError, startPrimary, type Primary } from './primary-start';
+import { PrimaryStartError, startPrimary, StreamAheadError, type Primary } from './primary-start';
 
 /** Stands in until the stream is reached: every chunk is refused, so nothing unshipped is acknowledged. */
 class NotConnectedShipper implements ChunkShipper {
@@ -51,7 +51,7 @@ export class PrimaryRole {
     const role = new PrimaryRole(options);
     options.journal.shipThrough(new NotConnectedShipper(() => role.lastFailure));
     options.role.becomePrimary(options.url);
-    await role.attempt();
+    await role.attempt(false);
     return role;
   }
 
@@ -66,16 +66,18 @@ export class PrimaryRole {
     return role;
   }
 
-  private async attempt(): Promise<void> {
+  /** `serving`: the server answers requests already (a retry after JetStream was unreachable at start). */
+  private async attempt(serving: boolean): Promise<void> {
     const { config, journal, journalFile, url, log } = this.options;
     try {
-      this.primary = await startPrimary({ config, journal, journalFile, url, log, onFenced: (fence) => this.fenced(fence) });
+      this.primary = await startPrimary({ config, journal, journalFile, url, log, serving, onFenced: (fence) => this.fenced(fence) });
       log(`shipping the journal to JetStream stream ${config.stream} as primary ${config.node} (epoch ${this.primary.holder.epoch})`);
     } catch (error) {
       if (error instanceof PrimaryStartError) throw error;
+      if (error instanceof StreamAheadError) return this.fatal(error);
       this.lastFailure = `JetStream at ${config.servers.join(',')} cannot be reached (${(error as Error).message}); writes resume when it answers`;
       log(this.lastFailure);
-      if (!this.stopped) this.retry = setTimeout(() => void this.attempt().catch((fatal: unknown) => this.fatal(fatal)), this.options.retryMs ?? 1000);
+      if (!this.stopped) this.retry = setTimeout(() => void this.attempt(true).catch((fatal: unknown) => this.fatal(fatal)), this.options.retryMs ?? 1000);
     }
   }
 

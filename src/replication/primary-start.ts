@@ -24,6 +24,9 @@ import { PrimaryLease, type LeaseHolder } from './primary-lease';
 /** Why this server cannot be the primary; the server stops with it. */
 export class PrimaryStartError extends Error {}
 
+/** The stream ran ahead of the journal while the server was serving: only a restart can take those entries in. */
+export class StreamAheadError extends Error {}
+
 export interface Primary {
   readonly stream: JournalStream;
   readonly lease: PrimaryLease;
@@ -39,6 +42,13 @@ export interface PrimaryStartOptions {
   /** Where clients reach this server: the lease says it. */
   readonly url: string;
   readonly log: (message: string) => void;
+  /**
+   * Whether the server serves yet. Before it does, entries the stream has
+   * and the journal lacks are copied (recovery applies them next); once it
+   * serves, they could not be applied in order with the writes going on, so
+   * the start is refused until a restart.
+   */
+  readonly serving: boolean;
   /** Told when a newer epoch took over and this server stopped shipping for good. */
   readonly onFenced?: (fence: FenceMessage) => void;
 }
@@ -57,7 +67,7 @@ export async function startPrimary(options: PrimaryStartOptions): Promise<Primar
       throw new PrimaryStartError(`${state.holder.node} holds the primary lease of stream ${config.stream} (epoch ${state.holder.epoch}, at ${state.holder.url}): this server was replaced. Start it as a replica (-follow) on an empty data directory`);
     }
     const holder = state === null ? await lease.take(null, config.node, options.url) : await lease.renew(state, options.url);
-    const streamLast = await alignWithStream(stream, journal, options.journalFile, holder.epoch, config.node, config.timeoutMs, options.log);
+    const streamLast = await alignWithStream(stream, options, holder.epoch);
     const shipper = new JournalShipper(stream, holder.epoch, config.node, streamLast, { timeoutMs: config.timeoutMs, log: options.log, ...(options.onFenced === undefined ? {} : { onFenced: options.onFenced }) });
     journal.shipThrough(shipper);
     return { stream, lease, shipper, holder, close: () => stream.close() };
@@ -68,16 +78,20 @@ export async function startPrimary(options: PrimaryStartOptions): Promise<Primar
 }
 
 /** Makes the stream and the local journal end at the same seq; gives the stream seq they end at. */
-async function alignWithStream(stream: JournalStream, journal: Journal, journalFile: string, epoch: number, node: string, timeoutMs: number, log: (message: string) => void): Promise<number> {
+async function alignWithStream(stream: JournalStream, options: PrimaryStartOptions, epoch: number): Promise<number> {
+  const { journal, journalFile, config, log } = options;
   const tail = await stream.tail();
   const streamSeq = tail.lastEntries?.message.lastSeq ?? 0;
   if (streamSeq > journal.lastSeq) {
+    if (options.serving) throw new StreamAheadError(`the stream holds journal entries up to seq ${streamSeq}, past this server's ${journal.lastSeq}: restart the server to take them in`);
+    // Nothing writes before the server serves: the stand-in shipper is set aside while the stream's own entries are copied.
+    journal.shipThrough(null);
     const copied = await copyFromStream(stream, journal, tail.lastEntries?.streamSeq ?? 0);
     log(`the stream held ${copied} journal entries the local journal lacked (a write given up on that reached JetStream): copied; start-up applies them`);
     return tail.lastStreamSeq;
   }
   if (streamSeq < journal.lastSeq) {
-    const shipped = await publishLocal(stream, await localEntriesAfter(journalFile, streamSeq), tail.lastStreamSeq, epoch, node, timeoutMs);
+    const shipped = await publishLocal(stream, await localEntriesAfter(journalFile, streamSeq), tail.lastStreamSeq, epoch, config.node, config.timeoutMs);
     log(`published ${journal.lastSeq - streamSeq} local journal entries the stream lacked`);
     return shipped;
   }

@@ -28,6 +28,9 @@ import { readPosition, writePosition, type FollowerPosition } from './replica-po
 import { SessionWindow } from './replica-session-window';
 import { redoVoided, voidedEarlier } from './replica-voids';
 
+/** Entries that make a database's file anew or remove it. */
+const REPLACES_FILE: ReadonlySet<JournalEntry['kind']> = new Set(['createdb', 'dropdb', 'copydb', 'resetdb']);
+
 export interface FollowerDeps {
   /** Connected; the stream exists. Not closed by the follower. */
   readonly stream: JournalStream;
@@ -42,6 +45,13 @@ export interface FollowerDeps {
   /** The durable consumer's name, unique per replica. */
   readonly consumer: string;
   readonly log: (message: string) => void;
+  /**
+   * Told of each database whose file the follower created, removed or
+   * replaced (a drop, a copy, a reset, a rebuild after a void): the server's
+   * engine processes must let go of the old file, or they would go on
+   * reading it.
+   */
+  readonly replaced?: (db: string) => Promise<void>;
   /** ms since the epoch; injectable for the lag in seconds. */
   readonly clock?: () => number;
   /** How often the stream's end is read for the lag, in ms (default 1000). */
@@ -382,12 +392,32 @@ export class ReplicaFollower {
     await rebuild(this.engine, fed, { fileOf: this.deps.fileOf, yieldEvery: 200 });
     const voided = voidedEarlier(entries, new Set(fed.map((entry) => entry.seq)));
     await redoVoided({ engine: this.engine, journalFile: this.deps.journalFile, fileOf: this.deps.fileOf, log: this.deps.log }, voided);
+    await this.tellReplaced(entries, voided);
     this.window.observe(entries);
     const last = entries.at(-1);
     if (last === undefined) return;
     this.appliedSeq = last.seq;
     this.appliedAt = Date.parse(last.ts);
     for (const waiter of this.waiters.filter((w) => w.seq <= this.appliedSeq)) waiter.resolve(true);
+  }
+
+  private async tellReplaced(entries: readonly JournalEntry[], voided: readonly number[]): Promise<void> {
+    const replaced = this.deps.replaced;
+    if (replaced === undefined) return;
+    const voidedSet = new Set(voided);
+    const dbs = new Set<string>();
+    for (const entry of entries) {
+      if (entry.db === null) continue;
+      if (REPLACES_FILE.has(entry.kind) || voidedSet.has(entry.seq)) dbs.add(entry.db);
+      if (entry.kind === 'void') dbs.add(entry.db);
+    }
+    for (const db of dbs) {
+      try {
+        await replaced(db);
+      } catch (error) {
+        this.deps.log(`replica: the engine processes could not let go of ${db} (${(error as Error).message})`);
+      }
+    }
   }
 
   private storePosition(streamSeq: number): void {

@@ -17,7 +17,9 @@ import { EngineError } from '../errors';
 import type { Journal } from '../../journal/journal';
 import type { Config, ReplicationConfig } from '../options';
 import type { ReplicationStatus, ServerRole } from '../services/server-role';
-import type { FenceMessage } from './chunk-message';
+import { readJournal } from '../../journal/reader';
+import { encodeLine } from '../../journal/record';
+import { entriesOf, type FenceMessage } from './chunk-message';
 import { JournalShipper } from './journal-shipper';
 import { JournalStream, WrongLastSequenceError } from './journal-stream';
 import { LeaseLostError, PrimaryLease } from './primary-lease';
@@ -33,6 +35,8 @@ export interface ReplicaRoleOptions {
   readonly url: string;
   /** A database's file, by its name in the journal. */
   readonly fileOf: (db: string) => string;
+  /** Makes the server's engine processes let go of a database file the follower replaced. */
+  readonly release: (file: string) => Promise<void>;
   readonly log: (message: string) => void;
   /** Between attempts to reach JetStream. @default 1000 */
   readonly retryMs?: number;
@@ -45,6 +49,9 @@ export const POSITION_FILE = '_sqlscribe_replica.json';
 export function consumerNameOf(node: string): string {
   return `replica-${node.replace(/[^A-Za-z0-9_-]/g, '_').slice(-200)}`;
 }
+
+/** Why this server cannot be a replica of the stream; at start-up the server stops with it. */
+export class ReplicaStartError extends Error {}
 
 /** How many times a takeover re-reads the end of the stream when the old primary published meanwhile. */
 const FENCE_ATTEMPTS = 20;
@@ -65,21 +72,46 @@ export class ReplicaRole {
   /** Starts following; when JetStream does not answer yet, keeps trying in the background. */
   static async start(options: ReplicaRoleOptions): Promise<ReplicaRole> {
     const role = new ReplicaRole(options);
-    await role.attempt();
+    await role.attempt(true);
     return role;
   }
 
-  private async attempt(): Promise<void> {
+  /**
+   * A journal that runs past the stream holds entries no primary shipped (a
+   * replaced primary's directory, or a stream made anew): following would
+   * fork it, so the replica refuses.
+   */
+  private async refuseForeignJournal(stream: JournalStream): Promise<void> {
+    const last = this.options.journal.lastSeq;
+    if (last === 0) return;
+    const tail = await stream.tail();
+    const streamEnd = tail.lastEntries?.message.lastSeq ?? 0;
+    if (last > streamEnd) {
+      throw new ReplicaStartError(`this server's journal ends at seq ${last}, past the stream's last entry (${streamEnd}): it holds entries no primary shipped. Start a replica on an empty data directory`);
+    }
+    // Same seq, other entry: a replaced primary's unshipped write where its successor wrote another.
+    const mine = await lastLocalLine(this.options.journalFile, last);
+    const chunk = await stream.chunkHolding(last);
+    const theirs = chunk === null ? undefined : entriesOf(chunk.message).find((entry) => entry.seq === last);
+    if (mine !== undefined && theirs !== undefined && encodeLine(theirs) !== mine) {
+      throw new ReplicaStartError(`this server's journal entry ${last} differs from the stream's: it was written by a primary that was replaced before shipping it. Start a replica on an empty data directory`);
+    }
+  }
+
+  /** `first`: during start-up, where a refusal stops the server; later ones are logged and end the retries. */
+  private async attempt(first: boolean): Promise<void> {
     const { replication, journal, journalFile, config, log } = this.options;
     try {
       this.stream ??= await JournalStream.connect({ servers: replication.servers, stream: replication.stream, replicas: replication.streamReplicas }, replication.timeoutMs, `sqlscribe replica ${replication.node}`);
       await this.stream.ensure();
       this.lease ??= await PrimaryLease.open(this.stream);
+      await this.refuseForeignJournal(this.stream);
       this.follower = await ReplicaFollower.start({
         stream: this.stream,
         journal,
         journalFile,
         fileOf: this.options.fileOf,
+        replaced: (db) => this.options.release(this.options.fileOf(db)),
         positionFile: path.join(config.dir, POSITION_FILE),
         consumer: consumerNameOf(replication.node),
         log,
@@ -89,8 +121,13 @@ export class ReplicaRole {
       this.leaseWatch.unref();
       log(`following JetStream stream ${replication.stream} as replica ${replication.node} from seq ${journal.lastSeq + 1}`);
     } catch (error) {
+      if (error instanceof ReplicaStartError) {
+        if (first) throw error;
+        log(`this server cannot follow the stream: ${error.message}`);
+        return;
+      }
       log(`JetStream at ${replication.servers.join(',')} cannot be followed yet (${(error as Error).message}); retrying`);
-      if (!this.stopped) this.retry = setTimeout(() => void this.attempt(), this.options.retryMs ?? 1000);
+      if (!this.stopped) this.retry = setTimeout(() => void this.attempt(false), this.options.retryMs ?? 1000);
     }
   }
 
@@ -158,6 +195,13 @@ export class ReplicaRole {
     await this.follower?.stop();
     await this.stream?.close();
   }
+}
+
+/** The local journal's line of `seq`, as encodeLine writes it. */
+async function lastLocalLine(journalFile: string, seq: number): Promise<string | undefined> {
+  const { entries } = await readJournal(journalFile, { fromSeq: seq });
+  const entry = entries.find((candidate) => candidate.seq === seq);
+  return entry === undefined ? undefined : encodeLine(entry);
 }
 
 /** Publishes the fence where the stream ends, re-reading the end while the old primary still gets chunks in first. */

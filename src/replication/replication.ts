@@ -25,6 +25,8 @@ export interface ReplicationDeps {
   readonly primaryAppliedSeq: () => number;
   /** A database's file, by its name in the journal. */
   readonly fileOf: (db: string) => string;
+  /** Makes the server's engine processes let go of a database file a replica's follower replaced. */
+  readonly release: (file: string) => Promise<void>;
   readonly log: (message: string) => void;
 }
 

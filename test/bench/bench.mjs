@@ -14,7 +14,8 @@
  * replay (only the replay of 100,000 single-row INSERTs against a raw loop,
  * replay-batches.mjs) or templates (only thirty copies of a 1 MB template,
  * templates.mjs) or console (only the console's page load with an empty
- * cache in Chromium, console-load.mjs), BENCH_JSON=<file> to save
+ * cache in Chromium, console-load.mjs) or replication (only the journal shipped
+ * to NATS JetStream against a local one, and a replica's lag, replication.mjs), BENCH_JSON=<file> to save
  * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
  * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
  * a temporary directory that is removed at the end. cpu-cost.mjs beside this
@@ -34,6 +35,7 @@ import { deepPage } from './deep-page.mjs';
 import { replayBatches } from './replay-batches.mjs';
 import { templates } from './templates.mjs';
 import { consoleLoad } from './console-load.mjs';
+import { replication } from './replication.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -235,6 +237,16 @@ async function consolePage(work, figures) {
   say(`  ${fmt(best, 0)} ms (target < 1000 ms: ${targetNote(best < 1000)}); rounds ${r.times.map((ms) => fmt(ms, 0)).join(', ')} ms; editor bundle ${int(r.bundleBytes)} bytes`);
 }
 
+async function shipping(work, figures) {
+  say();
+  say(`the journal shipped to NATS JetStream (one nats-server on loopback): single-row INSERT, c32, ${ROUNDS} rotating rounds of ${SECONDS} s`);
+  const r = await replication(work, { rounds: ROUNDS, seconds: SECONDS });
+  figures.replication = r;
+  say(`  journal local ${int(r.local.rps)} req/s (p50 ${fmt(r.local.p50)} ms), shipped ${int(r.shipped.rps)} req/s (p50 ${fmt(r.shipped.p50)} ms): shipped ÷ local ${fmt(r.ratio)}`);
+  say(`  CPU µs per request: local ${int(r.local.cpuUsPerRequest)}, shipped ${int(r.shipped.cpuUsPerRequest)}`);
+  say(`  replica lag at steady load (${int(r.lag.writesPerSecond)} writes/s, ${r.lag.probes} probes): acknowledged → applied on the replica p50 ${fmt(r.lag.lagMs.p50, 1)} ms, p95 ${fmt(r.lag.lagMs.p95, 1)} ms, max ${fmt(r.lag.lagMs.max, 1)} ms; seqBehind p50 ${r.lag.seqBehind.p50}, p95 ${r.lag.seqBehind.p95}, max ${r.lag.seqBehind.max}`);
+}
+
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
   const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS ?? 'per scenario' };
@@ -242,7 +254,7 @@ async function main() {
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
-    if (ONLY !== 'startup' && ONLY !== 'runaway' && ONLY !== 'deep-page' && ONLY !== 'replay' && ONLY !== 'templates' && ONLY !== 'console') {
+    if (!['startup', 'runaway', 'deep-page', 'replay', 'templates', 'console', 'replication'].includes(ONLY)) {
       const journalFile = await throughput(work, figures);
       if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
     }
@@ -252,6 +264,7 @@ async function main() {
     if (ONLY === '' || ONLY === 'replay') await replayOfInserts(work, figures);
     if (ONLY === '' || ONLY === 'templates') await classOfThirty(work, figures);
     if (ONLY === '' || ONLY === 'console') await consolePage(work, figures);
+    if (ONLY === '' || ONLY === 'replication') await shipping(work, figures);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
