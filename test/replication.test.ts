@@ -6,12 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { scratchDir } from './helpers/scratch-dir';
 import { startNats, startNatsCluster } from './helpers/nats-server';
-import { ServerFleet } from './helpers/server-fleet';
 import { runReplay, type TestServer } from './helpers/server';
 import { encodeLine } from '../journal/record';
-import { createMarks, entryLines, eventually, journalSeqOf, journalSeqs, marksOf, ok, placeIn, writeLoad } from './helpers/replication';
+import { createMarks, entryLines, eventually, journalSeqOf, journalSeqs, killAfter, marksOf, ok, Stage, writeLoad } from './helpers/replication';
 
 t.setTimeout(240_000);
 
@@ -34,14 +32,13 @@ async function session(primary: TestServer, rows: number[]): Promise<void> {
 }
 
 t.test('a primary and a replica under a write load hold the same databases, byte for byte the same journal', async (tt) => {
-  const root = scratchDir(tt);
+  const stage = new Stage(tt);
   const nats = await startNats(tt);
-  const fleet = new ServerFleet(tt);
-  const P = placeIn(root, 'primary');
-  const R = placeIn(root, 'replica');
-  const primary = await fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']);
+  const P = stage.place('primary');
+  const R = stage.place('replica');
+  const primary = await stage.primary(P, nats.url, 'p1');
   await createMarks(primary, DB);
-  const replica = await fleet.start(R, ['-follow', nats.url, '-node', 'r1']);
+  const replica = await stage.replica(R, nats.url, 'r1');
   const [load] = await Promise.all([writeLoad(primary, DB, { clients: 6, perClient: 40 }), session(primary, [100_001, 100_002, 100_003])]);
   tt.equal(load.acked.size, 240, 'every write was acknowledged');
   const last = journalSeqOf(await primary.get('/health'));
@@ -54,20 +51,19 @@ t.test('a primary and a replica under a write load hold the same databases, byte
   const metrics = await replica.get('/metrics?format=prometheus');
   tt.match(metrics.text, /sqlscribe_replica_lag_seqs 0/, 'lag in /metrics');
   tt.match(metrics.text, /sqlscribe_replication_role\{role="replica"\} 1/);
-  await fleet.stop(primary);
-  await fleet.stop(replica);
+  await stage.fleet.stop(primary);
+  await stage.fleet.stop(replica);
   tt.same(entryLines(R.journal), entryLines(P.journal), 'the replica\'s journal holds the primary\'s entries, line for line');
-  await verifyAgainst(tt, R.journal, P.data, root, 'primary');
-  await verifyAgainst(tt, R.journal, R.data, root, 'replica');
+  await verifyAgainst(tt, R.journal, P.data, stage.root, 'primary');
+  await verifyAgainst(tt, R.journal, R.data, stage.root, 'replica');
 });
 
 t.test('a replica only reads: writes are refused naming the primary; X-Min-Seq waits, then 409', async (tt) => {
-  const root = scratchDir(tt);
+  const stage = new Stage(tt);
   const nats = await startNats(tt);
-  const fleet = new ServerFleet(tt);
-  const primary = await fleet.start(placeIn(root, 'primary'), ['-journal-nats', nats.url, '-node', 'p1']);
+  const primary = await stage.primary(stage.place('primary'), nats.url, 'p1');
   await createMarks(primary, DB);
-  const replica = await fleet.start(placeIn(root, 'replica'), ['-follow', nats.url, '-node', 'r1', '-min-seq-wait', '300ms']);
+  const replica = await stage.replica(stage.place('replica'), nats.url, 'r1', ['-min-seq-wait', '300ms']);
   const written = await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert');
   const seq = journalSeqOf(written);
   tt.same(await marksOf(replica, DB, seq), [[1, 1, 1]], 'read-your-writes: the replica waits for the seq the primary answered');
@@ -97,10 +93,9 @@ t.test('a replica only reads: writes are refused naming the primary; X-Min-Seq w
 });
 
 t.test('JetStream unreachable: writes fail with SQ9009 and nothing applied, reads go on, writes resume when it is back', async (tt) => {
-  const root = scratchDir(tt);
+  const stage = new Stage(tt);
   const nats = await startNats(tt);
-  const fleet = new ServerFleet(tt);
-  const primary = await fleet.start(placeIn(root, 'primary'), ['-journal-nats', nats.url, '-node', 'p1', '-journal-timeout', '1s']);
+  const primary = await stage.primary(stage.place('primary'), nats.url, 'p1', ['-journal-timeout', '1s']);
   await createMarks(primary, DB);
   await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert before');
   await nats.stop();
@@ -113,66 +108,43 @@ t.test('JetStream unreachable: writes fail with SQ9009 and nothing applied, read
   const resumed = await eventually(async () => (await primary.exec(DB, 'INSERT INTO marks VALUES (3, 3, 3)')).status === 200, 20_000, 250);
   tt.ok(resumed, 'writes resume once JetStream answers again');
   tt.same(await marksOf(primary, DB), [[1, 1, 1], [3, 3, 3]]);
-  const replica = await fleet.start(placeIn(root, 'replica'), ['-follow', nats.url, '-node', 'r1']);
+  const replica = await stage.replica(stage.place('replica'), nats.url, 'r1');
   tt.same(await marksOf(replica, DB, journalSeqOf(await primary.get('/health'))), [[1, 1, 1], [3, 3, 3]], 'the stream holds exactly the acknowledged writes');
 });
 
 t.test('a replica restarted mid-stream resumes without losing or repeating an entry', async (tt) => {
-  const root = scratchDir(tt);
+  const stage = new Stage(tt);
   const nats = await startNats(tt);
-  const fleet = new ServerFleet(tt);
-  const P = placeIn(root, 'primary');
-  const R = placeIn(root, 'replica');
-  const primary = await fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']);
+  const P = stage.place('primary');
+  const R = stage.place('replica');
+  const primary = await stage.primary(P, nats.url, 'p1');
   await createMarks(primary, DB);
-  let replica = await fleet.start(R, ['-follow', nats.url, '-node', 'r1']);
-  let killed = false;
-  const load = writeLoad(primary, DB, {
-    clients: 4,
-    perClient: 80,
-    stopWhen: (done) => {
-      if (done >= 100 && !killed) {
-        killed = true;
-        void fleet.kill(replica);
-      }
-      return false;
-    },
-  });
-  const first = await load;
-  tt.ok(killed, 'the replica was killed in the middle of the load');
+  let replica = await stage.replica(R, nats.url, 'r1');
+  const kill = killAfter(100, () => stage.fleet.kill(replica));
+  const first = await writeLoad(primary, DB, { clients: 4, perClient: 80, stopWhen: kill.stopWhen });
+  tt.ok(kill.fired, 'the replica was killed in the middle of the load');
   const more = await writeLoad(primary, DB, { clients: 2, perClient: 30, firstId: 10_000 });
-  replica = await fleet.start(R, ['-follow', nats.url, '-node', 'r1']);
+  replica = await stage.replica(R, nats.url, 'r1');
   const last = journalSeqOf(await primary.get('/health'));
   tt.equal(first.acked.size + more.acked.size, 380);
   tt.same(await marksOf(replica, DB, last), await marksOf(primary, DB), 'after the restart the replica holds every row');
-  await fleet.stop(replica);
-  await fleet.stop(primary);
+  await stage.fleet.stop(replica);
+  await stage.fleet.stop(primary);
   const seqs = journalSeqs(R.journal);
   tt.same(seqs, Array.from({ length: last }, (_, i) => i + 1), 'its journal holds seqs 1..last, each once');
-  await verifyAgainst(tt, R.journal, P.data, root, 'primary');
+  await verifyAgainst(tt, R.journal, P.data, stage.root, 'primary');
 });
 
 t.test('the primary killed with SIGKILL: the promoted standby holds every acknowledged write; the old primary cannot come back as primary', async (tt) => {
-  const root = scratchDir(tt);
+  const stage = new Stage(tt);
   const nats = await startNats(tt);
-  const fleet = new ServerFleet(tt);
-  const P = placeIn(root, 'primary');
-  const primary = await fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']);
+  const P = stage.place('primary');
+  const primary = await stage.primary(P, nats.url, 'p1');
   await createMarks(primary, DB);
-  const standby = await fleet.start(placeIn(root, 'standby'), ['-follow', nats.url, '-node', 's1']);
-  let killed = false;
-  const load = await writeLoad(primary, DB, {
-    clients: 6,
-    perClient: 60,
-    stopWhen: (done) => {
-      if (done >= 150 && !killed) {
-        killed = true;
-        void fleet.kill(primary);
-      }
-      return false;
-    },
-  });
-  tt.ok(killed && load.acked.size >= 150, `the primary died under load after ${load.acked.size} acknowledged writes`);
+  const standby = await stage.replica(stage.place('standby'), nats.url, 's1');
+  const kill = killAfter(150, () => stage.fleet.kill(primary));
+  const load = await writeLoad(primary, DB, { clients: 6, perClient: 60, stopWhen: kill.stopWhen });
+  tt.ok(kill.fired && load.acked.size >= 150, `the primary died under load after ${load.acked.size} acknowledged writes`);
   const promoted = await ok(standby.post('/admin/promote'), 'promote');
   tt.equal(promoted.body.replication.role, 'primary');
   tt.equal(promoted.body.replication.epoch, 2, 'the standby holds the next epoch of the lease');
@@ -180,19 +152,18 @@ t.test('the primary killed with SIGKILL: the promoted standby holds every acknow
   const lost = [...load.acked].filter((id) => !rows.has(id));
   tt.same(lost, [], 'no acknowledged write is missing on the new primary');
   await ok(standby.exec(DB, 'INSERT INTO marks VALUES (-1, -1, -1)'), 'the new primary takes writes');
-  await tt.rejects(fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']), /holds the primary lease/, 'the old primary refuses to start as primary');
-  const replica = await fleet.start(placeIn(root, 'late-replica'), ['-follow', nats.url, '-node', 'r2']);
+  await tt.rejects(stage.primary(P, nats.url, 'p1'), /holds the primary lease/, 'the old primary refuses to start as primary');
+  const replica = await stage.replica(stage.place('late-replica'), nats.url, 'r2');
   const last = journalSeqOf(await standby.get('/health'));
   tt.same(await marksOf(replica, DB, last), await marksOf(standby, DB), 'a new replica follows the new primary');
 });
 
 t.test('after a takeover the old primary\'s writes are refused by the stream and name the new primary', async (tt) => {
-  const root = scratchDir(tt);
+  const stage = new Stage(tt);
   const nats = await startNats(tt);
-  const fleet = new ServerFleet(tt);
-  const old = await fleet.start(placeIn(root, 'primary'), ['-journal-nats', nats.url, '-node', 'p1']);
+  const old = await stage.primary(stage.place('primary'), nats.url, 'p1');
   await createMarks(old, DB);
-  const standby = await fleet.start(placeIn(root, 'standby'), ['-follow', nats.url, '-node', 's1', '-advertise', 'http://standby.example:8080']);
+  const standby = await stage.replica(stage.place('standby'), nats.url, 's1', ['-advertise', 'http://standby.example:8080']);
   await ok(old.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'before');
   await ok(standby.post('/admin/promote'), 'promote');
   const late = await old.exec(DB, 'INSERT INTO marks VALUES (2, 2, 2)');
@@ -208,27 +179,16 @@ t.test('after a takeover the old primary\'s writes are refused by the stream and
 });
 
 t.test('a three-node JetStream cluster loses a node under load and no acknowledged write', async (tt) => {
-  const root = scratchDir(tt);
+  const stage = new Stage(tt);
   const cluster = await startNatsCluster(tt, 3);
-  const fleet = new ServerFleet(tt);
-  const P = placeIn(root, 'primary');
-  const primary = await fleet.start(P, ['-journal-nats', cluster.urls, '-journal-replicas', '3', '-node', 'p1', '-journal-timeout', '10s']);
+  const P = stage.place('primary');
+  const primary = await stage.primary(P, cluster.urls, 'p1', ['-journal-replicas', '3', '-journal-timeout', '10s']);
   await createMarks(primary, DB);
-  const replica = await fleet.start(placeIn(root, 'replica'), ['-follow', cluster.urls, '-node', 'r1']);
+  const replica = await stage.replica(stage.place('replica'), cluster.urls, 'r1');
   const leader = await streamLeader(cluster.urls);
-  let killed = false;
-  const load = await writeLoad(primary, DB, {
-    clients: 4,
-    perClient: 60,
-    stopWhen: (done) => {
-      if (done >= 80 && !killed) {
-        killed = true;
-        void cluster.nodes.find((node) => node.name === leader)?.kill();
-      }
-      return false;
-    },
-  });
-  tt.ok(killed, `the stream's leader (${leader}) was killed under load`);
+  const kill = killAfter(80, () => cluster.nodes.find((node) => node.name === leader)?.kill());
+  const load = await writeLoad(primary, DB, { clients: 4, perClient: 60, stopWhen: kill.stopWhen });
+  tt.ok(kill.fired, `the stream's leader (${leader}) was killed under load`);
   tt.ok(load.acked.size >= 200, `most writes were acknowledged across the election (${load.acked.size}, ${load.failed} refused)`);
   const last = journalSeqOf(await primary.get('/health'));
   const onReplica = new Set((await marksOf(replica, DB, last)).map(([id]) => id));
@@ -254,46 +214,44 @@ async function streamLeader(urls: string): Promise<string> {
 
 
 t.test('a replaced primary rejoins as a replica only while its journal is the stream\'s own', async (tt) => {
-  const root = scratchDir(tt);
+  const stage = new Stage(tt);
   const nats = await startNats(tt);
-  const fleet = new ServerFleet(tt);
-  const P = placeIn(root, 'primary');
-  const primary = await fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']);
+  const P = stage.place('primary');
+  const primary = await stage.primary(P, nats.url, 'p1');
   await createMarks(primary, DB);
   await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert');
-  const standby = await fleet.start(placeIn(root, 'standby'), ['-follow', nats.url, '-node', 's1']);
-  await fleet.stop(primary);
+  const standby = await stage.replica(stage.place('standby'), nats.url, 's1');
+  await stage.fleet.stop(primary);
   const last = journalSeqs(P.journal).at(-1) ?? 0;
   // What a primary killed between its own sync and JetStream's answer leaves: an entry the stream never got.
   const unshipped = encodeLine({ seq: last + 1, ts: new Date().toISOString(), db: `${DB}.db`, session: null, kind: 'exec', sql: 'INSERT INTO marks VALUES (2, 2, 2)', statements: [{ sql: 'INSERT INTO marks VALUES (2, 2, 2)' }], ok: true, ms: 0, clock: Date.now(), seed: '0123456789abcdef', epoch: 1 });
   const clean = fs.readFileSync(P.journal, 'utf8');
   fs.appendFileSync(P.journal, unshipped);
   await ok(standby.post('/admin/promote'), 'promote');
-  await tt.rejects(fleet.start(P, ['-follow', nats.url, '-node', 'p1']), /past the stream's last entry/, 'a journal that runs past the stream cannot follow it');
+  await tt.rejects(stage.replica(P, nats.url, 'p1'), /past the stream's last entry/, 'a journal that runs past the stream cannot follow it');
   await ok(standby.exec(DB, 'INSERT INTO marks VALUES (3, 3, 3)'), 'the new primary writes seq ' + String(last + 1));
-  await tt.rejects(fleet.start(P, ['-follow', nats.url, '-node', 'p1']), /differs from the stream's/, 'nor one whose last entry is not the stream\'s');
+  await tt.rejects(stage.replica(P, nats.url, 'p1'), /differs from the stream's/, 'nor one whose last entry is not the stream\'s');
   fs.writeFileSync(P.journal, clean);
   fs.rmSync(path.join(P.data, `${DB}.db`));
-  const rejoined = await fleet.start(P, ['-follow', nats.url, '-node', 'p1']);
+  const rejoined = await stage.replica(P, nats.url, 'p1');
   const seq = journalSeqOf(await standby.get('/health'));
   tt.same(await marksOf(rejoined, DB, seq), [[1, 1, 1], [3, 3, 3]], 'with the stream\'s own journal it follows the new primary');
 });
 
 t.test('-promote at start: a standby takes over once caught up; a replica follows drops and re-creations', async (tt) => {
-  const root = scratchDir(tt);
+  const stage = new Stage(tt);
   const nats = await startNats(tt);
-  const fleet = new ServerFleet(tt);
-  const primary = await fleet.start(placeIn(root, 'primary'), ['-journal-nats', nats.url, '-node', 'p1']);
+  const primary = await stage.primary(stage.place('primary'), nats.url, 'p1');
   await createMarks(primary, DB);
   await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert');
-  const replica = await fleet.start(placeIn(root, 'replica'), ['-follow', nats.url, '-node', 'r1']);
+  const replica = await stage.replica(stage.place('replica'), nats.url, 'r1');
   tt.same(await marksOf(replica, DB, journalSeqOf(await primary.get('/health'))), [[1, 1, 1]]);
   await ok(primary.exec(undefined, `DROP DATABASE ${DB}`), 'drop');
   await createMarks(primary, DB);
   const recreated = journalSeqOf(await ok(primary.exec(DB, 'INSERT INTO marks VALUES (7, 7, 7)'), 'insert into the new one'));
   tt.same(await marksOf(replica, DB, recreated), [[7, 7, 7]], 'the replica reads the new database, not the dropped file');
-  await fleet.kill(primary);
-  const standby = await fleet.start(placeIn(root, 'standby'), ['-follow', nats.url, '-node', 's1', '-promote']);
+  await stage.fleet.kill(primary);
+  const standby = await stage.replica(stage.place('standby'), nats.url, 's1', ['-promote']);
   const health = await ok(standby.get('/health'), 'health');
   tt.equal(health.body.replication.role, 'primary', 'it is the primary once started');
   tt.same(await marksOf(standby, DB), [[7, 7, 7]], 'holding every write');
@@ -302,26 +260,25 @@ t.test('-promote at start: a standby takes over once caught up; a replica follow
 });
 
 t.test('a chunk JetStream stored after the primary gave up on it is taken back into its journal at the next start', async (tt) => {
-  const root = scratchDir(tt);
+  const stage = new Stage(tt);
   const nats = await startNats(tt);
-  const fleet = new ServerFleet(tt);
-  const P = placeIn(root, 'primary');
-  let primary = await fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']);
+  const P = stage.place('primary');
+  let primary = await stage.primary(P, nats.url, 'p1');
   await createMarks(primary, DB);
   await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert');
   const last = journalSeqOf(await ok(primary.exec(DB, 'INSERT INTO marks VALUES (2, 2, 2)'), 'the write whose answer is lost'));
-  await fleet.stop(primary);
+  await stage.fleet.stop(primary);
   const lines = fs.readFileSync(P.journal, 'utf8').split('\n');
   const lost = lines.findIndex((line) => line.startsWith(`{"seq":${last},`));
   tt.ok(lost > 0, 'its entry is in the local journal');
   const entry = lines[lost];
   // What a cut-back leaves when JetStream stored the chunk but its acknowledgement came too late.
   fs.writeFileSync(P.journal, [...lines.slice(0, lost), ...lines.slice(lost + 1)].join('\n'));
-  primary = await fleet.start(P, ['-journal-nats', nats.url, '-node', 'p1']);
+  primary = await stage.primary(P, nats.url, 'p1');
   tt.match(primary.stderr(), /the stream held 1 journal entries the local journal lacked/, 'the start says what it copied');
   tt.ok(entryLines(P.journal).includes(entry as string), 'the entry is back in the local journal, byte for byte');
   const next = journalSeqOf(await ok(primary.exec(DB, 'INSERT INTO marks VALUES (3, 3, 3)'), 'the next write'));
   tt.equal(next, last + 1, 'and the next write takes the seq after it');
-  const replica = await fleet.start(placeIn(root, 'replica'), ['-follow', nats.url, '-node', 'r1']);
+  const replica = await stage.replica(stage.place('replica'), nats.url, 'r1');
   tt.same(await marksOf(replica, DB, next), await marksOf(primary, DB), 'primary and replica agree');
 });

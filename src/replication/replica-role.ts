@@ -175,6 +175,12 @@ export class ReplicaRole {
     const fenceSeq = await publishFence(stream, fence, replication.timeoutMs);
     await follower.catchUpAndStop();
     this.stopFollowing();
+    // Everything before the fence is applied, or this server would take writes on top of a hole.
+    const tail = await stream.tail();
+    const streamEnd = tail.lastEntries?.message.lastSeq ?? 0;
+    if (this.options.journal.lastSeq !== streamEnd) {
+      throw new EngineError('PROMOTION_REFUSED', { detail: `it holds the journal through seq ${this.options.journal.lastSeq}, the stream through ${streamEnd}; it holds the lease (epoch ${holder.epoch}): promote it again once it has caught up` });
+    }
     const shipper = new JournalShipper(stream, holder.epoch, replication.node, fenceSeq, {
       timeoutMs: replication.timeoutMs,
       log,

@@ -34,6 +34,7 @@ export class Replication implements ReplicationControl {
   private primary: PrimaryRole | null = null;
   private replica: ReplicaRole | null = null;
   private url = '';
+  private promoting = false;
 
   constructor(private readonly deps: ReplicationDeps) {
     // A replica's journal takes its primary's entries only, from the first moment.
@@ -78,14 +79,21 @@ export class Replication implements ReplicationControl {
   }
 
   async promote(): Promise<ReplicationStatus> {
+    if (this.promoting) throw new EngineError('PROMOTION_REFUSED', { detail: 'it is taking over already' });
     if (this.replica === null || this.deps.role.role !== 'replica') {
       throw new EngineError('PROMOTION_REFUSED', { detail: `it is ${this.deps.role.role === 'replica' ? 'still starting' : `the ${this.deps.role.role}, not a replica`}` });
     }
-    const { replication, journal, journalFile, role, log } = this.deps;
-    const shipper = await this.replica.takeOver();
-    this.primary = PrimaryRole.promoted({ config: replication, journal, journalFile, role, url: this.url, log }, shipper);
-    this.replica = null;
-    return this.status();
+    // One takeover at a time: a second would take the lease again and fence this very server.
+    this.promoting = true;
+    try {
+      const { replication, journal, journalFile, role, log } = this.deps;
+      const primary = await this.replica.takeOver();
+      this.primary = PrimaryRole.promoted({ config: replication, journal, journalFile, role, url: this.url, log }, primary);
+      this.replica = null;
+      return this.status();
+    } finally {
+      this.promoting = false;
+    }
   }
 
   async close(): Promise<void> {

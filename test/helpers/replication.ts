@@ -5,7 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ServerPlace } from './server-fleet';
+import { scratchDir } from './scratch-dir';
+import { ServerFleet, type ServerPlace } from './server-fleet';
 import type { Reply, TestServer } from './server';
 
 /** A server's own directory under `root`, with its data and journal inside. */
@@ -117,4 +118,50 @@ export async function eventually(check: () => Promise<boolean>, ms: number, ever
     if (Date.now() >= until) return false;
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+interface HasTeardown {
+  teardown(fn: () => void | Promise<void>): void;
+}
+
+/** A test's scratch directory and servers, and the two ways a server joins a stream. */
+export class Stage {
+  readonly root: string;
+  readonly fleet: ServerFleet;
+
+  constructor(tt: HasTeardown) {
+    this.root = scratchDir(tt);
+    this.fleet = new ServerFleet(tt);
+  }
+
+  place(name: string): ServerPlace {
+    return placeIn(this.root, name);
+  }
+
+  /** A primary shipping to `nats` as node `node`. */
+  primary(where: ServerPlace, nats: string, node = 'p1', extra: string[] = []): Promise<TestServer> {
+    return this.fleet.start(where, ['-journal-nats', nats, '-node', node, ...extra]);
+  }
+
+  /** A replica following `nats` as node `node`. */
+  replica(where: ServerPlace, nats: string, node = 'r1', extra: string[] = []): Promise<TestServer> {
+    return this.fleet.start(where, ['-follow', nats, '-node', node, ...extra]);
+  }
+}
+
+/** A LoadOptions.stopWhen that calls `kill` once, when `after` writes were answered; `fired` says whether it did. */
+export function killAfter(after: number, kill: () => unknown): { stopWhen: (done: number) => boolean; readonly fired: boolean } {
+  let fired = false;
+  return {
+    stopWhen: (done) => {
+      if (done >= after && !fired) {
+        fired = true;
+        void kill();
+      }
+      return false;
+    },
+    get fired() {
+      return fired;
+    },
+  };
 }
