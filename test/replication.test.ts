@@ -282,3 +282,31 @@ t.test('a chunk JetStream stored after the primary gave up on it is taken back i
   const replica = await stage.replica(stage.place('replica'), nats.url, 'r1');
   tt.same(await marksOf(replica, DB, next), await marksOf(primary, DB), 'primary and replica agree');
 });
+
+t.test('servers started while JetStream is down: they serve reads at once and replicate once it is back', async (tt) => {
+  const stage = new Stage(tt);
+  const nats = await startNats(tt);
+  const P = stage.place('primary');
+  const R = stage.place('replica');
+  let primary = await stage.primary(P, nats.url, 'p1', ['-journal-timeout', '1s']);
+  await createMarks(primary, DB);
+  let replica = await stage.replica(R, nats.url, 'r1', ['-min-seq-wait', '20s']);
+  const seq = journalSeqOf(await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert'));
+  tt.same(await marksOf(replica, DB, seq), [[1, 1, 1]]);
+  await stage.fleet.stop(primary);
+  await stage.fleet.stop(replica);
+  await nats.stop();
+  primary = await stage.primary(P, nats.url, 'p1', ['-journal-timeout', '1s']);
+  replica = await stage.replica(R, nats.url, 'r1', ['-min-seq-wait', '20s']);
+  tt.same(await marksOf(primary, DB), [[1, 1, 1]], 'the primary serves reads without JetStream');
+  tt.same(await marksOf(replica, DB), [[1, 1, 1]], 'and so does the replica, from what it has applied');
+  const refused = await primary.exec(DB, 'INSERT INTO marks VALUES (2, 2, 2)');
+  tt.equal(refused.body.code, 9009, 'the primary refuses writes while it cannot ship them');
+  tt.match(refused.body.error, /EJETSTREAM/);
+  await nats.restart();
+  const written = await eventually(async () => (await primary.exec(DB, 'INSERT INTO marks VALUES (3, 3, 3)')).status === 200, 20_000, 250);
+  tt.ok(written, 'writes resume once JetStream answers');
+  const last = journalSeqOf(await primary.get('/health'));
+  const followed = await marksOf(replica, DB, last).catch((error: unknown) => `${String(error)}\n${replica.stderr()}`);
+  tt.same(followed, [[1, 1, 1], [3, 3, 3]], 'and the replica follows them');
+});

@@ -53,6 +53,9 @@ export function consumerNameOf(node: string): string {
 /** Why this server cannot be a replica of the stream; at start-up the server stops with it. */
 export class ReplicaStartError extends Error {}
 
+/** How often a read waiting for a seq looks whether the follower has started yet. */
+const FOLLOWER_POLL_MS = 50;
+
 /** How many times a takeover re-reads the end of the stream when the old primary published meanwhile. */
 const FENCE_ATTEMPTS = 20;
 
@@ -153,9 +156,15 @@ export class ReplicaRole {
     return { role: role.role, stream: replication.stream, node: replication.node, epoch: follower?.epoch ?? 0, primary: role.primary, appliedSeq: applied, lag };
   }
 
-  waitForSeq(seq: number, timeoutMs: number): Promise<boolean> {
-    if (this.follower === null) return Promise.resolve(this.appliedAtStart >= seq);
-    return this.follower.waitFor(seq, timeoutMs);
+  /** Waits for `seq` to be applied, also while JetStream has not been reached yet: the follower may start within the wait. */
+  async waitForSeq(seq: number, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.follower === null) {
+      if (this.appliedAtStart >= seq) return true;
+      if (this.stopped || Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, FOLLOWER_POLL_MS));
+    }
+    return this.follower.waitFor(seq, Math.max(0, deadline - Date.now()));
   }
 
   /** Takes over as primary (see the top of this file); gives what the new primary ships with. */
