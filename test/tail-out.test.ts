@@ -39,12 +39,16 @@ async function failedSoFar(server: TestServer): Promise<number> {
   return sum;
 }
 
-/** One run of the follower, killed after a random moment (sometimes before it wrote anything). */
-function runOnce(): Promise<void> {
+/**
+ * One run of the follower, killed after a random moment (sometimes before it
+ * wrote anything); `slack` ms more on a loaded machine, where a process takes
+ * longer to start.
+ */
+function runOnce(slack: number): Promise<void> {
   return new Promise((resolve) => {
     const child = spawnNode([TAIL, '-log-file', journal, '-out', out, '-from-seq', '1', '-failed', '-poll', '20ms'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
     follower = child;
-    const timer = setTimeout(() => child.kill('SIGKILL'), 100 + Math.floor(Math.random() * 500));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 100 + slack + Math.floor(Math.random() * 500));
     child.once('close', () => {
       clearTimeout(timer);
       resolve();
@@ -55,14 +59,20 @@ function runOnce(): Promise<void> {
 t.test('killed and restarted during a write load: the -out file holds every failed entry exactly once, in order', async (t) => {
   load = await startFailingLoad(dir);
   const sizes: number[] = [];
+  // Each run that left the file as it was gives the next one more time: on a loaded machine the
+  // follower may not even have started within the first kill's delay.
+  let slack = 0;
   const killedRun = async (): Promise<void> => {
-    await runOnce();
+    await runOnce(slack);
     sizes.push(fs.existsSync(out) ? fs.statSync(out).size : 0);
+    slack = sizes.at(-1) === sizes.at(-2) ? slack + 250 : 0;
   };
   for (let cycle = 0; cycle < CYCLES; cycle++) await killedRun();
   // A loaded machine writes fewer entries in the same time: more killed runs until the load has failed
-  // often enough to test anything (bounded), rather than a count that depends on the machine's speed.
-  for (let extra = 0; extra < 60 && (await failedSoFar(load.server)) < MIN_FAILED; extra++) await killedRun();
+  // often enough, and the file has grown across runs, to test anything (bounded), rather than counts
+  // that depend on the machine's speed.
+  const enough = async (): Promise<boolean> => new Set(sizes).size >= 3 && (await failedSoFar(load!.server)) >= MIN_FAILED;
+  for (let extra = 0; extra < 60 && !(await enough()); extra++) await killedRun();
   await load.stopWriting();
   const last = await runTail(['-log-file', journal, '-out', out, '-from-seq', '1', '-failed', '-once'], dir);
   t.equal(last.code, 0, last.stderr);
