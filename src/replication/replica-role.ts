@@ -133,7 +133,7 @@ export class ReplicaRole {
         log(`this server cannot follow the stream: ${error.message}`);
         return;
       }
-      log(`JetStream at ${replication.servers.join(',')} cannot be followed yet (${(error as Error).message}); retrying`);
+      log(`JetStream at ${replication.servers.join(',')} cannot be followed yet (${error instanceof Error ? error.message : String(error)}); retrying`);
       if (!this.stopped) this.retry = setTimeout(() => void this.attempt(false), this.options.retryMs ?? 1000);
     }
   }

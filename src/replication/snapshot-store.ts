@@ -113,9 +113,12 @@ export class SnapshotStore {
     const temporary = `${file}.download`;
     const handle = await fsp.open(temporary, 'w');
     try {
-      for await (const chunk of result.data) await handle.write(chunk);
+      // Read with a reader: the DOM's ReadableStream typing (the tests' compile) has no async iterator.
+      const reader = result.data.getReader();
+      for (let read = await reader.read(); !read.done; read = await reader.read()) await handle.write(read.value);
       // The client checks the object's digest once all of it has been read.
-      const error = await result.error;
+      // Typed Error | null, but it settles with undefined when all went well.
+      const error = (await result.error) ?? null;
       if (error !== null) throw error;
     } finally {
       await handle.close();
