@@ -109,6 +109,12 @@ export class Journal {
     return this.writer.appendCopied(entries);
   }
 
+  /** See JournalWriter.startAfter: a replica's journal that begins after a snapshot round's base. */
+  startAfter(seq: number): Promise<void> {
+    if (this.writer === null) return Promise.reject(new Error('a replica needs a journal (-log-file) to start from a snapshot'));
+    return this.writer.startAfter(seq);
+  }
+
   /** See JournalWriter.onAppended; a disabled journal never calls the listener. */
   onAppended(listener: AppendListener): () => void {
     return this.writer?.onAppended(listener) ?? (() => undefined);

@@ -51,6 +51,21 @@ async function writeSynced(fs: JournalFileSystem, file: string, text: string): P
   await handle.close();
 }
 
+/**
+ * Replaces the active file by one holding only `header`, in one rename over
+ * it (nothing is rotated: the old file holds no entry). The new file is
+ * written and synced as `.next` first, so a crash leaves the old file, or
+ * the new one; a `.next` left beside the old one is removed at open.
+ * Returns the new file's size.
+ */
+export async function replaceActiveFile(fs: JournalFileSystem, activeFile: string, header: string): Promise<number> {
+  const next = nextName(activeFile);
+  await writeSynced(fs, next, header);
+  await fs.rename(next, activeFile);
+  await fs.syncDirectory(path.dirname(activeFile));
+  return Buffer.byteLength(header, 'utf8');
+}
+
 type Stage = 'idle' | 'next-written' | 'old-renamed' | 'new-renamed';
 
 export interface Installed {

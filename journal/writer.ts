@@ -17,7 +17,7 @@ import { compressRotated } from './compression';
 import { closeQuietly, nodeFileSystem, writeFully, type JournalFileHandle, type JournalFileSystem } from './file-system';
 import { encodeLine, JOURNAL_FORMAT, type JournalEntry, type JournalHeader } from './record';
 import { recoverJournal } from './recover';
-import { ActiveFileInstaller } from './rotation';
+import { ActiveFileInstaller, replaceActiveFile } from './rotation';
 import { JournalUnavailableError } from './unavailable';
 
 export { JournalUnavailableError } from './unavailable';
@@ -177,6 +177,32 @@ export class JournalWriter {
     }
     this.pump();
     return Promise.all(promises).then(() => undefined);
+  }
+
+  /**
+   * Makes an empty journal continue after `seq`: a replica that starts from a
+   * snapshot round holds the databases through the round's base, and its
+   * copy of the journal begins after it. The active file's header says
+   * `firstSeq: seq + 1` (so a reopen finds the journal ending at `seq`); it
+   * is rewritten in one rename. Refused once the journal holds an entry.
+   */
+  async startAfter(seq: number): Promise<void> {
+    if (this.closed) throw new JournalUnavailableError(closedError());
+    if (!Number.isSafeInteger(seq) || seq < 0) throw new Error(`a journal cannot start after seq ${seq}`);
+    if (this.assignedSeq !== 0 || this.running !== null || this.pending.length > 0) {
+      throw new Error(`the journal can start after seq ${seq} only while it holds no entry (it is at seq ${this.assignedSeq})`);
+    }
+    const handle = this.handle;
+    this.handle = null;
+    if (handle !== null) await handle.close();
+    this.durableSeq = this.assignedSeq = seq;
+    try {
+      this.durableSize = await replaceActiveFile(this.fs, this.options.file, this.headerLine());
+      this.rotationDue = false;
+    } catch (error) {
+      this.durableSeq = this.assignedSeq = 0;
+      throw error;
+    }
   }
 
   private warn(message: string): void {

@@ -21,6 +21,7 @@ import { databaseFileOf, recoverDatabases, repairDatabase } from './recovery';
 import { writeCheckpoint } from '../journal/checkpoint';
 import { AppliedCheckpoints } from './applied-checkpoints';
 import { schedulerFor } from './snapshots/snapshot-scheduler';
+import type { SnapshotManifest } from './snapshots/manifest';
 import { lockInstance } from './instance-lock';
 import { checkpointAtShutdown } from './shutdown-checkpoint';
 import { ServerRole } from './services/server-role';
@@ -115,7 +116,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   trackConnections(server, config.maxConnections);
   const url = await listen(server, config);
   replication?.listening(url);
-  const snapshots = schedulerFor(config, () => journal.lastSeq, settled, (work) => copyGate.snapshotting(work));
+  // A primary's rounds go to JetStream too, for new replicas to start from.
+  const afterRound = replication === null ? undefined : (manifest: SnapshotManifest) => replication.roundTaken(manifest);
+  const snapshots = schedulerFor(config, () => journal.lastSeq, settled, (work) => copyGate.snapshotting(work), afterRound);
   const ready = (async () => {
     await replication?.beforeRecovery();
     const result = logFile === null || journal.level === 'none' ? { applied: 0, unrecovered: [] } : await recoverDatabases(config, logFile);

@@ -10,6 +10,7 @@ import type { ChunkShipper } from '../../journal/writer';
 import type { ReplicationConfig } from '../options';
 import type { ReplicationStatus, ServerRole } from '../services/server-role';
 import type { FenceMessage } from './chunk-message';
+import type { JournalStream } from './journal-stream';
 import { JetStreamUnavailableError } from './journal-shipper';
 import { PrimaryStartError, startPrimary, StreamAheadError, type Primary } from './primary-start';
 
@@ -97,6 +98,11 @@ export class PrimaryRole {
   private fatal(error: unknown): void {
     this.lastFailure = (error as Error).message;
     this.options.log(`this server cannot be the primary: ${this.lastFailure}`);
+  }
+
+  /** The stream it ships to; null while JetStream has not been reached. */
+  get stream(): JournalStream | null {
+    return this.primary?.stream ?? null;
   }
 
   status(appliedSeq: number): ReplicationStatus {

@@ -25,6 +25,7 @@ import { JournalStream, WrongLastSequenceError } from './journal-stream';
 import { LeaseLostError, PrimaryLease } from './primary-lease';
 import type { Primary } from './primary-start';
 import { ReplicaFollower } from './replica-follower';
+import { seedFromSnapshot } from './replica-seed';
 
 export interface ReplicaRoleOptions {
   readonly config: Config;
@@ -109,13 +110,19 @@ export class ReplicaRole {
       await this.stream.ensure();
       this.lease ??= await PrimaryLease.open(this.stream);
       await this.refuseForeignJournal(this.stream);
+      const positionFile = path.join(config.dir, POSITION_FILE);
+      // A replica that holds nothing starts from the newest snapshot round in JetStream, then follows the tail.
+      const { fileOf, release } = this.options;
+      if (await seedFromSnapshot({ stream: this.stream, journal, dir: config.dir, dbFile: config.dbFile, snapshotDir: config.snapshotDir, positionFile, fileOf, release, log })) {
+        this.appliedAtStart = journal.lastSeq;
+      }
       this.follower = await ReplicaFollower.start({
         stream: this.stream,
         journal,
         journalFile,
         fileOf: this.options.fileOf,
         replaced: (db) => this.options.release(this.options.fileOf(db)),
-        positionFile: path.join(config.dir, POSITION_FILE),
+        positionFile,
         consumer: consumerNameOf(replication.node),
         log,
       });
@@ -129,7 +136,7 @@ export class ReplicaRole {
         log(`this server cannot follow the stream: ${error.message}`);
         return;
       }
-      log(`JetStream at ${replication.servers.join(',')} cannot be followed yet (${(error as Error).message}); retrying`);
+      log(`JetStream at ${replication.servers.join(',')} cannot be followed yet (${error instanceof Error ? error.message : String(error)}); retrying`);
       if (!this.stopped) this.retry = setTimeout(() => void this.attempt(false), this.options.retryMs ?? 1000);
     }
   }

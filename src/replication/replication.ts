@@ -14,6 +14,8 @@ import { EngineError } from '../errors';
 import type { ReplicationControl, ReplicationStatus, ServerRole } from '../services/server-role';
 import { PrimaryRole } from './primary-role';
 import { ReplicaRole } from './replica-role';
+import { SnapshotUploader } from './snapshot-uploader';
+import type { SnapshotManifest } from '../snapshots/manifest';
 
 export interface ReplicationDeps {
   readonly config: Config;
@@ -35,8 +37,10 @@ export class Replication implements ReplicationControl {
   private replica: ReplicaRole | null = null;
   private url = '';
   private promoting = false;
+  private readonly uploader: SnapshotUploader | null;
 
   constructor(private readonly deps: ReplicationDeps) {
+    this.uploader = deps.config.snapshotDir === null ? null : new SnapshotUploader(deps.config.snapshotDir, deps.log);
     // A replica's journal takes its primary's entries only, from the first moment.
     if (deps.replication.role === 'replica') {
       deps.journal.follow(true);
@@ -76,6 +80,12 @@ export class Replication implements ReplicationControl {
   waitForSeq(seq: number, timeoutMs: number): Promise<boolean> {
     if (this.replica !== null && this.deps.role.role === 'replica') return this.replica.waitForSeq(seq, timeoutMs);
     return Promise.resolve(this.status().appliedSeq >= seq);
+  }
+
+  /** After a snapshot round: the primary puts it in the stream's bucket, for new replicas to start from. Never rejects. */
+  async roundTaken(manifest: SnapshotManifest): Promise<void> {
+    if (this.primary === null || this.deps.role.role !== 'primary') return;
+    await this.uploader?.upload(this.primary.stream, manifest);
   }
 
   async promote(): Promise<ReplicationStatus> {

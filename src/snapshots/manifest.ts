@@ -58,7 +58,7 @@ function isSafeCount(value: unknown): value is number {
 }
 
 /** The manifest's content when it has the expected shape; a foreign or damaged file is not a round. */
-function parseManifest(text: string): SnapshotManifest | undefined {
+export function parseManifest(text: string): SnapshotManifest | undefined {
   let value: Partial<SnapshotManifest>;
   try {
     value = JSON.parse(text) as Partial<SnapshotManifest>;

@@ -4,7 +4,7 @@
  * is logged and tried again later, and nothing it does can stop the server.
  */
 import type { Config, LogRetain, SnapshotEvery } from '../options';
-import { listRounds } from './manifest';
+import { listRounds, type SnapshotManifest } from './manifest';
 import { applyRetention } from './retention';
 import { takeSnapshotRound, type RoundSources } from './snapshot-round';
 
@@ -19,6 +19,11 @@ export interface SchedulerOptions {
   log(message: string): void;
   /** Runs a round where no database is being copied from a template (copy-gate.ts). */
   exclusive?<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Told of each new round before retention runs (so its copies are still
+   * there): a replication primary puts it in JetStream. It must not reject.
+   */
+  afterRound?(manifest: SnapshotManifest): Promise<void>;
 }
 
 /** How often a count is checked: cheap, and short enough that a round follows its count closely. */
@@ -62,6 +67,7 @@ export class SnapshotScheduler {
       const manifest = await (this.options.exclusive === undefined ? take() : this.options.exclusive(take));
       this.roundAt = last;
       if (manifest !== undefined) this.options.log(`snapshot through seq ${manifest.through} (journal needed from seq ${manifest.base + 1}), ${manifest.databases.length} databases`);
+      if (manifest !== undefined) await this.options.afterRound?.(manifest);
       const removed = await applyRetention({ logFile: this.options.sources.logFile, snapshotDir: this.options.sources.snapshotDir, retain: this.options.retain, now: Date.now() });
       if (removed.removedFiles.length + removed.removedRounds.length > 0) {
         this.options.log(`retention removed ${removed.removedFiles.length} journal files and ${removed.removedRounds.length} snapshot rounds`);
@@ -80,7 +86,7 @@ export class SnapshotScheduler {
 }
 
 /** The scheduler the flags ask for, or null when snapshots are off. */
-export function schedulerFor(config: Config, lastSeq: () => number, settledThrough: () => number, exclusive?: SchedulerOptions['exclusive']): SnapshotScheduler | null {
+export function schedulerFor(config: Config, lastSeq: () => number, settledThrough: () => number, exclusive?: SchedulerOptions['exclusive'], afterRound?: SchedulerOptions['afterRound']): SnapshotScheduler | null {
   if (config.snapshotEvery === null || config.logFile === null || config.snapshotDir === null) return null;
   return new SnapshotScheduler({
     sources: { dbFile: config.dbFile, dataDir: config.dir, logFile: config.logFile, snapshotDir: config.snapshotDir },
@@ -89,6 +95,7 @@ export function schedulerFor(config: Config, lastSeq: () => number, settledThrou
     lastSeq,
     settledThrough,
     ...(exclusive === undefined ? {} : { exclusive }),
+    ...(afterRound === undefined ? {} : { afterRound }),
     log: (message) => process.stderr.write(`sqlscribe: ${message}\n`),
   });
 }
