@@ -112,7 +112,8 @@ t.test('a cluster of three: killing the stream leader loses no acknowledged mess
   // Read through a node that survived, by itself, not through the client that may have been on the killed one.
   const survivor = cluster.nodes.find((node) => node !== leader)!;
   const direct = await client(tt, survivor.url);
-  const survivorJsm = await jetstreamManager(direct, { timeout: 3_000 });
+  // Its account info is asked at once, which may time out while the cluster is still electing: retried.
+  const survivorJsm = await within(20_000, 'a JetStream manager on a survivor', () => jetstreamManager(direct, { timeout: 3_000 }));
   const info = await within(20_000, 'stream info after the kill', () => survivorJsm.streams.info('JOURNAL'));
   tt.not(info.cluster?.leader, leader.name, 'a new leader was elected');
   tt.equal(info.state.messages, 100);

@@ -184,14 +184,19 @@ t.test('a three-node JetStream cluster loses a node under load and no acknowledg
   const P = stage.place('primary');
   const primary = await stage.primary(P, cluster.urls, 'p1', ['-journal-replicas', '3', '-journal-timeout', '10s']);
   await createMarks(primary, DB);
-  const replica = await stage.replica(stage.place('replica'), cluster.urls, 'r1');
+  // After a node is lost, JetStream elects new leaders for the stream and the replica's consumer; on a loaded
+  // machine that takes seconds, so the replica's reads may wait longer than the default for their seq.
+  const replica = await stage.replica(stage.place('replica'), cluster.urls, 'r1', ['-min-seq-wait', '30s']);
   const leader = await streamLeader(cluster.urls);
   const kill = killAfter(80, () => cluster.nodes.find((node) => node.name === leader)?.kill());
   const load = await writeLoad(primary, DB, { clients: 4, perClient: 60, stopWhen: kill.stopWhen });
   tt.ok(kill.fired, `the stream's leader (${leader}) was killed under load`);
   tt.ok(load.acked.size >= 200, `most writes were acknowledged across the election (${load.acked.size}, ${load.failed} refused)`);
   const last = journalSeqOf(await primary.get('/health'));
-  const onReplica = new Set((await marksOf(replica, DB, last)).map(([id]) => id));
+  const rows = await marksOf(replica, DB, last).catch((error: unknown) => {
+    throw new Error(`${String(error)}\n${replica.stderr()}`);
+  });
+  const onReplica = new Set(rows.map(([id]) => id));
   const onPrimary = new Set((await marksOf(primary, DB)).map(([id]) => id));
   tt.same([...load.acked].filter((id) => !onReplica.has(id)), [], 'every acknowledged write reached the replica through the surviving nodes');
   tt.same([...onPrimary].filter((id) => !onReplica.has(id)), [], 'and the replica has what the primary has');

@@ -56,9 +56,9 @@ export interface FollowerDeps {
   readonly clock?: () => number;
   /** How often the stream's end is read for the lag, in ms (default 1000). */
   lagPollMs?: number;
-  /** How long one pull waits for messages, in ms (at least 1000, JetStream's minimum; default 5000). */
+  /** How long one pull waits for messages, in ms (at least 1000, JetStream's minimum; default 2000: a pull left on a node that died ends soon). */
   pullWaitMs?: number;
-  /** Bounds of the sleep between retries after a failure, in ms (default 100 and 5000). */
+  /** Bounds of the sleep between retries after a failure, in ms (default 100 and 1000: after a JetStream node is lost, the stream is back within seconds). */
   retryMinMs?: number;
   retryMaxMs?: number;
 }
@@ -120,6 +120,9 @@ interface Waiter {
   resolve(reached: boolean): void;
 }
 
+/** How long a pull may bring nothing while the stream holds more, before it is taken up again. */
+const STALL_MS = 3000;
+
 export class ReplicaFollower {
   private readonly clock: () => number;
   private engine = new Engine({ maxOpenDatabases: 64 });
@@ -135,6 +138,10 @@ export class ReplicaFollower {
   private stopping = false;
   private loop: Promise<void> = Promise.resolve();
   private pull: ConsumerMessages | null = null;
+  /** When the current pull started or last delivered a message (this process's clock). */
+  private lastProgressAt = Date.now();
+  /** The watchdog stopped the current pull: it is made again, from the stored position. */
+  private stalled = false;
   private lagTimer: NodeJS.Timeout | null = null;
   private lagPolling = false;
   private lagFailing = false;
@@ -286,7 +293,7 @@ export class ReplicaFollower {
 
   private async run(): Promise<void> {
     const minMs = this.deps.retryMinMs ?? 100;
-    const maxMs = this.deps.retryMaxMs ?? 5000;
+    const maxMs = this.deps.retryMaxMs ?? 1000;
     let delay = minMs;
     let consumer: Consumer | null = null;
     while (!this.stopping && this.haltedBy === null) {
@@ -313,17 +320,36 @@ export class ReplicaFollower {
   }
 
   private async pullOnce(consumer: Consumer): Promise<void> {
-    const pull = await consumer.fetch({ max_messages: PULL_BATCH, expires: Math.max(1000, this.deps.pullWaitMs ?? 5000) });
+    const pull = await consumer.fetch({ max_messages: PULL_BATCH, expires: Math.max(1000, this.deps.pullWaitMs ?? 2000) });
     this.pull = pull;
+    this.lastProgressAt = Date.now();
     try {
       for await (const msg of pull) {
         // Left unacked: the next start finds them pending and makes the consumer again.
         if (this.stopping) break;
         await this.handle(msg);
+        this.lastProgressAt = Date.now();
       }
     } finally {
       this.pull = null;
     }
+    if (this.stalled) {
+      this.stalled = false;
+      throw new Error(`no message for ${STALL_MS / 1000} s while the stream holds more`);
+    }
+  }
+
+  /**
+   * A pull left on a JetStream node that died (its consumer's leader moved)
+   * can go quiet for longer than its own expiry: when the stream holds more
+   * than the replica applied and nothing arrived for a while, the pull is
+   * stopped and the consumer taken up again from the stored position.
+   */
+  private watchPull(): void {
+    if (this.pull === null || this.stalled || this.appliedSeq >= this.primaryLastSeq) return;
+    if (Date.now() - this.lastProgressAt < STALL_MS) return;
+    this.stalled = true;
+    this.pull.stop();
   }
 
   /** What to do about a failed pull or message: halt on what no retry mends, else log and retry. */
@@ -439,6 +465,7 @@ export class ReplicaFollower {
       .then((tail) => {
         this.primaryLastSeq = Math.max(this.primaryLastSeq, tail.lastEntries?.message.lastSeq ?? 0);
         this.lagFailing = false;
+        this.watchPull();
       })
       .catch((error: unknown) => {
         if (!this.lagFailing) this.deps.log(`replica: cannot read the stream's end for the lag (${describe(error)})`);
