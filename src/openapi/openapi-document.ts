@@ -40,6 +40,11 @@ const DESCRIPTION = [
   '-max-body-bytes, 400 `[SQ1009]` when malformed); the one exception is `POST /dbs/{db}/import`, which takes the file itself.',
   'A body sent with a GET is ignored.',
   '',
+  '**Replication.** A server started with -journal-nats (primary) or -follow (replica) sends `X-Journal-Seq` on every answer: the',
+  'journal seq its databases hold. Any request may send `X-Min-Seq`: a replica waits until it holds that seq (up to -min-seq-wait),',
+  'else 409 `[SQ7011]`. A replica refuses every operation that writes with 409 `[SQ7010]`; a primary another server took over from,',
+  'with 409 `[SQ7012]`. `/health` and `/metrics` add a `replication` record.',
+  '',
   '**Changes are additive.** Records may gain fields in later versions; this document lists every field the service sends today.',
 ].join('\n');
 
