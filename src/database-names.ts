@@ -2,6 +2,7 @@
  * What a database may be called: shared by the server, which builds every
  * path from a validated name, and the replay tool, which selects by name.
  */
+import path from 'node:path';
 import { EngineError } from './errors';
 
 const NAME = /^[a-z0-9_-]{1,64}$/;
@@ -30,4 +31,15 @@ export function normalizeDatabaseName(raw: unknown): string {
   const base = raw.trim().toLowerCase().replace(/\.db$/, '');
   if (!isClientName(base)) throw new EngineError('INVALID_DATABASE_NAME');
   return `${base}.db`;
+}
+
+/** Where a server keeps its databases: the data directory, and single-DB mode's file. */
+export interface DatabasePlaces {
+  readonly dir: string;
+  readonly dbFile: string | null;
+}
+
+/** A database's file, by its name in the journal: single-DB mode's file by its base name, the others in the data directory. */
+export function databaseFileIn(places: DatabasePlaces): (db: string) => string {
+  return (db) => (places.dbFile !== null && db === path.basename(places.dbFile) ? places.dbFile : path.join(places.dir, db));
 }

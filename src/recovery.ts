@@ -4,9 +4,9 @@
  * be applied; the rest are read and applied where their database lacks them.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { Engine } from './engine/engine';
 import type { Config } from './options';
+import { databaseFileIn } from './database-names';
 import { readCheckpoint, writeCheckpoint } from '../journal/checkpoint';
 import { JournalError, readJournal } from '../journal/reader';
 import { rebuild, type RebuildOptions, type RebuildResult } from '../replay/rebuild';
@@ -14,7 +14,7 @@ import { recoveryStart } from './snapshots/recovery-start';
 
 /** The file of a database named in the journal, in this server's layout. */
 export function databaseFileOf(config: Config): (db: string) => string {
-  return (db) => (config.dbFile !== null && db === path.basename(config.dbFile) ? config.dbFile : path.join(config.dir, db));
+  return databaseFileIn(config);
 }
 
 async function entriesFrom(journalFile: string, fromSeq: number) {

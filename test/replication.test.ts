@@ -315,3 +315,31 @@ t.test('servers started while JetStream is down: they serve reads at once and re
   const followed = await marksOf(replica, DB, last).catch((error: unknown) => `${String(error)}\n${replica.stderr()}`);
   tt.same(followed, [[1, 1, 1], [3, 3, 3]], 'and the replica follows them');
 });
+
+t.test('a replica keeps answering while it applies a large import (entries are applied off its main thread)', async (tt) => {
+  const stage = new Stage(tt);
+  const nats = await startNats(tt);
+  const primary = await stage.primary(stage.place('primary'), nats.url);
+  await ok(primary.post('/dbs', { db: 'big' }), 'create');
+  const replica = await stage.replica(stage.place('replica'), nats.url);
+  const rows = 150_000;
+  const script = ['CREATE TABLE big (id INT PRIMARY KEY, note TEXT);', ...Array.from({ length: rows }, (_, i) => `INSERT INTO big VALUES (${i}, 'row ${i} of a large import, as a class might load');`)].join('\n');
+  const imported = await ok(primary.request('POST', '/dbs/big/import', { rawBody: script, headers: { 'content-type': 'application/sql' } }), 'import');
+  const seq = journalSeqOf(imported);
+  // /health answered over and over while the replica is behind: the longest silence between two answers
+  // shows whether applying the import held the server's thread (it would last as long as the apply).
+  const answeredAt: number[] = [];
+  const until = Date.now() + 120_000;
+  for (;;) {
+    const health = await ok(replica.get('/health'), 'health');
+    answeredAt.push(Date.now());
+    if (health.body.replication.appliedSeq >= seq || Date.now() > until) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const window = (answeredAt.at(-1) ?? 0) - (answeredAt[0] ?? 0);
+  const longest = Math.max(0, ...answeredAt.slice(1).map((at, i) => at - (answeredAt[i] as number)));
+  tt.comment(`behind for ${window} ms, ${answeredAt.length} answers, longest silence ${longest} ms`);
+  tt.ok(answeredAt.length >= 5 && longest < window / 2, `the replica kept answering while it applied the import (longest silence ${longest} ms of ${window} ms)`);
+  const counted = await replica.request('POST', '/exec', { body: { db: 'big', sql: 'SELECT count(*) FROM big' }, headers: { 'X-Min-Seq': String(seq) } });
+  tt.same(counted.body.results[0].rows, [[rows]], 'and then holds every row');
+});

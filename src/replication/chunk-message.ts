@@ -18,6 +18,7 @@ export const HEADERS = {
   epoch: 'Sqlscribe-Epoch',
   node: 'Sqlscribe-Node',
   url: 'Sqlscribe-Url',
+  object: 'Sqlscribe-Object',
 } as const;
 
 /** A chunk of the journal: entries firstSeq..lastSeq, in order, no gap. */
@@ -30,6 +31,12 @@ export interface EntriesMessage {
   readonly node: string;
   /** The JSONL lines, newline-terminated, crc included. */
   readonly lines: string;
+  /**
+   * Set on a chunk read from the stream whose lines are too large for one
+   * NATS message: they are in the chunks object store under this name, and
+   * `lines` is empty until journal-stream.ts has fetched them.
+   */
+  readonly object?: string;
 }
 
 /** A takeover: primary `node` (serving at `url`) holds epoch `epoch` from here on. */
@@ -49,17 +56,20 @@ export function headersOf(message: StreamMessage): HeaderPairs {
   if (message.kind === 'fence') {
     return [[HEADERS.kind, 'fence'], [HEADERS.epoch, String(message.epoch)], [HEADERS.node, message.node], [HEADERS.url, message.url]];
   }
-  return [
+  const pairs: Array<readonly [string, string]> = [
     [HEADERS.kind, 'entries'],
     [HEADERS.firstSeq, String(message.firstSeq)],
     [HEADERS.lastSeq, String(message.lastSeq)],
     [HEADERS.epoch, String(message.epoch)],
     [HEADERS.node, message.node],
   ];
+  if (message.object !== undefined) pairs.push([HEADERS.object, message.object]);
+  return pairs;
 }
 
+/** The message's body: a chunk's lines, or nothing when they are in the object store (or it is a fence). */
 export function bodyOf(message: StreamMessage): string {
-  return message.kind === 'fence' ? '' : message.lines;
+  return message.kind === 'fence' || message.object !== undefined ? '' : message.lines;
 }
 
 /**
@@ -93,7 +103,8 @@ export function parseMessage(get: (name: string) => string, body: string): Strea
   const firstSeq = numberHeader(get, HEADERS.firstSeq);
   const lastSeq = numberHeader(get, HEADERS.lastSeq);
   if (lastSeq < firstSeq) throw new StreamMessageError(`seqs ${firstSeq}..${lastSeq} are out of order`);
-  return { kind, firstSeq, lastSeq, epoch, node, lines: body };
+  const object = get(HEADERS.object);
+  return object === '' ? { kind, firstSeq, lastSeq, epoch, node, lines: body } : { kind, firstSeq, lastSeq, epoch, node, lines: '', object };
 }
 
 /**

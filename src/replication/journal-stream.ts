@@ -7,6 +7,7 @@
  */
 import { connect } from '@nats-io/transport-node';
 import { headers, type NatsConnection } from '@nats-io/nats-core';
+import { Objm, type ObjectStore } from '@nats-io/obj';
 import { jetstream, jetstreamManager, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
 import { bodyOf, headersOf, messageIdOf, parseMessage, type EntriesMessage, type FenceMessage, type StreamMessage } from './chunk-message';
 
@@ -51,17 +52,70 @@ export function subjectOf(stream: string): string {
 
 const decoder = new TextDecoder();
 
-function storedOf(stored: StoredMsg): StoredMessage {
-  return { streamSeq: stored.seq, message: parseMessage((name) => stored.header?.get(name) ?? '', decoder.decode(stored.data)) };
+const encoder = new TextEncoder();
+
+/**
+ * NATS refuses a message larger than the server's max_payload (1 MB unless
+ * configured): a chunk whose lines are larger (an import, a busy group
+ * commit) goes into the chunks object store, which splits it, and the stream
+ * message names it. A little room is kept for the headers.
+ */
+const HEADER_ROOM = 8 * 1024;
+
+export function chunksBucketOf(stream: string): string {
+  return `${stream}_chunks`;
 }
 
 export class JournalStream {
+  private chunks: ObjectStore | null = null;
+
   private constructor(
     readonly settings: StreamSettings,
     readonly connection: NatsConnection,
     private readonly manager: JetStreamManager,
     private readonly client: JetStreamClient,
   ) {}
+
+  /** The largest body one stream message may carry here. */
+  private get inlineLimit(): number {
+    return Math.max(64 * 1024, (this.connection.info?.max_payload ?? 1024 * 1024) - HEADER_ROOM);
+  }
+
+  private async chunkStore(): Promise<ObjectStore> {
+    this.chunks ??= await new Objm(this.client).create(chunksBucketOf(this.settings.stream), { replicas: this.settings.replicas });
+    return this.chunks;
+  }
+
+  /** A message as read from the stream; with `lines`, those of a large chunk are fetched from the object store. */
+  private async storedOf(stored: StoredMsg, lines: boolean): Promise<StoredMessage> {
+    const message = parseMessage((name) => stored.header?.get(name) ?? '', decoder.decode(stored.data));
+    return { streamSeq: stored.seq, message: lines ? await this.withLines(message) : message };
+  }
+
+  /** The message with its lines: those of a large chunk are read from the object store it names. */
+  async withLines(message: StreamMessage): Promise<StreamMessage> {
+    if (message.kind !== 'entries' || message.object === undefined) return message;
+    const blob = await (await this.chunkStore()).getBlob(message.object);
+    if (blob === null || blob === undefined) throw new Error(`chunk ${message.firstSeq}..${message.lastSeq} names object ${message.object}, which the bucket ${chunksBucketOf(this.settings.stream)} lacks`);
+    return { kind: 'entries', firstSeq: message.firstSeq, lastSeq: message.lastSeq, epoch: message.epoch, node: message.node, lines: decoder.decode(blob) };
+  }
+
+  /**
+   * A chunk too large for one message is put in the object store first
+   * (named by its message id, so a retry puts the same object), then
+   * published as a message that names it: the stream still takes the chunk
+   * whole or not at all, and an object whose message never landed is only an
+   * unused object.
+   */
+  private async asPublished(message: StreamMessage): Promise<StreamMessage> {
+    if (message.kind !== 'entries') return message;
+    const bytes = encoder.encode(message.lines);
+    if (bytes.length <= this.inlineLimit) return message;
+    const name = messageIdOf(message);
+    const store = await this.chunkStore();
+    if ((await store.info(name)) === null) await store.putBlob({ name }, bytes);
+    return { ...message, object: name };
+  }
 
   /**
    * Connects (and keeps reconnecting for ever: JetStream coming back is what
@@ -117,10 +171,11 @@ export class JournalStream {
    * answered with its first seq (JetStream de-duplicates on the message id).
    */
   async publish(message: StreamMessage, expectedLast: number, timeoutMs: number): Promise<number> {
+    const published = await this.asPublished(message);
     const pairs = headers();
-    for (const [name, value] of headersOf(message)) pairs.set(name, value);
+    for (const [name, value] of headersOf(published)) pairs.set(name, value);
     try {
-      const ack = await this.client.publish(this.subject, bodyOf(message), { msgID: messageIdOf(message), expect: { lastSequence: expectedLast }, headers: pairs, timeout: timeoutMs });
+      const ack = await this.client.publish(this.subject, bodyOf(published), { msgID: messageIdOf(message), expect: { lastSequence: expectedLast }, headers: pairs, timeout: timeoutMs });
       return ack.seq;
     } catch (error) {
       if (error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE) throw new WrongLastSequenceError(expectedLast, error);
@@ -128,10 +183,14 @@ export class JournalStream {
     }
   }
 
-  /** The message at `streamSeq`, or null when there is none (deleted, or past the end). */
-  async message(streamSeq: number): Promise<StoredMessage | null> {
+  /**
+   * The message at `streamSeq`, or null when there is none (deleted, or past
+   * the end). Without `lines`, a large chunk's lines are left in the object
+   * store (its `object` names them): enough for its seqs and epoch.
+   */
+  async message(streamSeq: number, lines = true): Promise<StoredMessage | null> {
     const stored = await this.manager.streams.getMessage(this.settings.stream, { seq: streamSeq });
-    return stored === null ? null : storedOf(stored);
+    return stored === null ? null : this.storedOf(stored, lines);
   }
 
   async lastStreamSeq(): Promise<number> {
@@ -139,13 +198,13 @@ export class JournalStream {
     return info.state.last_seq;
   }
 
-  /** Reads back from the end to the last chunk of entries, noting the newest fence on the way. */
-  async tail(): Promise<StreamTail> {
+  /** Reads back from the end to the last chunk of entries, noting the newest fence on the way; `lines` as for message(). */
+  async tail(lines = true): Promise<StreamTail> {
     const info = await this.manager.streams.info(this.settings.stream);
     const lastStreamSeq = info.state.last_seq;
     let fence: StreamTail['fence'] = null;
     for (let seq = lastStreamSeq; seq >= Math.max(1, info.state.first_seq); seq--) {
-      const stored = await this.message(seq);
+      const stored = await this.message(seq, lines);
       if (stored === null) continue;
       if (stored.message.kind === 'entries') return { lastStreamSeq, lastEntries: { streamSeq: stored.streamSeq, message: stored.message }, fence };
       fence ??= { streamSeq: stored.streamSeq, message: stored.message };
@@ -171,7 +230,7 @@ export class JournalStream {
       const { message } = found;
       if (seq < message.firstSeq) high = found.streamSeq - 1;
       else if (seq > message.lastSeq) low = middle + 1;
-      else return found;
+      else return { streamSeq: found.streamSeq, message: (await this.withLines(message)) as EntriesMessage };
     }
     return null;
   }
@@ -179,7 +238,7 @@ export class JournalStream {
   /** The last chunk of entries at or before `streamSeq`, not before `floor`. */
   private async entriesAtOrBefore(streamSeq: number, floor: number): Promise<(StoredMessage & { readonly message: EntriesMessage }) | null> {
     for (let at = streamSeq; at >= floor; at--) {
-      const stored = await this.message(at);
+      const stored = await this.message(at, false);
       if (stored !== null && stored.message.kind === 'entries') return { streamSeq: stored.streamSeq, message: stored.message };
     }
     return null;

@@ -80,7 +80,7 @@ export async function startPrimary(options: PrimaryStartOptions): Promise<Primar
 /** Makes the stream and the local journal end at the same seq; gives the stream seq they end at. */
 async function alignWithStream(stream: JournalStream, options: PrimaryStartOptions, epoch: number): Promise<number> {
   const { journal, journalFile, config, log } = options;
-  const tail = await stream.tail();
+  const tail = await stream.tail(false);
   const streamSeq = tail.lastEntries?.message.lastSeq ?? 0;
   if (streamSeq > journal.lastSeq) {
     if (options.serving) throw new StreamAheadError(`the stream holds journal entries up to seq ${streamSeq}, past this server's ${journal.lastSeq}: restart the server to take them in`);

@@ -16,17 +16,16 @@
  * retry can mend (a gap in the journal seqs, a damaged message), loudly.
  */
 import type { JsMsg, Consumer, ConsumerMessages } from '@nats-io/jetstream';
-import { Engine } from '../engine/engine';
 import type { Journal } from '../../journal/journal';
 import type { JournalEntry } from '../../journal/record';
 import { JournalError, readJournal } from '../../journal/reader';
-import { rebuild } from '../../replay/rebuild';
 import { entriesOf, parseMessage, StreamMessageError, type EntriesMessage, type StreamMessage } from './chunk-message';
 import type { JournalStream } from './journal-stream';
 import { openConsumer } from './replica-consumer';
 import { readPosition, writePosition, type FollowerPosition } from './replica-position';
 import { SessionWindow } from './replica-session-window';
-import { redoVoided, voidedEarlier } from './replica-voids';
+import { voidedEarlier } from './replica-voids';
+import { InThreadApplier, type DatabaseApplier } from './replica-applier';
 
 /** Entries that make a database's file anew or remove it. */
 const REPLACES_FILE: ReadonlySet<JournalEntry['kind']> = new Set(['createdb', 'dropdb', 'copydb', 'resetdb']);
@@ -52,6 +51,8 @@ export interface FollowerDeps {
    * reading it.
    */
   readonly replaced?: (db: string) => Promise<void>;
+  /** What applies entries to the databases. @default an InThreadApplier (the server gives a WorkerApplier) */
+  readonly applier?: DatabaseApplier;
   /** ms since the epoch; injectable for the lag in seconds. */
   readonly clock?: () => number;
   /** How often the stream's end is read for the lag, in ms (default 1000). */
@@ -125,7 +126,7 @@ const STALL_MS = 3000;
 
 export class ReplicaFollower {
   private readonly clock: () => number;
-  private engine = new Engine({ maxOpenDatabases: 64 });
+  private readonly applier: DatabaseApplier;
   private readonly window = new SessionWindow();
   private streamSeq: number;
   private appliedSeq: number;
@@ -155,6 +156,7 @@ export class ReplicaFollower {
 
   private constructor(private readonly deps: FollowerDeps, position: FollowerPosition, appliedAt: number) {
     this.clock = deps.clock ?? Date.now;
+    this.applier = deps.applier ?? new InThreadApplier(deps.fileOf, deps.journalFile, deps.log);
     this.streamSeq = position.streamSeq;
     this.appliedSeq = position.journalSeq;
     this.appliedAt = appliedAt;
@@ -172,7 +174,7 @@ export class ReplicaFollower {
     try {
       await follower.catchUpLocally(position.settledThrough);
     } catch (error) {
-      follower.engine.close();
+      await follower.applier.close();
       throw error;
     }
     // Read once before following, within bounds, so that lag() means something from the start.
@@ -197,7 +199,7 @@ export class ReplicaFollower {
     if (localLast === 0) return;
     // From the last entry at least, for its time (the lag in seconds).
     const entries = await localEntries(this.deps.journalFile, Math.min(settledThrough + 1, localLast));
-    await rebuild(this.engine, entries, { fileOf: this.deps.fileOf, yieldEvery: 200 });
+    await this.applier.rebuild(entries);
     this.window.observe(entries);
     this.appliedSeq = localLast;
     const last = entries.at(-1);
@@ -261,7 +263,7 @@ export class ReplicaFollower {
     this.pull?.stop();
     this.wakeSleep?.();
     await this.loop;
-    this.engine.close();
+    await this.applier.close();
     for (const waiter of [...this.waiters]) waiter.resolve(false);
     this.tellProgress();
   }
@@ -361,9 +363,8 @@ export class ReplicaFollower {
       this.gapAt = error.localLastSeq;
       this.remakeConsumer = true;
     }
-    // A rebuild cut short may leave a session or a batch open in the engine.
-    this.engine.close();
-    this.engine = new Engine({ maxOpenDatabases: 64 });
+    // A rebuild cut short may leave a session or a batch open in the engine; the next request waits behind this one.
+    this.applier.reset().catch((resetError: unknown) => this.deps.log(`replica: the applying engine could not be made afresh (${describe(resetError)})`));
     this.deps.log(`replica: following failed at stream seq ${this.streamSeq + 1} (${describe(error)}); retrying`);
   }
 
@@ -377,7 +378,7 @@ export class ReplicaFollower {
   private async handle(msg: JsMsg): Promise<void> {
     // A redelivery of a message handled already.
     if (msg.seq <= this.streamSeq) return this.ack(msg);
-    const message = streamMessageOf(msg);
+    const message = await this.deps.stream.withLines(streamMessageOf(msg));
     if (message.kind === 'fence') this.takeFence(message.epoch, message.node, message.url);
     else await this.takeEntries(message);
     this.storePosition(msg.seq);
@@ -415,9 +416,9 @@ export class ReplicaFollower {
   /** Applies entries after the open session's, so that a session spread over chunks is applied whole when it commits. */
   private async apply(entries: readonly JournalEntry[]): Promise<void> {
     const fed = [...this.window.entries, ...entries];
-    await rebuild(this.engine, fed, { fileOf: this.deps.fileOf, yieldEvery: 200 });
+    await this.applier.rebuild(fed);
     const voided = voidedEarlier(entries, new Set(fed.map((entry) => entry.seq)));
-    await redoVoided({ engine: this.engine, journalFile: this.deps.journalFile, fileOf: this.deps.fileOf, log: this.deps.log }, voided);
+    if (voided.length > 0) await this.applier.redoVoided(voided);
     await this.tellReplaced(entries, voided);
     this.window.observe(entries);
     const last = entries.at(-1);
@@ -461,7 +462,7 @@ export class ReplicaFollower {
     if (this.lagPolling || this.stopping) return Promise.resolve();
     this.lagPolling = true;
     return this.deps.stream
-      .tail()
+      .tail(false)
       .then((tail) => {
         this.primaryLastSeq = Math.max(this.primaryLastSeq, tail.lastEntries?.message.lastSeq ?? 0);
         this.lagFailing = false;

@@ -25,6 +25,7 @@ import { JournalStream, WrongLastSequenceError } from './journal-stream';
 import { LeaseLostError, PrimaryLease } from './primary-lease';
 import type { Primary } from './primary-start';
 import { ReplicaFollower } from './replica-follower';
+import { WorkerApplier } from './replica-applier';
 import { seedFromSnapshot } from './replica-seed';
 
 export interface ReplicaRoleOptions {
@@ -88,7 +89,7 @@ export class ReplicaRole {
   private async refuseForeignJournal(stream: JournalStream): Promise<void> {
     const last = this.options.journal.lastSeq;
     if (last === 0) return;
-    const tail = await stream.tail();
+    const tail = await stream.tail(false);
     const streamEnd = tail.lastEntries?.message.lastSeq ?? 0;
     if (last > streamEnd) {
       throw new ReplicaStartError(`this server's journal ends at seq ${last}, past the stream's last entry (${streamEnd}): it holds entries no primary shipped. Start a replica on an empty data directory`);
@@ -121,6 +122,8 @@ export class ReplicaRole {
         journal,
         journalFile,
         fileOf: this.options.fileOf,
+        // Applied in a worker thread: a large entry must not stop this server answering reads meanwhile.
+        applier: new WorkerApplier({ dir: config.dir, dbFile: config.dbFile, journalFile }, log),
         replaced: (db) => this.options.release(this.options.fileOf(db)),
         positionFile,
         consumer: consumerNameOf(replication.node),
@@ -192,7 +195,7 @@ export class ReplicaRole {
     await follower.catchUpAndStop();
     this.stopFollowing();
     // Everything before the fence is applied, or this server would take writes on top of a hole.
-    const tail = await stream.tail();
+    const tail = await stream.tail(false);
     const streamEnd = tail.lastEntries?.message.lastSeq ?? 0;
     if (this.options.journal.lastSeq !== streamEnd) {
       throw new EngineError('PROMOTION_REFUSED', { detail: `it holds the journal through seq ${this.options.journal.lastSeq}, the stream through ${streamEnd}; it holds the lease (epoch ${holder.epoch}): promote it again once it has caught up` });
