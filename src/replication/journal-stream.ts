@@ -109,11 +109,11 @@ export class JournalStream {
    */
   private async asPublished(message: StreamMessage): Promise<StreamMessage> {
     if (message.kind !== 'entries') return message;
-    const bytes = encoder.encode(message.lines);
-    if (bytes.length <= this.inlineLimit) return message;
+    // Counted without encoding: most chunks are small and go as they are.
+    if (Buffer.byteLength(message.lines) <= this.inlineLimit) return message;
     const name = messageIdOf(message);
     const store = await this.chunkStore();
-    if ((await store.info(name)) === null) await store.putBlob({ name }, bytes);
+    if ((await store.info(name)) === null) await store.putBlob({ name }, encoder.encode(message.lines));
     return { ...message, object: name };
   }
 
