@@ -95,10 +95,15 @@ export interface Config {
  * -journal-nats makes this server a primary that ships every chunk of its
  * journal to JetStream; -follow makes it a read-only replica of the stream.
  */
+/** How to authenticate to NATS: a user and password, or a token. */
+export type NatsAuth = { readonly user: string; readonly pass: string } | { readonly token: string };
+
 export interface ReplicationConfig {
   readonly role: 'primary' | 'replica';
-  /** Client URLs of the JetStream servers. */
+  /** Client URLs of the JetStream servers, without credentials. */
   readonly servers: readonly string[];
+  /** The credentials the URLs carried, if any. */
+  readonly auth: NatsAuth | null;
   /** The stream's name (its subject and lease bucket are named after it). @default 'sqlscribe' */
   readonly stream: string;
   /** Copies JetStream keeps of each message, when this server creates the stream. @default 1 */
@@ -293,21 +298,40 @@ const streamName = (text: string): string => {
   return text;
 };
 
-/** nats://host:port, several separated by commas (the nodes of a cluster); a bare host:port gets nats://. */
-const natsServers = (text: string): readonly string[] => {
-  const servers = text.split(',').map((part) => part.trim()).filter((part) => part !== '');
-  if (servers.length === 0) throw new OptionsError('expected nats://host:port, several separated by commas');
-  return Object.freeze(servers.map((server) => {
-    const url = server.includes('://') ? server : `nats://${server}`;
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new OptionsError(`expected nats://host:port, got ${quote(server)}`);
-    }
-    if (!['nats:', 'tls:'].includes(parsed.protocol) || parsed.hostname === '') throw new OptionsError(`expected nats://host:port, got ${quote(server)}`);
-    return url;
-  }));
+/** The JetStream servers and, when a URL carried them, the credentials to connect with. */
+interface NatsTarget {
+  readonly servers: readonly string[];
+  readonly auth: NatsAuth | null;
+}
+
+/** One server URL, its credentials taken out (the client takes them apart, and logs must not show them). */
+function natsServer(server: string): { url: string; auth: NatsAuth | null } {
+  const bad = (): OptionsError => new OptionsError(`expected nats://host:port (or nats://user:password@host:port), got ${quote(server.replace(/\/\/[^@/]*@/, '//…@'))}`);
+  let parsed: URL;
+  try {
+    parsed = new URL(server.includes('://') ? server : `nats://${server}`);
+  } catch {
+    throw bad();
+  }
+  if (!['nats:', 'tls:'].includes(parsed.protocol) || parsed.hostname === '') throw bad();
+  const user = decodeURIComponent(parsed.username);
+  const pass = decodeURIComponent(parsed.password);
+  const auth: NatsAuth | null = user === '' ? null : pass === '' ? { token: user } : { user, pass };
+  return { url: `${parsed.protocol}//${parsed.host}`, auth };
+}
+
+/**
+ * nats://host:port, several separated by commas (the nodes of a cluster); a
+ * bare host:port gets nats://. nats://user:password@host:port or
+ * nats://token@host:port authenticate; one set of credentials serves every node.
+ */
+const natsServers = (text: string): NatsTarget => {
+  const parts = text.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  if (parts.length === 0) throw new OptionsError('expected nats://host:port, several separated by commas');
+  const servers = parts.map(natsServer);
+  const auths = servers.flatMap(({ auth }) => (auth === null ? [] : [JSON.stringify(auth)]));
+  if (new Set(auths).size > 1) throw new OptionsError('the URLs carry different credentials: give them once, on any one of them');
+  return Object.freeze({ servers: Object.freeze(servers.map(({ url }) => url)), auth: servers.find(({ auth }) => auth !== null)?.auth ?? null });
 };
 
 const httpUrl = (text: string): string => {
@@ -333,9 +357,11 @@ function resolveReplication(raw: RawFlags, dir: string, journal: JournalConfig):
   if (role === 'primary') {
     for (const name of ['promote', 'min-seq-wait']) if (raw.has(name)) throw new OptionsError(`-${name}: only a replica (-follow) takes it`);
   }
+  const target = flagValue<NatsTarget>(raw, role === 'replica' ? 'follow' : 'journal-nats', natsServers, { servers: [], auth: null });
   return Object.freeze({
     role,
-    servers: flagValue(raw, role === 'replica' ? 'follow' : 'journal-nats', natsServers, []),
+    servers: target.servers,
+    auth: target.auth,
     stream: flagValue(raw, 'journal-stream', streamName, 'sqlscribe'),
     streamReplicas: flagValue(raw, 'journal-replicas', (text) => {
       const n = parsePositiveInteger(text);

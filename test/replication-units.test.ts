@@ -182,11 +182,22 @@ t.test('replication flags', async (tt) => {
   };
   tt.equal(config().replication, null, 'off by default');
   const primary = config('-journal-nats', 'nats://a:4222, b:4222', '-node', 'p1', '-journal-replicas', '3');
-  tt.same(primary.replication, { role: 'primary', servers: ['nats://a:4222', 'nats://b:4222'], stream: 'sqlscribe', streamReplicas: 3, timeoutMs: 5000, node: 'p1', advertise: null, promote: false, minSeqWaitMs: 5000 });
+  tt.same(primary.replication, { role: 'primary', servers: ['nats://a:4222', 'nats://b:4222'], auth: null, stream: 'sqlscribe', streamReplicas: 3, timeoutMs: 5000, node: 'p1', advertise: null, promote: false, minSeqWaitMs: 5000 });
   const replica = config('-follow', 'nats://a:4222', '-promote', '-min-seq-wait', '2s', '-journal-stream', 'school_1', '-advertise', 'http://r:8081/');
   tt.match(replica.replication, { role: 'replica', stream: 'school_1', promote: true, minSeqWaitMs: 2000, advertise: 'http://r:8081' });
   tt.match(replica.replication?.node, /:\/srv\/data$/, 'the node defaults to host and data directory');
+  const withUser = config('-journal-nats', 'nats://school:p%40ss@a:4222,nats://b:4222');
+  tt.same(withUser.replication?.servers, ['nats://a:4222', 'nats://b:4222'], 'credentials are taken out of the URLs');
+  tt.same(withUser.replication?.auth, { user: 'school', pass: 'p@ss' }, 'and kept apart, decoded');
+  tt.same(config('-follow', 'tls://s3cr3t-token@a:4443').replication?.auth, { token: 's3cr3t-token' }, 'a lone user part is a token');
+  try {
+    parseCommandLine(['-journal-nats', 'nats://school:secretword@:4222'], '/srv');
+    tt.fail('a URL without a host is refused');
+  } catch (error) {
+    tt.notMatch((error as Error).message, /secretword/, 'the refusal does not repeat the password');
+  }
   for (const [argv, pattern] of [
+    [['-journal-nats', 'nats://a:1:one@a,nats://b:two@b'], /different credentials|expected nats/],
     [['-journal-nats', 'nats://a', '-follow', 'nats://b'], /cannot be used together/],
     [['-promote'], /needs -journal-nats .* or -follow/],
     [['-journal-nats', 'nats://a', '-promote'], /only a replica/],

@@ -343,3 +343,21 @@ t.test('a replica keeps answering while it applies a large import (entries are a
   const counted = await replica.request('POST', '/exec', { body: { db: 'big', sql: 'SELECT count(*) FROM big' }, headers: { 'X-Min-Seq': String(seq) } });
   tt.same(counted.body.results[0].rows, [[rows]], 'and then holds every row');
 });
+
+t.test('a JetStream that wants credentials: given in the URL, never written to a log', async (tt) => {
+  const stage = new Stage(tt);
+  const nats = await startNats(tt, { args: ['--user', 'school', '--pass', 'pa55-word'] });
+  const withCredentials = nats.url.replace('nats://', 'nats://school:pa55-word@');
+  const primary = await stage.primary(stage.place('primary'), withCredentials);
+  await createMarks(primary, DB);
+  const replica = await stage.replica(stage.place('replica'), withCredentials);
+  const seq = journalSeqOf(await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert'));
+  tt.same(await marksOf(replica, DB, seq), [[1, 1, 1]], 'shipped and followed with the credentials');
+  const wrong = await stage.primary(stage.place('wrong'), nats.url.replace('nats://', 'nats://school:not-it@'), 'p2', ['-journal-timeout', '500ms']);
+  const refused = await wrong.exec(undefined, 'CREATE DATABASE other');
+  tt.equal(refused.body.code, 9009, 'wrong credentials: writes are refused');
+  tt.match(wrong.stderr(), /Authorization Violation/i, 'and the log says why');
+  for (const [name, server] of [['primary', primary], ['replica', replica], ['wrong', wrong]] as const) {
+    tt.notMatch(server.stderr(), /pa55-word|not-it/, `${name}: no password in the log`);
+  }
+});

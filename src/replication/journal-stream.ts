@@ -8,6 +8,7 @@
 import { connect } from '@nats-io/transport-node';
 import { headers, type NatsConnection } from '@nats-io/nats-core';
 import { Objm, type ObjectStore } from '@nats-io/obj';
+import type { NatsAuth } from '../options';
 import { jetstream, jetstreamManager, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
 import { bodyOf, headersOf, messageIdOf, parseMessage, type EntriesMessage, type FenceMessage, type StreamMessage } from './chunk-message';
 
@@ -24,6 +25,8 @@ export class WrongLastSequenceError extends Error {
 export interface StreamSettings {
   /** Client URLs of the JetStream servers (any of a cluster's nodes). */
   readonly servers: readonly string[];
+  /** Credentials, when the servers need them. */
+  readonly auth?: NatsAuth | null;
   /** The stream's name; its subject and lease bucket are named after it. */
   readonly stream: string;
   /** Copies JetStream keeps of each message (3 on a three-node cluster). */
@@ -126,6 +129,7 @@ export class JournalStream {
     // (@nats-io/nats-core/internal) that node10 resolution does not follow.
     const connection = (await connect({
       servers: [...settings.servers],
+      ...(settings.auth ?? {}),
       name,
       timeout: timeoutMs,
       reconnect: true,

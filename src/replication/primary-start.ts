@@ -58,7 +58,7 @@ const CATCH_UP_BYTES = 512 * 1024;
 
 export async function startPrimary(options: PrimaryStartOptions): Promise<Primary> {
   const { config, journal } = options;
-  const stream = await JournalStream.connect({ servers: config.servers, stream: config.stream, replicas: config.streamReplicas }, config.timeoutMs, `sqlscribe primary ${config.node}`);
+  const stream = await JournalStream.connect({ servers: config.servers, auth: config.auth, stream: config.stream, replicas: config.streamReplicas }, config.timeoutMs, `sqlscribe primary ${config.node}`);
   try {
     await stream.ensure();
     const lease = await PrimaryLease.open(stream);

@@ -107,7 +107,7 @@ export class ReplicaRole {
   private async attempt(first: boolean): Promise<void> {
     const { replication, journal, journalFile, config, log } = this.options;
     try {
-      this.stream ??= await JournalStream.connect({ servers: replication.servers, stream: replication.stream, replicas: replication.streamReplicas }, replication.timeoutMs, `sqlscribe replica ${replication.node}`);
+      this.stream ??= await JournalStream.connect({ servers: replication.servers, auth: replication.auth, stream: replication.stream, replicas: replication.streamReplicas }, replication.timeoutMs, `sqlscribe replica ${replication.node}`);
       await this.stream.ensure();
       this.lease ??= await PrimaryLease.open(this.stream);
       await this.refuseForeignJournal(this.stream);

@@ -82,14 +82,15 @@ function defaultSearchDirs(): string[] {
 }
 
 /** One `nats-server -js` on a free loopback port, its store dir in a scratch directory of the test. */
-export async function startNats(tt: HasTeardown, options: { name?: string } = {}): Promise<NatsNode> {
+/** `args`: more nats-server flags, e.g. `--user`/`--pass` for a server that wants credentials. */
+export async function startNats(tt: HasTeardown, options: { name?: string; args?: readonly string[] } = {}): Promise<NatsNode> {
   const binary = natsServerPath();
   const dir = scratchDir(tt);
   const name = options.name ?? 'nats';
   const storeDir = path.join(dir, name);
   for (let attempt = 1; ; attempt++) {
     const [port] = await freePorts(1);
-    const node = new Node(tt, binary, name, port!, ['-js', '-n', name, '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir]);
+    const node = new Node(tt, binary, name, port!, ['-js', '-n', name, '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, ...(options.args ?? [])]);
     try {
       await node.start();
       return node;
