@@ -12,11 +12,6 @@ import { JournalError, readJournal } from '../journal/reader';
 import { rebuild, type RebuildOptions, type RebuildResult } from '../replay/rebuild';
 import { recoveryStart } from './snapshots/recovery-start';
 
-/** The file of a database named in the journal, in this server's layout. */
-export function databaseFileOf(config: Config): (db: string) => string {
-  return databaseFileIn(config);
-}
-
 async function entriesFrom(journalFile: string, fromSeq: number) {
   try {
     return await readJournal(journalFile, { fromSeq });
@@ -33,7 +28,7 @@ async function applyFrom(config: Config, journalFile: string, fromSeq: number, d
   const entries = db === undefined ? contents.entries : contents.entries.filter((entry) => entry.db === db);
   const engine = new Engine({ maxOpenDatabases: 64 });
   try {
-    const result = await rebuild(engine, entries, { fileOf: databaseFileOf(config), yieldEvery: 200, ...(onDatabaseFailed === undefined ? {} : { onDatabaseFailed }) });
+    const result = await rebuild(engine, entries, { fileOf: databaseFileIn(config), yieldEvery: 200, ...(onDatabaseFailed === undefined ? {} : { onDatabaseFailed }) });
     const lastSeq = contents.entries.at(-1)?.seq ?? fromSeq - 1;
     return { ...result, lastSeq, warnings: contents.warnings };
   } finally {
@@ -56,7 +51,7 @@ export interface UnrecoveredDatabase {
  */
 export async function recoverDatabases(config: Config, journalFile: string): Promise<RebuildResult & { warnings: string[]; unrecovered: UnrecoveredDatabase[] }> {
   const known = readCheckpoint(journalFile)?.appliedThrough ?? 0;
-  const from = recoveryStart(config.snapshotDir, known, databaseFileOf(config)) + 1;
+  const from = recoveryStart(config.snapshotDir, known, databaseFileIn(config)) + 1;
   const unrecovered: UnrecoveredDatabase[] = [];
   const result = await applyFrom(config, journalFile, from, undefined, (db, seq, error) => {
     unrecovered.push({ db, seq, reason: error instanceof Error ? error.message : String(error) });
@@ -83,6 +78,6 @@ function appliedPosition(file: string): number {
  * entries (a commit failed after them, and they could not be voided).
  */
 export async function repairDatabase(config: Config, journalFile: string, db: string): Promise<void> {
-  const result = await applyFrom(config, journalFile, appliedPosition(databaseFileOf(config)(db)) + 1, db);
+  const result = await applyFrom(config, journalFile, appliedPosition(databaseFileIn(config)(db)) + 1, db);
   process.stderr.write(`sqlscribe: repaired ${db} from the journal (${result.applied} entries applied)\n`);
 }

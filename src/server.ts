@@ -17,7 +17,8 @@ import { trackConnections } from './http/connection-limit';
 import { Readiness } from './http/readiness';
 import { openJournal } from './journal-setup';
 import type { Config } from './options';
-import { databaseFileOf, recoverDatabases, repairDatabase } from './recovery';
+import { recoverDatabases, repairDatabase } from './recovery';
+import { databaseFileIn } from './database-names';
 import { writeCheckpoint } from '../journal/checkpoint';
 import { AppliedCheckpoints } from './applied-checkpoints';
 import { schedulerFor } from './snapshots/snapshot-scheduler';
@@ -39,7 +40,7 @@ function replicationFor(config: Config, journal: Journal, role: ServerRole, engi
     journalFile: config.logFile,
     role,
     primaryAppliedSeq: () => journal.lastSeq,
-    fileOf: databaseFileOf(config),
+    fileOf: databaseFileIn(config),
     release: (file) => engine.closeDatabase(file),
     log,
   });

@@ -18,7 +18,7 @@
  *   makes the local journal and the stream differ: writes are refused until a
  *   restart reconciles them (primary-start.ts copies it from the stream).
  */
-import { EngineError } from '../errors';
+import { notPrimary } from '../services/server-role';
 import type { ChunkShipper, ShippedChunk } from '../../journal/writer';
 import { messageIdOf, type EntriesMessage, type FenceMessage } from './chunk-message';
 import { WrongLastSequenceError, type JournalStream } from './journal-stream';
@@ -123,9 +123,6 @@ export class JournalShipper implements ChunkShipper {
   }
 }
 
-export function notPrimary(fence: FenceMessage): EngineError {
-  return new EngineError('NOT_PRIMARY', { node: fence.node, epoch: fence.epoch, primary: fence.url === '' ? 'the new primary' : fence.url }, { details: { primary: fence.url, epoch: fence.epoch } });
-}
 
 function describe(error: unknown): string {
   if (error === undefined) return 'no attempt finished';

@@ -59,7 +59,8 @@ export class InThreadApplier implements DatabaseApplier {
 }
 
 /** A request to the worker, and its answer. */
-export type ApplierRequest = { id: number; op: 'rebuild'; entries: readonly JournalEntry[] } | { id: number; op: 'redoVoided'; seqs: readonly number[] } | { id: number; op: 'reset' } | { id: number; op: 'close' };
+type ApplierOp = { op: 'rebuild'; entries: readonly JournalEntry[] } | { op: 'redoVoided'; seqs: readonly number[] } | { op: 'reset' } | { op: 'close' };
+export type ApplierRequest = ApplierOp & { id: number };
 export type ApplierAnswer = { id: number; ok: true } | { id: number; ok: false; error: string } | { log: string };
 
 /** Applies in a worker thread (replica-applier-thread.ts), one request at a time, in order. */
@@ -107,7 +108,7 @@ export class WorkerApplier implements DatabaseApplier {
     await this.worker.terminate();
   }
 
-  private ask(request: { op: 'rebuild'; entries: readonly JournalEntry[] } | { op: 'redoVoided'; seqs: readonly number[] } | { op: 'reset' } | { op: 'close' }): Promise<void> {
+  private ask(request: ApplierOp): Promise<void> {
     if (this.exited !== null) return Promise.reject(this.exited);
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {

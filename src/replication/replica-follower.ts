@@ -37,7 +37,7 @@ export interface FollowerDeps {
   readonly journal: Journal;
   /** The journal's active file: the follower reads its copy back at start, and to rebuild a database. */
   readonly journalFile: string;
-  /** A database's file, by its name in the journal (databaseFileOf in recovery.ts). */
+  /** A database's file, by its name in the journal (databaseFileIn in database-names.ts). */
   readonly fileOf: (db: string) => string;
   /** Where the follower keeps its stream position: beside the data, which it describes. */
   readonly positionFile: string;

@@ -31,6 +31,11 @@ export interface ReplicationStatus {
   readonly lag?: ReplicaLag;
 }
 
+/** The refusal of a primary another server took over from: it names the new one (its address when known). */
+export function notPrimary(by: { node: string; epoch: number; url: string }): EngineError {
+  return new EngineError('NOT_PRIMARY', { node: by.node, epoch: by.epoch, primary: by.url === '' ? 'the new primary' : by.url }, { details: { primary: by.url, epoch: by.epoch } });
+}
+
 export class ServerRole {
   private current: Role;
   private primaryUrl = '';
@@ -52,8 +57,7 @@ export class ServerRole {
   assertWritable(action: string): void {
     if (this.current === 'replica') throw new EngineError('READ_ONLY_REPLICA', { action, primary: this.primaryUrl === '' ? 'whichever server holds the primary lease' : this.primaryUrl }, { details: { primary: this.primaryUrl } });
     if (this.current === 'fenced') {
-      const by = this.fencedBy ?? { node: 'another server', epoch: 0 };
-      throw new EngineError('NOT_PRIMARY', { node: by.node, epoch: by.epoch, primary: this.primaryUrl === '' ? 'the new primary' : this.primaryUrl }, { details: { primary: this.primaryUrl, epoch: by.epoch } });
+      throw notPrimary({ ...(this.fencedBy ?? { node: 'another server', epoch: 0 }), url: this.primaryUrl });
     }
   }
 
