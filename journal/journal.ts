@@ -8,9 +8,9 @@ import type { BatchContext } from '../src/engine/deterministic-functions';
 import type { SqlParams, StatementResult } from '../src/engine/protocol';
 import type { JournalLevel, JournalStatement, RollbackReason } from './record';
 import type { JournalEntry } from './record';
-import { JournalWriter, type AppendListener, type ChunkShipper, type JournalWriterOptions, type NewEntry } from './writer';
+import { JournalWriter, type AppendListener, type ChunkShipper, type EngineChange, type JournalWriterOptions, type NewEntry } from './writer';
 
-export type { AppendedEntry, AppendListener, ChunkShipper, ShippedChunk } from './writer';
+export type { AppendedEntry, AppendListener, ChunkShipper, EngineChange, ShippedChunk } from './writer';
 
 export { JournalUnavailableError } from './unavailable';
 
@@ -91,6 +91,11 @@ export class Journal {
 
   get lastSeq(): number {
     return this.writer?.lastSeq ?? 0;
+  }
+
+  /** See JournalWriter.engineChangedAtOpen. */
+  get engineChangedAtOpen(): EngineChange | null {
+    return this.writer?.engineChangedAtOpen ?? null;
   }
 
   /** Whether entries are written at all (-log-level none writes none). */

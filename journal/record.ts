@@ -35,6 +35,19 @@ export interface JournalHeader {
 }
 
 /**
+ * The header fields that decide what an entry's SQL computes: the same entry
+ * replayed under another better-sqlite3, SQLite or time zone may give other
+ * values. A journal file never mixes them (the writer begins a new file when
+ * they change), and replay compares them with its own.
+ */
+export const ENGINE_FIELDS = ['betterSqlite3', 'sqlite', 'tz'] as const;
+
+/** The engine fields in which two headers differ; none when both ran on the same engine. */
+export function engineDifferences(a: Pick<JournalHeader, (typeof ENGINE_FIELDS)[number]>, b: Pick<JournalHeader, (typeof ENGINE_FIELDS)[number]>): Array<(typeof ENGINE_FIELDS)[number]> {
+  return ENGINE_FIELDS.filter((key) => a[key] !== b[key]);
+}
+
+/**
  * `void` marks earlier entries that were durable but could not be applied
  * (their database refused the commit, e.g. its disk was full): replay skips
  * the entries it names, as the live database never had them.

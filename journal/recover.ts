@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { settleCompression } from './compression';
 import type { JournalFileSystem } from './file-system';
+import type { JournalHeader } from './record';
 import { settleInterruptedRotation } from './rotation';
 import { lastSeqOfFile, lastSeqOfJournal, readHeader, repairTornTail } from './tail';
 
@@ -17,6 +18,8 @@ export interface Recovered {
   activeSize: number | undefined;
   /** Rotated files a crash left uncompressed. */
   plain: string[];
+  /** The active file's header, when it has one. */
+  activeHeader: JournalHeader | undefined;
 }
 
 export async function recoverJournal(fs: JournalFileSystem, file: string, warn: (message: string) => void): Promise<Recovered> {
@@ -27,7 +30,8 @@ export async function recoverJournal(fs: JournalFileSystem, file: string, warn: 
   compression.notes.forEach(warn);
   const activeSize = await repairedSize(fs, file, warn);
   const lastSeq = activeSize === undefined ? await lastSeqOfJournal(file) : await lastSeqOfActive(file);
-  return { lastSeq, activeSize, plain: compression.plain };
+  const activeHeader = activeSize === undefined ? undefined : readHeader(file);
+  return { lastSeq, activeSize, plain: compression.plain, activeHeader };
 }
 
 /** The active file's size after repairing its tail; undefined when there is none (an empty one held nothing, so it goes). */

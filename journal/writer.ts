@@ -15,7 +15,7 @@
  */
 import { compressRotated } from './compression';
 import { closeQuietly, nodeFileSystem, writeFully, type JournalFileHandle, type JournalFileSystem } from './file-system';
-import { encodeLine, JOURNAL_FORMAT, type JournalEntry, type JournalHeader } from './record';
+import { encodeLine, engineDifferences, JOURNAL_FORMAT, type JournalEntry, type JournalHeader } from './record';
 import { recoverJournal } from './recover';
 import { ActiveFileInstaller, replaceActiveFile } from './rotation';
 import { JournalUnavailableError } from './unavailable';
@@ -23,6 +23,14 @@ import { JournalUnavailableError } from './unavailable';
 export { JournalUnavailableError } from './unavailable';
 
 export type HeaderFields = Omit<JournalHeader, 'kind' | 'format' | 'started' | 'firstSeq'>;
+
+/** The journal was last written by another engine than the writer's. */
+export interface EngineChange {
+  /** The header of the active file as it was found. */
+  readonly previous: JournalHeader;
+  /** The last seq written by that engine. */
+  readonly lastSeqBefore: number;
+}
 
 export interface JournalWriterOptions {
   /** The active journal file; rotated files sit beside it. */
@@ -118,6 +126,7 @@ export class JournalWriter {
   private closed = false;
   private readonly listeners = new Set<AppendListener>();
   private shipper: ChunkShipper | null = null;
+  private engineChange: EngineChange | null = null;
 
   private constructor(private readonly options: JournalWriterOptions) {
     this.fs = options.fileSystem ?? nodeFileSystem;
@@ -134,6 +143,15 @@ export class JournalWriter {
   /** The last seq durably written (synced, with fsync). */
   get lastSeq(): number {
     return this.durableSeq;
+  }
+
+  /**
+   * Set when the journal was last written by another engine (better-sqlite3,
+   * SQLite or time zone) than this writer's: the entries up to
+   * `lastSeqBefore` are in files whose headers name it, later ones are not.
+   */
+  get engineChangedAtOpen(): EngineChange | null {
+    return this.engineChange;
   }
 
   /** The last seq given to an append, written or not yet. */
@@ -215,6 +233,12 @@ export class JournalWriter {
     this.durableSeq = this.assignedSeq = recovered.lastSeq;
     this.durableSize = recovered.activeSize ?? 0;
     this.rotationDue = recovered.activeSize !== undefined && recovered.activeSize >= this.options.maxSize;
+    // Every entry of a file was written by the engine its header names: another engine begins a new file.
+    const previous = recovered.activeHeader;
+    if (previous !== undefined && engineDifferences(previous, this.options.header).length > 0) {
+      this.engineChange = { previous, lastSeqBefore: recovered.lastSeq };
+      this.rotationDue = true;
+    }
     try {
       await this.ensureActive();
     } catch (err) {

@@ -10,9 +10,11 @@ import { EngineError } from '../src/errors';
 import { Engine } from '../src/engine/engine';
 import { engineVersions } from '../src/engine/engine-versions';
 import { JournalError, readJournal, type JournalContents } from '../journal/reader';
-import type { JournalEntry, JournalHeader } from '../journal/record';
+import type { JournalEntry } from '../journal/record';
+import { engineMismatches } from './engine-check';
 import { rebuild } from './rebuild';
 import { OptionsError } from '../src/options-values';
+import { runtimeRefusal } from '../src/runtime-support';
 import { parseReplayOptions, REPLAY_USAGE, type ReplayOptions } from './replay-options';
 import { compareDatabases } from './verify';
 import { ReplayError } from './apply-entries';
@@ -27,15 +29,15 @@ function say(message: string): void {
 }
 
 /** A journal that does not record every change cannot rebuild anything. */
-function checkHeaders(headers: JournalContents['headers'], force: boolean): void {
+function checkLevels(headers: JournalContents['headers']): void {
   const incomplete = headers.find(({ header }) => header.level === 'none' || header.level === 'error');
   if (incomplete) throw new Refusal(`${incomplete.file} was written at level ${incomplete.header.level}: it does not record every change, so it cannot rebuild anything`);
-  const here = engineVersions();
-  for (const { file, header } of headers) {
-    const mismatches = (['betterSqlite3', 'sqlite', 'tz'] as const).filter((key) => header[key] !== here[key]);
-    if (mismatches.length === 0) continue;
-    const detail = mismatches.map((key) => `${key} ${header[key as keyof JournalHeader]} there, ${here[key]} here`).join('; ');
-    if (!force) throw new Refusal(`${file} was written with another engine (${detail}); replay could give other values. Use -force to replay anyway`);
+}
+
+/** The entries replay applies must have been written by this engine, unless -force (engine-check.ts). */
+function checkEngine(headers: JournalContents['headers'], entries: readonly JournalEntry[], force: boolean): void {
+  for (const { file, detail } of engineMismatches(headers, entries, engineVersions())) {
+    if (!force) throw new Refusal(`${file} was written with another engine (${detail}); replay could give other values. Restore from a snapshot round taken since (the server takes one at its first start on a new engine), or use -force to replay anyway`);
     say(`warning: ${file}: ${detail}`);
   }
 }
@@ -77,16 +79,17 @@ async function run(options: ReplayOptions): Promise<number> {
   const { round } = await planRestore(options);
   const contents = await readJournal(options.logFile, round === undefined ? {} : { fromSeq: round.base + 1 });
   for (const warning of contents.warnings) say(`warning: ${warning}`);
-  checkHeaders(contents.headers, options.force);
-  fs.mkdirSync(options.out, { recursive: true });
-  if (fs.readdirSync(options.out).some((name) => name.endsWith('.db'))) throw new Refusal(`${options.out} already holds databases: choose an empty directory`);
+  checkLevels(contents.headers);
   // With -db, the templates it was copied from are rebuilt beside it, and removed at the end.
   const needed = options.db === null ? null : databasesNeeded(contents.entries, options.db);
+  const entries = selectEntries(contents.entries, options, needed);
+  checkEngine(contents.headers, entries, options.force);
+  fs.mkdirSync(options.out, { recursive: true });
+  if (fs.readdirSync(options.out).some((name) => name.endsWith('.db'))) throw new Refusal(`${options.out} already holds databases: choose an empty directory`);
   if (round !== undefined) {
     const copied = needed === null ? copyRound(round, options.snapshotDir as string, options.out, null) : [...needed].flatMap((db) => copyRound(round, options.snapshotDir as string, options.out, db));
     say(`started from the snapshot through seq ${round.through} (${copied.length} database${copied.length === 1 ? '' : 's'}), then the journal from seq ${round.base + 1}`);
   }
-  const entries = selectEntries(contents.entries, options, needed);
   // Unsynced commits, one sync of every file at the end (sync-output.ts): the output is new, so a crash only means running replay again.
   const engine = new Engine({ syncCommits: false });
   const onProgress = progressBar();
@@ -115,6 +118,11 @@ async function run(options: ReplayOptions): Promise<number> {
 }
 
 async function main(): Promise<number> {
+  const refusal = runtimeRefusal(process.versions);
+  if (refusal !== null) {
+    say(refusal);
+    return 2;
+  }
   try {
     const options = parseReplayOptions(process.argv.slice(2), process.cwd());
     if (options === 'help') {

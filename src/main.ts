@@ -2,10 +2,16 @@
 /** The process entry: command line → config → server; signals stop it cleanly. */
 import { InstanceLockError } from './instance-lock';
 import { OptionsError, parseCommandLine } from './options';
+import { runtimeRefusal } from './runtime-support';
 import { startServer } from './server';
 import { version } from './version';
 
 async function main(): Promise<void> {
+  const refusal = runtimeRefusal(process.versions);
+  if (refusal !== null) {
+    process.stderr.write(`sqlscribe: ${refusal}\n`);
+    process.exit(2);
+  }
   let parsed;
   try {
     parsed = parseCommandLine(process.argv.slice(2), process.cwd());
@@ -23,12 +29,13 @@ async function main(): Promise<void> {
   const where = config.mode === 'single' ? `database ${config.dbFile}` : `directory ${config.dir}`;
   process.stderr.write(`sqlscribe ${version} listening on ${server.url} (${config.mode}-db, ${where})\n`);
   const recovered = await server.ready;
-  process.stderr.write(`sqlscribe ready (${recovered.applied} journal entries applied at start-up)\n`);
   const stop = (): void => {
     server.close().then(() => process.exit(0), () => process.exit(1));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // Said only once a stop is handled: a supervisor that stops the server as soon as it reads this line gets a clean stop.
+  process.stderr.write(`sqlscribe ready (${recovered.applied} journal entries applied at start-up)\n`);
 }
 
 main().catch((error: unknown) => {

@@ -22,6 +22,8 @@ import { databaseFileIn } from './database-names';
 import { writeCheckpoint } from '../journal/checkpoint';
 import { AppliedCheckpoints } from './applied-checkpoints';
 import { schedulerFor } from './snapshots/snapshot-scheduler';
+import { takeUpgradeRound } from './snapshots/upgrade-round';
+import { engineVersions } from './engine/engine-versions';
 import type { SnapshotManifest } from './snapshots/manifest';
 import { lockInstance } from './instance-lock';
 import { checkpointAtShutdown } from './shutdown-checkpoint';
@@ -129,6 +131,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     if (logFile !== null && journal.level !== 'none') checkpoints = new AppliedCheckpoints(logFile, settled, log);
     await replication?.afterRecovery();
+    const change = journal.engineChangedAtOpen;
+    // A replica's rounds come from its primary; it takes none of its own.
+    if (change !== null && logFile !== null && config.snapshotDir !== null && journal.recordsWrites && (role.role === 'standalone' || role.role === 'primary')) {
+      const sources = { dbFile: config.dbFile, dataDir: config.dir, logFile, snapshotDir: config.snapshotDir };
+      const manifest = await takeUpgradeRound({ sources, change, now: engineVersions(), settledThrough: settled, exclusive: (work) => copyGate.snapshotting(work), log });
+      if (manifest !== undefined) await afterRound?.(manifest);
+    }
     readiness.ready = true;
     snapshots?.start();
     return result;

@@ -118,4 +118,9 @@ t.test('the unmodified Chinook script loads in one import and a lesson answers a
     if (query.ordered === false) tt.same(sorted(got.rows), sorted(want.rows), query.sql);
     else tt.same(got.rows, want.rows, query.sql);
   }
+  // better-sqlite3 12 on Node 24 aborted the whole server process here (a statement's destructor ran after its environment was gone).
+  const health = await server.get('/health');
+  tt.equal(health.status, 200, 'the server that imported Chinook still answers');
+  tt.equal(server.child.exitCode, null, 'and is the same process, never restarted');
+  tt.equal(server.child.signalCode, null);
 });

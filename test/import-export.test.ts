@@ -206,6 +206,14 @@ t.test('imports, exports and round trips on one server', async (t) => {
     t.equal((await server.get('/tables?db=refused')).body.tables.length, 0, 'still nothing applied');
   });
 
+  t.test('the server that ran every import and export is the same process, alive and answering', async (t) => {
+    const pid = server.child.pid;
+    t.equal((await server.get('/health')).status, 200);
+    t.equal(server.child.exitCode, null, 'it never exited');
+    t.equal(server.child.signalCode, null, 'nor was it killed');
+    t.equal(server.child.pid, pid);
+  });
+
   t.test('replay -verify rebuilds every imported database exactly', async (t) => {
     t.equal(await server.stop(), 0);
     const out = path.join(dir, 'replayed');

@@ -419,3 +419,29 @@ t.test('the header of the first file says firstSeq 1', async (t) => {
   const head = decodeLine(fs.readFileSync(file, 'utf8').split('\n')[0] as string) as JournalHeader;
   t.equal(head.firstSeq, 1);
 });
+
+t.test('a journal written by another engine is continued in a new file whose header names this one', async (t) => {
+  const { file, open } = setup(t);
+  const old = await open();
+  await appendAll(old, 1, 3);
+  await old.close();
+  t.equal(old.engineChangedAtOpen, null, 'a new journal has no engine change');
+
+  const upgraded = await open({ header: { ...HEADER, betterSqlite3: '13.2.0', sqlite: '3.54.1' } });
+  t.same(upgraded.engineChangedAtOpen?.lastSeqBefore, 3, 'the change is told, with the last seq of the old engine');
+  t.equal(upgraded.engineChangedAtOpen?.previous.sqlite, '3.50.4');
+  await appendAll(upgraded, 4, 2);
+  await upgraded.close();
+  const { headers, entries } = await readJournal(file);
+  t.same(headers.map(({ header }) => [header.sqlite, header.firstSeq]), [['3.50.4', 1], ['3.54.1', 4]], 'one file for each engine');
+  t.same(entries.map((e) => e.seq), [1, 2, 3, 4, 5]);
+
+  const again = await open({ header: { ...HEADER, betterSqlite3: '13.2.0', sqlite: '3.54.1', version: '0.2.0', node: 'v24' } });
+  t.equal(again.engineChangedAtOpen, null, 'the same engine (another Node or sqlscribe version) continues the file');
+  await again.close();
+  t.equal((await readJournal(file)).headers.length, 2);
+
+  const otherZone = await open({ header: { ...HEADER, betterSqlite3: '13.2.0', sqlite: '3.54.1', tz: 'Europe/Madrid' } });
+  t.ok(otherZone.engineChangedAtOpen, 'another time zone is another engine too');
+  await otherZone.close();
+});
