@@ -1,6 +1,6 @@
 /**
  * The Koa application, in the order every request passes through it:
- * request log and metrics → error handler → connection ceiling → auth (token, then admin-only paths) → readiness → journal seq (replication) → body → deadline → routes.
+ * request log and metrics → lingering close → error handler → connection ceiling → auth (token, then admin-only paths) → readiness → journal seq (replication) → body → deadline → routes.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -11,6 +11,7 @@ import { adminOnly, authenticate } from './http/auth';
 import { jsonBody } from './http/body';
 import { connectionCeiling } from './http/connection-limit';
 import { errorHandler } from './http/error-handler';
+import { LINGER_BYTES, lingeringClose } from './http/lingering-close';
 import { Metrics } from './http/metrics';
 import { requestLog } from './http/request-log';
 import { requestDeadline } from './http/request-deadline';
@@ -78,6 +79,7 @@ export function createApp(
   importRoutes(router, bus, config.maxImportBytes);
 
   koa.use(requestLog(metrics, config.logJson));
+  koa.use(lingeringClose(Math.max(LINGER_BYTES, 4 * config.maxBodyBytes)));
   koa.use(errorHandler(config.maxBodyBytes));
   koa.use(connectionCeiling(config.maxConnections));
   koa.use(consoleRoutes()); // the web console (`/`, `/console/*`) holds no data: served before auth

@@ -14,6 +14,8 @@ import { Metrics } from './http/metrics';
 import { BoundedReadHost } from './engine/host/bounded-read-host';
 import { ProcessEngineHost } from './engine/host/process-engine-host';
 import { trackConnections } from './http/connection-limit';
+import { bodyDeadline } from './http/body-timeout';
+import { answerParseErrors } from './http/parse-errors';
 import { Readiness } from './http/readiness';
 import { openJournal } from './journal-setup';
 import type { Config } from './options';
@@ -80,7 +82,9 @@ function prepareSingleDatabase(file: string): void {
  * A client that sends its request slowly, or never (slowloris), holds one of
  * the -max-connections slots only this long: Node answers 408 and closes.
  * Node looks for expired requests every connectionsCheckingInterval, so that
- * is kept short, or a slot would stay taken up to 30 s longer.
+ * is kept short, or a slot would stay taken up to 30 s longer. The body's own
+ * limit, counted from the end of the headers, is bodyDeadline's; Node's
+ * requestTimeout (from the start of the request) can only be later.
  */
 function connectionTimeouts(config: Config): http.ServerOptions {
   return {
@@ -117,6 +121,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // Koa answers every error itself (errorHandler): the promise is only awaited there.
   const server = http.createServer(connectionTimeouts(config), (req, res) => void handle(req, res));
   trackConnections(server, config.maxConnections);
+  bodyDeadline(server, config.bodyTimeoutMs);
+  answerParseErrors(server);
   const url = await listen(server, config);
   replication?.listening(url);
   // A primary's rounds go to JetStream too, for new replicas to start from.

@@ -1,7 +1,8 @@
 /**
  * Only server faults page anyone: a 4xx or a 503 leaves no stack trace on
- * stderr and does not move errors_total (JSON or Prometheus); a real 500 is
- * still logged with its stack, counted, and hidden from the client.
+ * stderr and does not move faults_total (JSON or Prometheus); a 503 still
+ * counts in errors_total, which is every 5xx. A real 500 is logged with its
+ * stack, counted in both, and hidden from the client.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -24,13 +25,13 @@ function sample(text: string, name: string): number {
   return match === null ? NaN : Number(match[1]);
 }
 
-async function faults(server: TestServer): Promise<{ json: number; prometheus: number }> {
-  const json = (await server.get('/metrics')).body?.errors_total;
-  const prometheus = sample((await server.get('/metrics?format=prometheus')).text, 'sqlscribe_errors_total');
-  return { json, prometheus };
+async function faults(server: TestServer): Promise<{ errors: number; faults: number; errorsProm: number; faultsProm: number }> {
+  const json = (await server.get('/metrics')).body;
+  const prometheus = (await server.get('/metrics?format=prometheus')).text;
+  return { errors: json?.errors_total, faults: json?.faults_total, errorsProm: sample(prometheus, 'sqlscribe_errors_total'), faultsProm: sample(prometheus, 'sqlscribe_faults_total') };
 }
 
-t.test('4xx answers leave stderr quiet and errors_total still; a 500 is logged and counted', async (tt) => {
+t.test('4xx answers leave stderr quiet and the counters still; a 500 is logged and counted', async (tt) => {
   const cwd = scratchDir(tt);
   const server = await startServer(['-dir', 'data'], { cwd });
   tt.teardown(() => server.stop());
@@ -46,7 +47,7 @@ t.test('4xx answers leave stderr quiet and errors_total still; a 500 is logged a
     await server.exec(undefined, 'SELEC nonsense'),
   ];
   for (const reply of clientErrors) tt.ok(reply.status >= 400 && reply.status < 500, `a client error: ${reply.status} ${reply.text.slice(0, 120)}`);
-  tt.strictSame(await faults(server), before, 'errors_total did not move, in JSON or Prometheus');
+  tt.strictSame(await faults(server), before, 'errors_total and faults_total did not move, in JSON or Prometheus');
   tt.equal(server.stderr(), stderrBefore, 'nothing was written to stderr');
 
   // A file that is not a SQLite database: acting on it is a storage fault (500).
@@ -55,7 +56,8 @@ t.test('4xx answers leave stderr quiet and errors_total still; a 500 is logged a
   tt.equal(failed.status, 500, 'a corrupt database is a server fault');
   tt.notMatch(failed.text, STACK_TEXT, 'the client sees no stack');
   const after = await faults(server);
-  tt.strictSame(after, { json: before.json + 1, prometheus: before.prometheus + 1 }, 'the 500 counts in errors_total');
+  const plusOne = { errors: before.errors + 1, faults: before.faults + 1, errorsProm: before.errorsProm + 1, faultsProm: before.faultsProm + 1 };
+  tt.strictSame(after, plusOne, 'the 500 counts in errors_total and faults_total');
   tt.match(server.stderr().slice(stderrBefore.length), /GET \/tables failed: .*\n\s+at /, 'and is logged with its stack');
   const classes = (await server.get('/metrics?format=prometheus')).text;
   tt.match(classes, /^sqlscribe_http_responses_total\{class="4xx"\} \d+$/m, 'responses are counted by class');
@@ -78,7 +80,7 @@ function getOver(agent: http.Agent, url: string, pathAndQuery: string): Promise<
   });
 }
 
-t.test('503s for overload leave stderr quiet and errors_total still', async (tt) => {
+t.test('503s for overload leave stderr quiet and faults_total still, and count in errors_total', async (tt) => {
   const cwd = scratchDir(tt);
   const server = await startServer(['-dir', 'data', '-max-connections', '1'], { cwd });
   const held = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -92,9 +94,8 @@ t.test('503s for overload leave stderr quiet and errors_total still', async (tt)
   for (const agent of extra) tt.equal((await getOver(agent, server.url, '/health')).status, 503, 'a connection over the ceiling gets 503');
   const metrics = JSON.parse((await getOver(held, server.url, '/metrics')).text);
   tt.equal(metrics.requests_by_status['503'], 2, 'the 503s are counted by status');
-  tt.equal(metrics.errors_total, 0, 'but not as server faults');
-  const prometheus = (await getOver(held, server.url, '/metrics?format=prometheus')).text;
-  tt.equal(sample(prometheus, 'sqlscribe_errors_total'), 0, 'nor in Prometheus');
+  tt.equal(metrics.errors_total, 2, 'and in errors_total, which is every 5xx');
+  tt.equal(metrics.faults_total, 0, 'but not as server faults');
   tt.equal(server.stderr(), stderrBefore, 'nothing was written to stderr');
 });
 
@@ -153,11 +154,13 @@ t.test('the error handler: which errors reach stderr', async (tt) => {
   }
 });
 
-t.test('Metrics: errors_total counts 5xx other than 503', async (tt) => {
+t.test('Metrics: errors_total counts every 5xx, faults_total those other than 503', async (tt) => {
   const metrics = new Metrics();
   for (const status of [200, 400, 404, 413, 503, 503, 500, 507]) metrics.observe(status, 1);
-  tt.equal(metrics.snapshot().errors_total, 2, 'the 500 and the 507 only');
+  tt.equal(metrics.snapshot().errors_total, 4, 'the two 503s, the 500 and the 507');
+  tt.equal(metrics.snapshot().faults_total, 2, 'the 500 and the 507 only');
   const text = await metrics.prometheus();
-  tt.equal(sample(text, 'sqlscribe_errors_total'), 2, 'the same in Prometheus');
+  tt.equal(sample(text, 'sqlscribe_errors_total'), 4, 'the same in Prometheus');
+  tt.equal(sample(text, 'sqlscribe_faults_total'), 2, 'both');
   tt.match(text, /^sqlscribe_http_responses_total\{class="5xx"\} 4$/m, 'the class counter keeps all four 5xx');
 });

@@ -18,7 +18,10 @@ export interface MetricsRecord {
   uptime_s: number;
   requests_total: number;
   requests_by_status: Record<string, number>;
+  /** Every response with status >= 500, 503s included (the specification's count). */
   errors_total: number;
+  /** The server's own faults: the 5xx other than 503, the ones worth waking someone for. */
+  faults_total: number;
   latency_ms: { p50: number; p95: number; samples: number; count: number };
   /** With -journal-nats or -follow: the role, epoch, applied seq and a replica's lag. */
   replication?: ReplicationStatus;
@@ -50,11 +53,13 @@ export class Metrics implements CommandObserver, JournalObserver {
   private readonly startedMs = Date.now();
   private requestsTotal = 0;
   private errorsTotal = 0;
+  private faultsTotal = 0;
   private readonly byStatus: Record<string, number> = {};
   private readonly ring = new Float64Array(LATENCY_SAMPLE_RING);
   private readonly registry = new client.Registry();
   private readonly requestCounter: client.Counter<'status'>;
   private readonly classCounter: client.Counter<'class'>;
+  private readonly errorCounter: client.Counter;
   private readonly faultCounter: client.Counter;
   private readonly latencyHistogram: client.Histogram;
   private readonly commandCounter: client.Counter<'command' | 'outcome'>;
@@ -76,8 +81,9 @@ export class Metrics implements CommandObserver, JournalObserver {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'sqlscribe_' });
     this.requestCounter = new client.Counter({ name: 'sqlscribe_http_requests_total', help: 'HTTP requests by status', labelNames: ['status'], registers: [this.registry] });
     this.classCounter = new client.Counter({ name: 'sqlscribe_http_responses_total', help: 'HTTP responses by status class (2xx, 4xx, 5xx)', labelNames: ['class'], registers: [this.registry] });
-    // The same count as errors_total of the JSON record: server faults only, so an alert on it means something broke.
-    this.faultCounter = new client.Counter({ name: 'sqlscribe_errors_total', help: 'Responses that were server faults: 5xx other than 503', registers: [this.registry] });
+    // errors_total is every 5xx, as the specification defines it; a 503 is load shedding, so faults_total leaves it out for alerts on breakage.
+    this.errorCounter = new client.Counter({ name: 'sqlscribe_errors_total', help: 'Responses with status >= 500, 503 included', registers: [this.registry] });
+    this.faultCounter = new client.Counter({ name: 'sqlscribe_faults_total', help: 'Responses that were server faults: 5xx other than 503', registers: [this.registry] });
     this.latencyHistogram = new client.Histogram({ name: 'sqlscribe_http_request_duration_seconds', help: 'HTTP request latency', registers: [this.registry] });
     this.commandCounter = new client.Counter({ name: 'sqlscribe_commands_total', help: 'Commands the bus ran, by command and outcome (ok, the error class such as class3, or fault)', labelNames: ['command', 'outcome'], registers: [this.registry] });
     this.commandHistogram = new client.Histogram({ name: 'sqlscribe_command_duration_seconds', help: 'Time a command took in the bus, queueing for an engine included', labelNames: ['command'], registers: [this.registry] });
@@ -115,8 +121,12 @@ export class Metrics implements CommandObserver, JournalObserver {
     this.requestsTotal++;
     const key = String(status);
     this.byStatus[key] = (this.byStatus[key] ?? 0) + 1;
-    if (isServerFault(status)) {
+    if (status >= 500) {
       this.errorsTotal++;
+      this.errorCounter.inc();
+    }
+    if (isServerFault(status)) {
+      this.faultsTotal++;
       this.faultCounter.inc();
     }
     this.byStatusChild.get(key).inc();
@@ -188,6 +198,7 @@ export class Metrics implements CommandObserver, JournalObserver {
       requests_total: this.requestsTotal,
       requests_by_status: { ...this.byStatus },
       errors_total: this.errorsTotal,
+      faults_total: this.faultsTotal,
       latency_ms: { p50: percentile(sample, 0.5), p95: percentile(sample, 0.95), samples: LATENCY_SAMPLE_RING, count: this.requestsTotal },
       ...(this.replication === null ? {} : { replication: this.replication() }),
     };

@@ -9,7 +9,7 @@ import type { Context } from 'koa';
 import { EngineError } from '../errors';
 
 function tooLarge(ctx: Context, max: number): EngineError {
-  // The rest of the body is not read: the connection cannot carry another request after it.
+  // The rest of the body is not read for this request (lingering-close throws it away): the connection cannot carry another.
   ctx.set('Connection', 'close');
   return new EngineError('IMPORT_TOO_LARGE', { max });
 }
@@ -23,7 +23,8 @@ function checkHeaders(ctx: Context, max: number): void {
 async function eachChunk(ctx: Context, max: number, take: (chunk: Buffer) => void | Promise<void>): Promise<void> {
   checkHeaders(ctx, max);
   let bytes = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+  // Leaving the loop must not destroy the request: the socket would be reset before the 413 reaches the client.
+  for await (const chunk of ctx.req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
     bytes += chunk.length;
     if (bytes > max) throw tooLarge(ctx, max);
     await take(chunk);

@@ -105,7 +105,8 @@ function serviceSchemas(): Record<string, JsonObject> {
       uptime_s: integer('Seconds since start'),
       requests_total: integer('All requests observed'),
       requests_by_status: { type: 'object', description: 'Count of responses by HTTP status', propertyNames: { pattern: '^[1-5][0-9]{2}$' }, additionalProperties: integer() },
-      errors_total: integer('Server faults: responses with status >= 500 other than 503 (a 503 is overload or not ready, not a fault)'),
+      errors_total: integer('Responses with status >= 500, 503 included'),
+      faults_total: integer('Server faults: responses with status >= 500 other than 503 (a 503 is overload or not ready, not a fault)'),
       latency_ms: record('Latency over a ring of the last requests.', {
         p50: integer('50th percentile, milliseconds'),
         p95: integer('95th percentile, milliseconds'),
