@@ -11,6 +11,7 @@ const PARAMETERS: JsonObject[] = [
   query('code', 'Only failed entries with these codes, e.g. `3002` or `3002,6007`.', { type: 'string', pattern: '^\\d{4}(,\\d{4})*$' }),
   query('db', 'Only entries of this database: its name, with or without `.db` (`school` or `school.db`).', { type: 'string', minLength: 1 }),
   query('failed', '`true`: only entries of failed statements.', { enum: ['true', 'false'] }),
+  query('token', 'Only entries caused by these tokens, by name (`alumno-05` or `alumno-05,alumno-06`; any case). A name, never a secret.', { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}(,[A-Za-z0-9_.-]{1,64})*$' }),
   { name: 'Last-Event-ID', in: 'header', required: false, description: 'Event stream: the id (seq) of the last event received; the stream resumes after it and wins over `since`.', schema: { type: 'string', pattern: '^\\d+$' } },
 ];
 

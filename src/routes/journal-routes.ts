@@ -97,7 +97,19 @@ function filterOf(ctx: Context): FeedFilter {
     codes: numberList(ctx, 'code', 1000, 9999),
     dbs: db === undefined ? null : namesOfDatabase(db),
     failedOnly: failed === 'true',
+    tokens: tokenNames(ctx),
   };
+}
+
+/** `token=alumno-05` or `token=alumno-05,alumno-06`: the names of tokens (never a secret: this is no credential). */
+function tokenNames(ctx: Context): ReadonlySet<string> | null {
+  const value = queryValue(ctx, 'token');
+  if (value === undefined) return null;
+  const names = value.split(',');
+  if (!names.every((name) => /^[A-Za-z0-9_.-]{1,64}$/.test(name))) {
+    throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'token', detail: 'expected token names (1 to 64 of A-Z a-z 0-9 _ . -), separated by commas' });
+  }
+  return new Set(names.map((name) => name.toLowerCase()));
 }
 
 /**

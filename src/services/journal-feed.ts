@@ -22,6 +22,8 @@ export interface FeedFilter {
   readonly dbs: ReadonlySet<string> | null;
   /** Only entries of failed statements. */
   readonly failedOnly: boolean;
+  /** The names of the tokens whose entries pass, lower-cased (names are unique regardless of case); null: any. */
+  readonly tokens: ReadonlySet<string> | null;
 }
 
 export function matches(filter: FeedFilter, entry: JournalEntry): boolean {
@@ -29,6 +31,7 @@ export function matches(filter: FeedFilter, entry: JournalEntry): boolean {
   if (filter.dbs !== null && (entry.db === null || !filter.dbs.has(entry.db))) return false;
   if (filter.classes.size > 0 && (entry.class === undefined || !filter.classes.has(entry.class))) return false;
   if (filter.codes.size > 0 && (entry.code === undefined || !filter.codes.has(entry.code))) return false;
+  if (filter.tokens !== null && (entry.tokenName === undefined || !filter.tokens.has(entry.tokenName.toLowerCase()))) return false;
   return true;
 }
 
