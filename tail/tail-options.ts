@@ -1,7 +1,7 @@
 /** The follower's command line, read by the same parser as the server's and the replay tool's. */
 import { asksForHelp, flagHelp, flagValue, pathFrom, scanFlags, type FlagTable } from '../src/command-line';
 import { OptionsError, parseBoolean, parseDuration, parsePositiveInteger, quote } from '../src/options-values';
-import type { EntryKind } from '../journal/record';
+import { ENTRY_KINDS, type EntryKind } from '../journal/record';
 import type { EntryFilter } from './filter';
 
 /** Where a follower without a cursor file begins. */
@@ -28,7 +28,7 @@ export interface TailOptions {
   readonly pollMs: number;
 }
 
-const KINDS: readonly EntryKind[] = ['exec', 'begin', 'commit', 'rollback', 'createdb', 'dropdb', 'copydb', 'resetdb', 'void'];
+const KINDS = ENTRY_KINDS;
 
 const FLAGS: FlagTable = {
   'log-file': { arg: '<journal>', help: 'the active journal file (required); rotated siblings, gzipped or not, are read too' },
