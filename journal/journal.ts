@@ -15,10 +15,12 @@ export type { AppendedEntry, AppendListener, ChunkShipper, EngineChange, Shipped
 export { JournalUnavailableError } from './unavailable';
 
 /** What an entry is about: the level decides from this and from success. */
-export type JournalEvent = 'read' | 'write' | 'session' | 'database';
+export type JournalEvent = 'read' | 'write' | 'session' | 'database' | 'refused';
 
 /** none < error < mod < all: each level records what the one below does, and more. */
 function levelRecords(level: JournalLevel, event: JournalEvent, ok: boolean): boolean {
+  // A refused request ran nothing and changed nothing: it belongs to the full record only, like a read.
+  if (event === 'refused') return level === 'all';
   switch (level) {
     case 'none': return false;
     case 'error': return !ok && (event === 'read' || event === 'write');

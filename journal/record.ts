@@ -55,8 +55,25 @@ export function engineDifferences(a: Pick<JournalHeader, (typeof ENGINE_FIELDS)[
  * `copydb` creates `db` as a copy of database `from` as it stands at this
  * entry (every earlier entry applied, no later one); `resetdb` replaces `db`
  * with such a copy of its template `from`.
+ *
+ * `refused` is a request the service refused for who sent it or what it tried
+ * to reach (401, 403, or a statement refused as hostile, [SQ1003]): an audit
+ * trace only, written at level `all`. It ran nowhere, so replay, recovery and
+ * replicas pass over it (isTraceOnly).
  */
-export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb' | 'copydb' | 'resetdb' | 'void';
+export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb' | 'copydb' | 'resetdb' | 'void' | 'refused';
+
+/** Every kind, in the order the docs list them: the follower's -kind and the metrics name them. */
+export const ENTRY_KINDS: readonly EntryKind[] = ['exec', 'begin', 'commit', 'rollback', 'createdb', 'dropdb', 'copydb', 'resetdb', 'void', 'refused'];
+
+/**
+ * Entries that record something that never reached a database: nothing is
+ * applied for them, even when they name one (a refused request names the
+ * database it asked for, which may not exist).
+ */
+export function isTraceOnly(entry: Pick<JournalEntry, 'kind'>): boolean {
+  return entry.kind === 'refused';
+}
 
 export type RollbackReason = 'client' | 'expired' | 'timeout' | 'engine-lost' | 'aborted' | 'shutdown' | 'revoked';
 
@@ -99,6 +116,10 @@ export interface JournalEntry {
   /** The token that ran it (its id and name, never its secret), on a server that requires tokens. Replay ignores them. */
   tokenId?: string;
   tokenName?: string;
+  /** refused: the client's address, as the server saw it. */
+  client?: string;
+  /** refused: the request's method and path (`POST /exec`), without its query string. */
+  request?: string;
   /**
    * The lease epoch of the primary that wrote it, when the journal is shipped
    * to JetStream: a fencing token, so that an entry of a primary that has
@@ -153,7 +174,7 @@ export function crcOf(text: string): string {
  */
 const FIELD_ORDER = [
   'seq', 'ts', 'kind', 'format', 'service', 'version', 'level', 'betterSqlite3', 'sqlite', 'node', 'tz', 'started', 'firstSeq',
-  'db', 'from', 'session', 'tokenId', 'tokenName', 'epoch', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
+  'db', 'from', 'session', 'tokenId', 'tokenName', 'client', 'request', 'epoch', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
   'clock', 'seed', 'voids', 'sql', 'statements',
 ] as const;
 const KNOWN_FIELDS = new Set<string>([...FIELD_ORDER, 'crc']);
@@ -279,6 +300,8 @@ const OPTIONAL_ENTRY_FIELDS: Record<string, Check> = {
   voids: (v) => Array.isArray(v) && v.length > 0 && v.every(isCount),
   tokenId: isString,
   tokenName: isString,
+  client: isString,
+  request: isString,
   from: isString,
   epoch: isCount,
 };
@@ -294,6 +317,7 @@ const REQUIRED_BY_KIND: Record<EntryKind, string[]> = {
   copydb: ['db', 'from'],
   resetdb: ['db', 'from'],
   void: ['voids'],
+  refused: ['code', 'client', 'request'],
 };
 
 /** The checks as parallel arrays, made once per table: every line of a long journal goes through them. */

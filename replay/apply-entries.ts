@@ -102,6 +102,7 @@ export class JournalApplier {
       case 'commit': return this.endSession(entry, true);
       case 'rollback': return this.endSession(entry, false);
       case 'void': return; // rebuild leaves out the entries a void names; the void itself changes nothing
+      case 'refused': return; // an audit trace: the request never reached the database
     }
   }
 

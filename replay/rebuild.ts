@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import type { Engine } from '../src/engine/engine';
 import type { JournalPosition } from '../src/engine/protocol';
-import type { JournalEntry } from '../journal/record';
+import { isTraceOnly, type JournalEntry } from '../journal/record';
 import { JournalApplier, ReplayError } from './apply-entries';
 import { applyTogether, EntryBatch, isBatchable } from './entry-batch';
 import { supersededSeqs } from './superseded-entries';
@@ -191,7 +191,8 @@ export async function rebuild(engine: Engine, entries: readonly JournalEntry[], 
   for (const [index, entry] of entries.entries()) {
     if (options.yieldEvery !== undefined && index % options.yieldEvery === options.yieldEvery - 1) await new Promise((resolve) => setImmediate(resolve));
     if (index % 1000 === 0) options.onProgress?.(index, entries.length);
-    if (entry.db === null || entry.kind === 'void') continue;
+    // A refused request names the database it asked for, which it never reached (and which may not exist).
+    if (entry.db === null || entry.kind === 'void' || isTraceOnly(entry)) continue;
     if (voided.has(entry.seq) || superseded.has(entry.seq)) rebuilder.result.skipped++;
     else rebuilder.step(entry, entry.db);
   }

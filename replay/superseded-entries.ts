@@ -8,7 +8,7 @@
  * and its template may hold later entries by now, so it could not be made
  * again as it was. Left out, it needs not be: nothing it made survives.
  */
-import type { JournalEntry } from '../journal/record';
+import { isTraceOnly, type JournalEntry } from '../journal/record';
 
 /** The seqs of the entries that a later drop or reset of their database makes moot. */
 export function supersededSeqs(entries: readonly JournalEntry[]): Set<number> {
@@ -17,7 +17,7 @@ export function supersededSeqs(entries: readonly JournalEntry[]): Set<number> {
   const wipedLater = new Set<string>();
   for (let index = entries.length - 1; index >= 0; index--) {
     const entry = entries[index] as JournalEntry;
-    if (entry.db === null || entry.kind === 'void') continue;
+    if (entry.db === null || entry.kind === 'void' || isTraceOnly(entry)) continue;
     const moot = wipedLater.has(entry.db);
     if (moot) superseded.add(entry.seq);
     if (entry.kind === 'dropdb' || entry.kind === 'resetdb') wipedLater.add(entry.db);

@@ -34,6 +34,7 @@ import { TokenRegistry } from './tokens/token-registry';
 import { journalSeq } from './http/journal-seq';
 import { replicationRoutes } from './routes/replication-routes';
 import type { ReplicationControl } from './services/server-role';
+import type { Refusals } from './services/refusals';
 
 export interface App {
   koa: Koa;
@@ -63,6 +64,7 @@ export function createApp(
   feed: JournalFeed = new JournalFeed(Journal.disabled(), null),
   tokens: TokenRegistry = new TokenRegistry({ adminToken: config.token, fileTokens: config.fileTokens, state: null }),
   replication: ReplicationControl | null = null,
+  refusals: Refusals | null = null,
 ): App {
   const koa = new Koa();
   const router = new Router();
@@ -78,7 +80,7 @@ export function createApp(
   classRoutes(router, bus, config);
   importRoutes(router, bus, config.maxImportBytes);
 
-  koa.use(requestLog(metrics, config.logJson));
+  koa.use(requestLog(metrics, config.logJson, refusals));
   koa.use(lingeringClose(Math.max(LINGER_BYTES, 4 * config.maxBodyBytes)));
   koa.use(errorHandler(config.maxBodyBytes));
   koa.use(connectionCeiling(config.maxConnections));

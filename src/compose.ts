@@ -21,6 +21,7 @@ import { TokenStateFile } from './tokens/token-state';
 import { templateHandlers } from './bus/handlers/template-handlers';
 import { classHandlers } from './bus/handlers/class-handlers';
 import { ClassActivity } from './services/class-activity';
+import { Refusals } from './services/refusals';
 import { commandMetrics, type CommandObserver } from './bus/middleware/command-metrics';
 import { refuseStoppedCalls } from './bus/middleware/stopped-calls';
 import { writesOnPrimary } from './bus/middleware/writes-on-primary';
@@ -56,6 +57,8 @@ export interface Services {
   readonly tokens: TokenRegistry;
   /** Snapshot rounds run through it, so that no database is copied from a template during one. */
   readonly copyGate: CopyGate;
+  /** The audit trace of refused requests: the request log hands them over. */
+  readonly refusals: Refusals;
 }
 
 export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks, role: ServerRole = new ServerRole('standalone')): Services {
@@ -92,5 +95,6 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
     await engine.close();
   };
   const feed = new JournalFeed(journal, config.logFile);
-  return { bus: new CommandBus(handlers, middleware, close), writePath, feed, tokens, copyGate };
+  const refusals = new Refusals(writePath, activity);
+  return { bus: new CommandBus(handlers, middleware, close), writePath, feed, tokens, copyGate, refusals };
 }

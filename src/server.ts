@@ -109,14 +109,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
   const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
   const role = new ServerRole(config.replication === null ? 'standalone' : 'primary');
-  const { bus, writePath, feed, tokens, copyGate } = composeServices(config, engine, journal, { repair, log, observer: metrics }, role);
+  const { bus, writePath, feed, tokens, copyGate, refusals } = composeServices(config, engine, journal, { repair, log, observer: metrics }, role);
   const replication = replicationFor(config, journal, role, engine, log);
   // A replica's databases are settled as far as its follower applied them; elsewhere the write path knows.
   const settled = (): number => replication?.settledThrough() ?? writePath.settledThrough();
   let checkpoints: AppliedCheckpoints | undefined;
   const readiness = new Readiness();
   if (replication !== null) metrics.replicationFrom(() => replication.status());
-  const { koa } = createApp(config, bus, readiness, metrics, feed, tokens, replication);
+  const { koa } = createApp(config, bus, readiness, metrics, feed, tokens, replication, refusals);
   const handle = koa.callback();
   // Koa answers every error itself (errorHandler): the promise is only awaited there.
   const server = http.createServer(connectionTimeouts(config), (req, res) => void handle(req, res));

@@ -6,8 +6,12 @@ export function entryJson(entry: JournalEntry): string {
   return JSON.stringify(entry);
 }
 
-/** One readable line: time, seq, database, then the code and error of a failure or the kind of a success. */
+/**
+ * One readable line: time, seq, database, the token's name (who sent it; `-` on a server without
+ * tokens), then the code and error of a failure or the kind of a success. Every column is one word,
+ * so `awk` can pick them out.
+ */
 export function entryText(entry: JournalEntry): string {
   const outcome = entry.ok ? `${entry.kind} ok` : `${entry.code ?? '-'} ${entry.error ?? ''}`.trimEnd();
-  return `${entry.ts} #${entry.seq} ${entry.db ?? '-'} ${outcome.replace(/\s*\n\s*/g, ' ')}`;
+  return `${entry.ts} #${entry.seq} ${entry.db ?? '-'} ${entry.tokenName ?? '-'} ${outcome.replace(/\s*\n\s*/g, ' ')}`;
 }

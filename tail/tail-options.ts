@@ -1,7 +1,7 @@
 /** The follower's command line, read by the same parser as the server's and the replay tool's. */
 import { asksForHelp, flagHelp, flagValue, pathFrom, scanFlags, type FlagTable } from '../src/command-line';
 import { OptionsError, parseBoolean, parseDuration, parsePositiveInteger, quote } from '../src/options-values';
-import type { EntryKind } from '../journal/record';
+import { ENTRY_KINDS, type EntryKind } from '../journal/record';
 import type { EntryFilter } from './filter';
 
 /** Where a follower without a cursor file begins. */
@@ -28,7 +28,7 @@ export interface TailOptions {
   readonly pollMs: number;
 }
 
-const KINDS: readonly EntryKind[] = ['exec', 'begin', 'commit', 'rollback', 'createdb', 'dropdb', 'copydb', 'resetdb', 'void'];
+const KINDS = ENTRY_KINDS;
 
 const FLAGS: FlagTable = {
   'log-file': { arg: '<journal>', help: 'the active journal file (required); rotated siblings, gzipped or not, are read too' },
@@ -41,7 +41,8 @@ const FLAGS: FlagTable = {
   db: { arg: '<name[,name]>', help: 'only entries of these databases (school and school.db both match school.db)' },
   failed: { arg: null, help: 'only entries with ok=false', default: 'false' },
   kind: { arg: `<${KINDS.join('|')}[,...]>`, help: 'only entries of these kinds' },
-  format: { arg: '<json|text>', help: 'stdout format: the entry as JSON (without crc), or a line "ts seq db code error"', default: 'json' },
+  'token-name': { arg: '<name[,name]>', help: 'only entries caused by these tokens, by name (alumno-05 matches ALUMNO-05 too); a name, never a secret' },
+  format: { arg: '<json|text>', help: 'the entry as JSON (without crc; what -exec, -webhook and -out always get), or, on stdout only, a line "ts seq db token code error"', default: 'json' },
   exec: { arg: '<command>', help: 'run this shell command per entry, the entry JSON on its stdin; exit 0 = delivered' },
   webhook: { arg: '<url>', help: 'POST the entry JSON to this URL; a 2xx answer = delivered' },
   retries: { arg: '<n>', help: 'give up (exit 1) after this many failed retries of one entry', default: 'retry forever' },
@@ -88,6 +89,11 @@ function parseName(text: string): string {
   return text;
 }
 
+function parseTokenName(text: string): string {
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(text)) throw new OptionsError(`expected a token name (1 to 64 of A-Z a-z 0-9 _ . -), got ${quote(text)}`);
+  return text;
+}
+
 function parseTime(text: string): number {
   const time = Date.parse(text);
   if (Number.isNaN(time)) throw new OptionsError(`expected an ISO time such as 2026-11-21T10:15:00Z, got ${quote(text)}`);
@@ -128,6 +134,7 @@ function readFilter(raw: ReturnType<typeof scanFlags>): EntryFilter {
     dbs: flagValue<string[] | null>(raw, 'db', listOf(parseName), null),
     failed: flagValue(raw, 'failed', parseBoolean, false),
     kinds: flagValue<EntryKind[] | null>(raw, 'kind', listOf(parseKind), null),
+    tokenNames: flagValue<string[] | null>(raw, 'token-name', listOf(parseTokenName), null),
   };
 }
 
@@ -152,9 +159,10 @@ export function parseTailOptions(argv: readonly string[], cwd: string): TailOpti
   const out = flagValue<string | null>(raw, 'out', resolve, null);
   if (out !== null && (exec !== null || webhook !== null)) throw new OptionsError('-out cannot be used with -exec or -webhook: run one follower per target');
   if (out !== null && raw.has('cursor')) throw new OptionsError('-out keeps its own place (its last line): leave out -cursor');
-  if (out !== null && raw.has('format')) throw new OptionsError('-out always writes the entry JSON: leave out -format');
   const format = flagValue(raw, 'format', parseFormat, 'json');
-  if (raw.has('format') && (exec !== null || webhook !== null)) throw new OptionsError('-format applies to stdout only: -exec and -webhook always get the entry JSON');
+  // JSON is what every target gets, so saying so is no contradiction; text is only ever written to stdout.
+  if (format === 'text' && out !== null) throw new OptionsError('-format text applies to stdout only: -out always writes the entry JSON (leave out -format, or say -format json)');
+  if (format === 'text' && (exec !== null || webhook !== null)) throw new OptionsError('-format text applies to stdout only: -exec and -webhook always get the entry JSON (leave out -format, or say -format json)');
   const backoffMs = flagValue(raw, 'backoff', positiveDuration, 200);
   const maxBackoffMs = flagValue(raw, 'max-backoff', positiveDuration, 30_000);
   if (maxBackoffMs < backoffMs) throw new OptionsError('-max-backoff must be at least -backoff');

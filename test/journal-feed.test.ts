@@ -212,6 +212,61 @@ function vmRssKiB(pid: number): number {
   return Number(match?.[1] ?? 0);
 }
 
+t.test('since past the head follows from now on; db= takes a name with or without .db', async (tt) => {
+  const server = await serve(tt, ['-journal-feed']);
+  tt.equal((await server.post('/dbs', { db: 'alumno-05' })).status, 201);
+  tt.equal((await server.exec('alumno-05', 'CREATE TABLE t (id INT PRIMARY KEY)')).status, 200);
+  tt.equal((await server.exec('alumno-05', 'INSERT INTO t VALUES (1)')).status, 200);
+
+  const ahead = await follow(server, '/journal?class=3&since=999999999');
+  const byName = await follow(server, '/journal?db=alumno-05&failed=true&since=999999999');
+  await ahead.until(() => ahead.comments.some((c) => c.startsWith('following')), 'the opening comment');
+  const page = await server.get('/journal?class=3&since=999999999');
+  tt.equal(page.text, '', 'a page past the head holds nothing yet');
+  const nextSince = Number(page.headers.get('journal-next-since'));
+  tt.equal(nextSince, Number(page.headers.get('journal-head')), 'and its next since is the head, not past it');
+
+  isError(tt, await server.exec('alumno-05', 'INSERT INTO t VALUES (1)'), 400, [3002, 3003], 'a class-3 failure');
+  await ahead.until(() => ahead.entries.length === 1, 'the new class-3 entry');
+  tt.equal(ahead.entries[0].class, 3, 'since past the head delivers new entries');
+  await byName.until(() => byName.entries.length === 1, 'the failure, by db=alumno-05');
+  tt.equal(byName.entries[0].db, 'alumno-05.db');
+  ahead.close();
+  byName.close();
+  tt.same(ndjson((await server.get(`/journal?class=3&since=${nextSince}`)).text).map((e) => e.class), [3], 'the next page from there has it');
+
+  const withSuffix = ndjson((await server.get('/journal?db=alumno-05.db')).text);
+  const withoutSuffix = ndjson((await server.get('/journal?db=alumno-05')).text);
+  tt.ok(withSuffix.length >= 3, `${withSuffix.length} entries of alumno-05.db`);
+  tt.same(withoutSuffix, withSuffix, 'db=alumno-05 and db=alumno-05.db give the same');
+  tt.same(ndjson((await server.get('/journal?db=ALUMNO-05')).text), withSuffix, 'any case, as everywhere else');
+});
+
+t.test('token= keeps the entries one token caused, by its name', async (tt) => {
+  const server = await serve(tt, ['-token', TOKEN], { 'X-Service-Token': TOKEN });
+  const made = await server.post('/tokens', { prefix: 'alumno', count: 2, role: 'write' });
+  tt.equal(made.status, 201);
+  const [first, second] = made.body.tokens as Array<{ name: string; secret: string }>;
+  for (const student of [first!, second!]) {
+    const as = { 'X-Service-Token': student.secret };
+    tt.equal((await server.request('POST', '/exec', { body: { db: student.name, sql: 'CREATE TABLE t (id INT)' }, headers: as })).status, 200);
+  }
+  const following = await follow(server, '/journal?token=alumno-02&since=999999999', { 'X-Service-Token': TOKEN });
+  await following.until(() => following.comments.some((c) => c.startsWith('following')), 'the opening comment');
+  for (const student of [first!, second!]) {
+    await server.request('POST', '/exec', { body: { db: student.name, sql: 'INSERT INTO t VALUES (1)' }, headers: { 'X-Service-Token': student.secret } });
+  }
+  await following.until(() => following.entries.length === 1, 'alumno-02\'s insert');
+  tt.equal(following.entries[0].tokenName, 'alumno-02', 'the follower gets that token\'s entries only');
+  following.close();
+
+  const mine = ndjson((await server.get('/journal?token=alumno-01')).text);
+  tt.ok(mine.length >= 2 && mine.every((e) => e.tokenName === 'alumno-01'), `${mine.length} entries, all of alumno-01`);
+  tt.same(ndjson((await server.get('/journal?token=ALUMNO-01')).text), mine, 'names match regardless of case');
+  tt.same(ndjson((await server.get('/journal?token=alumno-01,alumno-02')).text).map((e) => e.tokenName).sort(), ['alumno-01', 'alumno-01', 'alumno-02', 'alumno-02'], 'a list matches any');
+  isError(tt, await server.get('/journal?token=a%20b'), 400, 1008, 'not a token name');
+});
+
 t.test('a follower that stops reading is cut; the server does not buffer for it', async (tt) => {
   const server = await serve(tt, ['-journal-feed', '-log-fsync=false', '-log-max-size', '4M']);
   await server.post('/dbs', { db: 'a' });

@@ -33,6 +33,11 @@ const everyKind: Record<string, JournalLine> = {
   createdb: entry({ seq: 6, kind: 'createdb', db: 'new.db', sql: null }),
   dropdb: entry({ seq: 7, kind: 'dropdb', db: 'new.db', sql: 'DROP DATABASE new' }),
   'dropdb by a token': entry({ seq: 8, kind: 'dropdb', db: 'new.db', sql: 'DROP DATABASE new', tokenId: 'tok_0123456789ab', tokenName: 'teacher' }),
+  refused: entry({
+    seq: 9, kind: 'refused', db: 'alumno-06.db', sql: null, ok: false, code: 1031, class: 1, error: '[SQ1031] token alumno-05 may not use database alumno-06.db',
+    tokenId: 'tok_0123456789ab', tokenName: 'alumno-05', client: '127.0.0.1', request: 'POST /exec',
+  }),
+  'refused without a token': entry({ seq: 10, kind: 'refused', db: null, sql: null, ok: false, code: 1012, class: 1, error: '[SQ1012] missing or wrong token', client: '::1', request: 'GET /dbs' }),
 };
 
 /** A line with a valid checksum around any JSON text, to reach the shape checks. */
@@ -127,6 +132,8 @@ t.test('refuses lines of the wrong shape', async (t) => {
     'a short seed': { ...exec, seed: 'abc' },
     'a failure without error': { ...everyKind['failed exec'], error: undefined },
     'a rollback without reason': { ...everyKind['rollback'], reason: undefined },
+    'a refused entry without its client': { ...everyKind['refused'], client: undefined },
+    'a refused entry without its code': { ...everyKind['refused'], code: undefined },
     'a rollback with an unknown reason': { ...everyKind['rollback'], reason: 'bored' },
     'a begin without session': { ...everyKind['begin'], session: null },
     'a createdb without db': { ...everyKind['createdb'], db: null },

@@ -56,7 +56,7 @@ t.test('filters: class, code, db, failed, kind', async (t) => {
   t.strictSame(await follow('-from-seq', '1', '-failed', '-db', 'school.db', '-class', '9'), [10]);
   t.strictSame(await follow('-from-seq', '1', '-kind', 'void'), [12]);
   const text = await runTail(['-log-file', journal, '-once', '-from-seq', '1', '-code', '9001', '-format', 'text'], dir);
-  t.equal(text.stdout, '2026-11-21T10:00:05.000Z #5 shop.db 9001 [SQ9001] failed\n');
+  t.equal(text.stdout, '2026-11-21T10:00:05.000Z #5 shop.db - 9001 [SQ9001] failed\n');
 });
 
 t.test('a cursor resumes after the last entry handled; the torn line counts once it is whole', async (t) => {

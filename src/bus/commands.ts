@@ -10,7 +10,7 @@ import type { CreatedToken, TokenView } from '../tokens/token-registry';
 import type { PilotSummary, SummaryGrouping } from '../pilots/pilot-summary';
 import type { ExportFormat } from '../engine/database-export';
 import type { ColumnType } from '../engine/types';
-import type { DatabaseActivity } from '../services/class-activity';
+import type { DatabaseActivity, RecentRefusal } from '../services/class-activity';
 
 /** GET /class: one database of the class, with the template it can be reset to. */
 export interface ClassDatabase extends DatabaseActivity {
@@ -119,7 +119,7 @@ export interface CommandResults {
   'create-tokens': { tokens: CreatedToken[]; databases: string[] };
   'list-tokens': { tokens: TokenView[] };
   'revoke-token': { token: TokenView };
-  'class-activity': { databases: ClassDatabase[] };
+  'class-activity': { databases: ClassDatabase[]; refused: RecentRefusal[] };
 }
 
 export type CommandType = Command['type'];

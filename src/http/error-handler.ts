@@ -6,6 +6,7 @@
  */
 import type { Context, Next } from 'koa';
 import { EngineError } from '../errors';
+import { noteAnswered } from './refusal-trace';
 import { sendJson } from './respond';
 import { isServerFault } from './server-fault';
 
@@ -45,6 +46,7 @@ export function errorHandler(maxBodyBytes: number) {
       await next();
     } catch (error) {
       const clientError = toClientError(error, ctx, maxBodyBytes);
+      noteAnswered(ctx, clientError); // the request log finds refusals from it
       if (isServerFault(clientError.status)) logFault(ctx, clientError, error);
       if (clientError.retryAfter !== undefined) ctx.set('Retry-After', String(clientError.retryAfter));
       // The unread rest of a refused body would stall the next request on this connection.

@@ -76,6 +76,7 @@ export class Metrics implements CommandObserver, JournalObserver {
   private replication: (() => ReplicationStatus) | null = null;
   private readonly journalWriteSeconds: client.Histogram;
   private readonly followersCutCounter: client.Counter;
+  private readonly refusedByCode: Children<client.Counter.Internal>;
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'sqlscribe_' });
@@ -94,7 +95,7 @@ export class Metrics implements CommandObserver, JournalObserver {
       return this.commandCounter.labels(command, outcome);
     });
     this.commandTimeChild = new Children((command) => this.commandHistogram.labels(command));
-    const entries = new client.Counter({ name: 'sqlscribe_journal_entries_total', help: 'Journal entries durably written, by kind (exec, begin, commit, rollback, createdb, dropdb, copydb, resetdb, void)', labelNames: ['kind'], registers: [this.registry] });
+    const entries = new client.Counter({ name: 'sqlscribe_journal_entries_total', help: 'Journal entries durably written, by kind (exec, begin, commit, rollback, createdb, dropdb, copydb, resetdb, void, refused)', labelNames: ['kind'], registers: [this.registry] });
     this.journalEntries = new Children((kind) => entries.labels(kind));
     // One series per error class and code that has occurred: the catalog bounds them (about eighty codes).
     const failures = new client.Counter({ name: 'sqlscribe_journal_failed_total', help: 'Failed batches and statements in the journal, by error class (1-9) and engine code', labelNames: ['class', 'code'], registers: [this.registry] });
@@ -112,6 +113,9 @@ export class Metrics implements CommandObserver, JournalObserver {
       registers: [this.registry],
     });
     this.followersCutCounter = new client.Counter({ name: 'sqlscribe_journal_followers_cut_total', help: 'GET /journal event-stream followers disconnected for not reading fast enough', registers: [this.registry] });
+    // Counted at the HTTP edge, whatever the journal's level: an alert on a probing client needs no journal at `all`.
+    const refused = new client.Counter({ name: 'sqlscribe_refused_total', help: 'Requests refused for who sent them or what they tried to reach (401, 403, and statements refused as hostile, [SQ1003]), by code', labelNames: ['code'], registers: [this.registry] });
+    this.refusedByCode = new Children((code) => refused.labels(code));
     new client.Gauge({ name: 'sqlscribe_uptime_seconds', help: 'Seconds since start', registers: [this.registry], collect: () => undefined })
       .set(0);
   }
@@ -142,7 +146,8 @@ export class Metrics implements CommandObserver, JournalObserver {
   written(entries: readonly EntryOutcome[], bytes: number, seconds: number, lastSeq: number): void {
     for (const entry of entries) {
       this.journalEntries.get(entry.kind).inc();
-      if (!entry.ok && entry.class !== undefined) this.journalFailures.get(`${entry.class} ${entry.code ?? 0}`).inc();
+      // A refused request is no failed batch: sqlscribe_refused_total counts it, at every level.
+      if (!entry.ok && entry.class !== undefined && entry.kind !== 'refused') this.journalFailures.get(`${entry.class} ${entry.code ?? 0}`).inc();
     }
     this.journalBytes.inc(bytes);
     this.journalLastSeq.set(lastSeq);
@@ -156,6 +161,11 @@ export class Metrics implements CommandObserver, JournalObserver {
   /** The journal's last seq when it was opened: the gauge says it before the first write. */
   journalOpenedAt(seq: number): void {
     this.journalLastSeq.set(seq);
+  }
+
+  /** A request was refused (see refusal-trace.ts): counted by its code. */
+  refused(code: number): void {
+    this.refusedByCode.get(String(code)).inc();
   }
 
   /** A journal follower fell too far behind and was disconnected. */

@@ -5,12 +5,13 @@ import { ADMIN_ONLY, mergeErrors, operation, QUERY, SERVED } from './operation';
 const query = (name: string, description: string, schema: JsonObject): JsonObject => ({ name, in: 'query', description, required: false, schema });
 
 const PARAMETERS: JsonObject[] = [
-  query('since', 'Entries after this seq (exclusive). Default: from the first entry the journal keeps.', { type: 'integer', minimum: 0 }),
+  query('since', 'Entries after this seq (exclusive). Default: from the first entry the journal keeps. Past the head: from now on (new entries only).', { type: 'integer', minimum: 0 }),
   query('limit', 'NDJSON: entries per page, 1–1000 (default 1000).', { type: 'integer', minimum: 1, maximum: 1000 }),
   query('class', 'Only failed entries of these error classes, e.g. `3` or `3,5`.', { type: 'string', pattern: '^[1-9](,[1-9])*$' }),
   query('code', 'Only failed entries with these codes, e.g. `3002` or `3002,6007`.', { type: 'string', pattern: '^\\d{4}(,\\d{4})*$' }),
-  query('db', 'Only entries of this database (its file name, e.g. `school.db`).', { type: 'string', minLength: 1 }),
+  query('db', 'Only entries of this database: its name, with or without `.db` (`school` or `school.db`).', { type: 'string', minLength: 1 }),
   query('failed', '`true`: only entries of failed statements.', { enum: ['true', 'false'] }),
+  query('token', 'Only entries caused by these tokens, by name (`alumno-05` or `alumno-05,alumno-06`; any case). A name, never a secret.', { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}(,[A-Za-z0-9_.-]{1,64})*$' }),
   { name: 'Last-Event-ID', in: 'header', required: false, description: 'Event stream: the id (seq) of the last event received; the stream resumes after it and wins over `since`.', schema: { type: 'string', pattern: '^\\d+$' } },
 ];
 

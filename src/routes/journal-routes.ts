@@ -14,6 +14,7 @@ import type { Context } from 'koa';
 import { EngineError } from '../errors';
 import { EventStream } from '../http/event-stream';
 import type { Metrics } from '../http/metrics';
+import { normalizeDatabaseName } from '../database-names';
 import { requiresTokens, type Config } from '../options';
 import type { FeedFilter, JournalFeed } from '../services/journal-feed';
 import { JournalError } from '../../journal/reader';
@@ -31,7 +32,9 @@ export function journalRoutes(router: Router, config: Config, feed: JournalFeed,
     if (!requiresTokens(config) && !config.journalFeed) throw new EngineError('JOURNAL_FEED_FORBIDDEN');
     if (!feed.available) throw new EngineError('NO_JOURNAL');
     const filter = filterOf(ctx);
-    const since = sinceOf(ctx);
+    // `since` past the head means "from now on": a cursor above every seq written would wait for one
+    // that may never come (seqs are gapless), so it starts at the head and new entries follow.
+    const since = Math.min(sinceOf(ctx), feed.head);
     if (wantsEvents(ctx)) follow(ctx, feed, filter, since, { heartbeatMs: config.journalHeartbeatMs, maxBufferedBytes: MAX_BUFFERED_BYTES, onBehind: () => metrics.followerCut() });
     else await sendPage(ctx, feed, filter, since);
   });
@@ -92,9 +95,34 @@ function filterOf(ctx: Context): FeedFilter {
   return {
     classes: numberList(ctx, 'class', 1, 9),
     codes: numberList(ctx, 'code', 1000, 9999),
-    db: db ?? null,
+    dbs: db === undefined ? null : namesOfDatabase(db),
     failedOnly: failed === 'true',
+    tokens: tokenNames(ctx),
   };
+}
+
+/** `token=alumno-05` or `token=alumno-05,alumno-06`: the names of tokens (never a secret: this is no credential). */
+function tokenNames(ctx: Context): ReadonlySet<string> | null {
+  const value = queryValue(ctx, 'token');
+  if (value === undefined) return null;
+  const names = value.split(',');
+  if (!names.every((name) => /^[A-Za-z0-9_.-]{1,64}$/.test(name))) {
+    throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'token', detail: 'expected token names (1 to 64 of A-Z a-z 0-9 _ . -), separated by commas' });
+  }
+  return new Set(names.map((name) => name.toLowerCase()));
+}
+
+/**
+ * `alumno-05` and `alumno-05.db` (any case) name the same database, as everywhere else; the journal
+ * holds the normalized name. The value as given is kept too: single-DB mode journals its file's own
+ * name, which need not be one a client could choose.
+ */
+function namesOfDatabase(db: string): ReadonlySet<string> {
+  try {
+    return new Set([db, normalizeDatabaseName(db)]);
+  } catch {
+    return new Set([db]);
+  }
 }
 
 /** `3` or `3,5`: whole numbers within [min, max]. */

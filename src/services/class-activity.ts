@@ -10,11 +10,25 @@ import type { Journal } from '../../journal/journal';
 import { readPage } from '../../journal/page-reader';
 import type { JournalEntry } from '../../journal/record';
 import { splitStatements } from '../engine/dialect/split';
+import type { Refusal, RefusalListener } from './refusals';
 
 /** Errors kept per database: enough to see who is stuck on what, few enough to hold a whole school. */
 export const RECENT_ERRORS = 20;
 /** How far back in the journal the first look reads. */
 export const SEED_ENTRIES = 20_000;
+/** Refused requests kept for the whole class: a student probing a classmate's database shows among the last ones. */
+export const RECENT_REFUSALS = 50;
+
+/** A refused request as the class view shows it: who, from where, what it asked for, and the code. */
+export interface RecentRefusal {
+  ts: string;
+  tokenName: string | null;
+  client: string;
+  db: string | null;
+  code: number;
+  error: string;
+  request: string;
+}
 
 export interface RecentError {
   seq: number;
@@ -80,8 +94,22 @@ function recentErrorOf(entry: JournalEntry): RecentError {
   };
 }
 
-export class ClassActivity {
+function recentRefusalOf(refusal: Pick<Refusal, 'ts' | 'tokenName' | 'client' | 'db' | 'code' | 'error' | 'request'>): RecentRefusal {
+  return { ts: refusal.ts, tokenName: refusal.tokenName, client: refusal.client, db: refusal.db, code: refusal.code, error: refusal.error, request: refusal.request };
+}
+
+/** A journal's `refused` entry, as the seeding reads it back. */
+function refusalOfEntry(entry: JournalEntry): RecentRefusal {
+  return recentRefusalOf({ ts: entry.ts, tokenName: entry.tokenName ?? null, client: entry.client ?? '', db: entry.db, code: entry.code ?? 0, error: entry.error ?? '', request: entry.request ?? '' });
+}
+
+export class ClassActivity implements RefusalListener {
   private readonly byDb = new Map<string, DatabaseActivity>();
+  /**
+   * Refused requests, oldest first. They come straight from the HTTP edge (refusals.ts), at every
+   * level, as the journal keeps them only at `all`; the seeding adds those the journal's tail holds.
+   */
+  private refused: RecentRefusal[] = [];
   /** Entries up to this seq came (or will come) from the tail read; later ones from the listener. */
   private readonly subscribedAt: number;
   private seeding: Promise<void> | undefined;
@@ -103,9 +131,22 @@ export class ClassActivity {
     return this.byDb;
   }
 
+  /** The refused requests, newest first (after the same seeding as activity()). */
+  async refusals(): Promise<readonly RecentRefusal[]> {
+    this.seeding ??= this.seed();
+    await this.seeding;
+    return [...this.refused].reverse();
+  }
+
+  noteRefusal(refusal: Refusal): void {
+    this.refused.push(recentRefusalOf(refusal));
+    if (this.refused.length > RECENT_REFUSALS) this.refused.splice(0, this.refused.length - RECENT_REFUSALS);
+  }
+
   /** Takes one durable entry into the summaries. */
   note(entry: JournalEntry): void {
-    if (entry.db === null) return;
+    // Refusals came through noteRefusal already, and are no activity of the database they asked for.
+    if (entry.kind === 'refused' || entry.db === null) return;
     const restarts = entry.ok && (entry.kind === 'dropdb' || entry.kind === 'resetdb' || entry.kind === 'createdb' || entry.kind === 'copydb');
     if (restarts && !this.seeded && entry.seq > this.subscribedAt) this.restartedLive.add(entry.db);
     if (entry.kind === 'dropdb' && entry.ok) {
@@ -155,6 +196,8 @@ export class ClassActivity {
     }
     const live = new Map(this.byDb);
     this.byDb.clear();
+    // The tail's refusals are older than every one noted since the subscription.
+    this.refused = [...older.filter((entry) => entry.kind === 'refused').map(refusalOfEntry), ...this.refused].slice(-RECENT_REFUSALS);
     for (const entry of older) if (!this.restartedLive.has(entry.db ?? '')) this.note(entry);
     this.restartedLive.clear();
     this.seeded = true;

@@ -18,16 +18,20 @@ export interface FeedFilter {
   readonly classes: ReadonlySet<number>;
   /** Error codes; empty: any. */
   readonly codes: ReadonlySet<number>;
-  readonly db: string | null;
+  /** The names a database may be written as (normalized and as given); null: any. */
+  readonly dbs: ReadonlySet<string> | null;
   /** Only entries of failed statements. */
   readonly failedOnly: boolean;
+  /** The names of the tokens whose entries pass, lower-cased (names are unique regardless of case); null: any. */
+  readonly tokens: ReadonlySet<string> | null;
 }
 
 export function matches(filter: FeedFilter, entry: JournalEntry): boolean {
   if (filter.failedOnly && entry.ok) return false;
-  if (filter.db !== null && entry.db !== filter.db) return false;
+  if (filter.dbs !== null && (entry.db === null || !filter.dbs.has(entry.db))) return false;
   if (filter.classes.size > 0 && (entry.class === undefined || !filter.classes.has(entry.class))) return false;
   if (filter.codes.size > 0 && (entry.code === undefined || !filter.codes.has(entry.code))) return false;
+  if (filter.tokens !== null && (entry.tokenName === undefined || !filter.tokens.has(entry.tokenName.toLowerCase()))) return false;
   return true;
 }
 

@@ -1,4 +1,4 @@
-/** class-activity: the teacher's view of the class, from the journal's summaries and each database's template. */
+/** class-activity: the teacher's view of the class, from the journal's summaries and each database's template, and the requests refused. */
 import type { EngineHost } from '../../engine/protocol';
 import type { ClassActivity } from '../../services/class-activity';
 import type { DatabaseDirectory } from '../../services/database-directory';
@@ -30,7 +30,7 @@ export function classHandlers({ directory, activity, engine }: ClassHandlerDeps)
         const seen = summary === undefined ? { db, lastActivity: null, entries: 0, recentErrors: [] } : { ...summary, recentErrors: [...summary.recentErrors].reverse() };
         return template === undefined ? seen : { ...seen, template };
       }));
-      return { databases };
+      return { databases, refused: [...await activity.refusals()] };
     },
   };
 }

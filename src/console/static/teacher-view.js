@@ -1,7 +1,8 @@
 // The Class view, a teacher's: every database of the class with its last
-// activity and its students' recent errors (GET /class, admin only), and a
+// activity and its students' recent errors (GET /class, admin only), a
 // button that returns a student's copy to its template
-// (POST /dbs/{db}/reset). The tab shows only when GET /class answers, that
+// (POST /dbs/{db}/reset), and the requests the server refused (who, from
+// where, which database, which code). The tab shows only when GET /class answers, that
 // is for an admin token (or a server without tokens).
 
 import { api, codeLabel, storedToken } from './api.js';
@@ -26,6 +27,25 @@ function errorItem(error) {
     h('time', { datetime: error.ts }, new Date(error.ts).toLocaleTimeString()),
     error.statement ? h('code', { class: 'statement' }, error.statement) : null,
     h('span', { class: 'class-error-text' }, error.error.replace(/^\[SQ\d{4}\]\s*/, '')));
+}
+
+function refusalRow(refusal) {
+  return h('tr', { class: 'class-refusal', dataset: { code: refusal.code } },
+    h('td', null, h('time', { datetime: refusal.ts }, new Date(refusal.ts).toLocaleTimeString())),
+    h('th', { scope: 'row', class: 'who' }, refusal.tokenName ?? 'no token'),
+    h('td', null, refusal.db === null ? h('span', { class: 'muted' }, '—') : bareName(refusal.db)),
+    h('td', null, h('span', { class: 'code-badge' }, codeLabel(refusal.code)), ' ', refusal.error.replace(/^\[SQ\d{4}\]\s*/, '')),
+    h('td', null, h('code', null, refusal.request)),
+    h('td', null, refusal.client));
+}
+
+function showRefused(refused) {
+  clear($('class-refused'), refused.length === 0
+    ? h('p', { class: 'muted' }, 'No request refused.')
+    : h('div', { class: 'table-wrap', role: 'region', 'aria-label': 'Refused requests', tabindex: '0' },
+      h('table', { class: 'class-table refused-table' },
+        h('thead', null, h('tr', null, ['Time', 'Token', 'Database', 'Refused', 'Request', 'Client'].map((name) => h('th', { scope: 'col' }, name)))),
+        h('tbody', null, refused.map(refusalRow)))));
 }
 
 async function reset(db, template, button) {
@@ -69,6 +89,7 @@ export async function loadClass() {
       h('table', { class: 'class-table' },
         h('thead', null, h('tr', null, ['Database', 'Template', 'Last activity', 'Entries', 'Recent errors (newest first)', 'Reset'].map((name) => h('th', { scope: 'col' }, name)))),
         h('tbody', null, databases.map(databaseRow)))));
+  showRefused(view.refused ?? []);
 }
 
 /** Shows the Class tab when this token may see the class; asked without the token prompt. */
