@@ -13,7 +13,9 @@ import { JournalError, readJournal, type JournalContents } from '../journal/read
 import type { JournalEntry } from '../journal/record';
 import { engineMismatches } from './engine-check';
 import { rebuild } from './rebuild';
+import { versionLine } from '../src/command-line';
 import { OptionsError } from '../src/options-values';
+import { version } from '../src/version';
 import { runtimeRefusal } from '../src/runtime-support';
 import { parseReplayOptions, REPLAY_USAGE, type ReplayOptions } from './replay-options';
 import { compareDatabases } from './verify';
@@ -127,6 +129,10 @@ async function main(): Promise<number> {
     const options = parseReplayOptions(process.argv.slice(2), process.cwd());
     if (options === 'help') {
       process.stdout.write(REPLAY_USAGE);
+      return 0;
+    }
+    if (options === 'version') {
+      process.stdout.write(versionLine('sqlscribe replay', version));
       return 0;
     }
     return await run(options);

@@ -1,6 +1,6 @@
 /** The replay tool's command line: its flags, read by the same parser as the server's. */
 import path from 'node:path';
-import { asksForHelp, flagHelp, flagValue, pathFrom, scanFlags, type FlagTable } from '../src/command-line';
+import { asksForHelp, asksForVersion, flagHelp, flagValue, pathFrom, scanFlags, type FlagTable } from '../src/command-line';
 import { normalizeDatabaseName } from '../src/database-names';
 import { OptionsError, parseBoolean, quote } from '../src/options-values';
 
@@ -51,8 +51,9 @@ function parseUntil(text: string): { seq: number } | { time: number } {
 }
 
 /** @throws OptionsError (or the EngineError of a bad -db name) with a one-line message. */
-export function parseReplayOptions(argv: readonly string[], cwd: string): ReplayOptions | 'help' {
+export function parseReplayOptions(argv: readonly string[], cwd: string): ReplayOptions | 'help' | 'version' {
   if (asksForHelp(argv)) return 'help';
+  if (asksForVersion(argv)) return 'version';
   const raw = scanFlags(argv, FLAGS, 'replay');
   const resolve = pathFrom(cwd);
   const logFile = flagValue<string | null>(raw, 'log-file', resolve, null);

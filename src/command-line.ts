@@ -22,11 +22,23 @@ export type FlagTable = Readonly<Record<string, FlagSpec>>;
 export type RawFlags = ReadonlyMap<string, string>;
 
 const HELP_ARGS = new Set(['-h', '--h', '-help', '--help']);
+const VERSION_ARGS = new Set(['-version', '--version']);
 
 /** `-h` or `-help` anywhere before a `--`. */
 export function asksForHelp(argv: readonly string[]): boolean {
   const end = argv.indexOf('--');
   return argv.slice(0, end === -1 ? argv.length : end).some((arg) => HELP_ARGS.has(arg));
+}
+
+/** `-version` or `--version` anywhere before a `--`, and no `-h`: help, which lists -version, wins when both are given. */
+export function asksForVersion(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return !asksForHelp(argv) && argv.slice(0, end === -1 ? argv.length : end).some((arg) => VERSION_ARGS.has(arg));
+}
+
+/** What `-version` prints: the tool's name and the package version, one line. */
+export function versionLine(tool: string, version: string): string {
+  return `${tool} ${version}\n`;
 }
 
 /** The help lines of a table: each flag, its value, what it does and its default. */
@@ -37,6 +49,7 @@ export function flagHelp(flags: FlagTable): string[] {
     lines.push(`        ${spec.help}${spec.default === undefined ? '' : ` (default ${spec.default})`}`);
   }
   lines.push('  -h, -help', '        print this help and exit');
+  lines.push('  -version', '        print the version and exit');
   return lines;
 }
 
@@ -118,7 +131,7 @@ function lookup(flags: FlagTable, dashes: string, name: string): FlagSpec {
 function suggest(flags: FlagTable, name: string): string | null {
   let best: string | null = null;
   let bestDistance = 3;
-  for (const candidate of [...Object.keys(flags), 'help']) {
+  for (const candidate of [...Object.keys(flags), 'help', 'version']) {
     const distance = editDistance(name, candidate);
     if (distance < bestDistance && distance < name.length) [best, bestDistance] = [candidate, distance];
   }

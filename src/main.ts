@@ -24,6 +24,10 @@ async function main(): Promise<void> {
     process.stdout.write(parsed.usage);
     return;
   }
+  if (parsed.kind === 'version') {
+    process.stdout.write(parsed.line);
+    return;
+  }
   const { config } = parsed;
   const server = await startServer(config);
   const where = config.mode === 'single' ? `database ${config.dbFile}` : `directory ${config.dir}`;

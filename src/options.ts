@@ -8,7 +8,8 @@
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { asksForHelp, flagHelp, flagValue, scanFlags, type FlagTable, type RawFlags } from './command-line';
+import { asksForHelp, asksForVersion, flagHelp, flagValue, scanFlags, versionLine, type FlagTable, type RawFlags } from './command-line';
+import { version } from './version';
 import { readTokensFile, type FileToken } from './access/tokens-file';
 import {
   OptionsError, parseAddress, parseBoolean, parseDuration, parsePositiveInteger, parseSize, quote,
@@ -128,7 +129,7 @@ export function requiresTokens(config: Pick<Config, 'token' | 'fileTokens'>): bo
   return config.token !== null || config.fileTokens !== null;
 }
 
-export type ParsedCommandLine = { kind: 'help'; usage: string } | { kind: 'config'; config: Config };
+export type ParsedCommandLine = { kind: 'help'; usage: string } | { kind: 'version'; line: string } | { kind: 'config'; config: Config };
 
 const FLAGS: FlagTable = {
   db: { arg: '<file>', help: 'single-DB mode: serve this database file' },
@@ -196,6 +197,7 @@ export function usage(): string {
  */
 export function parseCommandLine(argv: readonly string[], cwd: string): ParsedCommandLine {
   if (asksForHelp(argv)) return { kind: 'help', usage: usage() };
+  if (asksForVersion(argv)) return { kind: 'version', line: versionLine('sqlscribe', version) };
   return { kind: 'config', config: interpret(scanFlags(argv, FLAGS, 'sqlscribe'), path.resolve(cwd)) };
 }
 

@@ -6,7 +6,9 @@
  */
 import { JournalError } from '../journal/reader';
 import type { JournalEntry } from '../journal/record';
+import { asksForVersion, versionLine } from '../src/command-line';
 import { OptionsError } from '../src/options-values';
+import { version } from '../src/version';
 import { CursorError, writeCursor } from './cursor';
 import { execSink, stdoutSink, webhookSink, type Deliver } from './deliver';
 import { matches } from './filter';
@@ -92,6 +94,11 @@ async function run(options: TailOptions): Promise<number> {
 }
 
 async function main(): Promise<number> {
+  // Answered before the flags are read, so that parseTailOptions keeps its two answers (options or 'help').
+  if (asksForVersion(process.argv.slice(2))) {
+    process.stdout.write(versionLine('sqlscribe tail', version));
+    return 0;
+  }
   try {
     const options = parseTailOptions(process.argv.slice(2), process.cwd());
     if (options === 'help') {

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { runCli, startServer, type TestServer } from './helpers/server';
+import { runCli, runReplay, runTail, startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
 
 // Every server is a child process with engine sub-processes: on a loaded machine a start and a
@@ -48,6 +48,22 @@ t.test('prints the usage with -h and exits 0', async (t) => {
     }
     t.equal(stderr, '', `${flag}: nothing on stderr`);
     t.notOk(fs.existsSync(path.join(cwd, 'data')), `${flag}: starts nothing`);
+  }
+});
+
+t.test('prints the version with -version or --version and exits 0, for the server, replay and tail', async (t) => {
+  const { version } = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../package.json'), 'utf8')) as { version: string };
+  const tools = [['sqlscribe', runCli], ['sqlscribe replay', runReplay], ['sqlscribe tail', runTail]] as const;
+  for (const [name, run] of tools) {
+    for (const flag of ['-version', '--version']) {
+      const cwd = scratchDir(t);
+      // Other flags beside it are not read: the version alone is the answer.
+      const { code, stdout, stderr } = await run(['-log-file', 'nowhere.jsonl', flag], cwd);
+      t.equal(code, 0, `${name} ${flag}: exit code 0`);
+      t.equal(stdout, `${name} ${version}\n`, `${name} ${flag}: one line, the name and the package's version`);
+      t.equal(stderr, '', `${name} ${flag}: nothing on stderr`);
+      t.same(fs.readdirSync(cwd), [], `${name} ${flag}: starts nothing, writes nothing`);
+    }
   }
 });
 

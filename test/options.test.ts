@@ -1,4 +1,5 @@
 import t from 'tap';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { OptionsError, parseCommandLine, parseDuration, parseSize, usage, type Config } from '../src/options';
 
@@ -214,6 +215,16 @@ t.test('returns the usage for -h, -help and --help', async (t) => {
   for (const argv of [['-h'], ['-help'], ['--help'], ['-db', 'a.db', '-h'], ['-nonsense', '--help']]) {
     t.same(parseCommandLine(argv, CWD), { kind: 'help', usage: usage() }, argv.join(' '));
   }
+});
+
+t.test('returns the version line for -version and --version; -h wins over it', async (t) => {
+  const { version } = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../package.json'), 'utf8')) as { version: string };
+  for (const argv of [['-version'], ['--version'], ['-db', 'a.db', '-version'], ['-nonsense', '--version']]) {
+    t.same(parseCommandLine(argv, CWD), { kind: 'version', line: `sqlscribe ${version}\n` }, argv.join(' '));
+  }
+  t.same(parseCommandLine(['-version', '-h'], CWD), { kind: 'help', usage: usage() }, 'help lists -version, so it wins');
+  t.match(usage(), /^\s+-version\n\s+print the version and exit$/m, 'the usage lists -version');
+  rejects(t, ['-verison'], /did you mean -version\?/);
 });
 
 t.test('lists every flag with its default in the usage', async (t) => {

@@ -94,3 +94,36 @@ t.test('the success path is unchanged: no extra fields, the same results', async
   tt.same(reply.body.results[1].rows, [['Rex'], ['Max']]);
   tt.notOk('table' in reply.body);
 });
+
+t.test('a syntax error at the "-" of a bare dashed name says to quote the name', async (tt) => {
+  const hinted: Array<[string, string, boolean]> = [
+    // [statement, the name the hint quotes, whether SQLite (not our parser) raised it]
+    ['DROP TABLE alumno-08', 'alumno-08', true],
+    ['SELECT * FROM alumno-08', 'alumno-08', true],
+    ['SELECT id - 1 FROM clase-2024-b WHERE id > 0', 'clase-2024-b', true],
+    ['CREATE TABLE my-table (a INT)', 'my-table', false],
+  ];
+  for (const [sql, name, bySqlite] of hinted) {
+    const reply = await server.exec('zoo', `SELECT 1;\n${sql}`);
+    tt.equal(reply.status, 400, sql);
+    tt.equal(reply.body.code, 1001, `${sql}: still a syntax error`);
+    tt.equal(reply.body.statement, 1, `${sql}: the failing statement`);
+    tt.match(reply.body.error, /near "-"/, `${sql}: SQLite's words are kept`);
+    tt.ok(reply.body.error.endsWith(`(a name with "-" must be quoted: "${name}")`), `${sql}: ${reply.body.error}`);
+    tt.equal(reply.body.sqliteCode, bySqlite ? 'SQLITE_ERROR' : undefined, `${sql}: sqliteCode as before`);
+  }
+  const quoted = await server.exec('zoo', 'CREATE TABLE "alumno-08" (a INT);\nDROP TABLE "alumno-08"');
+  tt.equal(quoted.status, 200, `quoted as the hint says, it works: ${quoted.text}`);
+});
+
+t.test('no quoting hint where a dash is not the fault', async (tt) => {
+  const incomplete = await server.exec('zoo', 'SELECT * FROM pets WHERE');
+  tt.equal(incomplete.body.code, 1001);
+  tt.notMatch(incomplete.body.error, /must be quoted/, 'a syntax error elsewhere');
+  const minus = await server.exec('zoo', 'SELECT id-owner FROM pets');
+  tt.equal(minus.body.code, 2004, 'a subtraction of an unknown column is no syntax error');
+  tt.notMatch(minus.body.error, /must be quoted/);
+  const lone = await server.exec('zoo', 'SELECT * FROM pets WHERE id = -');
+  tt.equal(lone.body.code, 1001);
+  tt.notMatch(lone.body.error, /must be quoted/, 'near "-" without a dashed name');
+});

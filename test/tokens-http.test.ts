@@ -174,7 +174,8 @@ t.test('a class of thirty in one request', async (t) => {
   const csv = await call(ADMIN, 'POST', '/tokens?format=csv', { prefix: 'tarjeta', count: 30, role: 'read' });
   assertStatus(t, csv, 201, undefined, 'POST /tokens?format=csv');
   t.match(csv.headers.get('content-type'), /^text\/csv/, 'answered as CSV');
-  const lines = csv.text.trimEnd().split('\r\n');
+  t.notMatch(csv.text, /\r/, 'LF line ends: no CR for a secret cut from a line to end in');
+  const lines = csv.text.trimEnd().split('\n');
   t.equal(lines[0], 'name,database,secret', 'a header line');
   t.equal(lines.length, 31, 'and thirty cards');
   const [name, database, secret] = lines[1]!.split(',') as [string, string, string];
@@ -182,8 +183,8 @@ t.test('a class of thirty in one request', async (t) => {
   secrets.push(...lines.slice(1).map((line) => line.split(',')[2]!));
   assertStatus(t, await call(secret, 'GET', '/tables?db=tarjeta-01'), 200, undefined, 'a card secret works');
   const accepted = await server.request('POST', '/tokens', { body: { prefix: 'acepta', count: 2, role: 'read' }, headers: { ...as(ADMIN), Accept: 'text/csv' } });
-  t.equal(accepted.text.split('\r\n')[0], 'name,database,secret', 'Accept: text/csv answers CSV too');
-  secrets.push(...accepted.text.trimEnd().split('\r\n').slice(1).map((line) => line.split(',')[2]!));
+  t.equal(accepted.text.split('\n')[0], 'name,database,secret', 'Accept: text/csv answers CSV too');
+  secrets.push(...accepted.text.trimEnd().split('\n').slice(1).map((line) => line.split(',')[2]!));
 
   assertStatus(t, await call(ADMIN, 'POST', '/tokens', { prefix: 'grande', count: 501, role: 'read' }), 400, 1035, 'a class above 500');
   assertStatus(t, await call(ADMIN, 'POST', '/tokens', { prefix: 'alumno', count: 2, role: 'read' }), 409, 2031, 'names already taken');

@@ -148,10 +148,11 @@ t.test('the registry is off without -token and -tokens-file', async (t) => {
   t.ok(new TokenRegistry({ adminToken: null, fileTokens: [], state: null }).enabled, 'an empty -tokens-file still requires tokens');
 });
 
+// LF line ends (not CRLF): a secret cut from a line with grep and cut must not end in a CR.
 t.test('CSV cards', async (t) => {
   const token = { id: 'i', role: 'read', created: null, expires: null, source: 'api' } as const;
   t.equal(
     tokensCsv([{ ...token, name: 'c-01', databases: ['c-01'], secret: 'sqs_a' }, { ...token, name: 'x,"y"', databases: ['a', 'b'], secret: 'sqs_b' }]),
-    'name,database,secret\r\nc-01,c-01,sqs_a\r\n"x,""y""",a b,sqs_b\r\n',
+    'name,database,secret\nc-01,c-01,sqs_a\n"x,""y""",a b,sqs_b\n',
   );
 });

@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { EngineError } from '../errors';
+import { withQuotingHint } from './dialect/quoting-hint';
 import { rewriteForStorage } from './dialect/rewrite';
 import { isReadonlyKind, type StatementKind } from './dialect/statement';
 import type { Connection } from './connection-pool';
@@ -58,6 +59,7 @@ function explained(connection: Connection, statement: ExecStatement, error: Engi
     const failure = findForeignKeyFailure(connection, statement, target);
     return failure === undefined ? error : foreignKeyError(error, failure);
   }
+  if (error.errorName === 'SYNTAX_ERROR') return withQuotingHint(error, statement.sql);
   return namedMismatch(connection, statement, error);
 }
 

@@ -32,7 +32,7 @@ export function tokenPaths(): Record<string, JsonObject> {
             description: 'The tokens made, with their secrets (shown once).',
             content: {
               'application/json': { schema: { $ref: '#/components/schemas/CreatedTokens' } },
-              'text/csv': { schema: { type: 'string', pattern: '^name,database,secret\\r\\n' } },
+              'text/csv': { schema: { type: 'string', pattern: '^name,database,secret\\n' } },
             },
           },
         },

@@ -21,9 +21,14 @@ function csvField(text: string): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
+/**
+ * Lines end in LF, not RFC 4180's CRLF: a teacher cuts a secret out of the
+ * file with grep and cut, and the CR left at its end made curl send a broken
+ * header. Spreadsheets and RFC 4180 readers take LF lines as well.
+ */
 export function tokensCsv(tokens: readonly CreatedToken[]): string {
   const rows = tokens.map((token) => [token.name, token.databases.join(' '), token.secret].map(csvField).join(','));
-  return ['name,database,secret', ...rows].join('\r\n') + '\r\n';
+  return ['name,database,secret', ...rows].join('\n') + '\n';
 }
 
 export function tokenRoutes(router: Router, bus: CommandBus): void {

@@ -64,9 +64,9 @@ export function serverPerFile(tap: { before(fn: () => Promise<void>): void; tear
   });
 }
 
-/** Starts `node dist/src/main.js -addr 127.0.0.1:0 ...args` in cwd. */
-export async function startServer(args: string[], options: { cwd: string; headers?: Record<string, string> }): Promise<TestServer> {
-  const child = spawnNode([MAIN, '-addr', '127.0.0.1:0', ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `node dist/src/main.js -addr 127.0.0.1:0 ...args` in cwd (`addr` in place of 127.0.0.1:0: a restart on the same port). */
+export async function startServer(args: string[], options: { cwd: string; headers?: Record<string, string>; addr?: string }): Promise<TestServer> {
+  const child = spawnNode([MAIN, '-addr', options.addr ?? '127.0.0.1:0', ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
