@@ -8,31 +8,11 @@ import http from 'node:http';
 import t, { type Test } from 'tap';
 import { startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
+import { getOver, keepAliveAgent, type AgentReply } from './helpers/agent-request';
 
 t.setTimeout(120_000);
 
-interface Answer {
-  status: number;
-  retryAfter: string | undefined;
-  text: string;
-  reused: boolean;
-}
-
-/** A GET over `agent`; `reused` says whether it went over a connection kept from an earlier request. */
-function getOver(agent: http.Agent, url: string, pathAndQuery: string): Promise<Answer> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = http.get({ hostname, port, path: pathAndQuery, agent }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], text, reused: req.reusedSocket }));
-    });
-    req.on('error', reject);
-  });
-}
-
-const keepAlive = (): http.Agent => new http.Agent({ keepAlive: true, maxSockets: 1 });
+const keepAlive = keepAliveAgent;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function sample(text: string, name: string): number {
@@ -74,7 +54,7 @@ interface Tally {
 /** Client `id` asks until every client was served or `until`; it waits as Retry-After says (at most 1 s) after a 503, 100 ms otherwise. */
 async function client(id: number, agent: http.Agent, url: string, until: number, tally: Tally, everyone: number): Promise<void> {
   while (Date.now() < until && tally.served.size < everyone) {
-    let answer: Answer | undefined;
+    let answer: AgentReply | undefined;
     try {
       answer = await getOver(agent, url, '/health');
     } catch {

@@ -14,6 +14,7 @@ import { errorHandler } from '../src/http/error-handler';
 import { Metrics } from '../src/http/metrics';
 import { startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
+import { getOver } from './helpers/agent-request';
 
 t.setTimeout(120_000);
 
@@ -66,20 +67,6 @@ t.test('4xx answers leave stderr quiet and the counters still; a 500 is logged a
   tt.match(classes, /^sqlscribe_command_duration_seconds_count\{command="exec"\} [1-9]\d*$/m, 'and times each command');
 });
 
-/** A GET over a given agent, so that the connection it holds is the one reused. */
-function getOver(agent: http.Agent, url: string, pathAndQuery: string): Promise<{ status: number; text: string }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = http.get({ hostname, port, path: pathAndQuery, agent }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-  });
-}
-
 t.test('503s for overload leave stderr quiet and faults_total still, and count in errors_total', async (tt) => {
   const cwd = scratchDir(tt);
   const server = await startServer(['-dir', 'data', '-max-connections', '1'], { cwd });
@@ -105,6 +92,7 @@ function fakeContext(): Context & { sent: { status?: number; body?: string; head
   return {
     method: 'POST',
     path: '/exec',
+    state: {},
     sent,
     set(name: string, value: string) {
       sent.headers[name] = value;

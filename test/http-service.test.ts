@@ -8,6 +8,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
+import { getOver, keepAliveAgent } from './helpers/agent-request';
 
 // Every server is a child process with engine sub-processes: on a loaded machine a start and a
 // stop can take seconds each, more than tap's default 30 s for the whole file.
@@ -62,37 +63,6 @@ function filesUnder(root: string): string[] {
     .filter((entry) => entry.isFile())
     .map((entry) => path.relative(root, path.join(entry.parentPath ?? entry.path, entry.name)));
 }
-
-interface RawReply {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  body: any;
-}
-
-/** GET over a given `node:http` Agent, so that the test controls which connection is used. */
-function getOver(agent: http.Agent, url: string, pathAndQuery: string): Promise<RawReply> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = http.get({ hostname, port, path: pathAndQuery, agent }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
-      });
-    });
-    req.on('error', reject);
-  });
-}
-
-const keepAliveAgent = (): http.Agent => new http.Agent({ keepAlive: true, maxSockets: 1 });
 
 /** The lines of stdout after the first `from`, once there are at least `count` of them. */
 async function newLines(server: TestServer, from: number, count: number): Promise<string[]> {
