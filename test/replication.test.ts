@@ -63,7 +63,7 @@ t.test('a replica only reads: writes are refused naming the primary; X-Min-Seq w
   const nats = await startNats(tt);
   const primary = await stage.primary(stage.place('primary'), nats.url, 'p1');
   await createMarks(primary, DB);
-  const replica = await stage.replica(stage.place('replica'), nats.url, 'r1', ['-min-seq-wait', '300ms']);
+  const replica = await stage.replica(stage.place('replica'), nats.url, 'r1', ['-min-seq-wait', '2s']);
   const written = await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert');
   const seq = journalSeqOf(written);
   tt.same(await marksOf(replica, DB, seq), [[1, 1, 1]], 'read-your-writes: the replica waits for the seq the primary answered');
