@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { runReplay, type Reply, type TestServer } from './helpers/server';
 import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
@@ -65,7 +65,7 @@ async function journalOf(server: TestServer, db: string): Promise<Entry[]> {
   return reply.text.trim().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Entry);
 }
 
-function assertCode(t: Tap.Test, reply: Reply, status: number, code: number, what: string): void {
+function assertCode(t: Test, reply: Reply, status: number, code: number, what: string): void {
   t.equal(reply.status, status, `${what}: ${status}`);
   t.equal(reply.body?.code, code, `${what}: [SQ${code}]`);
 }
