@@ -10,6 +10,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
+import { journalFirstSeq } from '../journal/reader';
+import { eventually } from './helpers/replication';
 import { runReplay, type Reply, type TestServer } from './helpers/server';
 import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
@@ -174,6 +176,8 @@ t.test('a target older than what retention keeps is 409, naming the oldest point
   await ok(server, ADMIN, 'POST', '/dbs', { db: 'old' });
   await ok(server, ADMIN, 'POST', '/exec', { db: 'old', sql: 'CREATE TABLE t (x INT, pad TEXT)' });
   for (let i = 0; i < 60; i++) await ok(server, ADMIN, 'POST', '/exec', { db: 'old', sql: `INSERT INTO t VALUES (${i}, '${'x'.repeat(200)}')` });
+  // Rounds and retention run in the background: wait until the journal before seq 2 is gone (under load it takes a moment).
+  t.ok(await eventually(async () => ((await journalFirstSeq(where.journal)) ?? 1) > 2, 30_000, 50), 'retention removed the oldest journal files');
   const reply = await server.post('/dbs/old/restore', { to: 2 });
   t.equal(reply.status, 409, 'refused');
   t.equal(reply.body.code, 2075, 'older than what is kept');
