@@ -15,6 +15,7 @@ import { otherPaths } from './pilot-paths';
 import { componentSchemas } from './schemas';
 import { tokenPaths, tokenSchemas } from './token-paths';
 import { classPaths, classSchemas } from './class-paths';
+import { restorePaths, restoreSchemas } from './restore-paths';
 import { replicationPaths, replicationSchemas } from './replication-paths';
 
 const DESCRIPTION = [
@@ -80,9 +81,9 @@ export function buildOpenApiDocument(): JsonObject {
     servers: [{ url: '/', description: 'The server that serves this document' }],
     tags: TAGS,
     security: [{ serviceToken: [] }, { bearerAuth: [] }, {}],
-    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...classPaths(), ...replicationPaths(), ...otherPaths() },
+    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...restorePaths(), ...classPaths(), ...replicationPaths(), ...otherPaths() },
     components: {
-      schemas: { ...componentSchemas(), ...tokenSchemas(), ...classSchemas(), ...replicationSchemas() },
+      schemas: { ...componentSchemas(), ...tokenSchemas(), ...restoreSchemas(), ...classSchemas(), ...replicationSchemas() },
       parameters: componentParameters(),
       responses: {
         EndpointNotFound: errorResponse(404, ['ENDPOINT_NOT_FOUND']),
