@@ -12,6 +12,7 @@ import type { ExportFormat } from '../engine/database-export';
 import type { ColumnType } from '../engine/types';
 import type { DatabaseActivity, RecentRefusal } from '../services/class-activity';
 import type { RestoreOutcome } from '../services/database-restores';
+import type { HistoryPage, HistoryRequest } from '../services/history';
 
 /** GET /class: one database of the class, with the template it can be reset to. */
 export interface ClassDatabase extends DatabaseActivity {
@@ -58,7 +59,8 @@ export type Command =
   | { readonly type: 'create-tokens'; readonly body: unknown }
   | { readonly type: 'list-tokens' }
   | { readonly type: 'revoke-token'; readonly id: string }
-  | { readonly type: 'class-activity' };
+  | { readonly type: 'class-activity' }
+  | { readonly type: 'history'; readonly db: unknown; readonly request: HistoryRequest };
 
 export interface DatabaseList {
   mode: 'single-db' | 'multi-db';
@@ -123,6 +125,7 @@ export interface CommandResults {
   'list-tokens': { tokens: TokenView[] };
   'revoke-token': { token: TokenView };
   'class-activity': { databases: ClassDatabase[]; refused: RecentRefusal[] };
+  history: HistoryPage & { db: string };
 }
 
 export type CommandType = Command['type'];
