@@ -65,9 +65,9 @@ CREATE TABLE IF NOT EXISTS entries (
   offset INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS entries_db ON entries (db, seq);
-CREATE INDEX IF NOT EXISTS entries_db_failed ON entries (db, seq) WHERE ok = 0;
-CREATE INDEX IF NOT EXISTS entries_db_token ON entries (db, token COLLATE NOCASE, seq);
 `;
+// One secondary index only: each more (by token, of failures) cost every write a B-tree insert, and
+// the filters walk a database's entries newest first from (db, seq), stopping once the page is full.
 
 export class IndexStore {
   private readonly insertRow: Database.Statement;

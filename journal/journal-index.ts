@@ -37,8 +37,8 @@ const FLUSH_MS = 50;
 const FLUSH_ROWS = 5000;
 
 export class JournalIndex {
-  private queuedRows = 0;
-  private queued: Array<{ entries: readonly AppendedEntry[]; position: ChunkPosition }> = [];
+  /** Rows of durable chunks not inserted yet: only the rows are kept, so the entries themselves die young. */
+  private queued: IndexRow[] = [];
   private flushScheduled = false;
   private caughtUp = false;
   private files = new Map<number, string>();
@@ -50,9 +50,8 @@ export class JournalIndex {
     // Subscribed before reading the files: every entry above `through` reaches the listener, none at or below it.
     const through = journal.lastSeq;
     this.unsubscribe = journal.onAppended((entries, position) => {
-      this.queued.push({ entries, position });
-      this.queuedRows += entries.length;
-      if (this.queuedRows >= FLUSH_ROWS && this.caughtUp) this.flush();
+      this.queueRows(entries, position);
+      if (this.queued.length >= FLUSH_ROWS && this.caughtUp) this.flush();
       else this.scheduleFlush();
     });
     this.ready = catchUp(store, activeFile, through, warn).then(
@@ -69,6 +68,14 @@ export class JournalIndex {
     return new JournalIndex(IndexStore.open(indexFileOf(activeFile), warn), activeFile, journal, warn);
   }
 
+  private queueRows(entries: readonly AppendedEntry[], position: ChunkPosition): void {
+    let offset = position.offset;
+    for (const { entry, json } of entries) {
+      this.queued.push(indexRowOf(entry, position.fileFirstSeq, offset));
+      offset += lineBytes(json);
+    }
+  }
+
   private scheduleFlush(): void {
     if (this.flushScheduled || !this.caughtUp) return;
     this.flushScheduled = true;
@@ -79,16 +86,8 @@ export class JournalIndex {
   private flush(): void {
     this.flushScheduled = false;
     if (!this.caughtUp || this.queued.length === 0) return;
-    const rows: IndexRow[] = [];
-    for (const { entries, position } of this.queued) {
-      let offset = position.offset;
-      for (const { entry, json } of entries) {
-        rows.push(indexRowOf(entry, position.fileFirstSeq, offset));
-        offset += lineBytes(json);
-      }
-    }
+    const rows = this.queued;
     this.queued = [];
-    this.queuedRows = 0;
     try {
       this.store.insert(rows);
     } catch (err) {
