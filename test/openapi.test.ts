@@ -569,6 +569,11 @@ async function tokens(tt: Test, server: TestServer): Promise<void> {
   await c('POST', '/exec', { headers: reader, body: { db: 'school', sql: 'DELETE FROM pupils' }, status: 403, code: 1032 });
   await c('GET', '/class', { status: 200 });
   await c('GET', '/class', { headers: reader, status: 403, code: 1030 });
+  await c('GET', '/dbs/school/history?limit=3', { status: 200 });
+  await c('GET', '/dbs/school.db/history?failed=true&since=1&until=2999-01-01T00:00:00Z', { headers: reader, status: 200 });
+  await c('GET', '/dbs/clase-01/history', { headers: reader, status: 403, code: 1031 });
+  await c('GET', '/dbs/school/history?limit=0', { status: 400, code: 1070 });
+  await c('GET', '/dbs/nobody/history', { status: 404, code: 2001 });
   await c('DELETE', `/tokens/${String(one.body?.tokens?.[0]?.id)}`, { status: 200 });
   await c('DELETE', '/tokens/tok_000000000000', { status: 404, code: 2030 });
 }
