@@ -103,6 +103,15 @@ t.test('history', async (tt) => {
     t2.equal(now.length, 32 + written);
   });
 
+  await tt.test('a restore shows as its own kind, with the seq it went back to', async (t2) => {
+    const before = (await history('busy/history?limit=3')).body.entries as Entry[];
+    const to = before[2]?.seq ?? 0;
+    const restored = await server.post('/dbs/busy/restore', { to }, admin);
+    t2.equal(restored.status, 200, restored.text);
+    const [newest] = (await history('busy/history?limit=1')).body.entries as Array<Entry & { to?: number }>;
+    t2.match(newest, { kind: 'restoredb', to, token: 'admin', ok: true, sql: null });
+  });
+
   await tt.test('a dropped database keeps its history', async (t2) => {
     await server.post('/dbs', { db: 'gone' }, admin);
     t2.equal((await server.post('/exec', { sql: 'DROP DATABASE gone' }, admin)).status, 200);
