@@ -12,6 +12,7 @@ import { createSqlEditor } from './editor.js';
 import { addToHistory, readHistory } from './editor-history.js';
 import { forgetQueryLink, queryLink, readQueryLink } from './editor-link.js';
 import { loadTables } from './data-view.js';
+import { confirmMassWrites } from './mass-write-guard.js';
 
 /** Errors after which the server has closed the session (rolled back). */
 const SESSION_GONE = new Set([5002, 5003, 5007, 6008, 9008]);
@@ -168,6 +169,10 @@ async function run() {
   $('sql-run').disabled = true;
   const session = state.session;
   try {
+    if (!(await confirmMassWrites(sql, { db: state.db, session }, statements.length))) {
+      clear(results, h('p', { class: 'muted', id: 'sql-cancelled' }, 'Cancelled: nothing was sent.'));
+      return;
+    }
     const body = { sql };
     if (!session && state.db !== '') body.db = state.db;
     renderHistory(addToHistory(session?.db ?? state.db, sql));
