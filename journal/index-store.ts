@@ -87,6 +87,8 @@ export class IndexStore {
    * it is only a cache of the journal.
    */
   static open(file: string, warn: (message: string) => void): IndexStore {
+    // An index deleted without its write-ahead files: those would be replayed into the new one.
+    if (!fs.existsSync(file)) removeIndexFiles(file);
     try {
       return IndexStore.openAs(file);
     } catch (err) {
