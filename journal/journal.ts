@@ -10,7 +10,7 @@ import type { JournalLevel, JournalStatement, RollbackReason } from './record';
 import type { JournalEntry } from './record';
 import { JournalWriter, type AppendListener, type ChunkShipper, type EngineChange, type JournalWriterOptions, type NewEntry } from './writer';
 
-export type { AppendedEntry, AppendListener, ChunkShipper, EngineChange, ShippedChunk } from './writer';
+export type { AppendedEntry, AppendListener, ChunkPosition, ChunkShipper, EngineChange, ShippedChunk } from './writer';
 
 export { JournalUnavailableError } from './unavailable';
 

@@ -16,6 +16,7 @@
 import { compressRotated } from './compression';
 import { closeQuietly, nodeFileSystem, writeFully, type JournalFileHandle, type JournalFileSystem } from './file-system';
 import { encodeLine, engineDifferences, JOURNAL_FORMAT, type JournalEntry, type JournalHeader } from './record';
+import { firstSeqOfFile } from './reader';
 import { recoverJournal } from './recover';
 import { ActiveFileInstaller, replaceActiveFile } from './rotation';
 import { JournalUnavailableError } from './unavailable';
@@ -91,11 +92,27 @@ export interface ChunkShipper {
   ship(chunk: ShippedChunk): Promise<void>;
 }
 
-/** Told of the entries of each chunk once durably written, in seq order; it must not throw. */
-export type AppendListener = (entries: readonly AppendedEntry[]) => void;
+/**
+ * Where a chunk's lines went: the active file, named by the seq its header
+ * gives as `firstSeq` (a file keeps it through rotation and compression, which
+ * rename it), and the byte offset of the chunk's first line in it. Each next
+ * line follows the previous one: see lineBytes.
+ */
+export interface ChunkPosition {
+  readonly fileFirstSeq: number;
+  readonly offset: number;
+}
+
+/** Told of the entries of each chunk once durably written, in seq order, and where they are; it must not throw. */
+export type AppendListener = (entries: readonly AppendedEntry[], position: ChunkPosition) => void;
 
 /** `,"crc":"<8 hex>"}` and the newline: what encodeLine adds after the entry's JSON minus its closing brace. */
 const CRC_TAIL_LENGTH = ',"crc":"00000000"}\n'.length;
+
+/** The bytes an appended entry's line takes in the file, newline included, from its JSON without the crc. */
+export function lineBytes(json: string): number {
+  return Buffer.byteLength(json, 'utf8') - 1 + CRC_TAIL_LENGTH;
+}
 
 interface Pending {
   seq: number;
@@ -127,6 +144,8 @@ export class JournalWriter {
   private readonly listeners = new Set<AppendListener>();
   private shipper: ChunkShipper | null = null;
   private engineChange: EngineChange | null = null;
+  /** The firstSeq of the active file: its header's, or (a file from before headers said it) its first entry's. */
+  private activeFirstSeq = 1;
 
   private constructor(private readonly options: JournalWriterOptions) {
     this.fs = options.fileSystem ?? nodeFileSystem;
@@ -233,6 +252,9 @@ export class JournalWriter {
     this.durableSeq = this.assignedSeq = recovered.lastSeq;
     this.durableSize = recovered.activeSize ?? 0;
     this.rotationDue = recovered.activeSize !== undefined && recovered.activeSize >= this.options.maxSize;
+    if (recovered.activeSize !== undefined) {
+      this.activeFirstSeq = recovered.activeHeader?.firstSeq ?? (await firstSeqOfFile(this.options.file)) ?? recovered.lastSeq + 1;
+    }
     // Every entry of a file was written by the engine its header names: another engine begins a new file.
     const previous = recovered.activeHeader;
     if (previous !== undefined && engineDifferences(previous, this.options.header).length > 0) {
@@ -317,22 +339,23 @@ export class JournalWriter {
       for (const p of refused) p.reject(error);
       return;
     }
+    const position: ChunkPosition = { fileFirstSeq: this.activeFirstSeq, offset: this.durableSize };
     this.durableSize += buffer.length;
     this.durableSeq = (chunk[chunk.length - 1] as Pending).seq;
     this.options.observer?.written(chunk.map((p) => p.entry), buffer.length, (performance.now() - started) / 1000, this.durableSeq);
     if (this.durableSize >= this.options.maxSize) this.rotationDue = this.rotateWhenIdle = true;
-    this.tellListeners(chunk);
+    this.tellListeners(chunk, position);
     for (const p of chunk) p.resolve();
   }
 
   /** Synchronously with the durableSeq update, so no follower sees a seq both in the files and live, or in neither. */
-  private tellListeners(chunk: readonly Pending[]): void {
+  private tellListeners(chunk: readonly Pending[], position: ChunkPosition): void {
     if (this.listeners.size === 0) return;
     // The JSON without the crc is cut from the line rather than serialized again on the write path.
     const appended = chunk.map((p) => ({ entry: p.entry, json: `${p.line.slice(0, -CRC_TAIL_LENGTH)}}` }));
     for (const listener of this.listeners) {
       try {
-        listener(appended);
+        listener(appended, position);
       } catch (err) {
         this.warn(`journal listener failed: ${(err as Error).message}`);
       }
@@ -406,6 +429,7 @@ export class JournalWriter {
 
   private headerLine(): string {
     const firstSeq = this.durableSeq + 1;
+    this.activeFirstSeq = firstSeq;
     return encodeLine({ kind: 'header', format: JOURNAL_FORMAT, started: this.started, ...this.options.header, firstSeq });
   }
 

@@ -30,6 +30,7 @@ import { openapiRoutes } from './routes/openapi-routes';
 import { consoleRoutes } from './console/serve';
 import { tokenRoutes } from './routes/token-routes';
 import { classRoutes } from './routes/class-routes';
+import { historyRoutes } from './routes/history-routes';
 import { TokenRegistry } from './tokens/token-registry';
 import { journalSeq } from './http/journal-seq';
 import { replicationRoutes } from './routes/replication-routes';
@@ -78,6 +79,7 @@ export function createApp(
   journalRoutes(router, config, feed, metrics);
   tokenRoutes(router, bus);
   classRoutes(router, bus, config);
+  historyRoutes(router, bus);
   importRoutes(router, bus, config.maxImportBytes);
 
   koa.use(requestLog(metrics, config.logJson, refusals));

@@ -4,6 +4,7 @@
  * built here and nowhere else; server.ts starts and stops what this returns.
  */
 import type { Journal } from '../journal/journal';
+import type { JournalIndex } from '../journal/journal-index';
 import type { EngineHost } from './engine/protocol';
 import type { Config } from './options';
 import { CommandBus, type Middleware } from './bus/command-bus';
@@ -20,6 +21,8 @@ import { TokenRegistry } from './tokens/token-registry';
 import { TokenStateFile } from './tokens/token-state';
 import { templateHandlers } from './bus/handlers/template-handlers';
 import { classHandlers } from './bus/handlers/class-handlers';
+import { historyHandlers } from './bus/handlers/history-handlers';
+import { History } from './services/history';
 import { ClassActivity } from './services/class-activity';
 import { Refusals } from './services/refusals';
 import { commandMetrics, type CommandObserver } from './bus/middleware/command-metrics';
@@ -61,7 +64,12 @@ export interface Services {
   readonly refusals: Refusals;
 }
 
-export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks, role: ServerRole = new ServerRole('standalone')): Services {
+/** Why a server has no journal index: GET /dbs/{db}/history says it. */
+function noIndexReason(config: Config, journal: Journal): string {
+  return journal.enabled ? 'the journal index is off (-history-index=false)' : 'the server keeps no statement journal (-log-level none)';
+}
+
+export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks, role: ServerRole = new ServerRole('standalone'), index: JournalIndex | null = null): Services {
   const { lockTimeoutMs, maxResultRows, maxResultBytes } = config;
   const directory = new DatabaseDirectory(config);
   const writePath = new WritePath(journal, hooks);
@@ -83,6 +91,7 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
     ...sessionHandlers(directory, sessions),
     ...templateHandlers(directory, copies),
     ...classHandlers({ directory, activity, engine }),
+    ...historyHandlers({ directory, history: new History(index, noIndexReason(config, journal)) }),
     ...pilotHandlers(pilots),
     ...tokenHandlers({ registry: tokens, directory, lifecycle, copies, clock: systemClock, revoked: (id) => sessions.endOwnedBy(id) }),
   };

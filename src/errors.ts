@@ -53,6 +53,7 @@ export const catalog = {
   BODY_TIMEOUT: { code: 1062, status: 408, message: 'the request body did not arrive within {ms} ms of its headers (-body-timeout)' },
   JOURNAL_FEED_FORBIDDEN: { code: 1022, status: 403, message: 'GET /journal needs -token (send it as for every endpoint); a server without a token serves it only when started with -journal-feed' },
   CLASS_VIEW_FORBIDDEN: { code: 1090, status: 403, message: 'GET /class needs -token and an admin token; a server without a token serves it only when started with -journal-feed, as it shows every student\'s failed statements' },
+  HISTORY_PARAMETER: { code: 1070, status: 400, message: 'invalid history parameter {name}: {detail}' },
   TOO_MANY_COPIES: { code: 1040, status: 400, message: 'too many databases in one copy request: {count} (at most {max})' },
 
   // 2xxx — catalog: no such database/table/column/index, already exists
@@ -74,6 +75,7 @@ export const catalog = {
   PILOT_SCOPE_RETIRED: { code: 2013, status: 409, message: 'pilot {id} retired this scope ({scope}): no further pilot is accepted for it' },
   IMPORT_CSV_COLUMNS: { code: 2050, status: 400, message: 'the CSV header does not match table {table}: {detail}' },
   PILOT_SAME_COMMIT: { code: 2014, status: 409, message: 'pilot {id} of this scope decided to correct commit {commit}: the next pilot must carry another commit' },
+  NO_HISTORY: { code: 2070, status: 409, message: 'no history to serve: {detail}' },
   NO_TEMPLATE: { code: 2040, status: 409, message: 'database {db} was not made from a template: there is nothing to reset it to' },
   TEMPLATE_GONE: { code: 2041, status: 409, message: 'the template {template} of database {db} no longer exists: there is nothing to reset it to' },
 

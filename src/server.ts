@@ -18,6 +18,7 @@ import { bodyDeadline } from './http/body-timeout';
 import { answerParseErrors } from './http/parse-errors';
 import { Readiness } from './http/readiness';
 import { openJournal } from './journal-setup';
+import { JournalIndex } from '../journal/journal-index';
 import type { Config } from './options';
 import { recoverDatabases, repairDatabase } from './recovery';
 import { databaseFileIn } from './database-names';
@@ -107,9 +108,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const logFile = config.logFile;
   const repair = logFile === null ? async () => undefined : (db: string) => repairDatabase(config, logFile, db);
   const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
+  // Subscribed before anything is appended; it catches up with the journal's files in the background.
+  const index = config.historyIndex && logFile !== null && journal.enabled ? JournalIndex.open(logFile, journal, log) : null;
   const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
   const role = new ServerRole(config.replication === null ? 'standalone' : 'primary');
-  const { bus, writePath, feed, tokens, copyGate, refusals } = composeServices(config, engine, journal, { repair, log, observer: metrics }, role);
+  const { bus, writePath, feed, tokens, copyGate, refusals } = composeServices(config, engine, journal, { repair, log, observer: metrics }, role, index);
   const replication = replicationFor(config, journal, role, engine, log);
   // A replica's databases are settled as far as its follower applied them; elsewhere the write path knows.
   const settled = (): number => replication?.settledThrough() ?? writePath.settledThrough();
@@ -166,6 +169,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // The engine processes are gone: only now can every write-ahead log be emptied.
       checkpointAtShutdown(config, (message) => process.stderr.write(`sqlscribe: ${message}\n`));
       await journal.close();
+      await index?.close();
       // Stopped cleanly: every entry written is applied (or voided), so the next start reads nothing old.
       if (logFile !== null && journal.level !== 'none') writeCheckpoint(logFile, { appliedThrough: settled() });
       lock.release();

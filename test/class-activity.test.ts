@@ -12,7 +12,7 @@ import { ClassActivity, RECENT_ERRORS } from '../src/services/class-activity';
 function fakeJournal(): { journal: Journal; append(entries: JournalEntry[]): void } {
   const listeners: AppendListener[] = [];
   const journal = { lastSeq: 0, enabled: true, onAppended: (listener: AppendListener) => { listeners.push(listener); return () => undefined; } } as unknown as Journal;
-  return { journal, append: (entries) => { for (const listener of listeners) listener(entries.map((entry) => ({ entry, json: '' }))); } };
+  return { journal, append: (entries) => { for (const listener of listeners) listener(entries.map((entry) => ({ entry, json: '' })), { fileFirstSeq: 1, offset: 0 }); } };
 }
 
 let seq = 0;

@@ -43,6 +43,7 @@ function handlers(ran: string[], createFails?: unknown): Handlers {
     'list-tokens': unused,
     'revoke-token': unused,
     'class-activity': unused,
+    history: unused,
   };
 }
 

@@ -11,7 +11,10 @@
  *   records, the tokens and the class view (GET /class) need `admin`. A `write` token may not create or drop even databases its
  *   patterns match: a student cannot drop the database the class works in,
  *   and a teacher's admin token makes them (POST /tokens for a class does);
- * - listing databases needs any token and shows only the matching ones.
+ * - listing databases needs any token and shows only the matching ones;
+ * - a database's history (GET /dbs/{db}/history: its journal entries, SQL
+ *   included) is a read of that database: any token whose patterns match it,
+ *   so a student reads their own database's history and no one else's.
  *
  * A server that requires no tokens has no principal, and nothing is checked.
  */
@@ -51,6 +54,7 @@ const RULES: { readonly [T in CommandType]: Rule } = {
   'revoke-token': { role: 'admin', db: false, action: 'managing tokens' },
   // Who is stuck on what, with their statements: the teacher's view only.
   'class-activity': { role: 'admin', db: false, action: 'the class view' },
+  history: { role: 'read', db: true, action: "reading a database's history" },
 };
 
 export function requireRole(principal: Principal, needed: Role, action: string): void {

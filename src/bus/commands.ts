@@ -11,6 +11,7 @@ import type { PilotSummary, SummaryGrouping } from '../pilots/pilot-summary';
 import type { ExportFormat } from '../engine/database-export';
 import type { ColumnType } from '../engine/types';
 import type { DatabaseActivity, RecentRefusal } from '../services/class-activity';
+import type { HistoryPage, HistoryRequest } from '../services/history';
 
 /** GET /class: one database of the class, with the template it can be reset to. */
 export interface ClassDatabase extends DatabaseActivity {
@@ -56,7 +57,8 @@ export type Command =
   | { readonly type: 'create-tokens'; readonly body: unknown }
   | { readonly type: 'list-tokens' }
   | { readonly type: 'revoke-token'; readonly id: string }
-  | { readonly type: 'class-activity' };
+  | { readonly type: 'class-activity' }
+  | { readonly type: 'history'; readonly db: unknown; readonly request: HistoryRequest };
 
 export interface DatabaseList {
   mode: 'single-db' | 'multi-db';
@@ -120,6 +122,7 @@ export interface CommandResults {
   'list-tokens': { tokens: TokenView[] };
   'revoke-token': { token: TokenView };
   'class-activity': { databases: ClassDatabase[]; refused: RecentRefusal[] };
+  history: HistoryPage & { db: string };
 }
 
 export type CommandType = Command['type'];

@@ -15,6 +15,7 @@ import { otherPaths } from './pilot-paths';
 import { componentSchemas } from './schemas';
 import { tokenPaths, tokenSchemas } from './token-paths';
 import { classPaths, classSchemas } from './class-paths';
+import { historyParameters, historyPaths, historySchemas } from './history-paths';
 import { replicationPaths, replicationSchemas } from './replication-paths';
 
 const DESCRIPTION = [
@@ -80,10 +81,10 @@ export function buildOpenApiDocument(): JsonObject {
     servers: [{ url: '/', description: 'The server that serves this document' }],
     tags: TAGS,
     security: [{ serviceToken: [] }, { bearerAuth: [] }, {}],
-    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...classPaths(), ...replicationPaths(), ...otherPaths() },
+    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...classPaths(), ...historyPaths(), ...replicationPaths(), ...otherPaths() },
     components: {
-      schemas: { ...componentSchemas(), ...tokenSchemas(), ...classSchemas(), ...replicationSchemas() },
-      parameters: componentParameters(),
+      schemas: { ...componentSchemas(), ...tokenSchemas(), ...classSchemas(), ...historySchemas(), ...replicationSchemas() },
+      parameters: { ...componentParameters(), ...historyParameters() },
       responses: {
         EndpointNotFound: errorResponse(404, ['ENDPOINT_NOT_FOUND']),
         MethodNotAllowed: errorResponse(405, ['METHOD_NOT_ALLOWED']),

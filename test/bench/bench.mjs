@@ -15,7 +15,9 @@
  * replay-batches.mjs) or templates (only thirty copies of a 1 MB template,
  * templates.mjs) or console (only the console's page load with an empty
  * cache in Chromium, console-load.mjs) or replication (only the journal shipped
- * to NATS JetStream against a local one, and a replica's lag, replication.mjs), BENCH_JSON=<file> to save
+ * to NATS JetStream against a local one, and a replica's lag, replication.mjs) or history (only the
+ * first page of GET /dbs/{db}/history with 10^6 entries against 10^3, and the write path with the journal
+ * index against -history-index=false, history.mjs), BENCH_JSON=<file> to save
  * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
  * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
  * a temporary directory that is removed at the end. cpu-cost.mjs beside this
@@ -36,6 +38,7 @@ import { replayBatches } from './replay-batches.mjs';
 import { templates } from './templates.mjs';
 import { consoleLoad } from './console-load.mjs';
 import { replication } from './replication.mjs';
+import { historyBench } from './history.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -247,6 +250,19 @@ async function shipping(work, figures) {
   say(`  replica lag at steady load (${int(r.lag.writesPerSecond)} writes/s, ${r.lag.probes} probes): acknowledged → applied on the replica p50 ${fmt(r.lag.lagMs.p50, 1)} ms, p95 ${fmt(r.lag.lagMs.p95, 1)} ms, max ${fmt(r.lag.lagMs.max, 1)} ms; seqBehind p50 ${r.lag.seqBehind.p50}, p95 ${r.lag.seqBehind.p95}, max ${r.lag.seqBehind.max}`);
 }
 
+async function history(work, figures) {
+  say();
+  say('GET /dbs/{db}/history: first page (50 entries) through the journal index, then single-row INSERTs c32 with and without the index');
+  const r = await historyBench(work, { rounds: ROUNDS, seconds: SECONDS });
+  figures.history = r;
+  for (const p of [r.small, r.big]) {
+    say(`  ${int(p.entries)} entries over ${int(p.dbs)} databases: journal written in ${int(p.setupMs)} ms, index built at start-up in ${int(p.indexMs)} ms; first page median ${fmt(p.medianMs)} ms, p90 ${fmt(p.p90Ms)} ms`);
+  }
+  say(`  first page 10^6 ÷ 10^3: ${fmt(r.pageRatio)}× (target ≤ 2: ${targetNote(r.pageRatio <= 2)})`);
+  const a = r.append;
+  say(`  INSERT c32: with the index ${int(a.index.rps)} req/s (p50 ${fmt(a.index.p50)} ms), without ${int(a.noIndex.rps)} req/s (p50 ${fmt(a.noIndex.p50)} ms); without ÷ with ${fmt(a.ratio, 3)} (target ≤ 1.05: ${targetNote(a.ratio <= 1.05)})`);
+}
+
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
   const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS ?? 'per scenario' };
@@ -254,7 +270,7 @@ async function main() {
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
-    if (!['startup', 'runaway', 'deep-page', 'replay', 'templates', 'console', 'replication'].includes(ONLY)) {
+    if (!['startup', 'runaway', 'deep-page', 'replay', 'templates', 'console', 'replication', 'history'].includes(ONLY)) {
       const journalFile = await throughput(work, figures);
       if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
     }
@@ -265,6 +281,7 @@ async function main() {
     if (ONLY === '' || ONLY === 'templates') await classOfThirty(work, figures);
     if (ONLY === '' || ONLY === 'console') await consolePage(work, figures);
     if (ONLY === '' || ONLY === 'replication') await shipping(work, figures);
+    if (ONLY === '' || ONLY === 'history') await history(work, figures);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

@@ -1,0 +1,24 @@
+/** history: a database's journal entries, from the journal index. */
+import { normalizeDatabaseName } from '../../database-names';
+import { EngineError } from '../../errors';
+import type { DatabaseDirectory } from '../../services/database-directory';
+import type { History } from '../../services/history';
+import type { Handlers } from '../command-bus';
+
+export interface HistoryHandlerDeps {
+  readonly directory: DatabaseDirectory;
+  readonly history: History;
+}
+
+export function historyHandlers({ directory, history }: HistoryHandlerDeps): Pick<Handlers, 'history'> {
+  return {
+    history: async ({ db, request }) => {
+      // A dropped database is no longer in the directory, but its history is still in the journal.
+      const name = directory.single ? directory.resolve(db).name : normalizeDatabaseName(db);
+      if (!directory.single && !directory.exists(directory.refOf(name)) && !(await history.known(name))) {
+        throw new EngineError('NO_SUCH_DATABASE', { db: name });
+      }
+      return { db: name, ...(await history.page(name, request)) };
+    },
+  };
+}

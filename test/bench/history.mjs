@@ -1,0 +1,109 @@
+/**
+ * GET /dbs/{db}/history (issue 25): the first page of a database's history
+ * with a journal of 1,000,000 entries over 1,000 databases against one of
+ * 1,000 entries over 10 databases (each page full: 50 entries), read through
+ * the journal index that start-up builds from the files; and what keeping
+ * the index costs the write path: single-row INSERTs at 32 connections with
+ * the index and with -history-index=false, in rotating rounds.
+ * The journals are written directly with the journal's encoder.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { rotatingRounds } from './load.mjs';
+import { ok, request, ROOT, startSqlscribe } from './processes.mjs';
+
+const require = createRequire(import.meta.url);
+const { encodeLine } = require(path.join(ROOT, 'dist/journal/record.js'));
+const { rotatedName } = require(path.join(ROOT, 'dist/journal/naming.js'));
+const { writeCheckpoint } = require(path.join(ROOT, 'dist/journal/checkpoint.js'));
+const { engineVersions } = require(path.join(ROOT, 'dist/src/engine/engine-versions.js'));
+
+const PER_FILE = 20_000;
+const TS = '2026-11-21T05:43:12.345Z';
+const PAGES = 200;
+
+function header(firstSeq) {
+  return encodeLine({ kind: 'header', format: 1, service: 'sqlscribe', version: '0.1.0', level: 'mod', ...engineVersions(), started: TS, firstSeq });
+}
+
+function entry(seq, dbs) {
+  const db = `db-${String(seq % dbs).padStart(4, '0')}.db`;
+  const sql = `INSERT INTO t (v) VALUES ('row ${seq}') -- ünïcode`;
+  const failed = seq % 10 === 0;
+  const outcome = failed ? { ok: false, code: 3003, class: 3, error: '[SQ3003] UNIQUE constraint failed: t.v', statement: 0 } : { ok: true, changes: 1 };
+  return encodeLine({ seq, ts: TS, db, session: null, kind: 'exec', sql, statements: [{ sql }], readonly: false, ...outcome, ms: 0.05, clock: 1_795_239_792_345, seed: '0123456789abcdef', tokenName: `alumno-${seq % dbs}` });
+}
+
+/** A journal of `entries` over `dbs` databases, every entry applied (the checkpoint says so): start-up recovers nothing. */
+function writeJournal(dir, entries, dbs) {
+  const journalDir = path.join(dir, 'journal');
+  fs.mkdirSync(journalDir, { recursive: true });
+  const active = path.join(journalDir, 'statements.jsonl');
+  for (let first = 1, index = 1; first <= entries; first += PER_FILE, index++) {
+    const last = Math.min(entries, first + PER_FILE - 1);
+    const lines = [header(first)];
+    for (let seq = first; seq <= last; seq++) lines.push(entry(seq, dbs));
+    const file = last === entries ? active : rotatedName(active, new Date(Date.UTC(2026, 10, 21, 0, 0, index)), index);
+    fs.writeFileSync(file, lines.join(''));
+  }
+  writeCheckpoint(active, { appliedThrough: entries });
+  return active;
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** Start-up, the index built (timed through the first history request, which waits for it), then first pages of many databases. */
+async function firstPages(work, name, entries, dbs) {
+  const dir = path.join(work, name);
+  const setup = performance.now();
+  writeJournal(dir, entries, dbs);
+  const setupMs = performance.now() - setup;
+  // The data directory is `dir`, its journal `dir/journal/statements.jsonl`, as startSqlscribe sets it.
+  const server = await startSqlscribe(dir, ['-log-fsync=false']);
+  try {
+    const built = performance.now();
+    await ok(server.url, 'GET', '/dbs/db-0001/history');
+    const indexMs = performance.now() - built;
+    const times = [];
+    for (let i = 0; i < PAGES; i++) {
+      const reply = await ok(server.url, 'GET', `/dbs/db-${String((i * 7) % dbs).padStart(4, '0')}/history`);
+      if (reply.body.entries.length !== 50) throw new Error(`a first page of ${reply.body.entries.length} entries`);
+      times.push(reply.ms);
+    }
+    return { entries, dbs, setupMs, indexMs, medianMs: median(times), p90Ms: [...times].sort((a, b) => a - b)[Math.floor(PAGES * 0.9)] };
+  } finally {
+    await server.stop();
+  }
+}
+
+const INSERT = { name: 'single-row INSERT (journal synced)', method: 'POST', path: '/exec', body: { db: 'bench', sql: 'INSERT INTO log (name, qty) VALUES (?, ?)', params: ['a name', 7] } };
+
+async function appendPath(work, { rounds, seconds }) {
+  const servers = {};
+  try {
+    for (const [key, extra] of [['index', []], ['noIndex', ['-history-index=false']]]) {
+      const dir = path.join(work, `append-${key}`);
+      fs.mkdirSync(dir, { recursive: true });
+      const server = await startSqlscribe(dir, extra);
+      await ok(server.url, 'POST', '/dbs', { db: 'bench' });
+      await ok(server.url, 'POST', '/exec', { db: 'bench', sql: 'CREATE TABLE log (id INTEGER PRIMARY KEY, name TEXT, qty INT)' });
+      servers[key] = { url: server.url, pid: server.child.pid, stop: server.stop };
+    }
+    const result = await rotatingRounds(servers, INSERT, { rounds, seconds, connections: 32 });
+    const check = await request(servers.index.url, 'GET', '/dbs/bench/history?limit=1');
+    return { index: result.index, noIndex: result.noIndex, ratio: result.noIndex.rps / result.index.rps, indexed: check.body.entries?.[0]?.seq };
+  } finally {
+    for (const server of Object.values(servers)) await server.stop();
+  }
+}
+
+export async function historyBench(work, options) {
+  const small = await firstPages(work, 'small', 1_000, 10);
+  const big = await firstPages(work, 'big', 1_000_000, 1_000);
+  const append = await appendPath(work, options);
+  return { small, big, pageRatio: big.medianMs / small.medianMs, append };
+}
