@@ -56,15 +56,19 @@ export function engineDifferences(a: Pick<JournalHeader, (typeof ENGINE_FIELDS)[
  * entry (every earlier entry applied, no later one); `resetdb` replaces `db`
  * with such a copy of its template `from`.
  *
+ * `restoredb` (POST /dbs/{db}/restore) replaces `db` with the state the
+ * journal gives it right after entry `to`: replay rebuilds that state (itself
+ * honouring earlier restores at or before `to`) and puts it in place.
+ *
  * `refused` is a request the service refused for who sent it or what it tried
  * to reach (401, 403, or a statement refused as hostile, [SQ1003]): an audit
  * trace only, written at level `all`. It ran nowhere, so replay, recovery and
  * replicas pass over it (isTraceOnly).
  */
-export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb' | 'copydb' | 'resetdb' | 'void' | 'refused';
+export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb' | 'copydb' | 'resetdb' | 'restoredb' | 'void' | 'refused';
 
 /** Every kind, in the order the docs list them: the follower's -kind and the metrics name them. */
-export const ENTRY_KINDS: readonly EntryKind[] = ['exec', 'begin', 'commit', 'rollback', 'createdb', 'dropdb', 'copydb', 'resetdb', 'void', 'refused'];
+export const ENTRY_KINDS: readonly EntryKind[] = ['exec', 'begin', 'commit', 'rollback', 'createdb', 'dropdb', 'copydb', 'resetdb', 'restoredb', 'void', 'refused'];
 
 /**
  * Entries that record something that never reached a database: nothing is
@@ -111,6 +115,8 @@ export interface JournalEntry {
   reason?: RollbackReason;
   /** copydb, resetdb: the database copied (the template). */
   from?: string;
+  /** restoredb: the seq whose state the database was given back (right after that entry). */
+  to?: number;
   /** void: the seqs of the entries that were never applied. */
   voids?: number[];
   /** The token that ran it (its id and name, never its secret), on a server that requires tokens. Replay ignores them. */
@@ -303,6 +309,7 @@ const OPTIONAL_ENTRY_FIELDS: Record<string, Check> = {
   client: isString,
   request: isString,
   from: isString,
+  to: isCount,
   epoch: isCount,
 };
 
@@ -316,6 +323,7 @@ const REQUIRED_BY_KIND: Record<EntryKind, string[]> = {
   dropdb: ['db'],
   copydb: ['db', 'from'],
   resetdb: ['db', 'from'],
+  restoredb: ['db', 'to'],
   void: ['voids'],
   refused: ['code', 'client', 'request'],
 };

@@ -78,7 +78,7 @@ class SourceSplits {
  */
 export function cutsSessionShort(entry: JournalEntry, db: string): boolean {
   if (entry.session !== null || entry.db !== db) return false;
-  return entry.kind === 'createdb' || entry.kind === 'dropdb' || entry.kind === 'copydb' || entry.kind === 'resetdb' || (entry.kind === 'exec' && entry.ok && entry.readonly !== true);
+  return entry.kind === 'createdb' || entry.kind === 'dropdb' || entry.kind === 'copydb' || entry.kind === 'resetdb' || entry.kind === 'restoredb' || (entry.kind === 'exec' && entry.ok && entry.readonly !== true);
 }
 
 export class JournalApplier {
@@ -101,6 +101,7 @@ export class JournalApplier {
       case 'exec': return entry.session === null ? this.exec(entry) : this.execInSession(entry);
       case 'commit': return this.endSession(entry, true);
       case 'rollback': return this.endSession(entry, false);
+      case 'restoredb': throw new ReplayError(entry, 'a restore is applied by rebuild (rebuild.ts), which rebuilds the state it puts in place');
       case 'void': return; // rebuild leaves out the entries a void names; the void itself changes nothing
       case 'refused': return; // an audit trace: the request never reached the database
     }

@@ -23,6 +23,7 @@ import { ReplayError } from './apply-entries';
 import { copyRound, planRestore, TooOldError } from './restore-plan';
 import { syncDatabases } from './sync-output';
 import { databasesNeeded } from './template-sources';
+import { restorerFor } from './point-in-time';
 
 class Refusal extends Error {}
 
@@ -96,7 +97,8 @@ async function run(options: ReplayOptions): Promise<number> {
   const engine = new Engine({ syncCommits: false });
   const onProgress = progressBar();
   try {
-    const result = await rebuild(engine, entries, { fileOf: (db) => path.join(options.out, db), ...(onProgress ? { onProgress } : {}) });
+    const restorer = restorerFor({ logFile: options.logFile, snapshotDir: options.snapshotDir });
+    const result = await rebuild(engine, entries, { fileOf: (db) => path.join(options.out, db), restorer, ...(onProgress ? { onProgress } : {}) });
     say(`applied ${result.applied} of ${entries.length} entries (through seq ${entries.at(-1)?.seq ?? 0})`);
   } finally {
     // Closing the last handle on a file checkpoints its WAL into it; the sync comes after.

@@ -12,6 +12,13 @@ import { isTraceOnly, type JournalEntry } from '../journal/record';
 import { JournalApplier, ReplayError } from './apply-entries';
 import { applyTogether, EntryBatch, isBatchable } from './entry-batch';
 import { supersededSeqs } from './superseded-entries';
+import { markRestored } from '../src/engine/database-copy';
+
+/**
+ * Rebuilds the state a `restoredb` entry puts in place (point-in-time.ts)
+ * into a scratch file, hands it to `put`, and removes it afterwards.
+ */
+export type Restorer = (entry: JournalEntry, put: (file: string) => void) => Promise<void>;
 
 export interface RebuildOptions {
   /** The file of a database, by its name in the journal. */
@@ -27,6 +34,8 @@ export interface RebuildOptions {
    * rebuild (replay's choice: a rebuild must be whole).
    */
   onDatabaseFailed?(db: string, seq: number, error: unknown): void;
+  /** How a `restoredb` entry is applied; without it, such an entry fails (point-in-time.ts's restorerFor gives one). */
+  restorer?: Restorer;
 }
 
 export interface RebuildResult {
@@ -56,6 +65,8 @@ class Positions {
 function alreadyApplied(entry: JournalEntry, position: JournalPosition | null): boolean {
   if (entry.kind === 'createdb' || entry.kind === 'copydb' || entry.kind === 'resetdb') return position?.created === entry.seq;
   if (entry.kind === 'dropdb') return position === null || position.applied > entry.seq;
+  // A restored file records the restore as its last applied entry, and keeps the creation of the state it was given.
+  if (entry.kind === 'restoredb') return position !== null && position.applied >= entry.seq;
   return position !== null && entry.seq <= position.applied;
 }
 
@@ -177,6 +188,32 @@ class Rebuilder {
     this.options.onDatabaseFailed(db, entry.seq, error);
   }
 
+  /**
+   * A restore: the database's state at the entry's target, rebuilt apart
+   * (it may need entries this run skipped or never read), replaces its file.
+   */
+  async restore(entry: JournalEntry, db: string): Promise<void> {
+    if (this.failed.has(db) || !this.wanted(entry, db)) {
+      this.result.skipped++;
+      return;
+    }
+    this.flush();
+    this.applier.endSessionCutShort(entry);
+    const file = this.options.fileOf(db);
+    try {
+      const restorer = this.options.restorer;
+      if (restorer === undefined) throw new ReplayError(entry, 'a restore needs the journal it was made from to be rebuilt');
+      await restorer(entry, (state) => {
+        markRestored(state, entry.seq);
+        this.engine.restoreDatabase(state, file);
+      });
+      this.positions.set(db, this.engine.journalPosition(file));
+      this.result.applied++;
+    } catch (error) {
+      this.fail(entry, error);
+    }
+  }
+
   finish(): void {
     this.flush();
     this.applier.finish();
@@ -194,6 +231,7 @@ export async function rebuild(engine: Engine, entries: readonly JournalEntry[], 
     // A refused request names the database it asked for, which it never reached (and which may not exist).
     if (entry.db === null || entry.kind === 'void' || isTraceOnly(entry)) continue;
     if (voided.has(entry.seq) || superseded.has(entry.seq)) rebuilder.result.skipped++;
+    else if (entry.kind === 'restoredb') await rebuilder.restore(entry, entry.db);
     else rebuilder.step(entry, entry.db);
   }
   rebuilder.finish();

@@ -31,7 +31,10 @@ function complete(round: SnapshotRound, dir: string): boolean {
   return round.databases.every((d) => fs.existsSync(path.join(dir, d.file)));
 }
 
-export async function planRestore(options: ReplayOptions): Promise<RestorePlan> {
+/** What a plan needs: the journal, where rounds are, and the target. */
+export type PlanOptions = Pick<ReplayOptions, 'logFile' | 'snapshotDir' | 'until'>;
+
+export async function planRestore(options: PlanOptions): Promise<RestorePlan> {
   const first = (await journalFirstSeq(options.logFile)) ?? 1;
   const dir = options.snapshotDir;
   const rounds = dir === null ? [] : listRounds(dir).filter((round) => round.base + 1 >= first && complete(round, dir));

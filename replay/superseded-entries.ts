@@ -1,6 +1,6 @@
 /**
  * Entries whose effect is wiped out later in the same run, which rebuild can
- * leave out: the entries of a database before it is dropped or reset, unless
+ * leave out: the entries of a database before it is dropped, reset or restored, unless
  * some copy reads the database in between.
  *
  * Recovery needs this, not only for speed: a copy that was applied live and
@@ -20,7 +20,8 @@ export function supersededSeqs(entries: readonly JournalEntry[]): Set<number> {
     if (entry.db === null || entry.kind === 'void' || isTraceOnly(entry)) continue;
     const moot = wipedLater.has(entry.db);
     if (moot) superseded.add(entry.seq);
-    if (entry.kind === 'dropdb' || entry.kind === 'resetdb') wipedLater.add(entry.db);
+    // A restore replaces the database with a state rebuilt apart, from the journal itself (point-in-time.ts).
+    if (entry.kind === 'dropdb' || entry.kind === 'resetdb' || entry.kind === 'restoredb') wipedLater.add(entry.db);
     // A copy that is made reads its template as it stands here: the template's entries before it count.
     if (!moot && entry.from !== undefined) wipedLater.delete(entry.from);
   }

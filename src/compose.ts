@@ -3,6 +3,7 @@
  * command bus's handlers and middleware, in one place. Everything below is
  * built here and nowhere else; server.ts starts and stops what this returns.
  */
+import path from 'node:path';
 import type { Journal } from '../journal/journal';
 import type { JournalIndex } from '../journal/journal-index';
 import type { EngineHost } from './engine/protocol';
@@ -32,6 +33,8 @@ import { ServerRole } from './services/server-role';
 import { BatchRunner } from './services/batch-runner';
 import { CopyGate } from './services/copy-gate';
 import { DatabaseCopies } from './services/database-copies';
+import { DatabaseRestores } from './services/database-restores';
+import { restoreHandlers } from './bus/handlers/restore-handlers';
 import { DatabaseDirectory } from './services/database-directory';
 import { DatabaseLifecycle } from './services/database-lifecycle';
 import { JournalFeed } from './services/journal-feed';
@@ -78,6 +81,12 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   const lifecycle = new DatabaseLifecycle(directory, engine, writePath, locks, lockTimeoutMs);
   const copyGate = new CopyGate();
   const copies = new DatabaseCopies(directory, engine, writePath, locks, lockTimeoutMs, copyGate);
+  const restores = new DatabaseRestores({
+    directory, engine, path: writePath, journal, locks, lockTimeoutMs, gate: copyGate, clock: () => systemClock.now(),
+    // A restore rebuilds from a journal of every change (and the snapshot rounds beside it).
+    source: config.logFile !== null && (config.logLevel === 'mod' || config.logLevel === 'all') ? { logFile: config.logFile, snapshotDir: config.snapshotDir } : null,
+    scratchDir: path.join(config.logFile === null ? config.dir : path.dirname(config.logFile), 'restoring'),
+  });
   const sessions = new SessionManager(engine, locks, writePath, { idleTimeoutMs: config.sessionTimeoutMs, lockTimeoutMs, maxResultRows, maxResultBytes });
   const pilots = new PilotService(new PilotStore(directory, batches, lifecycle));
   // The tokens made through POST /tokens are kept beside the databases, only on a server that requires tokens.
@@ -90,6 +99,7 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
     ...importHandlers({ directory, engine, batches }),
     ...sessionHandlers(directory, sessions),
     ...templateHandlers(directory, copies),
+    ...restoreHandlers(directory, restores),
     ...classHandlers({ directory, activity, engine }),
     ...historyHandlers({ directory, history: new History(index, noIndexReason(config, journal)) }),
     ...pilotHandlers(pilots),
@@ -98,7 +108,7 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   // Outermost first: every command is counted, even one refused because its request had already stopped.
   // A command its token may not send is refused before it waits for anything.
   // A replica refuses what writes before checking anything else of it: the client must go to the primary.
-  const middleware: Middleware[] = [commandMetrics(hooks.observer), refuseStoppedCalls, authorize(directory), writesOnPrimary(role)];
+  const middleware: Middleware[] = [commandMetrics(hooks.observer), refuseStoppedCalls, authorize(directory, { restoreRole: config.restoreRole }), writesOnPrimary(role)];
   const close = async (): Promise<void> => {
     await sessions.shutdown();
     await engine.close();

@@ -54,6 +54,7 @@ export const catalog = {
   JOURNAL_FEED_FORBIDDEN: { code: 1022, status: 403, message: 'GET /journal needs -token (send it as for every endpoint); a server without a token serves it only when started with -journal-feed' },
   CLASS_VIEW_FORBIDDEN: { code: 1090, status: 403, message: 'GET /class needs -token and an admin token; a server without a token serves it only when started with -journal-feed, as it shows every student\'s failed statements' },
   HISTORY_PARAMETER: { code: 1070, status: 400, message: 'invalid history parameter {name}: {detail}' },
+  RESTORE_TARGET_INVALID: { code: 1075, status: 400, message: 'cannot restore {db}: {detail}' },
   TOO_MANY_COPIES: { code: 1040, status: 400, message: 'too many databases in one copy request: {count} (at most {max})' },
 
   // 2xxx — catalog: no such database/table/column/index, already exists
@@ -78,6 +79,10 @@ export const catalog = {
   NO_HISTORY: { code: 2070, status: 409, message: 'no history to serve: {detail}' },
   NO_TEMPLATE: { code: 2040, status: 409, message: 'database {db} was not made from a template: there is nothing to reset it to' },
   TEMPLATE_GONE: { code: 2041, status: 409, message: 'the template {template} of database {db} no longer exists: there is nothing to reset it to' },
+  RESTORE_TOO_OLD: { code: 2075, status: 409, message: 'cannot restore {db} to {target}: {detail}' },
+  RESTORE_BEFORE_CREATION: { code: 2076, status: 409, message: 'database {db} did not exist at {target}: the oldest point it can be restored to is seq {oldest}' },
+  NOTHING_TO_UNDO: { code: 2077, status: 409, message: 'there is no successful write by {who} on {db} in the journal to undo' },
+  RESTORE_NEEDS_JOURNAL: { code: 2078, status: 409, message: 'restoring a database needs the journal, which records every change: this server runs {detail}' },
 
   // 3xxx — constraints
   CONSTRAINT_NOT_NULL: { code: 3001, status: 400, message: 'NOT NULL constraint failed: {detail}' },

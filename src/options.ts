@@ -58,6 +58,12 @@ export interface Config {
   /** @default 5000 */
   readonly lockTimeoutMs: number;
   /**
+   * The least role that may restore a database (POST /dbs/{db}/restore):
+   * `write` lets a student undo their own mistakes on their own databases,
+   * `admin` keeps restores for the teacher. @default 'write'
+   */
+  readonly restoreRole: 'write' | 'admin';
+  /**
    * Idle time after which a transaction session is rolled back and closed.
    * @default 300000
    */
@@ -160,6 +166,7 @@ const FLAGS: FlagTable = {
   advertise: { arg: '<http://host:port>', help: 'the address clients reach this server at; replicas name the primary\'s in their refusals', default: 'the listen address' },
   'query-timeout': { arg: '<duration>', help: 'stop a statement that runs longer (500ms, 5s, 1m30s)', default: '5s' },
   'lock-timeout': { arg: '<duration>', help: 'how long a write waits for a database held by a session', default: '5s' },
+  'restore-role': { arg: '<write|admin>', help: 'the least token role that may restore a database (POST /dbs/{db}/restore)', default: 'write' },
   'session-timeout': { arg: '<duration>', help: 'idle time after which a transaction session is rolled back', default: '5m' },
   'request-timeout': { arg: '<duration>', help: 'stop a whole request (batch or session request, queueing included) that takes longer', default: '30s' },
   'client-share': { arg: '<fraction>', help: 'most of the engine processes one client (address) may hold at once (0.5 or 50%)', default: '0.5' },
@@ -278,6 +285,7 @@ function interpret(raw: RawFlags, cwd: string): Config {
     ...resolveSnapshots(raw, resolve, journal.logFile, journal.logLevel),
     queryTimeoutMs: flagValue(raw, 'query-timeout', durationMs, 5000),
     lockTimeoutMs: flagValue(raw, 'lock-timeout', durationMs, 5000),
+    restoreRole: flagValue<'write' | 'admin'>(raw, 'restore-role', parseRestoreRole, 'write'),
     sessionTimeoutMs: flagValue(raw, 'session-timeout', durationMs, 300_000),
     requestTimeoutMs: flagValue(raw, 'request-timeout', durationMs, 30_000),
     clientShare: flagValue(raw, 'client-share', fraction, 0.5),
@@ -442,4 +450,9 @@ function resolveSnapshots(raw: RawFlags, resolve: Resolve, logFile: string | nul
   }
   const snapshotDir = logFile === null ? null : dir ?? path.join(path.dirname(logFile), 'snapshots');
   return { snapshotEvery: every, snapshotDir, logRetain: retain };
+}
+
+function parseRestoreRole(text: string): 'write' | 'admin' {
+  if (text === 'write' || text === 'admin') return text;
+  throw new OptionsError(`-restore-role: expected write or admin, got ${quote(text)}`);
 }

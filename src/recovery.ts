@@ -11,6 +11,7 @@ import { readCheckpoint, writeCheckpoint } from '../journal/checkpoint';
 import { JournalError, readJournal } from '../journal/reader';
 import { rebuild, type RebuildOptions, type RebuildResult } from '../replay/rebuild';
 import { recoveryStart } from './snapshots/recovery-start';
+import { restorerFor } from '../replay/point-in-time';
 
 async function entriesFrom(journalFile: string, fromSeq: number) {
   try {
@@ -28,7 +29,9 @@ async function applyFrom(config: Config, journalFile: string, fromSeq: number, d
   const entries = db === undefined ? contents.entries : contents.entries.filter((entry) => entry.db === db);
   const engine = new Engine({ maxOpenDatabases: 64 });
   try {
-    const result = await rebuild(engine, entries, { fileOf: databaseFileIn(config), yieldEvery: 200, ...(onDatabaseFailed === undefined ? {} : { onDatabaseFailed }) });
+    // A restore entry not yet in its file is rebuilt from the journal and the snapshot rounds, as replay does.
+    const restorer = restorerFor({ logFile: journalFile, snapshotDir: config.snapshotDir });
+    const result = await rebuild(engine, entries, { fileOf: databaseFileIn(config), yieldEvery: 200, restorer, ...(onDatabaseFailed === undefined ? {} : { onDatabaseFailed }) });
     const lastSeq = contents.entries.at(-1)?.seq ?? fromSeq - 1;
     return { ...result, lastSeq, warnings: contents.warnings };
   } finally {

@@ -27,6 +27,7 @@ function handlers(ran: string[], createFails?: unknown): Handlers {
     },
     'copy-databases': unused,
     'reset-database': unused,
+    'restore-database': unused,
     'list-tables': unused,
     'show-schema': unused,
     'read-rows': unused,

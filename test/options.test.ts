@@ -29,7 +29,7 @@ t.test('returns the embedded defaults when no flag is given', async (t) => {
     token: null, fileTokens: null, maxConnections: 64, logJson: false,
     logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'mod',
     logMaxSize: 10 * MiB, logFsync: true, logCompress: false,
-    snapshotEvery: null, snapshotDir: path.join(CWD, 'data', 'journal', 'snapshots'), logRetain: null, queryTimeoutMs: 5000, lockTimeoutMs: 5000, sessionTimeoutMs: 300_000, requestTimeoutMs: 30_000, clientShare: 0.5, headerTimeoutMs: 5000, bodyTimeoutMs: 30_000, idleTimeoutMs: 5000,
+    snapshotEvery: null, snapshotDir: path.join(CWD, 'data', 'journal', 'snapshots'), logRetain: null, queryTimeoutMs: 5000, lockTimeoutMs: 5000, restoreRole: 'write', sessionTimeoutMs: 300_000, requestTimeoutMs: 30_000, clientShare: 0.5, headerTimeoutMs: 5000, bodyTimeoutMs: 30_000, idleTimeoutMs: 5000,
     maxBodyBytes: MiB, maxResultRows: 10_000, maxResultBytes: 16 * MiB, maxStatements: 1000, maxImportBytes: 64 * MiB, importTimeoutMs: 600_000, journalFeed: false, journalHeartbeatMs: 15_000, historyIndex: true,
     replication: null,
   });

@@ -7,6 +7,9 @@
  *   and a matching database; an export is a read;
  * - resetting a database to its template needs `write` and a matching
  *   database: a student who broke theirs starts again without the teacher;
+ * - restoring a database to an earlier point (or undoing one's last write)
+ *   needs `write` and a matching database, or `admin` on a server started
+ *   with -restore-role admin; a dry run is held to the same rule;
  * - creating or dropping a database (copies from a template too), the pilot
  *   records, the tokens and the class view (GET /class) need `admin`. A `write` token may not create or drop even databases its
  *   patterns match: a student cannot drop the database the class works in,
@@ -37,6 +40,8 @@ const RULES: { readonly [T in CommandType]: Rule } = {
   'create-database': { role: 'admin', db: false, action: 'creating a database' },
   'copy-databases': { role: 'admin', db: false, action: 'copying a database' },
   'reset-database': { role: 'write', db: true, action: 'resetting a database to its template' },
+  // -restore-role admin raises it (rulesFor).
+  'restore-database': { role: 'write', db: true, action: 'restoring a database' },
   import: { role: 'write', db: true, action: 'importing into a database' },
   export: { role: 'read', db: true, action: 'exporting a database' },
   'list-tables': { role: 'read', db: true, action: 'reading tables' },
@@ -57,6 +62,18 @@ const RULES: { readonly [T in CommandType]: Rule } = {
   history: { role: 'read', db: true, action: "reading a database's history" },
 };
 
+/** What a server's flags change in the rules. */
+export interface AccessOptions {
+  /** -restore-role. @default 'write' */
+  readonly restoreRole: 'write' | 'admin';
+}
+
+/** The rules of a server started with these options. */
+function ruleOf(type: CommandType, options: AccessOptions): Rule {
+  const rule = RULES[type];
+  return type === 'restore-database' && options.restoreRole === 'admin' ? { ...rule, role: 'admin' } : rule;
+}
+
 export function requireRole(principal: Principal, needed: Role, action: string): void {
   if (!hasRole(principal, needed)) throw new EngineError('ROLE_FORBIDDEN', { token: principal.name, role: principal.role, action, needed });
 }
@@ -66,8 +83,8 @@ export function requireDatabase(principal: Principal, db: string): void {
 }
 
 /** Checks what can be known before the command runs; `exec`'s batch is checked by batchAccess once parsed. */
-export function commandAccess(principal: Principal, command: Command, directory: DatabaseDirectory): void {
-  const rule = RULES[command.type];
+export function commandAccess(principal: Principal, command: Command, directory: DatabaseDirectory, options: AccessOptions = { restoreRole: 'write' }): void {
+  const rule = ruleOf(command.type, options);
   requireRole(principal, rule.role, rule.action);
   if (!rule.db || !('db' in command)) return;
   const db = databaseNameOf(command.db, directory);

@@ -12,6 +12,7 @@ import type { ExportFormat } from '../engine/database-export';
 import type { ColumnType } from '../engine/types';
 import type { DatabaseActivity, RecentRefusal } from '../services/class-activity';
 import type { HistoryPage, HistoryRequest } from '../services/history';
+import type { RestoreOutcome } from '../services/database-restores';
 
 /** GET /class: one database of the class, with the template it can be reset to. */
 export interface ClassDatabase extends DatabaseActivity {
@@ -42,6 +43,7 @@ export type Command =
   | { readonly type: 'create-database'; readonly db: unknown }
   | { readonly type: 'copy-databases'; readonly names: readonly unknown[]; readonly from: unknown }
   | { readonly type: 'reset-database'; readonly db: unknown }
+  | { readonly type: 'restore-database'; readonly db: unknown; readonly body: unknown }
   | { readonly type: 'list-tables'; readonly db: unknown }
   | { readonly type: 'show-schema'; readonly db: unknown; readonly table: string }
   | { readonly type: 'read-rows'; readonly db: unknown; readonly table: string; readonly limit: number; readonly offset: number; readonly after: string | null }
@@ -105,6 +107,7 @@ export interface CommandResults {
   'create-database': { db: string };
   'copy-databases': { dbs: string[]; from: string };
   'reset-database': { db: string; template: string };
+  'restore-database': RestoreOutcome;
   'list-tables': { db: string; tables: TableSchema[] };
   'show-schema': { db: string; table: TableSchema };
   'read-rows': TablePage;

@@ -82,3 +82,56 @@ function giveIdentity(file: string, seq: number | undefined, template: string): 
     db.close();
   }
 }
+
+/**
+ * Gives a rebuilt database (a restore's state, made in a scratch file) the
+ * position of the restore entry `seq` as its last applied entry. Its creation
+ * and its template stay those of the state restored: a copy restored to a
+ * point after its copy entry can still be reset to its template.
+ */
+export function markRestored(file: string, seq: number): void {
+  const db = new Database(file);
+  try {
+    db.transaction(() => {
+      db.exec(META_TABLE_DDL);
+      db.prepare(`DELETE FROM ${META_TABLE} WHERE key = 'applied'`).run();
+      db.prepare(`INSERT INTO ${META_TABLE} (key, value) VALUES ('applied', ?)`).run(BigInt(seq));
+    })();
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Replaces `target`'s contents with `source`'s in place, as one transaction
+ * (SQLite's online backup): readers see the old contents or the new, never a
+ * mix, and their handles stay valid, as for a live reset (backupInto). The
+ * source already carries its final position (markRestored), so the position
+ * lands with the contents.
+ */
+export async function restoreInto(source: string, target: string): Promise<void> {
+  const from = new Database(source, { readonly: true, fileMustExist: true });
+  try {
+    await from.backup(target, { progress: () => ALL_PAGES });
+  } finally {
+    from.close();
+  }
+}
+
+/** A restore during replay or recovery: nobody else holds `target`, so the source is written whole and renamed into place. */
+export function replaceWithRestored(source: string, target: string): void {
+  const from = new Database(source, { readonly: true, fileMustExist: true });
+  let image: Buffer;
+  try {
+    image = from.serialize();
+  } finally {
+    from.close();
+  }
+  const temporary = `${target}.creating`;
+  for (const suffix of ['', ...COMPANIONS]) fs.rmSync(temporary + suffix, { force: true });
+  fs.writeFileSync(temporary, image);
+  syncFile(temporary);
+  for (const suffix of COMPANIONS) fs.rmSync(target + suffix, { force: true });
+  fs.renameSync(temporary, target);
+  syncFile(path.dirname(target));
+}

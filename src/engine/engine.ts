@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import { EngineError } from '../errors';
-import { writeDatabaseCopy } from './database-copy';
+import { replaceWithRestored, writeDatabaseCopy } from './database-copy';
 import { createDatabaseFile } from './database-file';
 import { isReadonlyKind, type StatementKind } from './dialect/statement';
 import { Connection, ConnectionPool, type ConnectionOptions } from './connection-pool';
@@ -313,6 +313,12 @@ export class Engine {
     const image = this.pool.get(source).db.serialize();
     this.pool.close(target);
     writeDatabaseCopy(image, target, seq, template);
+  }
+
+  /** Replaces `target` with `source`, a rebuilt state already marked with its restore entry (database-copy.ts). */
+  restoreDatabase(source: string, target: string): void {
+    this.pool.close(target);
+    replaceWithRestored(source, target);
   }
 
   closeDatabase(file: string): void {

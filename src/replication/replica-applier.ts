@@ -11,6 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { Engine } from '../engine/engine';
 import type { JournalEntry } from '../../journal/record';
 import { rebuild } from '../../replay/rebuild';
+import { restorerFor } from '../../replay/point-in-time';
 import { redoVoided } from './replica-voids';
 import type { DatabasePlaces } from '../database-names';
 
@@ -39,7 +40,9 @@ export class InThreadApplier implements DatabaseApplier {
   constructor(private readonly fileOf: (db: string) => string, private readonly journalFile: string, private readonly log: (message: string) => void) {}
 
   async rebuild(entries: readonly JournalEntry[]): Promise<void> {
-    await rebuild(this.engine, entries, { fileOf: this.fileOf, ...REBUILD_OPTIONS });
+    // A restore is rebuilt from the replica's own journal and the rounds it was seeded from (snapshots beside the journal, as on its primary).
+    const restorer = restorerFor({ logFile: this.journalFile, snapshotDir: path.join(path.dirname(this.journalFile), 'snapshots') });
+    await rebuild(this.engine, entries, { fileOf: this.fileOf, restorer, ...REBUILD_OPTIONS });
   }
 
   redoVoided(seqs: readonly number[]): Promise<void> {

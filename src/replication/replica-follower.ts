@@ -28,7 +28,7 @@ import { voidedEarlier } from './replica-voids';
 import { InThreadApplier, type DatabaseApplier } from './replica-applier';
 
 /** Entries that make a database's file anew or remove it. */
-const REPLACES_FILE: ReadonlySet<JournalEntry['kind']> = new Set(['createdb', 'dropdb', 'copydb', 'resetdb']);
+const REPLACES_FILE: ReadonlySet<JournalEntry['kind']> = new Set(['createdb', 'dropdb', 'copydb', 'resetdb', 'restoredb']);
 
 export interface FollowerDeps {
   /** Connected; the stream exists. Not closed by the follower. */

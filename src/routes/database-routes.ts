@@ -39,6 +39,12 @@ export function databaseRoutes(router: Router, bus: CommandBus, single: boolean)
     sendJson(ctx, 200, { ok: true, ...reset });
   });
 
+  router.post('/dbs/:db/restore', async (ctx) => {
+    if (single) ctx.set('Allow', 'GET, HEAD');
+    const restored = await bus.dispatch({ type: 'restore-database', db: ctx.params.db, body: ctx.request.body }, callOf(ctx));
+    sendJson(ctx, 200, { ok: true, ...restored });
+  });
+
   router.get('/tables', async (ctx) => {
     const listed = await bus.dispatch({ type: 'list-tables', db: queryValue(ctx, 'db') }, callOf(ctx));
     sendJson(ctx, 200, { ok: true, ...listed });

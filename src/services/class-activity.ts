@@ -147,7 +147,7 @@ export class ClassActivity implements RefusalListener {
   note(entry: JournalEntry): void {
     // Refusals came through noteRefusal already, and are no activity of the database they asked for.
     if (entry.kind === 'refused' || entry.db === null) return;
-    const restarts = entry.ok && (entry.kind === 'dropdb' || entry.kind === 'resetdb' || entry.kind === 'createdb' || entry.kind === 'copydb');
+    const restarts = entry.ok && (entry.kind === 'dropdb' || entry.kind === 'resetdb' || entry.kind === 'restoredb' || entry.kind === 'createdb' || entry.kind === 'copydb');
     if (restarts && !this.seeded && entry.seq > this.subscribedAt) this.restartedLive.add(entry.db);
     if (entry.kind === 'dropdb' && entry.ok) {
       this.byDb.delete(entry.db);

@@ -3,15 +3,15 @@
  * handler runs, and narrows a database list to what the token may see.
  */
 import type { DatabaseDirectory } from '../../services/database-directory';
-import { commandAccess, visibleList } from '../access';
+import { commandAccess, visibleList, type AccessOptions } from '../access';
 import type { Middleware } from '../command-bus';
 import type { DatabaseList } from '../commands';
 
-export function authorize(directory: DatabaseDirectory): Middleware {
+export function authorize(directory: DatabaseDirectory, options?: AccessOptions): Middleware {
   return async function authorizeCommand(command, call, next) {
     const principal = call.principal;
     if (principal === undefined) return next();
-    commandAccess(principal, command, directory);
+    commandAccess(principal, command, directory, options);
     const result = await next();
     return command.type === 'list-databases' ? visibleList(principal, result as DatabaseList) : result;
   };

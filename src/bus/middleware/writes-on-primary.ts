@@ -13,6 +13,7 @@ const WRITES: Partial<Record<CommandType, string>> = {
   'create-database': 'creating a database',
   'copy-databases': 'copying databases',
   'reset-database': 'resetting a database',
+  'restore-database': 'restoring a database',
   'begin-session': 'a transaction session',
   'end-session': 'a transaction session',
   import: 'an import',
