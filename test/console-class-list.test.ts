@@ -64,6 +64,10 @@ if (chromiumPath === undefined) {
       t2.equal(await page.inputValue('#history-token'), 'alumno-07', 'filtered to the student');
       t2.equal(await page.inputValue('#db-select'), 'alumno-07.db', 'on the student\'s database');
       t2.match(await page.locator('#history-h').innerText(), /History of alumno-07/);
+      await page.waitForSelector('#history-list > li[data-state="failed"]');
+      const who = await page.locator('#history-list .who').allInnerTexts();
+      t2.ok(who.length >= 2 && who.every((name) => name === 'alumno-07'), `only the student's entries (${who.join(', ')})`);
+      t2.match(await page.locator('#history-list > li[data-state="failed"]').innerText(), /Failed\s*\[SQ3003\]/, 'with the failure the Class view showed');
     });
     tt.same(problems, [], server.stderr());
   });

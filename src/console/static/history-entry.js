@@ -11,7 +11,7 @@ const READ_ONLY = /^\s*(SELECT|EXPLAIN|VALUES|PRAGMA\s+\w+\s*$)/i;
 
 /** Whether restoring to just before `entry` undoes something: a successful write. */
 export function isWritingEntry(entry) {
-  if (!entry.ok || entry.kind === 'restoredb') return false;
+  if (!entry.ok || entry.kind !== 'exec') return false;
   if (typeof entry.changes === 'number' && entry.changes > 0) return true;
   return typeof entry.sql === 'string' && !READ_ONLY.test(entry.sql);
 }
@@ -32,6 +32,13 @@ function rowsChanged(changes) {
   return `${changes.toLocaleString('en-US')} row${changes === 1 ? '' : 's'} changed`;
 }
 
+/** What an entry without SQL did, in words (api.md lists the kinds; an unknown one is named as it is). */
+function kindText(entry) {
+  const from = typeof entry.from === 'string' ? ` ${entry.from.replace(/\.db$/, '')}` : '';
+  const words = { createdb: 'database created', dropdb: 'database dropped', copydb: `copied from${from}`, resetdb: `reset to${from}`, begin: 'transaction begun', commit: 'transaction committed', rollback: `transaction rolled back${entry.reason ? ` (${entry.reason})` : ''}` };
+  return words[entry.kind] ?? String(entry.kind);
+}
+
 function outcome(entry) {
   if (entry.kind === 'restoredb') {
     return h('p', { class: 'entry-outcome is-restore' }, h('strong', null, 'Restore'), ` to the state after #${entry.to}`,
@@ -42,7 +49,8 @@ function outcome(entry) {
       String(entry.error ?? '').replace(/^\[SQ\d{4}\]\s*/, ''),
       typeof entry.statement === 'number' ? ` (statement ${entry.statement + 1})` : '');
   }
-  return h('p', { class: 'entry-outcome is-ok' }, h('strong', null, 'OK'), typeof entry.changes === 'number' ? ` · ${rowsChanged(entry.changes)}` : '');
+  return h('p', { class: 'entry-outcome is-ok' }, h('strong', null, 'OK'), typeof entry.changes === 'number' ? ` · ${rowsChanged(entry.changes)}` : '',
+    entry.kind !== 'exec' ? ` · ${kindText(entry)}` : '');
 }
 
 /** The entry's button, if any: "Restore to before this" on a write, "Undo this restore" on a restore. */

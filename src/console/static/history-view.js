@@ -14,6 +14,7 @@ const PAGE = 50;
 
 /** The page shown: `before` is the cursor it was asked with (null: the newest), `earlier` the cursors of the pages before it. */
 const paging = { before: null, earlier: [], next: null };
+let loads = 0;
 
 function bareName(db) {
   return db.replace(/\.db$/, '');
@@ -50,8 +51,13 @@ export async function loadHistory() {
     $('history-status').textContent = 'Choose a database to see its history.';
     return;
   }
-  const answer = await api('GET', historyPath(state.db));
+  const load = ++loads;
+  const db = state.db;
+  const answer = await api('GET', historyPath(db));
+  // A newer load (another database, other filters) has started: its answer is the one to show.
+  if (load !== loads) return;
   paging.next = answer.next ?? null;
+  $('history-list').dataset.db = db;
   $('history-status').textContent = statusText(answer.entries);
   clear($('history-list'), answer.entries.map((entry) => historyItem(entry, restore)));
   renderPager();
@@ -71,7 +77,8 @@ async function restore(to, entry) {
   try {
     const done = await restoreWithPreview(db, to, title);
     if (done === null) return;
-    notify(`${bareName(db)} restored to the state after #${done.restored?.seq ?? to}: ${done.undone?.count ?? 0} undone (entry #${done.seq}). Filters cleared to show it.`);
+    const undone = done.undone?.count ?? 0;
+    notify(`${bareName(db)} restored to the state after #${done.restored?.seq ?? to}: ${undone} statement${undone === 1 ? '' : 's'} undone; the restore is entry #${done.seq}, at the top (filters cleared to show it).`);
     // The restore is written under the token that asked for it: the timeline shows it whatever the filters were.
     $('history-failed').checked = false;
     $('history-token').value = '';

@@ -25,8 +25,14 @@ function plural(count, word) {
   return `${count.toLocaleString('en-US')} ${word}${count === 1 ? '' : 's'}`;
 }
 
+/** The undone entries in the order they ran: the first is the one the restore goes back before. */
+function inOrder(preview) {
+  return [...(preview.undone?.entries ?? [])].sort((a, b) => a.seq - b.seq);
+}
+
 /** "DELETE FROM Track (3,503 rows)": one undone entry, short. */
 function undoneText(entry) {
+  if (entry.kind === 'restoredb') return `the restore #${entry.seq}`;
   const sql = String(entry.sql ?? entry.kind ?? '').replace(/\s+/g, ' ').trim();
   const short = sql.length > 70 ? `${sql.slice(0, 67)}…` : sql;
   return typeof entry.changes === 'number' ? `${short} (${plural(entry.changes, 'row')})` : short;
@@ -34,22 +40,21 @@ function undoneText(entry) {
 
 /** "undoes 3 statements by alumno-07 since 10:14: DELETE FROM Track (3,503 rows), …" */
 export function previewSentence(preview) {
-  const entries = preview.undone?.entries ?? [];
+  const entries = inOrder(preview);
   const count = preview.undone?.count ?? entries.length;
   if (count === 0) return 'undoes nothing: no statement came after that point.';
   const people = [...new Set(entries.map((entry) => whoText(entry.token)))];
-  const oldest = entries.reduce((first, entry) => (first === null || entry.seq < first.seq ? entry : first), null);
-  const since = oldest ? ` since ${clock(oldest.time)}` : '';
+  const since = entries.length > 0 ? ` since ${clock(entries[0].time)}` : '';
   const listed = entries.slice(0, 3).map(undoneText).join(', ');
   return `undoes ${plural(count, 'statement')} by ${people.join(', ') || 'unknown'}${since}: ${listed}${count > 3 ? ', …' : ''}`;
 }
 
 function previewBody(db, preview) {
-  const entries = preview.undone?.entries ?? [];
+  const entries = inOrder(preview);
   const target = preview.target ?? {};
   return [
     h('p', { id: 'restore-summary' }, `Back to ${db.replace(/\.db$/, '')} as it was after #${target.seq} (${timeText(target.time)}): this ${previewSentence(preview)}`),
-    entries.length === 0 ? null : h('ol', { class: 'restore-undone', 'aria-label': 'Statements this undoes, newest first' },
+    entries.length === 0 ? null : h('ol', { class: 'restore-undone', 'aria-label': 'What this undoes, in the order it ran' },
       entries.slice(0, LISTED).map((entry) => h('li', { dataset: { seq: entry.seq } },
         `#${entry.seq} ${timeText(entry.time)} · ${whoText(entry.token)}: `, h('code', null, undoneText(entry))))),
     entries.length > LISTED ? h('p', null, `… and ${plural(entries.length - LISTED, 'more statement')}.`) : null,
