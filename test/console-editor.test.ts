@@ -205,7 +205,8 @@ if (chromiumPath === undefined) {
       await page.focus('#sql-input');
       const before = await page.locator('#results').innerHTML();
       await page.keyboard.press('Control+Enter');
-      await page.waitForFunction((old) => document.getElementById('results')!.innerHTML !== old, before);
+      // The run ends (Run enabled again, so Tab can land on it) after the results show: wait for both.
+      await page.waitForFunction((old) => document.getElementById('results')!.innerHTML !== old && !(document.getElementById('sql-run') as HTMLButtonElement).disabled, before);
       t2.match(await text(page, '#results'), /seven/);
       await page.focus('#sql-input');
       await page.keyboard.press('Tab');
