@@ -4,9 +4,11 @@
  * (index-store.ts). At open it catches up from the journal (a deleted index
  * is rebuilt whole; one a crash left behind gets the entries it lacks), and
  * from then on each durable chunk the writer reports is indexed, batched: the
- * listener only queues the chunk, and one transaction per turn of the event
- * loop inserts what was queued, off the write path. A read first inserts what
- * is still queued, so it sees every entry acknowledged before it.
+ * listener only queues the chunk, and one transaction every FLUSH_MS (or
+ * once FLUSH_ROWS are queued) inserts what was queued, off the write path:
+ * a transaction per chunk cost the write path a third of its throughput
+ * under 32 writers. A read first inserts what is still queued, so it sees
+ * every entry acknowledged before it.
  *
  * Reading a row back: its file is found by first seq (a cached listing,
  * listed again when a line is not where it was: a rotation or compression
@@ -29,7 +31,13 @@ export function indexFileOf(activeFile: string): string {
   return `${activeFile}.index.db`;
 }
 
+/** How long a chunk may wait in the queue before it is inserted, in ms. */
+const FLUSH_MS = 50;
+/** ...or how many entries: the queue's memory stays bounded under any load. */
+const FLUSH_ROWS = 5000;
+
 export class JournalIndex {
+  private queuedRows = 0;
   private queued: Array<{ entries: readonly AppendedEntry[]; position: ChunkPosition }> = [];
   private flushScheduled = false;
   private caughtUp = false;
@@ -43,7 +51,9 @@ export class JournalIndex {
     const through = journal.lastSeq;
     this.unsubscribe = journal.onAppended((entries, position) => {
       this.queued.push({ entries, position });
-      this.scheduleFlush();
+      this.queuedRows += entries.length;
+      if (this.queuedRows >= FLUSH_ROWS && this.caughtUp) this.flush();
+      else this.scheduleFlush();
     });
     this.ready = catchUp(store, activeFile, through, warn).then(
       () => undefined,
@@ -62,7 +72,7 @@ export class JournalIndex {
   private scheduleFlush(): void {
     if (this.flushScheduled || !this.caughtUp) return;
     this.flushScheduled = true;
-    setImmediate(() => this.flush());
+    setTimeout(() => this.flush(), FLUSH_MS).unref();
   }
 
   /** Inserts every queued chunk in one transaction. */
@@ -78,6 +88,7 @@ export class JournalIndex {
       }
     }
     this.queued = [];
+    this.queuedRows = 0;
     try {
       this.store.insert(rows);
     } catch (err) {
