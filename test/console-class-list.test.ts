@@ -62,9 +62,11 @@ if (chromiumPath === undefined) {
       await page.click('#class-list tr[data-db="alumno-07.db"] .student-link');
       await page.waitForSelector('#view-history:not([hidden])');
       t2.equal(await page.inputValue('#history-token'), 'alumno-07', 'filtered to the student');
+      // The header's list of databases arrives with the view (GET /dbs): wait for it to hold the student's.
+      await page.waitForFunction(() => (document.getElementById('db-select') as HTMLSelectElement).value !== '');
       t2.equal(await page.inputValue('#db-select'), 'alumno-07.db', 'on the student\'s database');
       t2.match(await page.locator('#history-h').innerText(), /History of alumno-07/);
-      await page.waitForSelector('#history-list > li[data-state="failed"]');
+      await page.waitForSelector('#history-list[data-db="alumno-07.db"] > li[data-state="failed"]');
       const who = await page.locator('#history-list .who').allInnerTexts();
       t2.ok(who.length >= 2 && who.every((name) => name === 'alumno-07'), `only the student's entries (${who.join(', ')})`);
       t2.match(await page.locator('#history-list > li[data-state="failed"]').innerText(), /Failed\s*\[SQ3003\]/, 'with the failure the Class view showed');

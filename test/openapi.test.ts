@@ -267,7 +267,7 @@ t.test('GET /openapi.json is a valid OpenAPI 3.1 document of the whole service',
   tt.same(doc.servers, [{ url: '/', description: doc.servers[0].description }]);
   tt.same(doc.components.securitySchemes.serviceToken, { type: 'apiKey', in: 'header', name: 'X-Service-Token', description: doc.components.securitySchemes.serviceToken.description });
   tt.match(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer' });
-  const expectedPaths = ['/index.html', '/console/{file}', '/health', '/metrics', '/dbs', '/dbs/{db}/reset', '/tables', '/schema', '/rows', '/exec', '/tx/begin', '/tx/commit', '/tx/rollback', '/dbs/{db}/import', '/dbs/{db}/export', '/pilots', '/pilots/{id}', '/pilots/schema', '/pilots/summary', '/openapi.json', '/journal', '/'];
+  const expectedPaths = ['/index.html', '/console/{file}', '/health', '/metrics', '/dbs', '/dbs/{db}/reset', '/dbs/{db}/restore', '/tables', '/schema', '/rows', '/exec', '/tx/begin', '/tx/commit', '/tx/rollback', '/dbs/{db}/import', '/dbs/{db}/export', '/pilots', '/pilots/{id}', '/pilots/schema', '/pilots/summary', '/openapi.json', '/journal', '/'];
   for (const p of expectedPaths) tt.ok(doc.paths[p], `documents ${p}`);
 
   const ids = new Set<string>();
@@ -338,6 +338,11 @@ async function databasesAndTables(tt: Test, server: TestServer): Promise<void> {
   await c('POST', '/dbs/copy/reset', { status: 200 });
   await c('POST', '/dbs/school/reset', { status: 409, code: 2040 });
   await c('POST', '/dbs/ghost/reset', { status: 404, code: 2001 });
+  await c('POST', '/dbs/copy/restore', { body: { undo: 'last', dryRun: true }, status: 200 });
+  await c('POST', '/dbs/copy/restore', { body: { undo: 'last' }, status: 200 });
+  await c('POST', '/dbs/copy/restore', { body: { to: 0 }, status: 409, code: 2076 });
+  await c('POST', '/dbs/copy/restore', { body: { to: 'soon' }, status: 400, code: 1075 });
+  await c('POST', '/dbs/ghost/restore', { body: { to: 1 }, status: 404, code: 2001 });
   await c('GET', '/dbs', { status: 200 });
 
   await c('GET', '/tables', { status: 400, code: 7003 });

@@ -16,6 +16,7 @@ import { componentSchemas } from './schemas';
 import { tokenPaths, tokenSchemas } from './token-paths';
 import { classPaths, classSchemas } from './class-paths';
 import { historyParameters, historyPaths, historySchemas } from './history-paths';
+import { restorePaths, restoreSchemas } from './restore-paths';
 import { replicationPaths, replicationSchemas } from './replication-paths';
 
 const DESCRIPTION = [
@@ -81,9 +82,9 @@ export function buildOpenApiDocument(): JsonObject {
     servers: [{ url: '/', description: 'The server that serves this document' }],
     tags: TAGS,
     security: [{ serviceToken: [] }, { bearerAuth: [] }, {}],
-    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...classPaths(), ...historyPaths(), ...replicationPaths(), ...otherPaths() },
+    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...restorePaths(), ...classPaths(), ...historyPaths(), ...replicationPaths(), ...otherPaths() },
     components: {
-      schemas: { ...componentSchemas(), ...tokenSchemas(), ...classSchemas(), ...historySchemas(), ...replicationSchemas() },
+      schemas: { ...componentSchemas(), ...tokenSchemas(), ...restoreSchemas(), ...classSchemas(), ...historySchemas(), ...replicationSchemas() },
       parameters: { ...componentParameters(), ...historyParameters() },
       responses: {
         EndpointNotFound: errorResponse(404, ['ENDPOINT_NOT_FOUND']),
