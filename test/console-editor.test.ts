@@ -100,7 +100,15 @@ if (chromiumPath === undefined) {
       const labels = await completionLabels(page);
       for (const column of ['id', 'name', 'age']) t2.ok(labels.includes(column), `${column} in ${labels.join(', ')}`);
       await page.keyboard.type('ag');
+      // 'age' is already selected in the list opened for "SELECT " (it sorts first): wait for the list
+      // filtered by "ag" (no 'id' in it), then past @codemirror/autocomplete's interactionDelay (75 ms
+      // after a list opens, Enter is not taken but inserts a newline) — the test raced both before.
+      await page.waitForFunction(() => {
+        const items = Array.from(document.querySelectorAll('.cm-tooltip-autocomplete li'), (li) => li.textContent);
+        return items.length > 0 && !items.includes('id');
+      });
       await page.locator('.cm-tooltip-autocomplete li[aria-selected="true"]', { hasText: 'age' }).waitFor();
+      await page.waitForTimeout(150);
       await page.keyboard.press('Enter');
       t2.equal(await editorText(page), 'SELECT age FROM pupils', 'Enter takes the completion');
       await setEditorText(page, 'SELECT * FROM ');
@@ -205,7 +213,8 @@ if (chromiumPath === undefined) {
       await page.focus('#sql-input');
       const before = await page.locator('#results').innerHTML();
       await page.keyboard.press('Control+Enter');
-      await page.waitForFunction((old) => document.getElementById('results')!.innerHTML !== old, before);
+      // The run ends (Run enabled again, so Tab can land on it) after the results show: wait for both.
+      await page.waitForFunction((old) => document.getElementById('results')!.innerHTML !== old && !(document.getElementById('sql-run') as HTMLButtonElement).disabled, before);
       t2.match(await text(page, '#results'), /seven/);
       await page.focus('#sql-input');
       await page.keyboard.press('Tab');

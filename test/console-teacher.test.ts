@@ -96,6 +96,8 @@ if (chromiumPath === undefined) {
       t2.match(rowText, /alumno-01/, 'who');
       t2.match(rowText, /INSERT INTO pets VALUES \(2, 'Tom', 42\)/, 'the statement');
       t2.match(rowText, /lesson/, 'its template');
+      // One line a student: the newest error shows, the earlier ones fold under "+1 earlier".
+      await page.click('#class-list tr[data-db="alumno-02.db"] details.class-more summary');
       t2.match(await page.locator('#class-list tr[data-db="alumno-02.db"]').innerText(), /\[SQ1001\][\s\S]*SELEC name FROM owners/);
       t2.equal(await page.locator('#class-list tr[data-db="lesson.db"] button.reset').count(), 0, 'the template itself has no reset');
       t2.same(await seriousViolations(page), [], 'axe: the Class view');

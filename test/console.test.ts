@@ -20,7 +20,7 @@ import t, { type Test } from 'tap';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
-import { DESKTOP, PHONE, SCREENSHOTS, editorText, fillPilotForm, findChromium, launch, openConsole, runSql, serverIn, sidewaysOverflow, text, waitForText } from './helpers/browser';
+import { DESKTOP, PHONE, SCREENSHOTS, editorText, fillPilotForm, findChromium, launch, openConsole, runSql, serverIn, setEditorText, sidewaysOverflow, text, waitForText } from './helpers/browser';
 
 t.setTimeout(120_000);
 
@@ -189,8 +189,12 @@ if (chromiumPath === undefined) {
 
       await page.click('#tx-begin');
       await page.waitForSelector('#tx-state[data-state="active"]');
-      await runSql(page, 'DELETE FROM pupils');
-      t2.match(await text(page, '#results'), /DELETE 13 · 13 rows affected/);
+      // A DELETE without WHERE is asked about first (console-mass-write.test.ts); the count is the session's.
+      await setEditorText(page, 'DELETE FROM pupils');
+      await page.click('#sql-run');
+      t2.match(await waitForText(page, '#confirm-dialog[open] #confirm-body', /rows/), /deletes all 13 rows of pupils/);
+      await page.click('#confirm-ok');
+      t2.match(await waitForText(page, '#results', /DELETE 13/), /DELETE 13 · 13 rows affected/);
       await page.click('#tx-rollback');
       await page.waitForSelector('#tx-state[data-state="none"]');
       t2.match(await text(page, '#notice'), /ROLLBACK/);

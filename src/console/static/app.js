@@ -1,15 +1,16 @@
-// The console's entry point: three views chosen by the URL's hash (#data,
-// #sql, #pilots), loaded when shown.
+// The console's entry point: the views chosen by the URL's hash (#data, #sql,
+// #history, #pilots, #teacher), loaded when shown.
 
 import { $, clear } from './dom.js';
 import { initDataView, loadTables } from './data-view.js';
 import { initPilotsView, loadPilots } from './pilots-view.js';
 import { initSqlView } from './sql-view.js';
+import { initHistoryView, loadHistory } from './history-view.js';
 import { initTeacherView, loadClass, probeClass } from './teacher-view.js';
 import { promptToken } from './api.js';
 import { loadDatabases, notifyError } from './state.js';
 
-const VIEWS = ['data', 'sql', 'pilots', 'teacher'];
+const VIEWS = ['data', 'sql', 'history', 'pilots', 'teacher'];
 
 function currentView() {
   const name = location.hash.replace(/^#/, '');
@@ -23,13 +24,16 @@ async function show(name) {
     if (link.dataset.nav === name) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
-  document.title = `${{ data: 'Data', sql: 'SQL', pilots: 'Pilots', teacher: 'Class' }[name]} · sqlscribe console`;
+  document.title = `${{ data: 'Data', sql: 'SQL', history: 'History', pilots: 'Pilots', teacher: 'Class' }[name]} · sqlscribe console`;
   try {
     if (name === 'data') {
       await loadDatabases();
       await loadTables();
     } else if (name === 'pilots') {
       await loadPilots();
+    } else if (name === 'history') {
+      await loadDatabases();
+      await loadHistory();
     } else if (name === 'teacher') {
       await loadClass();
     } else {
@@ -55,6 +59,7 @@ function initTokenControl() {
 function start() {
   initDataView();
   initSqlView();
+  initHistoryView();
   initPilotsView();
   initTeacherView();
   initTokenControl();

@@ -12,6 +12,7 @@ import { createSqlEditor } from './editor.js';
 import { addToHistory, readHistory } from './editor-history.js';
 import { forgetQueryLink, queryLink, readQueryLink } from './editor-link.js';
 import { loadTables } from './data-view.js';
+import { confirmMassWrites } from './mass-write-guard.js';
 
 /** Errors after which the server has closed the session (rolled back). */
 const SESSION_GONE = new Set([5002, 5003, 5007, 6008, 9008]);
@@ -115,9 +116,36 @@ function resultNode(result, statement, index) {
   return h('article', { class: 'result' }, parts);
 }
 
-/** Brings the results (or the error) where the eyes are, below a sticky nothing: the panel's top at the window's top. */
+/** Room kept above the editor and below the result's start, so that neither touches the window's edge. */
+const REVEAL_MARGIN = 12;
+
+/** The start of what a run shows: the first row of its first table, else the first result's (or the error's) first lines. */
+function resultStartBottom() {
+  const row = document.querySelector('#results tbody tr');
+  if (row) return row.getBoundingClientRect().bottom;
+  const first = $('results').firstElementChild;
+  if (!first) return $('results').getBoundingClientRect().bottom;
+  const box = first.getBoundingClientRect();
+  return Math.min(box.bottom, box.top + 160);
+}
+
+/**
+ * Brings the start of the results (or the error) into view together with the
+ * statements that made them (issue 25: at 1366×768 the editor used to scroll
+ * away, so the class saw a result without its query). The page moves as
+ * little as it can; only when both cannot fit (a short window, 200% zoom)
+ * does the results panel go to the window's top, as before.
+ */
 function revealResults() {
-  $('results').closest('section').scrollIntoView({ block: 'start' });
+  const from = $('sql-editor').getBoundingClientRect().top - REVEAL_MARGIN;
+  const to = resultStartBottom() + REVEAL_MARGIN;
+  if (to - from > window.innerHeight) {
+    $('results').closest('section').scrollIntoView({ block: 'start' });
+    return;
+  }
+  // Any scroll in [to - innerHeight, from] shows both; the one nearest 0 moves least.
+  const by = Math.min(Math.max(0, to - window.innerHeight), from);
+  window.scrollBy(0, by);
 }
 
 /** What the results show: the session's own view of the data, or committed data. */
@@ -168,6 +196,10 @@ async function run() {
   $('sql-run').disabled = true;
   const session = state.session;
   try {
+    if (!(await confirmMassWrites(sql, { db: state.db, session }, statements.length))) {
+      clear(results, h('p', { class: 'muted', id: 'sql-cancelled' }, 'Cancelled: nothing was sent.'));
+      return;
+    }
     const body = { sql };
     if (!session && state.db !== '') body.db = state.db;
     renderHistory(addToHistory(session?.db ?? state.db, sql));

@@ -1,5 +1,7 @@
-// The Class view, a teacher's: every database of the class with its last
-// activity and its students' recent errors (GET /class, admin only), a
+// The Class view, a teacher's: every student (or database) of the class by
+// name, one compact line each (thirty fit in two screens at 1366×768), with
+// the last activity and the newest error (GET /class, admin only); a click
+// on a name opens that student's history (history-view.js); a
 // button that returns a student's copy to its template
 // (POST /dbs/{db}/reset), and the requests the server refused (who, from
 // where, which database, which code). The tab shows only when GET /class answers, that
@@ -8,6 +10,8 @@
 import { api, codeLabel, storedToken } from './api.js';
 import { $, clear, h } from './dom.js';
 import { notify, notifyError } from './state.js';
+import { byName, studentsByDatabase } from './class-students.js';
+import { openHistory } from './history-view.js';
 
 function bareName(db) {
   return db.replace(/\.db$/, '');
@@ -16,7 +20,9 @@ function bareName(db) {
 function timeText(ts) {
   if (ts === null) return 'no activity seen';
   const date = new Date(ts);
-  return Number.isNaN(date.getTime()) ? ts : date.toLocaleString();
+  if (Number.isNaN(date.getTime())) return ts;
+  // Today's date goes without saying, and leaves the line short.
+  return date.toDateString() === new Date().toDateString() ? date.toLocaleTimeString() : date.toLocaleString();
 }
 
 function errorItem(error) {
@@ -61,33 +67,62 @@ async function reset(db, template, button) {
   }
 }
 
-function databaseRow(entry) {
+/** The newest error on one line, and the few before it folded under it. */
+function errorsCell(entry) {
   const errors = entry.recentErrors;
-  const resetCell = entry.template
-    ? h('button', { type: 'button', class: 'reset', dataset: { db: entry.db }, onclick: (event) => reset(entry.db, entry.template, event.currentTarget) },
-      'Reset ', h('span', { class: 'visually-hidden' }, `${bareName(entry.db)} `), 'to template')
-    : h('span', { class: 'muted' }, '—');
+  if (errors.length === 0) return h('span', { class: 'muted' }, 'none');
+  return [
+    h('ul', { class: 'class-errors', 'aria-label': `Newest error of ${bareName(entry.db)}` }, errorItem(errors[0])),
+    // The earlier ones fold away to keep the line; the student's history (a click on the name) has them all.
+    errors.length > 1
+      ? h('details', { class: 'class-more' }, h('summary', null, `+${errors.length - 1} earlier`),
+        h('ul', { class: 'class-errors-earlier', 'aria-label': `Earlier errors of ${bareName(entry.db)}` }, errors.slice(1, 5).map(errorItem)))
+      : null,
+  ];
+}
+
+function resetCell(entry) {
+  if (!entry.template) return h('span', { class: 'muted' }, '—');
+  return h('button', { type: 'button', class: 'reset', dataset: { db: entry.db }, onclick: (event) => reset(entry.db, entry.template, event.currentTarget) },
+    'Reset ', h('span', { class: 'visually-hidden' }, `${bareName(entry.db)} `), 'to template');
+}
+
+/** A student's name (its token's, else the database's), which opens its history. */
+function nameCell(entry) {
+  const name = entry.students[0] ?? bareName(entry.db);
+  const token = entry.students.length === 1 ? name : '';
+  return h('th', { scope: 'row' },
+    h('button', { type: 'button', class: 'student-link', dataset: { token }, onclick: () => openHistory({ db: entry.db, token }) },
+      h('span', { class: 'visually-hidden' }, 'History of '), entry.students.join(', ') || name),
+    name !== bareName(entry.db) ? h('span', { class: 'muted' }, ` ${bareName(entry.db)}`) : null);
+}
+
+function databaseRow(entry) {
   return h('tr', { dataset: { db: entry.db } },
-    h('th', { scope: 'row' }, bareName(entry.db)),
-    h('td', null, entry.template ? bareName(entry.template) : h('span', { class: 'muted' }, 'none')),
+    nameCell(entry),
     h('td', null, timeText(entry.lastActivity)),
     h('td', { class: 'num' }, String(entry.entries)),
-    h('td', null, errors.length === 0
-      ? h('span', { class: 'muted' }, 'none')
-      : h('ul', { class: 'class-errors', 'aria-label': `Recent errors of ${bareName(entry.db)}` }, errors.slice(0, 5).map(errorItem))),
-    h('td', null, resetCell));
+    h('td', { class: 'errors-cell' }, errorsCell(entry)),
+    h('td', null, entry.template ? bareName(entry.template) : h('span', { class: 'muted' }, 'none')),
+    h('td', null, resetCell(entry)));
+}
+
+function nameOf(entry) {
+  return entry.students[0] ?? bareName(entry.db);
 }
 
 export async function loadClass() {
-  const view = await api('GET', '/class');
-  const databases = [...view.databases].sort((a, b) => String(b.lastActivity ?? '').localeCompare(String(a.lastActivity ?? '')));
+  const [view, students] = await Promise.all([api('GET', '/class'), studentsByDatabase()]);
+  const databases = view.databases
+    .map((entry) => ({ ...entry, students: students.get(bareName(entry.db)) ?? [] }))
+    .sort((a, b) => byName(nameOf(a), nameOf(b)));
   const stuck = databases.filter((entry) => entry.recentErrors.length > 0).length;
-  $('class-summary').textContent = `${databases.length} database${databases.length === 1 ? '' : 's'}, ${stuck} with recent errors. Most recent activity first.`;
+  $('class-summary').textContent = `${databases.length} database${databases.length === 1 ? '' : 's'}, ${stuck} with recent errors. By name; a name opens its history.`;
   clear($('class-list'), databases.length === 0
     ? h('p', { class: 'muted' }, 'No databases yet.')
     : h('div', { class: 'table-wrap', role: 'region', 'aria-label': 'The class', tabindex: '0' },
-      h('table', { class: 'class-table' },
-        h('thead', null, h('tr', null, ['Database', 'Template', 'Last activity', 'Entries', 'Recent errors (newest first)', 'Reset'].map((name) => h('th', { scope: 'col' }, name)))),
+      h('table', { class: 'class-table class-list-table' },
+        h('thead', null, h('tr', null, ['Student', 'Last activity', 'Entries', 'Newest error', 'Copy of', 'Reset'].map((name) => h('th', { scope: 'col' }, name)))),
         h('tbody', null, databases.map(databaseRow)))));
   showRefused(view.refused ?? []);
 }
