@@ -1,5 +1,5 @@
 /**
- * The journal index as the server keeps it: `<journal>.index.db` beside the
+ * The journal index as the server keeps it: `<journal>.index` beside the
  * active journal file (never among the databases), one row per entry
  * (index-store.ts). At open it catches up from the journal (a deleted index
  * is rebuilt whole; one a crash left behind gets the entries it lacks), and
@@ -28,7 +28,7 @@ import { lineBytes } from './writer';
 
 /** Where the index of the journal whose active file is `activeFile` lives. */
 export function indexFileOf(activeFile: string): string {
-  return `${activeFile}.index.db`;
+  return `${activeFile}.index`;
 }
 
 /** How long a chunk may wait in the queue before it is inserted, in ms. */

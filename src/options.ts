@@ -92,7 +92,7 @@ export interface Config {
   readonly importTimeoutMs: number;
   /** Serve GET /journal on a server without -token (with a token, the token holder may always read it). @default false */
   readonly journalFeed: boolean;
-  /** Keep the journal index (`<journal>.index.db`) that GET /dbs/{db}/history reads. @default true with a journal */
+  /** Keep the journal index (`<journal>.index`) that GET /dbs/{db}/history reads. @default true with a journal */
   readonly historyIndex: boolean;
   /** A follower of GET /journal (event stream) gets a comment this often when nothing else is sent. @default 15000 */
   readonly journalHeartbeatMs: number;
@@ -180,7 +180,7 @@ const FLAGS: FlagTable = {
   'max-import-bytes': { arg: '<size>', help: 'largest body POST /dbs/{db}/import takes (.sql, .csv or .sqlite)', default: '64M' },
   'import-timeout': { arg: '<duration>', help: 'stop an import or export request that takes longer (instead of -request-timeout)', default: '10m' },
   'journal-feed': { arg: null, help: 'serve GET /journal without -token (to every client that reaches the server); with -token it needs the token', default: 'false' },
-  'history-index': { arg: null, help: 'keep the journal index beside the journal (<journal>.index.db) that GET /dbs/{db}/history reads; =false: no index, no history', default: 'true with a journal' },
+  'history-index': { arg: null, help: 'keep the journal index beside the journal (<journal>.index) that GET /dbs/{db}/history reads; =false: no index, no history', default: 'true with a journal' },
   'journal-heartbeat': { arg: '<duration>', help: 'comment sent to GET /journal event-stream followers this often, so that proxies keep them open', default: '15s' },
 };
 const LOG_LEVELS: readonly LogLevel[] = ['none', 'error', 'mod', 'all'];

@@ -17,7 +17,8 @@
  * cache in Chromium, console-load.mjs) or replication (only the journal shipped
  * to NATS JetStream against a local one, and a replica's lag, replication.mjs) or history (only the
  * first page of GET /dbs/{db}/history with 10^6 entries against 10^3, and the write path with the journal
- * index against -history-index=false, history.mjs), BENCH_JSON=<file> to save
+ * index against -history-index=false, history.mjs) or restore (only the restore in place of a 1 MB
+ * database with 10,000 entries after its newest snapshot round, restore.mjs), BENCH_JSON=<file> to save
  * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
  * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
  * a temporary directory that is removed at the end. cpu-cost.mjs beside this
@@ -39,6 +40,7 @@ import { templates } from './templates.mjs';
 import { consoleLoad } from './console-load.mjs';
 import { replication } from './replication.mjs';
 import { historyBench } from './history.mjs';
+import { restoreBench } from './restore.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -250,6 +252,14 @@ async function shipping(work, figures) {
   say(`  replica lag at steady load (${int(r.lag.writesPerSecond)} writes/s, ${r.lag.probes} probes): acknowledged → applied on the replica p50 ${fmt(r.lag.lagMs.p50, 1)} ms, p95 ${fmt(r.lag.lagMs.p95, 1)} ms, max ${fmt(r.lag.lagMs.max, 1)} ms; seqBehind p50 ${r.lag.seqBehind.p50}, p95 ${r.lag.seqBehind.p95}, max ${r.lag.seqBehind.max}`);
 }
 
+async function restoreInPlace(work, figures) {
+  say();
+  say('POST /dbs/{db}/restore: a ~1 MB database with 10,000 entries after its newest snapshot round, restored to the entry before its last');
+  const r = await restoreBench(work);
+  figures.restore = r;
+  say(`  database ${mb(r.bytes)} MB, ${int(r.entries)} entries written in ${int(r.writeMs)} ms; restores took ${r.restoreMs.map((ms) => int(ms)).join(', ')} ms: median ${int(r.medianMs)} ms (target < 1,000: ${targetNote(r.medianMs < 1000)})`);
+}
+
 async function history(work, figures) {
   say();
   say('GET /dbs/{db}/history: first page (50 entries) through the journal index, then single-row INSERTs c32 with and without the index');
@@ -270,7 +280,7 @@ async function main() {
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
-    if (!['startup', 'runaway', 'deep-page', 'replay', 'templates', 'console', 'replication', 'history'].includes(ONLY)) {
+    if (!['startup', 'runaway', 'deep-page', 'replay', 'templates', 'console', 'replication', 'history', 'restore'].includes(ONLY)) {
       const journalFile = await throughput(work, figures);
       if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
     }
@@ -282,6 +292,7 @@ async function main() {
     if (ONLY === '' || ONLY === 'console') await consolePage(work, figures);
     if (ONLY === '' || ONLY === 'replication') await shipping(work, figures);
     if (ONLY === '' || ONLY === 'history') await history(work, figures);
+    if (ONLY === '' || ONLY === 'restore') await restoreInPlace(work, figures);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
