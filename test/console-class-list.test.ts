@@ -9,19 +9,12 @@
 import path from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { PROJECTOR_WIDE, SCREENSHOTS, axeViolations, findChromium, launch, openConsole, serverIn } from './helpers/browser';
+import { PROJECTOR_WIDE, SCREENSHOTS, axeViolations, findChromium, launch, openConsole, serverIn, enterToken } from './helpers/browser';
 
 t.setTimeout(180_000);
 
 const ADMIN = 'teacher-s3cret';
 const admin = { 'X-Service-Token': ADMIN };
-
-async function enterToken(page: Page, token: string): Promise<void> {
-  await page.waitForSelector('#token-dialog[open]');
-  await page.fill('#token-input', token);
-  await page.press('#token-input', 'Enter');
-  await page.waitForSelector('#token-dialog:not([open])', { state: 'attached' });
-}
 
 const chromiumPath = findChromium();
 

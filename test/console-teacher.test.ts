@@ -13,19 +13,12 @@
 import path from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { PROJECTOR_SMALL, PROJECTOR_WIDE, SCREENSHOTS, axeViolations, fillPilotForm, findChromium, launch, openConsole, runSql, serverIn, text, waitForText } from './helpers/browser';
+import { PROJECTOR_SMALL, PROJECTOR_WIDE, SCREENSHOTS, axeViolations, fillPilotForm, findChromium, launch, openConsole, runSql, serverIn, text, waitForText, enterToken } from './helpers/browser';
 
 t.setTimeout(180_000);
 
 const ADMIN = 'teacher-s3cret';
 const admin = { 'X-Service-Token': ADMIN };
-
-async function enterToken(page: Page, token: string): Promise<void> {
-  await page.waitForSelector('#token-dialog[open]');
-  await page.fill('#token-input', token);
-  await page.press('#token-input', 'Enter');
-  await page.waitForSelector('#token-dialog:not([open])', { state: 'attached' });
-}
 
 async function seriousViolations(page: Page): Promise<string[]> {
   return (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);

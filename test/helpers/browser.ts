@@ -73,6 +73,14 @@ export async function openConsole(context: BrowserContext, url: string): Promise
   return { page, problems };
 }
 
+/** Answers the console's token dialog with `token`. */
+export async function enterToken(page: Page, token: string): Promise<void> {
+  await page.waitForSelector('#token-dialog[open]');
+  await page.fill('#token-input', token);
+  await page.press('#token-input', 'Enter');
+  await page.waitForSelector('#token-dialog:not([open])', { state: 'attached' });
+}
+
 export async function text(page: Page, selector: string): Promise<string> {
   return (await page.locator(selector).first().innerText()).trim();
 }
