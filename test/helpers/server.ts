@@ -119,7 +119,8 @@ export async function startServer(args: string[], options: { cwd: string; header
     // A server that has not exited 20 s after SIGTERM is killed, so that it neither hangs the run nor outlives it.
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
+        // A process already gone (killed by a signal: exitCode null) sends no further 'exit'.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
         const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
         child.once('exit', (code) => {
           clearTimeout(timer);
