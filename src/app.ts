@@ -1,6 +1,6 @@
 /**
  * The Koa application, in the order every request passes through it:
- * request log and metrics → lingering close → error handler → connection ceiling → auth (token, then admin-only paths) → readiness → journal seq (replication) → body → deadline → routes.
+ * client address → request log and metrics → lingering close → error handler → connection ceiling → auth (token, then admin-only paths) → readiness → journal seq (replication) → body → deadline → routes.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -9,6 +9,7 @@ import type { CommandBus } from './bus/command-bus';
 import { EngineError } from './errors';
 import { adminOnly, authenticate } from './http/auth';
 import { jsonBody } from './http/body';
+import { clientAddressFrom } from './http/client-address';
 import { connectionCeiling } from './http/connection-limit';
 import { errorHandler } from './http/error-handler';
 import { LINGER_BYTES, lingeringClose } from './http/lingering-close';
@@ -82,6 +83,7 @@ export function createApp(
   historyRoutes(router, bus);
   importRoutes(router, bus, config.maxImportBytes);
 
+  koa.use(clientAddressFrom(config.trustProxy));
   koa.use(requestLog(metrics, config.logJson, refusals));
   koa.use(lingeringClose(Math.max(LINGER_BYTES, 4 * config.maxBodyBytes)));
   koa.use(errorHandler(config.maxBodyBytes));

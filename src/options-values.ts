@@ -4,6 +4,7 @@
  * message says what was expected and quotes what was given; `options.ts`
  * prefixes it with the flag's name.
  */
+import { isIP } from 'node:net';
 
 /** A bad command line: the message is one line, printed on stderr before exit 2. */
 export class OptionsError extends Error {
@@ -128,4 +129,40 @@ export function editDistance(a: string, b: string): number {
     }
   }
   return at(a.length, b.length);
+}
+
+/** One entry of -trust-proxy: an address, or a network in CIDR form. */
+export interface ProxyRange {
+  readonly address: string;
+  readonly prefix: number;
+  readonly family: 'ipv4' | 'ipv6';
+}
+
+/** What `loopback` stands for in -trust-proxy: a proxy on this machine. */
+const LOOPBACK: readonly ProxyRange[] = [
+  { address: '127.0.0.0', prefix: 8, family: 'ipv4' },
+  { address: '::1', prefix: 128, family: 'ipv6' },
+];
+
+/**
+ * Parses `-trust-proxy`: addresses and CIDR networks, IPv4 or IPv6, separated
+ * by commas (`127.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`), and `loopback`.
+ */
+export function parseTrustedProxies(text: string): readonly ProxyRange[] {
+  const ranges: ProxyRange[] = [];
+  for (const item of text.split(',').map((part) => part.trim())) {
+    if (item === 'loopback') {
+      ranges.push(...LOOPBACK);
+      continue;
+    }
+    const [address = '', prefixText, extra] = item.split('/');
+    const version = isIP(address);
+    const width = version === 6 ? 128 : 32;
+    const prefix = prefixText === undefined ? width : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
+    if (version === 0 || extra !== undefined || !(prefix >= 0 && prefix <= width)) {
+      throw new OptionsError(`expected addresses or networks such as 127.0.0.1, 10.0.0.0/8, ::1 or loopback, separated by commas, got ${quote(item)}`);
+    }
+    ranges.push({ address, prefix, family: version === 6 ? 'ipv6' : 'ipv4' });
+  }
+  return Object.freeze(ranges);
 }

@@ -12,7 +12,7 @@ import { asksForHelp, asksForVersion, flagHelp, flagValue, scanFlags, versionLin
 import { version } from './version';
 import { readTokensFile, type FileToken } from './access/tokens-file';
 import {
-  OptionsError, parseAddress, parseBoolean, parseDuration, parsePositiveInteger, parseSize, quote,
+  OptionsError, parseAddress, parseBoolean, parseDuration, parsePositiveInteger, parseSize, parseTrustedProxies, quote, type ProxyRange,
 } from './options-values';
 
 export { OptionsError, parseDuration, parseSize } from './options-values';
@@ -37,6 +37,8 @@ export interface Config {
   readonly maxConnections: number;
   /** @default false */
   readonly logJson: boolean;
+  /** Proxies whose Forwarded / X-Forwarded-For headers are believed about the client's address; empty: none. @default [] */
+  readonly trustProxy: readonly ProxyRange[];
   /** Absolute path of the statement journal, or null. */
   readonly logFile: string | null;
   /** @default 'mod' with a journal, else 'none' */
@@ -146,6 +148,7 @@ const FLAGS: FlagTable = {
   token: { arg: '<value>', help: 'require this token (X-Service-Token or Authorization: Bearer)', default: 'none: no authentication' },
   'tokens-file': { arg: '<path>', help: 'personal tokens with roles, as JSON holding SHA-256 hashes (see docs/flags.md); read at start-up', default: 'none' },
   'max-connections': { arg: '<N>', help: 'ceiling of simultaneous client connections', default: '64' },
+  'trust-proxy': { arg: '<address|CIDR,...>', help: 'believe Forwarded / X-Forwarded-For only from these peers (e.g. 127.0.0.1, 10.0.0.0/8, ::1, loopback)', default: 'none: the peer address is the client' },
   'log-json': { arg: null, help: 'write one JSON line per request to standard output', default: 'false' },
   'log-file': { arg: '<path>', help: 'statement journal (JSONL, rotated by size); -log-level none without it runs with no journal', default: '<data directory>/journal/statements.jsonl' },
   'log-level': { arg: '<none|error|mod|all>', help: 'what the journal records', default: 'mod' },
@@ -281,6 +284,7 @@ function interpret(raw: RawFlags, cwd: string): Config {
     fileTokens: flagValue<readonly FileToken[] | null>(raw, 'tokens-file', (text) => Object.freeze(readTokensFile(resolve(text))), null),
     maxConnections: flagValue(raw, 'max-connections', parsePositiveInteger, 64),
     logJson: flagValue(raw, 'log-json', parseBoolean, false),
+    trustProxy: flagValue<readonly ProxyRange[]>(raw, 'trust-proxy', parseTrustedProxies, []),
     ...journal,
     ...resolveSnapshots(raw, resolve, journal.logFile, journal.logLevel),
     queryTimeoutMs: flagValue(raw, 'query-timeout', durationMs, 5000),

@@ -507,7 +507,9 @@ t.test('with -log-json', async (t) => {
     lines.forEach((line, i) => {
       const [method, p, status] = requests[i] as [string, string, number];
       const entry = JSON.parse(line) as Record<string, unknown>;
-      t.same(Object.keys(entry).sort(), ['latency_ms', 'method', 'path', 'status', 'ts_unix'], `line ${i}: exactly the five fields`);
+      t.same(Object.keys(entry).sort(), ['addr', 'latency_ms', 'method', 'path', 'proto', 'status', 'ts_unix'], `line ${i}: exactly the seven fields`);
+      t.equal(entry.addr, '127.0.0.1', `line ${i}: addr is the client's`);
+      t.equal(entry.proto, 'http', `line ${i}: proto`);
       t.ok(isInteger(entry.ts_unix) && Math.abs((entry.ts_unix as number) - nowUnix()) <= 5, `line ${i}: ts_unix is now`);
       t.equal(entry.method, method, `line ${i}: method`);
       t.equal(entry.path, p, `line ${i}: path`);

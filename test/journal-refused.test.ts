@@ -97,7 +97,7 @@ t.test('at level all: a student\'s 403, a 401 and a hostile statement, everywher
   tt.ok(logged.some((line) => line.event === 'refused' && line.code === 1003 && line.token === 'alumno-05' && line.db === 'alumno-05.db'), 'the hostile statement');
   const out = server.stdout();
   const requestLines = out.slice(0, out.lastIndexOf('\n')).split('\n').map((line) => JSON.parse(line));
-  tt.ok(requestLines.every((line) => Object.keys(line).sort().join() === 'latency_ms,method,path,status,ts_unix'), 'the stdout request line stays transport only');
+  tt.ok(requestLines.every((line) => Object.keys(line).sort().join() === 'addr,latency_ms,method,path,proto,status,ts_unix'), 'the stdout request line stays transport only');
 
   const entries = await journalEntries(server, (all) => all.filter((e) => e.kind === 'refused').length >= 4);
   const refused = entries.filter((entry) => entry.kind === 'refused');

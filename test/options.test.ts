@@ -26,7 +26,7 @@ function rejects(tt: tap.Test, argv: string[], pattern: RegExp): void {
 t.test('returns the embedded defaults when no flag is given', async (t) => {
   t.same(config(), {
     mode: 'multi', dbFile: null, dir: path.join(CWD, 'data'), host: '127.0.0.1', port: 8080,
-    token: null, fileTokens: null, maxConnections: 64, logJson: false,
+    token: null, fileTokens: null, maxConnections: 64, logJson: false, trustProxy: [],
     logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'mod',
     logMaxSize: 10 * MiB, logFsync: true, logCompress: false,
     snapshotEvery: null, snapshotDir: path.join(CWD, 'data', 'journal', 'snapshots'), logRetain: null, queryTimeoutMs: 5000, lockTimeoutMs: 5000, restoreRole: 'write', sessionTimeoutMs: 300_000, requestTimeoutMs: 30_000, clientShare: 0.5, headerTimeoutMs: 5000, bodyTimeoutMs: 30_000, idleTimeoutMs: 5000,
@@ -173,6 +173,22 @@ t.test('parses -query-timeout and -lock-timeout as durations in ms', async (t) =
   for (const bad of ['0', '0s', '5', 'abc', '-1s', '100us', '1000h']) {
     rejects(t, ['-query-timeout', bad], /^-query-timeout: /);
     rejects(t, [`-lock-timeout=${bad}`], /^-lock-timeout: /);
+  }
+});
+
+t.test('parses -trust-proxy as addresses and networks, IPv4 and IPv6', async (t) => {
+  t.same(config('-trust-proxy', '127.0.0.1,10.0.0.0/8, ::1,fd00::/8').trustProxy, [
+    { address: '127.0.0.1', prefix: 32, family: 'ipv4' },
+    { address: '10.0.0.0', prefix: 8, family: 'ipv4' },
+    { address: '::1', prefix: 128, family: 'ipv6' },
+    { address: 'fd00::', prefix: 8, family: 'ipv6' },
+  ]);
+  t.same(config('-trust-proxy=loopback').trustProxy, [
+    { address: '127.0.0.0', prefix: 8, family: 'ipv4' },
+    { address: '::1', prefix: 128, family: 'ipv6' },
+  ]);
+  for (const bad of ['', 'proxy.example', '10.0.0.0/33', '::1/129', '10.0.0.1/8/8', '10.0.0.0/x', '127.0.0.1,']) {
+    t.throws(() => config('-trust-proxy', bad), /-trust-proxy/, JSON.stringify(bad));
   }
 });
 

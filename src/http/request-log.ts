@@ -13,6 +13,7 @@ import type { Context, Next } from 'koa';
 import type { Refusal, Refusals } from '../services/refusals';
 import type { Metrics } from './metrics';
 import { refusalOf } from './refusal-trace';
+import { clientProtoOf } from './client-address';
 
 /** The refusal's line on stderr. Names and paths are JSON-quoted in the text form too: a path must not forge a line. */
 export function refusalLine(refusal: Refusal, json: boolean): string {
@@ -48,7 +49,7 @@ export function requestLog(metrics: Metrics, logJson: boolean, refusals: Refusal
       const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
       metrics.observe(ctx.status, latencyMs);
       if (logJson) {
-        const line = { ts_unix: Math.floor(Date.now() / 1000), method: ctx.method, path: ctx.path, status: ctx.status, latency_ms: Math.round(latencyMs * 1000) / 1000 };
+        const line = { ts_unix: Math.floor(Date.now() / 1000), method: ctx.method, path: ctx.path, status: ctx.status, latency_ms: Math.round(latencyMs * 1000) / 1000, addr: ctx.ip, proto: clientProtoOf(ctx) ?? 'http' };
         process.stdout.write(`${JSON.stringify(line)}\n`);
       }
       traceRefusal(ctx, metrics, logJson, refusals);
