@@ -34,13 +34,14 @@ export function findChromium(): string | undefined {
   }
 }
 
-export async function launch(tt: Test, executablePath: string): Promise<BrowserContext> {
+/** `extraArgs`: more chromium switches (`--ignore-certificate-errors` for a test's self-signed HTTPS). */
+export async function launch(tt: Test, executablePath: string, extraArgs: readonly string[] = []): Promise<BrowserContext> {
   const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath,
     headless: true,
     viewport: DESKTOP,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
   });
   tt.teardown(async () => {
     await context.close();
