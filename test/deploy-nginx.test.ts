@@ -14,7 +14,7 @@ import t, { type Test } from 'tap';
 import { startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
 import { boundRequest, type BoundReply } from './helpers/bound-request';
-import { nginxPath, startNginx, type Proxy } from './helpers/nginx';
+import { nginxPath, renderConf, requireNginx, startNginx, type Proxy } from './helpers/nginx';
 import { findChromium, launch } from './helpers/browser';
 
 t.setTimeout(180_000);
@@ -50,9 +50,21 @@ async function waitForLog(server: TestServer, path: string, count: number): Prom
   throw new Error(`fewer than ${count} log lines for ${path}`);
 }
 
+t.test('without nginx the test fails, naming the apt-get line', async (t) => {
+  t.throws(() => nginxPath([scratchDir(t)]), { message: /apt-get install -y nginx/ });
+});
+
+t.test('the rendered file keeps none of the operator\'s placeholders', async (t) => {
+  const conf = renderConf({ upstream: '127.0.0.1:1234', port: 4321, cert: '/tmp/c.pem', key: '/tmp/k.pem', prefix: '/tmp/p' });
+  const directives = conf.split('\n').map((line) => line.replace(/#.*/, '')).join('\n');
+  t.notMatch(directives, /\/var\/lib\/sqlscribe-nginx|\/etc\/ssl|:8080|listen 443/);
+  t.match(conf, /server 127\.0\.0\.1:1234;/);
+  t.match(conf, /listen 127\.0\.0\.1:4321 ssl;/);
+});
+
 let missing: string | null = null;
 try {
-  nginxPath();
+  requireNginx();
 } catch (error) {
   missing = (error as Error).message;
 }

@@ -43,6 +43,17 @@ export function nginxPath(searchDirs: readonly string[] = [...(process.env.PATH 
   throw new Error(`nginx was not found (looked in ${searchDirs.join(', ')}); install it with: ${NGINX_INSTALL}`);
 }
 
+/** Throws, naming the apt-get line, when nginx or openssl is missing; else nginx's path. */
+export function requireNginx(): string {
+  const binary = nginxPath();
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'ignore' });
+  } catch {
+    throw new Error(`openssl was not found; install it with: ${NGINX_INSTALL}`);
+  }
+  return binary;
+}
+
 /** The operator's file with this test's values, by the same sed an operator could run. */
 export function renderConf(options: { upstream: string; port: number; cert: string; key: string; prefix: string }): string {
   const script = [
@@ -74,7 +85,7 @@ function accepting(port: number): Promise<boolean> {
 
 /** nginx in front of `upstream` (host:port of a sqlscribe server), listening on 127.0.0.1 over HTTPS. */
 export async function startNginx(tt: HasTeardown, upstream: string): Promise<Proxy> {
-  const binary = nginxPath();
+  const binary = requireNginx();
   const prefix = scratchDir(tt);
   // nginx started by root runs its workers as nobody: they must reach the temp directories.
   chmodSync(prefix, 0o755);
