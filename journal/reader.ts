@@ -197,10 +197,21 @@ async function readOneFile(file: string, state: ReadState, fromSeq: number): Pro
     }
   } catch (err) {
     if (err instanceof JournalError) throw err;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new FileVanished(file, err as Error);
     // A truncated or damaged gzip stream, or an unreadable file.
     throw new JournalError('corrupt', `cannot be read: ${(err as Error).message}`, file);
   }
 }
+
+/** A file listed a moment ago is gone: retention (or compression's rename) removed it meanwhile. */
+class FileVanished extends Error {
+  constructor(readonly file: string, override readonly cause: Error) {
+    super(cause.message);
+  }
+}
+
+/** How often a read starts over because a file went while it was read. */
+const READ_ATTEMPTS = 5;
 
 /** The header a file begins with, if its first line is one; reads no further. */
 export async function peekHeader(file: string): Promise<JournalHeader | undefined> {
@@ -268,6 +279,20 @@ function coveredBelow(file: string, fromSeq: number, starts: ReadonlyMap<string,
  * files): `firstSeq` says where.
  */
 export async function readJournal(activeFile: string, options: { fromSeq?: number } = {}): Promise<JournalContents> {
+  // A server's retention may remove rotated files while they are read (they are then wholly covered
+  // by a snapshot round), and compression renames a file it has finished: the read starts over with
+  // the files as they are now.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await readJournalOnce(activeFile, options);
+    } catch (error) {
+      if (!(error instanceof FileVanished)) throw error;
+      if (attempt >= READ_ATTEMPTS) throw new JournalError('corrupt', `cannot be read: ${error.message}`, error.file);
+    }
+  }
+}
+
+async function readJournalOnce(activeFile: string, options: { fromSeq?: number }): Promise<JournalContents> {
   const found = await journalFiles(activeFile);
   if (found.length === 0) {
     throw new JournalError('missing', `no journal: neither ${activeFile} nor rotated files beside it exist`);
