@@ -234,3 +234,27 @@ t.test('reads rotated files when the active file is gone', async (t) => {
   t.notOk(fs.existsSync(active));
   t.same(seqs((await readJournal(active)).entries), [1, 2]);
 });
+
+t.test('a rotated file removed between listing and reading (retention) makes the read start over', async (t) => {
+  const dir = t.testdir({ 'statements.20261121-054312.1.jsonl': file(1, 3), [ACTIVE]: file(4, 5) });
+  const active = path.join(dir, ACTIVE);
+  const ghost = path.join(dir, 'statements.20261121-054311.1.jsonl');
+  const naming = await import('../journal/naming');
+  let listings = 0;
+  // The first listing still names a file that retention has removed by the time it is opened.
+  const { readJournal: read } = t.mockRequire<typeof import('../journal/reader')>('../journal/reader', {
+    '../journal/naming': { ...naming, journalFiles: async (a: string) => (listings++ === 0 ? [ghost, ...(await naming.journalFiles(a))] : naming.journalFiles(a)) },
+  });
+  const contents = await read(active);
+  t.same(seqs(contents.entries), [1, 2, 3, 4, 5], 'the second reading is whole');
+  t.equal(listings, 2, 'the files were listed again');
+
+  const { readJournal: readAlwaysGone } = t.mockRequire<typeof import('../journal/reader')>('../journal/reader', {
+    '../journal/naming': { ...naming, journalFiles: async (a: string) => [ghost, ...(await naming.journalFiles(a))] },
+  });
+  // The mocked reader is a module of its own, with its own JournalError class: compared by name.
+  const error = (await readAlwaysGone(active).then(() => undefined, (err: unknown) => err)) as { name?: string; kind?: string; message?: string } | undefined;
+  t.equal(error?.name, 'JournalError');
+  t.equal(error?.kind, 'corrupt', 'a file that keeps vanishing is reported, after a few tries');
+  t.match(error?.message, /cannot be read: ENOENT/);
+});
