@@ -1,5 +1,5 @@
 /**
- * The History view and time travel (issue 25) in headless Chromium against
+ * The History view and time travel in headless Chromium against
  * the real server: a student's database's history newest first, a failure
  * marked "Failed" with its code and message, who and when, the SQL as sent;
  * the filters for failed entries and for a person; paging with the server's

@@ -1,6 +1,6 @@
 /**
  * After Run at 1366×768 the statements and the start of their result are in
- * view together (issue 25: the editor used to scroll away), measured with
+ * view together (the editor used to scroll away), measured with
  * bounding boxes in headless Chromium against the real server: a short and a
  * long result, a run started from far down the page, an error, and with a
  * transaction open. Build first.

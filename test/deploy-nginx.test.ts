@@ -1,5 +1,5 @@
 /**
- * deploy/nginx/sqlscribe.conf in front of a real server (issue 29): Debian's
+ * deploy/nginx/sqlscribe.conf in front of a real server: Debian's
  * nginx, rendered with sed, over HTTPS with a throw-away certificate, and the
  * server started with -trust-proxy 127.0.0.1. Two clients, bound to
  * 127.0.0.2 and 127.0.0.3, go through it: the console keeps its CSP, /exec,

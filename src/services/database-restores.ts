@@ -1,6 +1,6 @@
 /**
  * POST /dbs/{db}/restore: a database given back the state the journal gives
- * it right after an earlier entry (issue 25, "time travel").
+ * it right after an earlier entry, so a mistake is undone without a restart.
  *
  * The state is rebuilt apart, with replay's own code (replay/point-in-time.ts:
  * the newest snapshot round at or before the target, then the journal), into

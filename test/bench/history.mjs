@@ -1,5 +1,5 @@
 /**
- * GET /dbs/{db}/history (issue 25): the first page of a database's history
+ * GET /dbs/{db}/history: the first page of a database's history
  * with a journal of 1,000,000 entries over 1,000 databases against one of
  * 1,000 entries over 10 databases (each page full: 50 entries), read through
  * the journal index that start-up builds from the files; and what keeping

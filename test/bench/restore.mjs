@@ -1,5 +1,5 @@
 /**
- * POST /dbs/{db}/restore (issue 25): a database of about 1 MB whose newest
+ * POST /dbs/{db}/restore: a database of about 1 MB whose newest
  * snapshot round is followed by 10,000 journal entries of its own, restored
  * in place to the entry before its last, i.e. the round's copy plus 9,999
  * entries applied again. The round is taken by a first server run with

@@ -1,4 +1,4 @@
-// The History view (issue 25, "time travel"): the chosen database's history
+// The History view: the chosen database's history
 // from the server (GET /dbs/{db}/history), newest first, filtered to failed
 // entries and/or one person, page by page with the server's `next` cursor;
 // each successful write can be restored to just before it, and a restore

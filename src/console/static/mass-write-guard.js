@@ -1,7 +1,7 @@
 // Before the SQL view sends an UPDATE or DELETE without WHERE (one is enough,
 // anywhere in a batch), the console asks, naming the table and how many rows
 // it holds now: a learner's `DELETE FROM Track` meant for one row is the
-// classic accident (issue 25). Only the console asks; the API is unchanged.
+// classic accident. Only the console asks; the API is unchanged.
 
 import { api } from './api.js';
 import { h } from './dom.js';

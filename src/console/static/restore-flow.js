@@ -1,4 +1,4 @@
-// "Restore to before this" and "Undo this restore" (issue 25): ask the server
+// "Restore to before this" and "Undo this restore": ask the server
 // for a dry run (POST /dbs/{db}/restore with dryRun), say in words what would
 // be undone — how many statements, by whom, since when, each with its rows —
 // ask, then restore for real. The server decides everything; the console only

@@ -131,8 +131,8 @@ function resultStartBottom() {
 
 /**
  * Brings the start of the results (or the error) into view together with the
- * statements that made them (issue 25: at 1366×768 the editor used to scroll
- * away, so the class saw a result without its query). The page moves as
+ * statements that made them: at 1366×768 the editor used to scroll away, so
+ * the class saw a result without its query. The page moves as
  * little as it can; only when both cannot fit (a short window, 200% zoom)
  * does the results panel go to the window's top, as before.
  */
