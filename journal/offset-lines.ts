@@ -6,27 +6,18 @@
  * the last line wanted (bounded by -log-max-size, the size it was rotated at).
  */
 import fs from 'node:fs';
-import { pipeline } from 'node:stream';
-import zlib from 'node:zlib';
+import { openJournalText } from './reader';
 
 export interface OffsetLine {
   offset: number;
   text: string;
 }
 
-const READ_BYTES = 1024 * 1024;
-
-function openText(file: string): NodeJS.ReadableStream {
-  const source = fs.createReadStream(file, { highWaterMark: READ_BYTES });
-  if (!file.endsWith('.gz')) return source;
-  return pipeline(source, zlib.createGunzip(), () => undefined);
-}
-
 /** The whole lines of a file (a last line without its newline is left out: it is being written, or torn), a read chunk at a time. */
 export async function* linesWithOffsets(file: string): AsyncGenerator<OffsetLine[]> {
   let carry: Buffer = Buffer.alloc(0);
   let base = 0; // the offset of carry's first byte
-  for await (const chunk of openText(file) as AsyncIterable<Buffer>) {
+  for await (const chunk of openJournalText(file) as AsyncIterable<Buffer>) {
     const buffer = carry.length === 0 ? chunk : Buffer.concat([carry, chunk]);
     const lines: OffsetLine[] = [];
     let start = 0;

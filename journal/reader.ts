@@ -58,7 +58,8 @@ export interface FileLine {
 /** Reads of 1 MiB rather than 64 KiB: a long replay took a turn of the stream machinery per 64 KiB. */
 const READ_CHUNK_BYTES = 1024 * 1024;
 
-function openFile(file: string): NodeJS.ReadableStream {
+/** A journal file's text as a stream of bytes, gunzipped when it is `*.gz`. */
+export function openJournalText(file: string): NodeJS.ReadableStream {
   const source = fs.createReadStream(file, { highWaterMark: READ_CHUNK_BYTES });
   if (!file.endsWith('.gz')) return source;
   // pipeline, not pipe: a read error on the source must reach the consumer of the gunzip stream.
@@ -79,7 +80,7 @@ export async function* readFileLineChunks(file: string): AsyncGenerator<FileLine
   let heldLine = 0;
   let heldText = '';
   let count = 0;
-  for await (const chunk of openFile(file) as AsyncIterable<Buffer>) {
+  for await (const chunk of openJournalText(file) as AsyncIterable<Buffer>) {
     const end = chunk.lastIndexOf(10);
     if (end === -1) {
       pending.push(chunk);
