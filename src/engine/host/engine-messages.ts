@@ -11,7 +11,14 @@ import type { ExecRequest, GroupOutcome, JournalPosition, RowPage, RowsRequest, 
 import type { TableSchema } from '../schema';
 import type { ExportRequest } from '../database-export';
 
-/** Arguments and answers must survive structured clone: plain data only, `null` rather than `undefined` for "none". */
+/** The engine process's end of the pipe that carries calls and answers (stdio slot 3; the progress board is 4). */
+export const CHANNEL_FD = 3;
+
+/**
+ * Arguments and answers must survive the channel (engine-channel.ts): plain
+ * data, bigint and Buffers; `null` rather than `undefined` for "none" in an
+ * object (an argument left out stays undefined).
+ */
 export interface EngineMethods {
   /** A batch in its own transaction, committed. */
   exec(request: ExecRequest): StatementResult[];
