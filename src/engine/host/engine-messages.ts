@@ -11,14 +11,7 @@ import type { ExecRequest, GroupOutcome, JournalPosition, RowPage, RowsRequest, 
 import type { TableSchema } from '../schema';
 import type { ExportRequest } from '../database-export';
 
-/** The engine process's end of the pipe that carries calls and answers (stdio slot 3; the progress board is 4). */
-export const CHANNEL_FD = 3;
-
-/**
- * Arguments and answers must survive the channel (engine-channel.ts): plain
- * data, bigint and Buffers; `null` rather than `undefined` for "none" in an
- * object (an argument left out stays undefined).
- */
+/** Arguments and answers must survive structured clone: plain data only, `null` rather than `undefined` for "none". */
 export interface EngineMethods {
   /** A batch in its own transaction, committed. */
   exec(request: ExecRequest): StatementResult[];

@@ -2,14 +2,12 @@
  * One engine process, seen from the parent: it runs one call at a time, and
  * it can be killed when that call runs past its deadline.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { EngineError } from '../../errors';
-import { encodeFrame, FrameReader } from './engine-channel';
-import { CHANNEL_FD, type EngineCall, type EngineReply, type EngineRequest } from './engine-messages';
+import type { EngineCall, EngineReply, EngineRequest } from './engine-messages';
 import { nowUs, ProgressBoard } from './progress-board';
 import { onStop, stopError, stopOf } from './request-stop';
 
@@ -58,8 +56,6 @@ const PROGRESS_MS = 500;
 
 export class EngineProcessHandle {
   private readonly child: ChildProcess;
-  /** The pipe that carries calls and answers (engine-channel.ts). */
-  private readonly channel: Socket;
   /** The call running, the statement it runs (as last read from the board) and when that statement began. */
   private current: { call: PendingCall; id: number; statement: number; startedUs: number; timer: NodeJS.Timeout | undefined; calledMs: number; detach: () => void; long: NodeJS.Timeout; ticker?: NodeJS.Timeout } | null = null;
   /** Where the process says which statement it runs (progress-board.ts). */
@@ -88,13 +84,10 @@ export class EngineProcessHandle {
     /** Called when the process is ready for another call. */
     private readonly onIdle: (handle: EngineProcessHandle) => void,
   ) {
-    const stdio: ['ignore', 'inherit', 'inherit', 'pipe', number] = ['ignore', 'inherit', 'inherit', 'pipe', this.board.fd];
-    this.child = spawn(process.execPath, [...process.execArgv, ENGINE_YOUNG_GENERATION, entryFile()], { stdio });
-    this.channel = this.child.stdio[CHANNEL_FD] as Socket;
-    const reader = new FrameReader((reply) => this.receive(reply as EngineReply));
-    this.channel.on('data', (piece: Buffer) => reader.push(piece));
-    // A pipe broken under a write is a process gone or going: its exit answers the call.
-    this.channel.on('error', () => this.kill());
+    // Advanced serialization carries bigint (64-bit integers) and Buffers.
+    const execArgv = [...process.execArgv, ENGINE_YOUNG_GENERATION];
+    this.child = fork(entryFile(), [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc', this.board.fd] });
+    this.child.on('message', (reply: EngineReply) => this.receive(reply));
     this.child.once('exit', () => this.exit());
     this.child.on('error', () => this.kill());
   }
@@ -141,7 +134,7 @@ export class EngineProcessHandle {
     this.current = { call, id, statement: 0, startedUs: nowUs(), timer: this.loaded ? this.deadline(this.queryTimeoutMs) : undefined, calledMs: Date.now(), detach, long };
     if (call.progress !== undefined) this.current.ticker = this.reportProgress(call.progress, id);
     const message: EngineCall = { id, ...call.request };
-    this.channel.write(encodeFrame(message));
+    this.child.send(message);
   }
 
   /** Stops call `id` when its request's signal aborts: at once past the deadline, after a grace when the client left. */
@@ -275,10 +268,10 @@ export class EngineProcessHandle {
     if (this.exited) return Promise.resolve();
     this.closing = true;
     return new Promise((resolve) => {
-      // A process that misses the channel's end (e.g. still in a --import preloader) must not hold shutdown forever.
+      // A process that misses the disconnect (e.g. still in a --import preloader) must not hold shutdown forever.
       const timer = setTimeout(() => this.kill(), this.queryTimeoutMs + 1000);
       this.child.once('exit', () => (clearTimeout(timer), resolve()));
-      this.channel.end();
+      this.child.disconnect();
     });
   }
 }

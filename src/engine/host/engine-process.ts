@@ -1,14 +1,11 @@
 /**
  * The entry of an engine process: an Engine that answers calls from its
  * parent. It runs SQL synchronously; the parent stops a runaway statement by
- * killing this process (better-sqlite3 cannot interrupt one). Calls and
- * answers cross on the pipe at CHANNEL_FD, in frames (engine-channel.ts).
+ * killing this process (better-sqlite3 cannot interrupt one).
  */
-import net from 'node:net';
 import { Engine } from '../engine';
 import { toEngineError } from '../sqlite-errors';
-import { encodeFrame, FrameReader } from './engine-channel';
-import { CHANNEL_FD, type AnswerOf, type ArgsOf, type EngineCall, type EngineMethod, type EngineReply } from './engine-messages';
+import type { AnswerOf, ArgsOf, EngineCall, EngineMethod, EngineReply } from './engine-messages';
 import { progressWriter } from './progress-board';
 import { uploadStatements } from '../sqlite-upload';
 
@@ -17,11 +14,9 @@ const engine = new Engine({ maxOpenDatabases: Number(process.env.SQLSCRIBE_MAX_O
 
 const reportProgress = progressWriter();
 
-const channel = new net.Socket({ fd: CHANNEL_FD, readable: true, writable: true });
-
 /** A reply the parent can no longer take (it is gone, or closed the channel) is dropped: the process is on its way out. */
 function send(reply: EngineReply): void {
-  channel.write(encodeFrame(reply));
+  process.send?.(reply, undefined, undefined, () => undefined);
 }
 
 /** Reports the statement a call has reached (statement 0 is known to have started when the call was sent). */
@@ -56,7 +51,7 @@ function run(call: EngineCall): unknown {
   return method(progress, ...call.args);
 }
 
-function answerCall(call: EngineCall): void {
+process.on('message', (call: EngineCall) => {
   try {
     send({ id: call.id, kind: 'result', value: run(call) });
   } catch (error) {
@@ -64,17 +59,12 @@ function answerCall(call: EngineCall): void {
     if (engineError.status >= 500) process.stderr.write(`sqlscribe engine: ${error instanceof Error ? error.stack : String(error)}\n`);
     send({ id: call.id, kind: 'error', error: engineError.toData() });
   }
-}
-
-const reader = new FrameReader((message) => answerCall(message as EngineCall));
-channel.on('data', (piece: Buffer) => reader.push(piece));
+});
 
 send({ id: 0, kind: 'ready' });
 
-/** The parent closed the channel, or is gone: nothing more will come. */
-function leave(): void {
+// The parent is gone: nothing more will come.
+process.on('disconnect', () => {
   engine.close();
   process.exit(0);
-}
-channel.on('end', leave);
-channel.on('error', leave);
+});

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-/** The fd of the board in the engine process (stdio slot 4, after the engine channel). */
+/** The fd of the board in the engine process (stdio slot 4, after the IPC channel). */
 export const PROGRESS_FD = 4;
 const RECORD_BYTES = 16;
 
