@@ -6,6 +6,7 @@
  */
 import t from 'tap';
 import { JsonRowChunks } from '../src/engine/json-row-chunks';
+import { convertRowWeighed } from '../src/engine/values';
 import { jsonParts, RawJson, stringifyJson } from '../src/json-text';
 
 t.test('row chunks concatenate to the JSON of the rows', async (t) => {
@@ -14,7 +15,7 @@ t.test('row chunks concatenate to the JSON of the rows', async (t) => {
   t.same(empty.done(), ['[]']);
   const rows = Array.from({ length: 3000 }, (_, i) => [i, 'ü😀'.repeat(i % 200), i % 7 === 0 ? null : 2n ** 60n + BigInt(i)]);
   const chunks = new JsonRowChunks();
-  for (const row of rows) chunks.add(row);
+  for (const row of rows) chunks.add(row, convertRowWeighed([...row], []));
   const parts = chunks.done();
   t.ok(parts.length > 2, `${parts.length} chunks`);
   t.equal(parts.join(''), stringifyJson(rows), 'same text as the rows written whole');
@@ -30,4 +31,14 @@ t.test('a response keeps long spliced texts as parts of their own, and short one
   const text = parts.join('');
   t.equal(text, `{"ok":true,"results":[{"columns":["a"],"rows":["${long}",[1]]},{"rows":[[2]],"n":9223372036854775807}]}`);
   t.same(jsonParts({ a: 1 }), ['{"a":1}'], 'plain values take the native path, in one part');
+});
+
+t.test('integers at the edge of 2^53 become numbers only while exact; a block holding a bigint is still written exactly', async (t) => {
+  const row: unknown[] = [2n ** 53n - 1n, 2n ** 53n, -(2n ** 53n) + 1n, -(2n ** 53n), 1n, Buffer.from('hi'), 'ab', null, 0.5];
+  const weight = convertRowWeighed(row, [false, false, false, false, true]);
+  t.same(row.map((value) => typeof value), ['number', 'bigint', 'number', 'bigint', 'boolean', 'string', 'string', 'object', 'number']);
+  t.equal(weight, 2 + 7 * 21 + (4 + 3) + (2 + 3), 'numbers, booleans and null weigh 21, text its length and 3, a blob its base64');
+  const chunks = new JsonRowChunks();
+  chunks.add(row as never, weight);
+  t.same(chunks.done(), ['[[9007199254740991,9007199254740992,-9007199254740991,-9007199254740992,true,"aGk=","ab",null,0.5]]']);
 });

@@ -16,7 +16,7 @@ import { tableOrder, type RowKey, type TableOrder } from './row-key';
 import type { TableSchema } from './schema';
 import { quoteIdentifier } from './types';
 import { convertRow } from './values';
-import { stringifyJson } from '../json-text';
+import { rowsJsonText } from './json-row-chunks';
 
 type BindValue = Exclude<KeyValue, null> | null;
 
@@ -39,8 +39,9 @@ export function readRowPage(connection: Connection, schema: TableSchema, request
   const last = page.at(-1);
   const next = more && last !== undefined && order.key !== null ? nextCursor(schema, order.key, last) : null;
   const bools = schema.columns.map((column) => column.type === 'BOOL');
-  const rows = page.map((row) => convertRow(row.slice(query.keyColumns), bools));
-  return { table: schema.name, total: Number(total), columns: schema.columns.map((column) => column.name), rowsJson: stringifyJson(rows), next };
+  // `next` is made above from the raw key values: the rows may be converted in place now.
+  const rows = query.keyColumns === 0 ? page.map((row) => convertRow(row, bools)) : page.map((row) => convertRow(row.slice(query.keyColumns), bools));
+  return { table: schema.name, total: Number(total), columns: schema.columns.map((column) => column.name), rowsJson: rowsJsonText(rows), next };
 }
 
 /** The SELECT of a page: the key's terms first (to make `next` from), then the table's columns. */

@@ -13,7 +13,7 @@ import { isNameToken, isPunct, isWord, nameOf, tokenize } from './dialect/tokeni
 import { readTableSchema } from './schema';
 import { toEngineError } from './sqlite-errors';
 import { findForeignKeyFailure, foreignKeyError } from './foreign-key-failure';
-import { checkNamedParameters, convertRow, toBindParameters } from './values';
+import { checkNamedParameters, convertRowWeighed, toBindParameters } from './values';
 import { JsonRowChunks } from './json-row-chunks';
 
 const MESSAGE_VERBS: Partial<Record<StatementKind, string>> = { insert: 'INSERT', update: 'UPDATE', delete: 'DELETE' };
@@ -121,22 +121,6 @@ export interface ResultLimits {
 }
 
 /**
- * About what a row weighs once written as JSON: its text and blobs (as
- * base64) and a few bytes for each number and separator. Counted as rows are
- * read, so a huge result is cut before it is held whole, in the engine or in
- * the server.
- */
-function rowBytes(row: readonly unknown[]): number {
-  let bytes = 2;
-  for (const value of row) {
-    if (typeof value === 'string') bytes += value.length + 3;
-    else if (value instanceof Uint8Array) bytes += Math.ceil(value.length / 3) * 4 + 3;
-    else bytes += 21;
-  }
-  return bytes;
-}
-
-/**
  * Reads a result set, keeping at most -max-result-rows rows and what fits in
  * the request's -max-result-bytes. A statement that writes (INSERT …
  * RETURNING) is run to the end so that every change is applied.
@@ -151,12 +135,13 @@ function readRows(connection: Connection, prepared: Database.Statement, params: 
   for (const row of prepared.raw(true).iterate(...params) as IterableIterator<unknown[]>) {
     seen++;
     if (!full && kept < budget.rows) {
-      const bytes = rowBytes(row);
+      // Weighed once converted: a blob weighs its base64 text either way.
+      const bytes = convertRowWeighed(row, bools);
       if (bytes <= budget.bytesLeft) {
         budget.bytesLeft -= bytes;
         kept++;
-        if (budget.json) jsonRows.add(convertRow(row, bools));
-        else rows.push(convertRow(row, bools));
+        if (budget.json) jsonRows.add(row as ResultValue[], bytes);
+        else rows.push(row as ResultValue[]);
         continue;
       }
       full = true;

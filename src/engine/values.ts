@@ -38,14 +38,13 @@ export function toBindParameters(params: SqlParams | undefined): BindValue[] | [
   return [named];
 }
 
-const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-
 /** Integers come from SQLite as bigint (safeIntegers); they stay bigint only when a number would lose digits. */
 export function toResultValue(value: unknown, isBool: boolean): ResultValue {
   if (typeof value === 'bigint') {
     if (isBool && (value === 0n || value === 1n)) return value === 1n;
-    return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value;
+    // Number() rounds a bigint beyond 2^53 to a number that is no longer a safe integer: exactly the ones kept as bigint.
+    const number = Number(value);
+    return Number.isSafeInteger(number) ? number : value;
   }
   if (value === null || typeof value === 'string' || typeof value === 'number') return value;
   if (Buffer.isBuffer(value)) return value.toString('base64');
@@ -56,8 +55,28 @@ export function toResultValue(value: unknown, isBool: boolean): ResultValue {
 
 /** Converts a raw row in place: the caller owns the array. */
 export function convertRow(row: unknown[], boolColumns: readonly boolean[]): ResultValue[] {
-  for (let i = 0; i < row.length; i++) row[i] = toResultValue(row[i], boolColumns[i] === true);
+  for (let i = 0; i < row.length; i++) {
+    const value = row[i];
+    // Text, reals and NULL, most of a row, are already what JSON takes: left as they are.
+    if (typeof value === 'bigint' || (typeof value === 'object' && value !== null)) row[i] = toResultValue(value, boolColumns[i] === true);
+  }
   return row as ResultValue[];
+}
+
+/**
+ * Converts a raw row in place (convertRow) and gives about what it weighs as
+ * JSON: its text (blobs as base64) and a few bytes for each number and
+ * separator. A request's rows are counted by it as they are read, so that a
+ * huge result is cut before it is held whole, in the engine or in the server.
+ */
+export function convertRowWeighed(row: unknown[], boolColumns: readonly boolean[]): number {
+  let bytes = 2;
+  for (let i = 0; i < row.length; i++) {
+    let value = row[i];
+    if (typeof value === 'bigint' || (typeof value === 'object' && value !== null)) row[i] = value = toResultValue(value, boolColumns[i] === true);
+    bytes += typeof value === 'string' ? value.length + 3 : 21;
+  }
+  return bytes;
 }
 
 /**

@@ -34,4 +34,6 @@ export const SCENARIOS = [
     connections: [32],
   },
   { name: '/health', method: 'GET', path: '/health', connections: [32] },
+  // One row, but not a point read by key: it runs in an engine process, so it shows what a hop to one costs.
+  { name: '1-row SELECT via an engine', method: 'POST', path: '/exec', body: { db: 'bench', sql: 'SELECT * FROM items WHERE id > ? ORDER BY id LIMIT 1', params: [4242] }, connections: [32] },
 ];
