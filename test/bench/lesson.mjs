@@ -200,30 +200,54 @@ export function inProcessFloor(file, statements, cpuMs = 2000) {
   return { statements: count, cpuMsPerStatement: used / count };
 }
 
-/** sqlscribe with a class set up; the floor's copy is taken from the imported template. */
-export async function lessonBench(work, { seconds = 15, runs = LESSON_RUNS, seed = 26 } = {}) {
-  const dir = path.join(work, 'lesson');
+/**
+ * A server with a class set up: tokens on, journal synced, the template
+ * imported and `students` copies. The runs of up to 25 students share one
+ * server set up for 25 (as a teacher would set up a class of that size);
+ * 200 students get their own, with -max-connections 512.
+ */
+async function classServer(dir, students, extra) {
   fs.mkdirSync(dir, { recursive: true });
-  const statements = lessonStatements();
-  const most = Math.max(...runs.map((run) => run.clients));
   // One load generator stands for a whole class from one address: it may use every engine (-client-share 1).
-  const server = await startSqlscribe(dir, ['-max-connections', '512', '-client-share', '1']);
-  const result = { statementsInLesson: statements.length, seconds, runs: [] };
+  const server = await startSqlscribe(dir, ['-client-share', '1', ...extra]);
   try {
-    const setupStarted = performance.now();
-    const students = await setUpClass(server.url, most);
-    result.setupMs = performance.now() - setupStarted;
-    const floorFile = path.join(work, 'lesson-floor.db');
-    const template = new Database(path.join(dir, 'chinook.db'), { readonly: true });
-    await template.backup(floorFile);
-    template.close();
-    result.floor = inProcessFloor(floorFile, statements);
-    for (const [i, run] of runs.entries()) {
-      result.runs.push(await lessonRun(server, students, statements, { ...run, seconds, seed: seed * 1000 + i * 250 }));
-    }
-  } finally {
+    const started = performance.now();
+    const class_ = await setUpClass(server.url, students);
+    return { server, students: class_, setupMs: performance.now() - started };
+  } catch (error) {
     await server.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** The lesson's runs (LESSON_RUNS) and the floor; the floor's copy is taken from the imported template. */
+export async function lessonBench(work, { seconds = 15, runs = LESSON_RUNS, seed = 26 } = {}) {
+  const statements = lessonStatements();
+  const result = { statementsInLesson: statements.length, seconds, runs: [], setupMs: [] };
+  const groups = [
+    { students: 25, extra: [], runs: runs.filter((run) => run.clients <= 25) },
+    { students: 200, extra: ['-max-connections', '512'], runs: runs.filter((run) => run.clients > 25) },
+  ];
+  for (const [g, group] of groups.entries()) {
+    if (group.runs.length === 0) continue;
+    const dir = path.join(work, `lesson-${group.students}`);
+    const { server, students, setupMs } = await classServer(dir, group.students, group.extra);
+    result.setupMs.push(setupMs);
+    try {
+      if (result.floor === undefined) {
+        const floorFile = path.join(work, 'lesson-floor.db');
+        const template = new Database(path.join(dir, 'chinook.db'), { readonly: true });
+        await template.backup(floorFile);
+        template.close();
+        result.floor = inProcessFloor(floorFile, statements);
+      }
+      for (const [i, run] of group.runs.entries()) {
+        result.runs.push(await lessonRun(server, students, statements, { ...run, seconds, seed: seed * 1000 + g * 100 + i * 10 }));
+      }
+    } finally {
+      await server.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }
   return result;
 }
