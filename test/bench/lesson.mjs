@@ -135,7 +135,7 @@ async function student(url, who, statements, { think, rng, stopAt, out }) {
 }
 
 /** One run: `clients` students for `seconds`; statements/s, latencies, and CPU per statement of the server's whole process tree. */
-async function lessonRun(server, students, statements, { clients, think, seconds, seed }) {
+export async function lessonRun(server, students, statements, { clients, think, seconds, seed }) {
   const out = { latencies: [], failed: [] };
   const pid = server.child.pid;
   const sampler = rssSampler(pid);
@@ -206,7 +206,7 @@ export function inProcessFloor(file, statements, cpuMs = 2000) {
  * server set up for 25 (as a teacher would set up a class of that size);
  * 200 students get their own, with -max-connections 512.
  */
-async function classServer(dir, students, extra) {
+export async function classServer(dir, students, extra) {
   fs.mkdirSync(dir, { recursive: true });
   // One load generator stands for a whole class from one address: it may use every engine (-client-share 1).
   const server = await startSqlscribe(dir, ['-client-share', '1', ...extra]);
