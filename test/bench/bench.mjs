@@ -284,7 +284,7 @@ async function lesson(work, figures) {
   const r = await lessonBench(work, { seconds: LESSON_SECONDS });
   figures.lesson = r;
   const floorUs = r.floor.cpuMsPerStatement * 1000;
-  say(`  ${r.statementsInLesson} statements a lesson; classes of 25 and 200 set up in ${r.setupMs.map((ms) => int(ms)).join(' and ')} ms; in-process floor ${int(floorUs)} µs CPU per statement (${int(r.floor.statements)} statements)`);
+  say(`  ${r.statementsInLesson} statements a lesson; classes of 25 and 200 set up in ${r.setupMs.map((ms) => int(ms)).join(' and ')} ms; in-process floor ${int(floorUs)} µs CPU per statement (${int(r.floor.statements)} statements, each prepared once as the engine's statement cache does; prepared anew every time: ${int(r.floorPreparingEach.cpuMsPerStatement * 1000)} µs)`);
   say(`  ${'clients'.padEnd(16)} ${pad('stmt/s', 7)} ${pad('p50', 7)} ${pad('p95', 7)} ${pad('p99', 7)} ${pad('CPU µs', 7)} ${pad('÷floor', 7)} ${pad('peak RSS', 9)}  targets`);
   for (const run of r.runs) {
     const ratio = run.cpuMsPerStatement / r.floor.cpuMsPerStatement;

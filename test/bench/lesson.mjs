@@ -169,19 +169,21 @@ export async function lessonRun(server, students, statements, { clients, think, 
 /**
  * The floor: better-sqlite3 in this process on a copy of the same database,
  * the same statements in the same order, each answer turned into JSON (rows
- * as arrays), statements prepared once as the engine does. CPU ms per
+ * as arrays), statements prepared once as the engine does (its statement
+ * cache), or with `prepareEach` prepared anew for every statement (a
+ * reference: what the floor is without a statement cache). CPU ms per
  * statement, over whole rounds of the lesson until about `cpuMs` is spent.
  */
-export function inProcessFloor(file, statements, cpuMs = 2000) {
+export function inProcessFloor(file, statements, { cpuMs = 2000, prepareEach = false } = {}) {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   const prepared = new Map();
   const run = (sql) => {
-    let statement = prepared.get(sql);
+    let statement = prepareEach ? undefined : prepared.get(sql);
     if (statement === undefined) {
       statement = db.prepare(sql);
-      prepared.set(sql, statement);
+      if (!prepareEach) prepared.set(sql, statement);
     }
     if (!statement.reader) return JSON.stringify({ changes: statement.run().changes });
     return JSON.stringify({ columns: statement.columns().map((column) => column.name), rows: statement.raw(true).all() });
@@ -240,6 +242,7 @@ export async function lessonBench(work, { seconds = 15, runs = LESSON_RUNS, seed
         await template.backup(floorFile);
         template.close();
         result.floor = inProcessFloor(floorFile, statements);
+        result.floorPreparingEach = inProcessFloor(floorFile, statements, { cpuMs: 1000, prepareEach: true });
       }
       for (const [i, run] of group.runs.entries()) {
         result.runs.push(await lessonRun(server, students, statements, { ...run, seconds, seed: seed * 1000 + g * 100 + i * 10 }));
