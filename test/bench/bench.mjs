@@ -18,7 +18,10 @@
  * to NATS JetStream against a local one, and a replica's lag, replication.mjs) or history (only the
  * first page of GET /dbs/{db}/history with 10^6 entries against 10^3, and the write path with the journal
  * index against -history-index=false, history.mjs) or restore (only the restore in place of a 1 MB
- * database with 10,000 entries after its newest snapshot round, restore.mjs), BENCH_JSON=<file> to save
+ * database with 10,000 entries after its newest snapshot round, restore.mjs) or lesson (only the Chinook
+ * lesson run by 4, 25 and 200 students with personal tokens on their own copies, against the in-process
+ * floor, and the memory of server and engines idle beside 1,000 databases and at peak through the lesson,
+ * lesson.mjs; BENCH_LESSON_SECONDS per run, default 15), BENCH_JSON=<file> to save
  * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
  * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
  * a temporary directory that is removed at the end. cpu-cost.mjs beside this
@@ -41,12 +44,14 @@ import { consoleLoad } from './console-load.mjs';
 import { replication } from './replication.mjs';
 import { historyBench } from './history.mjs';
 import { restoreBench } from './restore.mjs';
+import { idleMemory, lessonBench } from './lesson.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 /** Overrides every scenario's connection counts when set. */
 const CONNECTIONS = process.env.BENCH_CONNECTIONS === undefined ? null : Number(process.env.BENCH_CONNECTIONS);
 const ONLY = process.env.BENCH_ONLY ?? '';
+const LESSON_SECONDS = Number(process.env.BENCH_LESSON_SECONDS ?? 15);
 
 const fmt = (value, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 const int = (value) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '-');
@@ -273,6 +278,33 @@ async function history(work, figures) {
   if (a !== undefined) say(`  INSERT c32: with the index ${int(a.index.rps)} req/s (p50 ${fmt(a.index.p50)} ms), without ${int(a.noIndex.rps)} req/s (p50 ${fmt(a.noIndex.p50)} ms); CPU ${int(a.index.cpuUsPerRequest)} and ${int(a.noIndex.cpuUsPerRequest)} µs/request; without ÷ with ${fmt(a.ratio, 3)} (index started first ${fmt(a.ratios[0], 3)}, second ${fmt(a.ratios[1], 3)}; target ≤ 1.05: ${targetNote(a.ratio <= 1.05)})`);
 }
 
+async function lesson(work, figures) {
+  say();
+  say(`the Chinook lesson: students with personal write tokens on their own copies, one statement per /exec, journal synced, ${LESSON_SECONDS} s per run; CPU of every sqlscribe process per statement against better-sqlite3 in-process (same statements, rows to JSON)`);
+  const r = await lessonBench(work, { seconds: LESSON_SECONDS });
+  figures.lesson = r;
+  const floorUs = r.floor.cpuMsPerStatement * 1000;
+  say(`  ${r.statementsInLesson} statements a lesson; classes of 25 and 200 set up in ${r.setupMs.map((ms) => int(ms)).join(' and ')} ms; in-process floor ${int(floorUs)} µs CPU per statement (${int(r.floor.statements)} statements, each prepared once as the engine's statement cache does; prepared anew every time: ${int(r.floorPreparingEach.cpuMsPerStatement * 1000)} µs)`);
+  say(`  ${'clients'.padEnd(16)} ${pad('stmt/s', 7)} ${pad('p50', 7)} ${pad('p95', 7)} ${pad('p99', 7)} ${pad('CPU µs', 7)} ${pad('÷floor', 7)} ${pad('peak RSS', 9)}  targets`);
+  for (const run of r.runs) {
+    const ratio = run.cpuMsPerStatement / r.floor.cpuMsPerStatement;
+    run.floorRatio = ratio;
+    const notes = [`CPU <= 2x floor: ${targetNote(ratio <= 2)}`];
+    if (run.clients === 200) notes.push(`p95 < 200 ms: ${targetNote(run.p95 < 200)}`);
+    if (run.clients === 25) notes.push(`peak RSS <= 400 MB: ${targetNote(run.peakRss <= 400 * 2 ** 20)}`);
+    if (run.failed > 0) notes.push(`failed statements: ${run.failed} (${run.firstFailure})`);
+    const name = `${run.clients} ${run.think ? 'thinking' : 'back to back'}`;
+    say(`  ${name.padEnd(16)} ${pad(int(run.perSecond), 7)} ${pad(fmt(run.p50, 1), 7)} ${pad(fmt(run.p95, 1), 7)} ${pad(fmt(run.p99, 1), 7)} ${pad(int(run.cpuMsPerStatement * 1000), 7)} ${pad(fmt(ratio), 7)} ${pad(mb(run.peakRss), 6)} MB  ${notes.join('; ')}`);
+    say(`  ${''.padEnd(16)} each process's own peak so far (server, then engines): ${run.processPeaks.map((bytes) => mb(bytes)).join(' + ')} MB`);
+  }
+  const peak25 = Math.max(...r.runs.filter((run) => run.clients === 25).map((run) => run.peakRss));
+  const idle = await idleMemory(work);
+  figures.lesson.idle = idle;
+  figures.lesson.peakRss25 = peak25;
+  say(`  memory: server and engines idle beside ${int(idle.databases)} databases (${fmt(idle.settleMs / 1000, 0)} s after GET /dbs, ${idle.processes} processes): RSS ${mb(idle.rss)} MB, PSS ${mb(idle.pss)} MB (target RSS <= 150 MB: ${targetNote(idle.rss <= 150 * 2 ** 20)})`);
+  say(`  memory: peak through the 25-client lesson: RSS ${mb(peak25)} MB (target <= 400 MB: ${targetNote(peak25 <= 400 * 2 ** 20)})`);
+}
+
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
   const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS ?? 'per scenario' };
@@ -280,7 +312,7 @@ async function main() {
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
-    if (!['startup', 'runaway', 'deep-page', 'replay', 'templates', 'console', 'replication', 'history', 'restore'].includes(ONLY)) {
+    if (!['startup', 'runaway', 'deep-page', 'replay', 'templates', 'console', 'replication', 'history', 'restore', 'lesson'].includes(ONLY)) {
       const journalFile = await throughput(work, figures);
       if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
     }
@@ -293,6 +325,7 @@ async function main() {
     if (ONLY === '' || ONLY === 'replication') await shipping(work, figures);
     if (ONLY === '' || ONLY === 'history') await history(work, figures);
     if (ONLY === '' || ONLY === 'restore') await restoreInPlace(work, figures);
+    if (ONLY === '' || ONLY === 'lesson') await lesson(work, figures);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

@@ -8,8 +8,13 @@
  * Who gets the next free process is decided here too (engine-shares.ts): no
  * client holds more than its share of the pool, and calls that have run long
  * let the pool grow, so that a few runaway batches do not stop the rest.
+ *
+ * Processes are started as work waits for them and end once they have been
+ * idle a while, down to a minimum: an idle service holds one engine process,
+ * not the most that a busy lesson needed.
  */
 import { EngineError } from '../../errors';
+import { systemClock, type Clock, type Timer } from '../../clock';
 import type { CallContext, EngineHost, EngineSession, ExecRequest, GroupOutcome, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
 import type { TableSchema } from '../schema';
 import type { ExportRequest } from '../database-export';
@@ -20,12 +25,16 @@ import { onStop, stopError, stopOf } from './request-stop';
 
 export interface ProcessEngineHostOptions {
   queryTimeoutMs: number;
-  /** Processes kept running. @default 2 */
+  /** Processes kept running, idle or not. @default 1 */
   minProcesses?: number;
   /** Processes at most for calls that run briefly, started when every other one is busy. @default 4 */
   maxProcesses?: number;
   /** The most of maxProcesses one client may hold at once. @default 0.5 */
   clientShare?: number;
+  /** A process above minProcesses that has run nothing for this long ends. @default 30000 */
+  idleTimeoutMs?: number;
+  /** Time for the idle timeout (tests move it by hand). @default systemClock */
+  clock?: Clock;
 }
 
 /** While work waits, the pool looks this often for calls that have become long. */
@@ -49,12 +58,18 @@ export class ProcessEngineHost implements EngineHost {
   private readonly minProcesses: number;
   private readonly maxProcesses: number;
   private readonly shares: EngineShares;
+  private readonly clock: Clock;
+  private readonly idleTimeoutMs: number;
+  /** For each idle process, the timer that ends it if the pool is above its minimum then. */
+  private readonly idleTimers = new Map<EngineProcessHandle, Timer>();
   private tick: NodeJS.Timeout | undefined;
   private closing = false;
 
   constructor(private readonly options: ProcessEngineHostOptions) {
-    this.minProcesses = options.minProcesses ?? 2;
+    this.minProcesses = options.minProcesses ?? 1;
     this.maxProcesses = Math.max(this.minProcesses, options.maxProcesses ?? 4);
+    this.clock = options.clock ?? systemClock;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
     this.shares = new EngineShares(Math.max(1, Math.floor(this.maxProcesses * (options.clientShare ?? 0.5))));
     for (let i = 0; i < this.minProcesses; i++) this.spawn();
   }
@@ -72,6 +87,7 @@ export class ProcessEngineHost implements EngineHost {
 
   private replace(gone: EngineProcessHandle): void {
     this.processes.delete(gone);
+    this.forgetIdle(gone);
     if (this.closing) return;
     // Waiting work may start more (pump); the pool never falls below its minimum.
     this.pump();
@@ -87,6 +103,32 @@ export class ProcessEngineHost implements EngineHost {
     }
     this.pump();
     if (handle.idle && this.processes.has(handle) && this.processes.size > this.capacity()) this.retire(handle);
+    if (handle.idle && this.processes.has(handle)) this.endWhenIdle(handle);
+  }
+
+  /**
+   * Arms the idle timeout of a process that has just become free; each call
+   * it runs arms it anew, so it counts from the process's last call. When it
+   * fires, a process still idle ends if the pool is above its minimum.
+   */
+  private endWhenIdle(handle: EngineProcessHandle): void {
+    this.idleTimers.get(handle)?.cancel();
+    this.idleTimers.set(handle, this.clock.after(this.idleTimeoutMs, () => {
+      this.idleTimers.delete(handle);
+      if (handle.idle && this.processes.has(handle) && this.loadedCount() > this.minProcesses) this.retire(handle);
+    }));
+  }
+
+  /** Processes that have loaded: one still starting does not yet stand for the minimum (it ends by its own timeout once loaded). */
+  private loadedCount(): number {
+    let loaded = 0;
+    for (const handle of this.processes) if (!handle.starting) loaded++;
+    return loaded;
+  }
+
+  private forgetIdle(handle: EngineProcessHandle): void {
+    this.idleTimers.get(handle)?.cancel();
+    this.idleTimers.delete(handle);
   }
 
   /** Starts waiting work while processes are idle, the fairest first (nextWaiter); starts processes for the rest. */
@@ -333,6 +375,7 @@ export class ProcessEngineHost implements EngineHost {
   /** A process above the maximum leaves the pool at once, so that no call is handed to a process on its way out. */
   private retire(handle: EngineProcessHandle): void {
     this.processes.delete(handle);
+    this.forgetIdle(handle);
     const leaving = handle.close();
     this.leaving.add(leaving);
     void leaving.finally(() => this.leaving.delete(leaving));
@@ -341,6 +384,8 @@ export class ProcessEngineHost implements EngineHost {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.tick);
+    for (const timer of this.idleTimers.values()) timer.cancel();
+    this.idleTimers.clear();
     for (const waiter of this.queue.splice(0)) {
       waiter.detach?.();
       waiter.reject(new EngineError('NOT_READY'));
