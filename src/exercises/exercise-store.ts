@@ -11,7 +11,7 @@
  * and a replica sees its primary's changes as soon as its file moves.
  */
 import type { Principal } from '../access/principal';
-import { SYSTEM_PREFIX } from '../database-names';
+import { EXERCISES_DATABASE } from '../database-names';
 import { EngineError } from '../errors';
 import type { StatementKind } from '../engine/dialect/statement';
 import type { EngineHost, ExecStatement, ResultValue, SqlValue } from '../engine/protocol';
@@ -21,7 +21,7 @@ import type { DatabaseLifecycle } from '../services/database-lifecycle';
 import { lessonOrder, type ExerciseDefinition, type StoredExercise } from './exercise-definition';
 import { databaseStamp } from './file-stamp';
 
-export const EXERCISES_DATABASE = `${SYSTEM_PREFIX}_exercises.db`;
+export { EXERCISES_DATABASE };
 
 const CREATE_TABLE = `CREATE TABLE exercises (
   id TEXT PRIMARY KEY,
