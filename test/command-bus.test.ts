@@ -53,6 +53,7 @@ function handlers(ran: string[], createFails?: unknown): Handlers {
     'delete-exercise': unused,
     'check-exercise': unused,
     'exercise-progress': unused,
+    'own-progress': unused,
     'exercise-evidence': unused,
   };
 }

@@ -31,5 +31,6 @@ t.test('columns by position or by name', async (t) => {
   t.same(compareResults(expected, { columns: ['country', 'name'], rows: [['b', 'a']] }, { ...ANY, columns: 'name' }).correct, true, 'by name, in any order and any case');
   t.same(compareResults(expected, { columns: ['Name'], rows: [['a']] }, ANY).feedback, { columns: { missing: ['Country'], extra: [] }, rows: { expected: 1, got: 1 } }, 'by position: the place missing is named by the expected name');
   t.same(compareResults(expected, { columns: ['Name', 'City'], rows: [['a', 'b']] }, { ...ANY, columns: 'name' }).feedback.columns, { missing: ['Country'], extra: ['City'] });
+  t.same(compareResults({ columns: ['Name', 'AVG(Milliseconds) / 60000.0'], rows: [['a', 1]] }, { columns: ['Name'], rows: [['a']] }, ANY).feedback.columns, { missing: ['column 2'], extra: [] }, 'an unnamed expression of the solution is named by its place, never by its text');
   t.same(compareResults(expected, { columns: ['x', 'y', 'z'], rows: [['a', 'b', 'c']] }, ANY), { correct: false, feedback: { columns: { missing: [], extra: ['z'] }, rows: { expected: 1, got: 1 } } }, 'the shared columns agree: only the extra one is wrong');
 });

@@ -79,6 +79,9 @@ t.test('thirty students answer; progress and evidence count them', async (t) => 
   // alumno-01 keeps failing the first exercise: four wrong answers in a row.
   for (let i = 0; i < 3; i++) await check('alumno-01', 'artists', 'SELECT 1');
 
+  const mine = await server.request('GET', '/exercises/mine?set=chinook-1', { headers: { 'X-Service-Token': secrets.get('alumno-21') as string } });
+  t.match(mine.body, { ok: true, set: 'chinook-1', token: 'alumno-21', solved: 2, exercises: [{ exercise: 'artists', state: 'solved' }, { exercise: 'jazz', state: 'solved' }, { exercise: 'top-country', state: 'tried' }] }, 'a student reads their own row');
+
   const progress = await server.get('/exercises/progress?set=chinook-1');
   t.equal(progress.status, 200);
   t.same(progress.body.exercises.map((e: { id: string }) => e.id), IDS);

@@ -601,6 +601,8 @@ async function exercises(tt: Test, server: TestServer): Promise<void> {
   await c('POST', '/exercises/ages/check', { headers: pupil, body: { sql: 'SELECT nope FROM pupils' }, status: 200 });
   await c('POST', '/exercises/older/check', { headers: pupil, body: { sql: 'UPDATE pupils SET age = 99' }, status: 200 });
   await c('POST', '/exercises/ages/check', { headers: pupil, body: { sql: '' }, status: 400, code: 1081 });
+  await c('GET', '/exercises/mine?set=lesson-1', { headers: pupil, status: 200 });
+  await c('GET', '/exercises/mine', { status: 200 });
   await c('POST', '/exercises/nothing/check', { headers: pupil, body: { sql: 'SELECT 1' }, status: 404, code: 2080 });
   await c('POST', '/exercises', { headers: pupil, body: exercise, status: 403, code: 1030 });
   await c('GET', '/exercises/progress', { headers: pupil, status: 403, code: 1030 });

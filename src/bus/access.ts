@@ -70,6 +70,8 @@ const RULES: { readonly [T in CommandType]: Rule } = {
   'exercise-tables': { role: 'read', db: false, action: 'reading exercises' },
   // An answer runs on a scratch copy of the template, never on a database of the token's: every token may check.
   'check-exercise': { role: 'read', db: false, action: 'checking an answer' },
+  // One's own attempts: what a student's console marks as solved.
+  'own-progress': { role: 'read', db: false, action: 'reading exercises' },
   'create-exercise': { role: 'admin', db: false, action: 'writing exercises' },
   'replace-exercise': { role: 'admin', db: false, action: 'writing exercises' },
   'delete-exercise': { role: 'admin', db: false, action: 'writing exercises' },

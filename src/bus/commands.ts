@@ -15,7 +15,7 @@ import type { RestoreOutcome } from '../services/database-restores';
 import type { HistoryPage, HistoryRequest } from '../services/history';
 import type { TableSchema as TemplateTable } from '../engine/schema';
 import type { StoredExercise } from '../exercises/exercise-definition';
-import type { CheckOutcome, ClassQuery, EvidenceReport, ExerciseView, ProgressReport } from '../exercises/exercise-types';
+import type { CheckOutcome, ClassQuery, EvidenceReport, ExerciseView, OwnProgress, ProgressReport } from '../exercises/exercise-types';
 
 /** GET /class: one database of the class, with the template it can be reset to. */
 export interface ClassDatabase extends DatabaseActivity {
@@ -72,6 +72,7 @@ export type Command =
   | { readonly type: 'delete-exercise'; readonly id: unknown }
   | { readonly type: 'check-exercise'; readonly id: unknown; readonly body: unknown }
   | { readonly type: 'exercise-progress'; readonly query: ClassQuery }
+  | { readonly type: 'own-progress'; readonly set?: unknown }
   | { readonly type: 'exercise-evidence'; readonly query: ClassQuery; readonly thresholds: Readonly<Record<'en_desarrollo' | 'logrado' | 'profundizado', string | undefined>> };
 
 export interface DatabaseList {
@@ -146,6 +147,7 @@ export interface CommandResults {
   'delete-exercise': { id: string };
   'check-exercise': Omit<CheckOutcome, 'failure'> & { exercise: string };
   'exercise-progress': ProgressReport;
+  'own-progress': OwnProgress;
   'exercise-evidence': EvidenceReport;
 }
 

@@ -143,7 +143,9 @@ export class ExerciseChecker {
     lease.release();
     const cached = this.solutions.get(stamped);
     if (cached !== undefined) return cached;
-    const running = this.runSolution(exercise, template, call).then(
+    // Not stopped with the student's request: other checks may be waiting for the same result.
+    const own: CallContext = call.client === undefined ? {} : { client: call.client };
+    const running = this.runSolution(exercise, template, own).then(
       (result) => ({ columns: result.columns, rows: result.rows }),
       (error: unknown) => {
         this.solutions.delete(stamped);

@@ -20,9 +20,9 @@ import type { NewEntry } from '../../journal/writer';
 import type { TokenRegistry } from '../tokens/token-registry';
 import { exerciseName, publicView, readDefinition, type ExerciseDefinition, type StoredExercise } from './exercise-definition';
 import type { ExerciseChecker } from './exercise-checker';
-import type { CheckOutcome, ClassQuery, EvidenceReport, ExerciseView, ProgressReport } from './exercise-types';
+import type { CheckOutcome, ClassQuery, EvidenceReport, ExerciseView, OwnProgress, ProgressReport } from './exercise-types';
 import { evidenceCounts, readThresholds } from './exercise-evidence';
-import type { ExerciseProgress } from './exercise-progress';
+import type { ExerciseProgress, StudentProgress, StuckRule } from './exercise-progress';
 import type { ExerciseStore } from './exercise-store';
 
 /** What the service needs of the journal: a note that never throws, and whether attempts are recorded. */
@@ -123,6 +123,14 @@ export class ExerciseService {
       exercises: exercises.map(({ id, set, position, title }) => ({ id, set, position, title })),
       students: grid,
     };
+  }
+
+  /** The asking token's own row of the grid: what a student's console marks as solved. */
+  async mine(set: unknown, principal: Principal | undefined, stuck: StuckRule): Promise<OwnProgress> {
+    const exercises = await this.deps.store.list(set === undefined ? undefined : this.setOf(set));
+    const token = principal?.name ?? 'anonymous';
+    const [row] = await this.deps.progress.grid([token], exercises, stuck);
+    return { set: set === undefined ? null : this.setOf(set), ...(row as StudentProgress) };
   }
 
   async evidence(query: ClassQuery, raw: Parameters<typeof readThresholds>[0]): Promise<EvidenceReport> {

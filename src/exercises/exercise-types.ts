@@ -54,3 +54,8 @@ export interface EvidenceReport {
   thresholds: EvidenceThresholds;
   aggregate_evidence: Record<EvidenceLevel, number>;
 }
+
+/** A student's own row: GET /exercises/mine. */
+export interface OwnProgress extends StudentProgress {
+  set: string | null;
+}

@@ -91,7 +91,7 @@ function compareRows(a: readonly ResultValue[], b: readonly ResultValue[], toler
 function matchColumns(expected: readonly string[], got: readonly string[], by: ColumnMatch): { mapping: number[]; missing: string[]; extra: string[] } {
   if (by === 'position') {
     const mapping = expected.map((_, index) => (index < got.length ? index : -1));
-    return { mapping, missing: expected.slice(got.length), extra: got.slice(expected.length) };
+    return { mapping, missing: expected.slice(got.length).map((name, at) => placeName(name, got.length + at)), extra: got.slice(expected.length) };
   }
   const taken = new Set<number>();
   const mapping = expected.map((name) => {
@@ -103,6 +103,15 @@ function matchColumns(expected: readonly string[], got: readonly string[], by: C
   const missing = expected.filter((_, index) => mapping[index] === -1);
   const extra = got.filter((_, index) => !taken.has(index));
   return { mapping, missing, extra };
+}
+
+/**
+ * An expected column as feedback names it, by position: its name when it is
+ * a plain name, else its place. A solution's unnamed expression is named by
+ * its text (`AVG(Milliseconds) / 60000.0`), which would give the solution away.
+ */
+function placeName(name: string, index: number): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `column ${index + 1}`;
 }
 
 /** The first row of each side that the other lacks, both sorted by one order. */

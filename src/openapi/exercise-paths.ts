@@ -73,6 +73,9 @@ function exerciseSchemas(): Record<string, JsonObject> {
         items: record('A student (a token other than an admin), by name.', { token: { type: 'string' }, solved: { type: 'integer', minimum: 0 }, attempts: { type: 'integer', minimum: 0 }, stuck: { type: 'integer', minimum: 0 }, exercises: { type: 'array', items: cell } }),
       },
     }),
+    OwnProgress: record('The asking token\'s own row: its attempts at each exercise.', {
+      ok: TRUE, set: { type: ['string', 'null'] }, token: { type: 'string' }, solved: { type: 'integer', minimum: 0 }, attempts: { type: 'integer', minimum: 0 }, stuck: { type: 'integer', minimum: 0 }, exercises: { type: 'array', items: cell },
+    }),
     ExerciseEvidence: record('Students per evidence level, for a pilot record\'s aggregate_evidence.', {
       ok: TRUE,
       set: NAME,
@@ -130,6 +133,17 @@ export function exercisePaths(): Record<string, JsonObject> {
           },
         },
         errors: mergeErrors(SERVED, QUERY, ADMIN_ONLY, ENGINE),
+      }),
+    },
+    '/exercises/mine': {
+      get: operation({
+        operationId: 'ownProgress',
+        summary: 'My progress',
+        description: 'Every token: its own attempts at each exercise (of `set`, or all), as one row of the class\'s progress: what a student\'s console marks as solved.',
+        tag: 'exercises',
+        parameters: ['ExerciseSet'],
+        success: { 200: json('The row.', 'OwnProgress') },
+        errors: mergeErrors(SERVED, QUERY, ENGINE),
       }),
     },
     '/exercises/evidence': {

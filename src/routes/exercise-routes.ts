@@ -66,6 +66,12 @@ export function exerciseRoutes(router: Router, bus: CommandBus): void {
     sendJson(ctx, 200, { ok: true, ...report });
   });
 
+  router.get('/exercises/mine', async (ctx) => {
+    const set = queryValue(ctx, 'set');
+    const own = await bus.dispatch(set === undefined ? { type: 'own-progress' } : { type: 'own-progress', set }, callOf(ctx));
+    sendJson(ctx, 200, { ok: true, ...own });
+  });
+
   router.get('/exercises', async (ctx) => {
     const set = queryValue(ctx, 'set');
     const { exercises } = await bus.dispatch(set === undefined ? { type: 'list-exercises' } : { type: 'list-exercises', set }, callOf(ctx));
