@@ -15,12 +15,14 @@ export type { AppendedEntry, AppendListener, ChunkPosition, ChunkShipper, Engine
 export { JournalUnavailableError } from './unavailable';
 
 /** What an entry is about: the level decides from this and from success. */
-export type JournalEvent = 'read' | 'write' | 'session' | 'database' | 'refused';
+export type JournalEvent = 'read' | 'write' | 'session' | 'database' | 'refused' | 'attempt';
 
 /** none < error < mod < all: each level records what the one below does, and more. */
 function levelRecords(level: JournalLevel, event: JournalEvent, ok: boolean): boolean {
   // A refused request ran nothing and changed nothing: it belongs to the full record only, like a read.
   if (event === 'refused') return level === 'all';
+  // An exercise's attempt is the class's record (progress is read from it): every level that keeps a journal keeps it.
+  if (event === 'attempt') return level !== 'none';
   switch (level) {
     case 'none': return false;
     case 'error': return !ok && (event === 'read' || event === 'write');

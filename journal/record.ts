@@ -64,11 +64,17 @@ export function engineDifferences(a: Pick<JournalHeader, (typeof ENGINE_FIELDS)[
  * to reach (401, 403, or a statement refused as hostile, [SQ1003]): an audit
  * trace only, written at level `all`. It ran nowhere, so replay, recovery and
  * replicas pass over it (isTraceOnly).
+ *
+ * `attempt` is a student's answer to an exercise (POST /exercises/{id}/check):
+ * the SQL as sent, whether it was `correct`, and the code and class when it
+ * failed. It ran on a scratch copy that is thrown away, so it too is a trace
+ * for replay, recovery and replicas; the progress of a class is read from
+ * these entries.
  */
-export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb' | 'copydb' | 'resetdb' | 'restoredb' | 'void' | 'refused';
+export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb' | 'copydb' | 'resetdb' | 'restoredb' | 'void' | 'refused' | 'attempt';
 
 /** Every kind, in the order the docs list them: the follower's -kind and the metrics name them. */
-export const ENTRY_KINDS: readonly EntryKind[] = ['exec', 'begin', 'commit', 'rollback', 'createdb', 'dropdb', 'copydb', 'resetdb', 'restoredb', 'void', 'refused'];
+export const ENTRY_KINDS: readonly EntryKind[] = ['exec', 'begin', 'commit', 'rollback', 'createdb', 'dropdb', 'copydb', 'resetdb', 'restoredb', 'void', 'refused', 'attempt'];
 
 /**
  * Entries that record something that never reached a database: nothing is
@@ -76,7 +82,7 @@ export const ENTRY_KINDS: readonly EntryKind[] = ['exec', 'begin', 'commit', 'ro
  * database it asked for, which may not exist).
  */
 export function isTraceOnly(entry: Pick<JournalEntry, 'kind'>): boolean {
-  return entry.kind === 'refused';
+  return entry.kind === 'refused' || entry.kind === 'attempt';
 }
 
 export type RollbackReason = 'client' | 'expired' | 'timeout' | 'engine-lost' | 'aborted' | 'shutdown' | 'revoked';
@@ -122,6 +128,10 @@ export interface JournalEntry {
   /** The token that ran it (its id and name, never its secret), on a server that requires tokens. Replay ignores them. */
   tokenId?: string;
   tokenName?: string;
+  /** attempt: the exercise answered. */
+  exercise?: string;
+  /** attempt: whether the answer's result matched the solution's. */
+  correct?: boolean;
   /** refused: the client's address, as the server saw it. */
   client?: string;
   /** refused: the request's method and path (`POST /exec`), without its query string. */
@@ -180,7 +190,7 @@ export function crcOf(text: string): string {
  */
 const FIELD_ORDER = [
   'seq', 'ts', 'kind', 'format', 'service', 'version', 'level', 'betterSqlite3', 'sqlite', 'node', 'tz', 'started', 'firstSeq',
-  'db', 'from', 'session', 'tokenId', 'tokenName', 'client', 'request', 'epoch', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
+  'db', 'from', 'session', 'tokenId', 'tokenName', 'client', 'request', 'exercise', 'correct', 'epoch', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
   'clock', 'seed', 'voids', 'sql', 'statements',
 ] as const;
 const KNOWN_FIELDS = new Set<string>([...FIELD_ORDER, 'crc']);
@@ -308,6 +318,8 @@ const OPTIONAL_ENTRY_FIELDS: Record<string, Check> = {
   tokenName: isString,
   client: isString,
   request: isString,
+  exercise: isString,
+  correct: isBoolean,
   from: isString,
   to: isCount,
   epoch: isCount,
@@ -326,6 +338,7 @@ const REQUIRED_BY_KIND: Record<EntryKind, string[]> = {
   restoredb: ['db', 'to'],
   void: ['voids'],
   refused: ['code', 'client', 'request'],
+  attempt: ['exercise', 'sql', 'correct'],
 };
 
 /** The checks as parallel arrays, made once per table: every line of a long journal goes through them. */

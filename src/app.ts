@@ -32,6 +32,7 @@ import { consoleRoutes } from './console/serve';
 import { tokenRoutes } from './routes/token-routes';
 import { classRoutes } from './routes/class-routes';
 import { historyRoutes } from './routes/history-routes';
+import { exerciseRoutes } from './routes/exercise-routes';
 import { TokenRegistry } from './tokens/token-registry';
 import { journalSeq } from './http/journal-seq';
 import { replicationRoutes } from './routes/replication-routes';
@@ -81,6 +82,7 @@ export function createApp(
   tokenRoutes(router, bus);
   classRoutes(router, bus, config);
   historyRoutes(router, bus);
+  exerciseRoutes(router, bus);
   importRoutes(router, bus, config.maxImportBytes);
 
   koa.use(clientAddressFrom(config.trustProxy));

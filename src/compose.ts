@@ -43,6 +43,12 @@ import { WritePath } from './services/write-path';
 import { PilotService } from './pilots/pilot-service';
 import { PilotStore } from './pilots/pilot-store';
 import { SessionManager } from './sessions/session-manager';
+import { exerciseHandlers } from './bus/handlers/exercise-handlers';
+import { ExerciseStore } from './exercises/exercise-store';
+import { ExerciseChecker } from './exercises/exercise-checker';
+import { ExerciseProgress } from './exercises/exercise-progress';
+import { ExerciseService } from './exercises/exercise-service';
+import { ScratchCopies } from './exercises/scratch-copies';
 
 export interface ServiceHooks {
   /** Brings one database back in line with the journal (it lacks durable entries that could not be voided). */
@@ -93,6 +99,17 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   const tokens = new TokenRegistry({ adminToken: config.token, fileTokens: config.fileTokens, state: requiresTokens(config) ? TokenStateFile.in(config.dir) : null });
 
   const activity = new ClassActivity(journal, config.logFile);
+  // Answers run on copies of their templates in a directory of the server's own, beside the restores' (scratch-copies.ts).
+  const scratch = new ScratchCopies(path.join(config.logFile === null ? config.dir : path.dirname(config.logFile), 'checking'), engine, (message) => hooks.log(message));
+  const exercises = new ExerciseService({
+    store: new ExerciseStore(directory, engine, batches, lifecycle),
+    checker: new ExerciseChecker(directory, engine, scratch, { maxStatements: config.maxStatements, maxResultRows, maxResultBytes }),
+    progress: new ExerciseProgress(journal, config.logFile, systemClock),
+    journal: { note: (event, entry) => writePath.note(event, entry), records: (event, ok) => journal.records(event, ok) },
+    tokens,
+    engine,
+    clock: systemClock,
+  });
   const handlers = {
     ...databaseHandlers({ directory, lifecycle, engine }),
     ...execHandlers({ directory, lifecycle, batches, sessions, writePath, maxStatements: config.maxStatements, role }),
@@ -103,6 +120,7 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
     ...classHandlers({ directory, activity, engine }),
     ...historyHandlers({ directory, history: new History(index, noIndexReason(config, journal)) }),
     ...pilotHandlers(pilots),
+    ...exerciseHandlers(exercises),
     ...tokenHandlers({ registry: tokens, directory, lifecycle, copies, clock: systemClock, revoked: (id) => sessions.endOwnedBy(id) }),
   };
   // Outermost first: every command is counted, even one refused because its request had already stopped.

@@ -10,6 +10,9 @@ const NAME = /^[a-z0-9_-]{1,64}$/;
 /** Databases the service keeps for itself (the pilot records): clients cannot name or list them. */
 export const SYSTEM_PREFIX = '_sqlscribe';
 
+/** The service's own database of exercises (src/exercises/exercise-store.ts): named here, as snapshot rounds and the shutdown checkpoint must find it in single-DB mode too. */
+export const EXERCISES_DATABASE = `${SYSTEM_PREFIX}_exercises.db`;
+
 /** Whether `base` (without `.db`) is a name a client may use. */
 export function isClientName(base: string): boolean {
   return NAME.test(base) && !base.startsWith(SYSTEM_PREFIX);

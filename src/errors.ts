@@ -55,6 +55,8 @@ export const catalog = {
   CLASS_VIEW_FORBIDDEN: { code: 1090, status: 403, message: 'GET /class needs -token and an admin token; a server without a token serves it only when started with -journal-feed, as it shows every student\'s failed statements' },
   RESTORE_TARGET_INVALID: { code: 1075, status: 400, message: 'cannot restore {db}: {detail}' },
   HISTORY_PARAMETER: { code: 1070, status: 400, message: 'invalid history parameter {name}: {detail}' },
+  EXERCISE_INVALID: { code: 1080, status: 400, message: 'the exercise is not valid: {detail}' },
+  EXERCISE_CHECK_INVALID: { code: 1081, status: 400, message: 'invalid check request: {detail}' },
   TOO_MANY_COPIES: { code: 1040, status: 400, message: 'too many databases in one copy request: {count} (at most {max})' },
 
   // 2xxx — catalog: no such database/table/column/index, already exists
@@ -79,6 +81,10 @@ export const catalog = {
   NO_HISTORY: { code: 2070, status: 409, message: 'no history to serve: {detail}' },
   NO_TEMPLATE: { code: 2040, status: 409, message: 'database {db} was not made from a template: there is nothing to reset it to' },
   TEMPLATE_GONE: { code: 2041, status: 409, message: 'the template {template} of database {db} no longer exists: there is nothing to reset it to' },
+  EXERCISE_NOT_FOUND: { code: 2080, status: 404, message: 'no such exercise: {id}' },
+  EXERCISE_EXISTS: { code: 2081, status: 409, message: 'an exercise is already named {id}: change it with PUT /exercises/{id}' },
+  EXERCISE_TEMPLATE_GONE: { code: 2082, status: 409, message: 'the template {template} of exercise {id} does not exist: the teacher must make it again or change the exercise' },
+  EXERCISE_SOLUTION_FAILED: { code: 2083, status: 409, message: 'the solution of exercise {id} no longer runs on its template {template}: the teacher must fix the exercise' },
   RESTORE_TOO_OLD: { code: 2075, status: 409, message: 'cannot restore {db} to {target}: {detail}' },
   RESTORE_BEFORE_CREATION: { code: 2076, status: 409, message: 'database {db} did not exist at {target}: the oldest point it can be restored to is seq {oldest}' },
   NOTHING_TO_UNDO: { code: 2077, status: 409, message: 'there is no successful write by {who} on {db} in the journal to undo' },

@@ -8,13 +8,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PILOTS_DATABASE } from './pilots/pilot-store';
+import { EXERCISES_DATABASE } from './database-names';
 import { checkpointWal } from './engine/wal-checkpoint';
 import type { Config } from './options';
 
 /** The `.db` files of the data directory, or in single-DB mode the file and the service's own database beside it. */
 export function servedDatabaseFiles(config: Config): string[] {
   if (config.dbFile !== null) {
-    return [config.dbFile, path.join(config.dir, PILOTS_DATABASE)].filter((file) => isRegularFile(file));
+    return [config.dbFile, path.join(config.dir, PILOTS_DATABASE), path.join(config.dir, EXERCISES_DATABASE)].filter((file) => isRegularFile(file));
   }
   let entries: fs.Dirent[];
   try {

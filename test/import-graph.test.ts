@@ -17,7 +17,7 @@ const FLOORS: ReadonlyArray<readonly [number, readonly string[]]> = [
   [7, ['src/main.ts']],
   [6, ['src/server.ts', 'src/compose.ts', 'src/recovery.ts', 'src/journal-setup.ts', 'src/applied-checkpoints.ts', 'src/shutdown-checkpoint.ts', 'src/instance-lock.ts']],
   [5, ['src/app.ts', 'src/routes/', 'src/http/', 'src/console/', 'src/openapi/']],
-  [4, ['src/bus/']],
+  [4, ['src/bus/', 'src/exercises/']],
   [3, ['src/services/', 'src/tokens/', 'src/sessions/', 'src/pilots/', 'src/snapshots/', 'src/replication/', 'replay/', 'tail/']],
   [2, ['src/engine/', 'journal/']],
   [1, ['src/access/', 'src/clock.ts', 'src/command-line.ts', 'src/database-names.ts', 'src/errors.ts', 'src/errors-markdown.ts', 'src/version.ts', 'src/json-text.ts', 'src/options.ts', 'src/options-values.ts', 'src/runtime-support.ts']],

@@ -578,6 +578,44 @@ async function tokens(tt: Test, server: TestServer): Promise<void> {
   await c('DELETE', '/tokens/tok_000000000000', { status: 404, code: 2030 });
 }
 
+async function exercises(tt: Test, server: TestServer): Promise<void> {
+  const c = (method: string, url: string, x?: Call): Promise<Reply> => call(tt, conf, server, method, url, x);
+  const exercise = { id: 'ages', set: 'lesson-1', title: 'Ages', prompt: 'The pupils\' **ages**.', template: 'school', solution: 'SELECT name, age FROM pupils', showRows: true };
+  await c('POST', '/exercises', { body: exercise, status: 201 });
+  await c('POST', '/exercises', { body: { id: 'older', set: 'lesson-1', position: 5, title: 'Older', template: 'school', solution: 'UPDATE pupils SET age = age + 1', check: 'SELECT name, age FROM pupils', order: 'exact', columns: 'name', tolerance: 0 }, status: 201 });
+  await c('POST', '/exercises', { body: exercise, status: 409, code: 2081 });
+  await c('POST', '/exercises', { body: { ...exercise, id: 'x', solution: 'SELECT nope' }, status: 400, code: 1080 });
+  await c('POST', '/exercises', { body: { ...exercise, id: 'y', template: 'nowhere' }, status: 409, code: 2082 });
+  await c('GET', '/exercises', { status: 200 });
+  await c('GET', '/exercises?set=lesson-1', { status: 200 });
+  await c('GET', '/exercises/ages', { status: 200 });
+  await c('GET', '/exercises/nothing', { status: 404, code: 2080 });
+  await c('GET', '/exercises/ages/tables', { status: 200 });
+  await c('PUT', '/exercises/ages', { body: { ...exercise, title: 'Ages again' }, status: 200 });
+  await c('PUT', '/exercises/nothing', { body: { ...exercise, id: 'nothing' }, status: 404, code: 2080 });
+  const student = await c('POST', '/tokens', { body: { name: 'pupil', role: 'read', databases: ['school'] }, status: 201 });
+  const pupil = { 'X-Service-Token': String(student.body?.tokens?.[0]?.secret) };
+  await c('GET', '/exercises/ages', { headers: pupil, status: 200 });
+  await c('POST', '/exercises/ages/check', { headers: pupil, body: { sql: 'SELECT name, age FROM pupils ORDER BY age' }, status: 200 });
+  await c('POST', '/exercises/ages/check', { headers: pupil, body: { sql: 'SELECT name FROM pupils WHERE age > 12' }, status: 200 });
+  await c('POST', '/exercises/ages/check', { headers: pupil, body: { sql: 'SELECT nope FROM pupils' }, status: 200 });
+  await c('POST', '/exercises/older/check', { headers: pupil, body: { sql: 'UPDATE pupils SET age = 99' }, status: 200 });
+  await c('POST', '/exercises/ages/check', { headers: pupil, body: { sql: '' }, status: 400, code: 1081 });
+  await c('GET', '/exercises/mine?set=lesson-1', { headers: pupil, status: 200 });
+  await c('GET', '/exercises/mine', { status: 200 });
+  await c('POST', '/exercises/nothing/check', { headers: pupil, body: { sql: 'SELECT 1' }, status: 404, code: 2080 });
+  await c('POST', '/exercises', { headers: pupil, body: exercise, status: 403, code: 1030 });
+  await c('GET', '/exercises/progress', { headers: pupil, status: 403, code: 1030 });
+  await c('GET', '/exercises/progress?set=lesson-1', { status: 200 });
+  await c('GET', '/exercises/progress?set=lesson-1&format=csv&token=p*&stuck_attempts=2&stuck_minutes=5&at=2999-01-01T00:00:00Z', { status: 200 });
+  await c('GET', '/exercises/progress?at=yesterday', { status: 400, code: 1008 });
+  await c('GET', '/exercises/evidence?set=lesson-1', { status: 200 });
+  await c('GET', '/exercises/evidence?set=lesson-1&en_desarrollo=1&logrado=50%25&profundizado=2', { status: 200 });
+  await c('GET', '/exercises/evidence', { status: 400, code: 1008 });
+  await c('DELETE', '/exercises/older', { status: 200 });
+  await c('DELETE', '/exercises/older', { status: 404, code: 2080 });
+}
+
 async function withoutToken(tt: Test, server: TestServer): Promise<void> {
   for (const { method, template, op } of conf.operations()) {
     const reply = await call(tt, conf, server, method, concrete(template), { headers: NO_TOKEN });
@@ -599,6 +637,7 @@ t.test('multi-DB mode with a token: every operation and many error paths conform
   await pilots(tt, server);
   await journalFeed(tt, server);
   await tokens(tt, server);
+  await exercises(tt, server);
   await serviceAndUnmatched(tt, server);
 });
 
@@ -651,6 +690,12 @@ t.test('a primary and its replica over JetStream: status, refusals and the takeo
   await r('POST', '/exec', { body: { db: 'lesson', sql: 'INSERT INTO t VALUES (1)' }, status: 409, code: 7010 });
   await r('POST', '/tx/begin', { body: { db: 'lesson' }, status: 409, code: 7010 });
   await r('POST', '/dbs', { body: { db: 'other' }, status: 409, code: 7010 });
+  const exercise = { id: 'count-t', set: 's', title: 'Count', template: 'lesson', solution: 'SELECT count(*) FROM t' };
+  const written = await p('POST', '/exercises', { body: exercise, status: 201 });
+  const onReplica = await r('GET', '/exercises?set=s', { headers: { 'X-Min-Seq': written.headers.get('x-journal-seq') ?? '' }, status: 200 });
+  tt.same(onReplica.body?.exercises?.map((e: { id: string }) => e.id), ['count-t'], 'a replica has its primary\'s exercises');
+  await r('POST', '/exercises/count-t/check', { body: { sql: 'SELECT 0' }, status: 409, code: 7010 });
+  await r('POST', '/exercises', { body: { ...exercise, id: 'other' }, status: 409, code: 7010 });
   await r('GET', '/tables?db=lesson', { headers: { 'X-Min-Seq': String(Number(seq) + 1000) }, status: 409, code: 7011 });
   await p('POST', '/admin/promote', { status: 409, code: 7013 });
   await r('POST', '/admin/promote', { status: 200 });

@@ -17,7 +17,11 @@
  * - listing databases needs any token and shows only the matching ones;
  * - a database's history (GET /dbs/{db}/history: its journal entries, SQL
  *   included) is a read of that database: any token whose patterns match it,
- *   so a student reads their own database's history and no one else's.
+ *   so a student reads their own database's history and no one else's;
+ * - exercises: an admin writes them and reads the class's progress; every
+ *   token lists them (without solution or check) and checks answers, which
+ *   run on a scratch copy of the template whatever the token's databases:
+ *   an exercise hands its template's contents out to whoever answers it.
  *
  * A server that requires no tokens has no principal, and nothing is checked.
  */
@@ -60,6 +64,20 @@ const RULES: { readonly [T in CommandType]: Rule } = {
   // Who is stuck on what, with their statements: the teacher's view only.
   'class-activity': { role: 'admin', db: false, action: 'the class view' },
   history: { role: 'read', db: true, action: "reading a database's history" },
+  // Exercises are handed out to every token; what a non-admin sees of one is narrowed by the service (no solution, no check).
+  'list-exercises': { role: 'read', db: false, action: 'reading exercises' },
+  'get-exercise': { role: 'read', db: false, action: 'reading exercises' },
+  'exercise-tables': { role: 'read', db: false, action: 'reading exercises' },
+  // An answer runs on a scratch copy of the template, never on a database of the token's: every token may check.
+  'check-exercise': { role: 'read', db: false, action: 'checking an answer' },
+  // One's own attempts: what a student's console marks as solved.
+  'own-progress': { role: 'read', db: false, action: 'reading exercises' },
+  'create-exercise': { role: 'admin', db: false, action: 'writing exercises' },
+  'replace-exercise': { role: 'admin', db: false, action: 'writing exercises' },
+  'delete-exercise': { role: 'admin', db: false, action: 'writing exercises' },
+  // Who is stuck on what: the teacher's view only.
+  'exercise-progress': { role: 'admin', db: false, action: "the class's progress" },
+  'exercise-evidence': { role: 'admin', db: false, action: "the class's progress" },
 };
 
 /** What a server's flags change in the rules. */

@@ -13,6 +13,9 @@ import type { ColumnType } from '../engine/types';
 import type { DatabaseActivity, RecentRefusal } from '../services/class-activity';
 import type { RestoreOutcome } from '../services/database-restores';
 import type { HistoryPage, HistoryRequest } from '../services/history';
+import type { TableSchema as TemplateTable } from '../engine/schema';
+import type { StoredExercise } from '../exercises/exercise-definition';
+import type { CheckOutcome, ClassQuery, EvidenceReport, ExerciseView, OwnProgress, ProgressReport } from '../exercises/exercise-types';
 
 /** GET /class: one database of the class, with the template it can be reset to. */
 export interface ClassDatabase extends DatabaseActivity {
@@ -60,7 +63,17 @@ export type Command =
   | { readonly type: 'list-tokens' }
   | { readonly type: 'revoke-token'; readonly id: string }
   | { readonly type: 'class-activity' }
-  | { readonly type: 'history'; readonly db: unknown; readonly request: HistoryRequest };
+  | { readonly type: 'history'; readonly db: unknown; readonly request: HistoryRequest }
+  | { readonly type: 'list-exercises'; readonly set?: unknown }
+  | { readonly type: 'get-exercise'; readonly id: unknown }
+  | { readonly type: 'exercise-tables'; readonly id: unknown }
+  | { readonly type: 'create-exercise'; readonly body: unknown }
+  | { readonly type: 'replace-exercise'; readonly id: unknown; readonly body: unknown }
+  | { readonly type: 'delete-exercise'; readonly id: unknown }
+  | { readonly type: 'check-exercise'; readonly id: unknown; readonly body: unknown }
+  | { readonly type: 'exercise-progress'; readonly query: ClassQuery }
+  | { readonly type: 'own-progress'; readonly set?: unknown }
+  | { readonly type: 'exercise-evidence'; readonly query: ClassQuery; readonly thresholds: Readonly<Record<'en_desarrollo' | 'logrado' | 'profundizado', string | undefined>> };
 
 export interface DatabaseList {
   mode: 'single-db' | 'multi-db';
@@ -126,6 +139,16 @@ export interface CommandResults {
   'revoke-token': { token: TokenView };
   'class-activity': { databases: ClassDatabase[]; refused: RecentRefusal[] };
   history: HistoryPage & { db: string };
+  'list-exercises': { exercises: ExerciseView[] };
+  'get-exercise': ExerciseView;
+  'exercise-tables': { id: string; template: string; tables: TemplateTable[] };
+  'create-exercise': StoredExercise;
+  'replace-exercise': StoredExercise;
+  'delete-exercise': { id: string };
+  'check-exercise': Omit<CheckOutcome, 'failure'> & { exercise: string };
+  'exercise-progress': ProgressReport;
+  'own-progress': OwnProgress;
+  'exercise-evidence': EvidenceReport;
 }
 
 export type CommandType = Command['type'];

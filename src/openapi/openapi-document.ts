@@ -18,6 +18,7 @@ import { classPaths, classSchemas } from './class-paths';
 import { restorePaths, restoreSchemas } from './restore-paths';
 import { historyParameters, historyPaths, historySchemas } from './history-paths';
 import { replicationPaths, replicationSchemas } from './replication-paths';
+import { exerciseParameters, exercisePaths, exerciseSchemas } from './exercise-paths';
 
 const DESCRIPTION = [
   'HTTP/JSON service over embedded SQLite database files: list, create and inspect databases and tables, read rows page by page,',
@@ -58,6 +59,7 @@ const TAGS = [
   { name: 'pilots', description: 'Classroom pilot records' },
   { name: 'journal', description: 'The statement journal, read in pages or followed live' },
   { name: 'tokens', description: 'Personal tokens with roles (admin only)' },
+  { name: 'exercises', description: 'Exercises that check themselves, and the class\'s progress' },
   { name: 'console', description: 'The web console' },
 ];
 
@@ -82,10 +84,10 @@ export function buildOpenApiDocument(): JsonObject {
     servers: [{ url: '/', description: 'The server that serves this document' }],
     tags: TAGS,
     security: [{ serviceToken: [] }, { bearerAuth: [] }, {}],
-    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...restorePaths(), ...classPaths(), ...historyPaths(), ...replicationPaths(), ...otherPaths() },
+    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...restorePaths(), ...classPaths(), ...historyPaths(), ...replicationPaths(), ...exercisePaths(), ...otherPaths() },
     components: {
-      schemas: { ...componentSchemas(), ...tokenSchemas(), ...restoreSchemas(), ...classSchemas(), ...historySchemas(), ...replicationSchemas() },
-      parameters: { ...componentParameters(), ...historyParameters() },
+      schemas: { ...componentSchemas(), ...tokenSchemas(), ...restoreSchemas(), ...classSchemas(), ...historySchemas(), ...replicationSchemas(), ...exerciseSchemas() },
+      parameters: { ...componentParameters(), ...historyParameters(), ...exerciseParameters() },
       responses: {
         EndpointNotFound: errorResponse(404, ['ENDPOINT_NOT_FOUND']),
         MethodNotAllowed: errorResponse(405, ['METHOD_NOT_ALLOWED']),

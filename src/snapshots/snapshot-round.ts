@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { syncFile } from '../engine/database-file';
 import { readPosition } from '../engine/journal-position';
 import { PILOTS_DATABASE } from '../pilots/pilot-store';
+import { EXERCISES_DATABASE } from '../database-names';
 import { listRounds, MANIFEST_FORMAT, snapshotFileName, writeManifest, type SnapshotDatabase, type SnapshotManifest, type SnapshotRound } from './manifest';
 
 export interface RoundSources {
@@ -28,9 +29,9 @@ const DATABASE_NAME = /^[a-z0-9_-]{1,64}\.db$/;
 /** The databases to copy, by name in the journal, with their files. */
 export function databasesOf(sources: RoundSources): Array<{ db: string; file: string }> {
   if (sources.dbFile !== null) {
-    const pilots = path.join(sources.dataDir, PILOTS_DATABASE);
-    const list = [{ db: path.basename(sources.dbFile), file: sources.dbFile }];
-    return fs.existsSync(pilots) ? [...list, { db: PILOTS_DATABASE, file: pilots }] : list;
+    // The service's own databases live beside the file: the pilot records and the exercises.
+    const own = [PILOTS_DATABASE, EXERCISES_DATABASE].map((db) => ({ db, file: path.join(sources.dataDir, db) })).filter(({ file }) => fs.existsSync(file));
+    return [{ db: path.basename(sources.dbFile), file: sources.dbFile }, ...own];
   }
   return fs.readdirSync(sources.dataDir, { withFileTypes: true })
     .filter((d) => d.isFile() && DATABASE_NAME.test(d.name))

@@ -21,7 +21,8 @@
  * database with 10,000 entries after its newest snapshot round, restore.mjs) or lesson (only the Chinook
  * lesson run by 4, 25 and 200 students with personal tokens on their own copies, against the in-process
  * floor, and the memory of server and engines idle beside 1,000 databases and at peak through the lesson,
- * lesson.mjs; BENCH_LESSON_SECONDS per run, default 15), BENCH_JSON=<file> to save
+ * lesson.mjs; BENCH_LESSON_SECONDS per run, default 15) or exercises (only a check
+ * of an answer against the same query through /exec on Chinook, exercises.mjs), BENCH_JSON=<file> to save
  * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
  * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
  * a temporary directory that is removed at the end. cpu-cost.mjs beside this
@@ -45,6 +46,7 @@ import { replication } from './replication.mjs';
 import { historyBench } from './history.mjs';
 import { restoreBench } from './restore.mjs';
 import { idleMemory, lessonBench } from './lesson.mjs';
+import { exercisesBench } from './exercises.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -305,6 +307,15 @@ async function lesson(work, figures) {
   say(`  memory: peak through the 25-client lesson: RSS ${mb(peak25)} MB (target <= 400 MB: ${targetNote(peak25 <= 400 * 2 ** 20)})`);
 }
 
+async function checkingAnswers(work, figures) {
+  say();
+  say('POST /exercises/{id}/check against POST /exec of the same query on Chinook (one request at a time, medians of 4 alternating rounds of 300)');
+  const r = await exercisesBench(work);
+  figures.exercises = r;
+  say(`  /exec ${fmt(r.execCpuMs, 3)} CPU ms/request (p50 ${fmt(r.execP50Ms)} ms), check ${fmt(r.checkCpuMs, 3)} CPU ms/request (p50 ${fmt(r.checkP50Ms)} ms)`);
+  say(`  check ÷ /exec: CPU ${fmt(r.cpuRatio)}× (target ≤ 3: ${targetNote(r.cpuRatio <= 3)}), latency ${fmt(r.latencyRatio)}×`);
+}
+
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
   const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS ?? 'per scenario' };
@@ -312,7 +323,7 @@ async function main() {
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
-    if (!['startup', 'runaway', 'deep-page', 'replay', 'templates', 'console', 'replication', 'history', 'restore', 'lesson'].includes(ONLY)) {
+    if (!['startup', 'runaway', 'deep-page', 'replay', 'templates', 'console', 'replication', 'history', 'restore', 'lesson', 'exercises'].includes(ONLY)) {
       const journalFile = await throughput(work, figures);
       if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
     }
@@ -326,6 +337,7 @@ async function main() {
     if (ONLY === '' || ONLY === 'history') await history(work, figures);
     if (ONLY === '' || ONLY === 'restore') await restoreInPlace(work, figures);
     if (ONLY === '' || ONLY === 'lesson') await lesson(work, figures);
+    if (ONLY === '' || ONLY === 'exercises') await checkingAnswers(work, figures);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

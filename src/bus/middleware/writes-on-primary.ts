@@ -20,6 +20,11 @@ const WRITES: Partial<Record<CommandType, string>> = {
   'create-pilot': 'recording a pilot',
   'create-tokens': 'making tokens',
   'revoke-token': 'revoking a token',
+  'create-exercise': 'writing an exercise',
+  'replace-exercise': 'writing an exercise',
+  'delete-exercise': 'deleting an exercise',
+  // A check changes no database, but its attempt goes into the journal, which only the primary writes.
+  'check-exercise': 'checking an answer',
 };
 
 export function writesOnPrimary(role: ServerRole): Middleware {
