@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { PROJECTOR_SMALL, PROJECTOR_WIDE, SCREENSHOTS, axeViolations, enterToken, findChromium, launch, openConsole, serverIn, waitForText } from './helpers/browser';
+import { PHONE, PROJECTOR_SMALL, PROJECTOR_WIDE, SCREENSHOTS, axeViolations, enterToken, findChromium, launch, openConsole, serverIn, sidewaysOverflow, waitForText } from './helpers/browser';
 
 t.setTimeout(240_000);
 
@@ -145,6 +145,8 @@ if (chromiumPath === undefined) {
       await page.setViewportSize(PROJECTOR_WIDE);
       await page.screenshot({ path: path.join(SCREENSHOTS, 'console-exercises-1366.png') });
       t2.same(await seriousViolations(page), [], 'axe: a right answer');
+      await page.setViewportSize(PHONE);
+      t2.equal(await sidewaysOverflow(page), 0, 'the page does not scroll sideways on a phone');
     });
 
     const teacher = await openConsole(context, `${server.url}/#lesson`);
@@ -181,6 +183,9 @@ if (chromiumPath === undefined) {
       t2.match(csv, /^token,solved,attempts,cheap-items,by-price,double-first\r\nalumno-01,2,/, 'the gradebook');
 
       t2.same(await seriousViolations(lesson), [], 'axe: the Lesson view');
+      await lesson.setViewportSize(PHONE);
+      t2.equal(await sidewaysOverflow(lesson), 0, 'the grid scrolls in its own box on a phone');
+      await lesson.setViewportSize(PROJECTOR_WIDE);
       await lesson.screenshot({ path: path.join(SCREENSHOTS, 'console-lesson-1366.png') });
     });
 
