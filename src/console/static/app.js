@@ -8,7 +8,7 @@ import { initSqlView } from './sql-view.js';
 import { initHistoryView, loadHistory } from './history-view.js';
 import { initTeacherView, loadClass, probeClass } from './teacher-view.js';
 import { initExercisesView, loadExercises } from './exercises-view.js';
-import { initLessonView, leaveLesson, loadLesson } from './lesson-view.js';
+import { initLessonView, leaveLesson, loadLesson, probeLesson } from './lesson-view.js';
 import { promptToken } from './api.js';
 import { loadDatabases, notifyError } from './state.js';
 
@@ -53,9 +53,7 @@ async function show(name) {
 
 /** Whether to offer the Class and Lesson tabs (a teacher's): asked once the first view has loaded (and any token prompt is answered), and after a new token. */
 function showThenProbe(name) {
-  return show(name).then(probeClass).then((allowed) => {
-    $('nav-lesson').hidden = !allowed;
-  });
+  return show(name).then(() => Promise.all([probeClass(), probeLesson()]));
 }
 
 /** After Cancel on the token prompt, the header's "Enter token" asks again, then reloads the view. */

@@ -311,6 +311,24 @@ export async function loadLesson() {
   stopFeed ??= followAttempts(scheduleProgress, feedState);
 }
 
+/**
+ * Shows the Lesson tab when this token may read the class's progress (an
+ * admin token, or a server without tokens); asked without the token prompt.
+ */
+export async function probeLesson() {
+  const headers = { Accept: 'application/json' };
+  const token = storedToken();
+  if (token !== null) headers['X-Service-Token'] = token;
+  let allowed = false;
+  try {
+    allowed = (await fetch('/exercises/progress', { headers, cache: 'no-store' })).ok;
+  } catch {
+    allowed = false;
+  }
+  $('nav-lesson').hidden = !allowed;
+  return allowed;
+}
+
 /** Leaving the view closes the feed: the server serves only a few followers. */
 export function leaveLesson() {
   stopFeed?.();
