@@ -100,7 +100,7 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
 
   const activity = new ClassActivity(journal, config.logFile);
   // Answers run on copies of their templates in a directory of the server's own, beside the restores' (scratch-copies.ts).
-  const scratch = new ScratchCopies(path.join(config.logFile === null ? config.dir : path.dirname(config.logFile), 'checking'), engine, hooks.log);
+  const scratch = new ScratchCopies(path.join(config.logFile === null ? config.dir : path.dirname(config.logFile), 'checking'), engine, (message) => hooks.log(message));
   const exercises = new ExerciseService({
     store: new ExerciseStore(directory, engine, batches, lifecycle),
     checker: new ExerciseChecker(directory, engine, scratch, { maxStatements: config.maxStatements, maxResultRows, maxResultBytes }),

@@ -45,6 +45,15 @@ function handlers(ran: string[], createFails?: unknown): Handlers {
     'revoke-token': unused,
     'class-activity': unused,
     history: unused,
+    'list-exercises': unused,
+    'get-exercise': unused,
+    'exercise-tables': unused,
+    'create-exercise': unused,
+    'replace-exercise': unused,
+    'delete-exercise': unused,
+    'check-exercise': unused,
+    'exercise-progress': unused,
+    'exercise-evidence': unused,
   };
 }
 

@@ -258,6 +258,27 @@ t.test('no write or read token ever saw a solution or a check', async (t) => {
   }
 });
 
+t.test('the journal\'s live feed carries each attempt as it is checked', async (t) => {
+  const page = await server.get('/journal?kind=attempt&limit=1000');
+  const kinds = new Set(page.text.trim().split('\n').map((line) => (JSON.parse(line) as { kind: string }).kind));
+  t.same([...kinds], ['attempt'], 'kind=attempt: only the attempts');
+  t.match(await server.get('/journal?kind=nothing'), { status: 400, body: { code: 1008 } });
+  const head = page.headers.get('journal-head') ?? '0';
+  const controller = new AbortController();
+  const response = await fetch(`${server.url}/journal?kind=attempt&since=${head}`, { headers: { 'X-Service-Token': ADMIN, Accept: 'text/event-stream' }, signal: controller.signal });
+  const reader = response.body!.getReader();
+  await check(rita, 'brazil', 'SELECT 42 AS live');
+  let text = '';
+  while (!text.includes('SELECT 42 AS live')) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += Buffer.from(value).toString('utf8');
+  }
+  controller.abort();
+  const data = text.split('\n').find((line) => line.startsWith('data: ') && line.includes('SELECT 42 AS live'));
+  t.match(JSON.parse((data ?? 'data: {}').slice(6)), { kind: 'attempt', tokenName: 'rita', exercise: 'brazil', correct: false, sql: 'SELECT 42 AS live' }, 'a follower sees the attempt');
+});
+
 t.test('each check is an attempt in the journal, kept by a restart and by replay', async (t) => {
   const feed = await server.get('/journal?token=ana&limit=1000');
   const entries = feed.text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.kind === 'attempt');

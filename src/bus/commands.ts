@@ -15,8 +15,7 @@ import type { RestoreOutcome } from '../services/database-restores';
 import type { HistoryPage, HistoryRequest } from '../services/history';
 import type { TableSchema as TemplateTable } from '../engine/schema';
 import type { StoredExercise } from '../exercises/exercise-definition';
-import type { CheckOutcome } from '../exercises/exercise-checker';
-import type { ClassQuery, EvidenceReport, ExerciseView, ProgressReport } from '../exercises/exercise-service';
+import type { CheckOutcome, ClassQuery, EvidenceReport, ExerciseView, ProgressReport } from '../exercises/exercise-types';
 
 /** GET /class: one database of the class, with the template it can be reset to. */
 export interface ClassDatabase extends DatabaseActivity {

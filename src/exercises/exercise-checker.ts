@@ -18,31 +18,15 @@ import type { CallContext, ExecStatement, StatementResult } from '../engine/prot
 import { parseBatch, type Batch, type ParsedStatement } from '../bus/batch';
 import type { DatabaseDirectory, DatabaseRef } from '../services/database-directory';
 import type { ExerciseDefinition } from './exercise-definition';
-import { compareResults, type Feedback, type ResultSet } from './result-compare';
+import { compareResults, type ResultSet } from './result-compare';
 import type { ScratchCopies } from './scratch-copies';
+import type { AnswerError, CheckOutcome } from './exercise-types';
 import type { EngineHost } from '../engine/protocol';
 
 export interface CheckerLimits {
   readonly maxStatements: number;
   readonly maxResultRows: number;
   readonly maxResultBytes: number;
-}
-
-/** What the answer's error says: enough to fix it, as /exec would say it. */
-export interface AnswerError {
-  code: number;
-  class: number;
-  message: string;
-  /** The failing statement of the answer (0-based), when one is to blame. */
-  statement?: number;
-}
-
-export interface CheckOutcome {
-  correct: boolean;
-  feedback: Feedback & { truncated?: true };
-  error?: AnswerError;
-  /** For the journal: the engine error the answer failed with. */
-  failure?: EngineError;
 }
 
 /** Solution results kept at most (one per exercise and template version). */

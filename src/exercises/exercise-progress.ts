@@ -80,7 +80,7 @@ export class ExerciseProgress {
 
   /** An attempt the journal did not take (no journal): counted until the server stops. */
   noteUnjournaled(entry: Pick<JournalEntry, 'ts' | 'tokenName' | 'exercise' | 'correct' | 'class'>): void {
-    this.take({ seq: 0, db: null, session: null, kind: 'attempt', sql: '', ok: entry.class === undefined, ms: 0, ...entry } as JournalEntry);
+    this.take({ seq: 0, db: null, session: null, kind: 'attempt', sql: '', ok: entry.class === undefined, ms: 0, ...entry });
   }
 
   private take(entry: JournalEntry): void {

@@ -18,45 +18,17 @@ import type { EngineHost } from '../engine/protocol';
 import type { JournalEvent } from '../../journal/journal';
 import type { NewEntry } from '../../journal/writer';
 import type { TokenRegistry } from '../tokens/token-registry';
-import { exerciseName, publicView, readDefinition, type ExerciseDefinition, type PublicExercise, type StoredExercise } from './exercise-definition';
-import type { CheckOutcome, ExerciseChecker } from './exercise-checker';
-import { evidenceCounts, readThresholds, type EvidenceThresholds } from './exercise-evidence';
-import { type ExerciseProgress, type StudentProgress, type StuckRule } from './exercise-progress';
+import { exerciseName, publicView, readDefinition, type ExerciseDefinition, type StoredExercise } from './exercise-definition';
+import type { ExerciseChecker } from './exercise-checker';
+import type { CheckOutcome, ClassQuery, EvidenceReport, ExerciseView, ProgressReport } from './exercise-types';
+import { evidenceCounts, readThresholds } from './exercise-evidence';
+import type { ExerciseProgress } from './exercise-progress';
 import type { ExerciseStore } from './exercise-store';
-import type { EvidenceLevel } from '../pilots/pilot-schema';
 
 /** What the service needs of the journal: a note that never throws, and whether attempts are recorded. */
 export interface AttemptJournal {
   note(event: JournalEvent, entry: NewEntry): Promise<void>;
   records(event: JournalEvent, ok: boolean): boolean;
-}
-
-export type ExerciseView = StoredExercise | PublicExercise;
-
-/** What the teacher asks of GET /exercises/progress and /evidence. */
-export interface ClassQuery {
-  readonly set?: string;
-  /** A glob of token names (`clase-*`): only these students. */
-  readonly tokens?: string;
-  readonly stuck: StuckRule;
-  /** The time the stuck rule is judged at (ms); now when absent. */
-  readonly at?: number;
-}
-
-export interface ProgressReport {
-  set: string | null;
-  at: string;
-  stuck: StuckRule;
-  exercises: Array<Pick<StoredExercise, 'id' | 'set' | 'position' | 'title'>>;
-  students: StudentProgress[];
-}
-
-export interface EvidenceReport {
-  set: string;
-  exercises: number;
-  students: number;
-  thresholds: EvidenceThresholds;
-  aggregate_evidence: Record<EvidenceLevel, number>;
 }
 
 export interface ExerciseServiceDeps {
@@ -124,8 +96,8 @@ export class ExerciseService {
     const started = performance.now();
     const outcome = await this.deps.checker.check(exercise, sql, call);
     await this.recordAttempt(exercise, sql, outcome, performance.now() - started, call.principal);
-    const { failure: _failure, ...answer } = outcome;
-    return { exercise: exercise.id, ...answer };
+    // The engine error itself is for the journal; the answer carries its readable form (outcome.error).
+    return { exercise: exercise.id, correct: outcome.correct, feedback: outcome.feedback, ...(outcome.error === undefined ? {} : { error: outcome.error }) };
   }
 
   private async recordAttempt(exercise: StoredExercise, sql: string, outcome: CheckOutcome, ms: number, principal: Principal | undefined): Promise<void> {

@@ -146,8 +146,8 @@ export class Metrics implements CommandObserver, JournalObserver {
   written(entries: readonly EntryOutcome[], bytes: number, seconds: number, lastSeq: number): void {
     for (const entry of entries) {
       this.journalEntries.get(entry.kind).inc();
-      // A refused request is no failed batch: sqlscribe_refused_total counts it, at every level.
-      if (!entry.ok && entry.class !== undefined && entry.kind !== 'refused') this.journalFailures.get(`${entry.class} ${entry.code ?? 0}`).inc();
+      // A refused request is no failed batch (sqlscribe_refused_total counts it, at every level), nor an exercise's answer that failed on its scratch copy.
+      if (!entry.ok && entry.class !== undefined && entry.kind !== 'refused' && entry.kind !== 'attempt') this.journalFailures.get(`${entry.class} ${entry.code ?? 0}`).inc();
     }
     this.journalBytes.inc(bytes);
     this.journalLastSeq.set(lastSeq);

@@ -12,6 +12,7 @@ const PARAMETERS: JsonObject[] = [
   query('db', 'Only entries of this database: its name, with or without `.db` (`school` or `school.db`).', { type: 'string', minLength: 1 }),
   query('failed', '`true`: only entries of failed statements.', { enum: ['true', 'false'] }),
   query('token', 'Only entries caused by these tokens, by name (`alumno-05` or `alumno-05,alumno-06`; any case). A name, never a secret.', { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}(,[A-Za-z0-9_.-]{1,64})*$' }),
+  query('kind', 'Only entries of these kinds, e.g. `attempt` (the answers checked against exercises, for a live progress grid) or `attempt,refused`.', { type: 'string', pattern: '^[a-z]+(,[a-z]+)*$' }),
   { name: 'Last-Event-ID', in: 'header', required: false, description: 'Event stream: the id (seq) of the last event received; the stream resumes after it and wins over `since`.', schema: { type: 'string', pattern: '^\\d+$' } },
 ];
 

@@ -9,7 +9,7 @@ import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
 import { callOf } from '../http/request-deadline';
 import { sendJson } from '../http/respond';
-import type { ClassQuery, ProgressReport } from '../exercises/exercise-service';
+import type { ClassQuery, ProgressReport } from '../exercises/exercise-types';
 import { STUCK_ATTEMPTS, STUCK_MINUTES } from '../exercises/exercise-progress';
 import { queryValue } from './query';
 

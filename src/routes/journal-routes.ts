@@ -12,6 +12,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { EngineError } from '../errors';
+import { ENTRY_KINDS } from '../../journal/record';
 import { EventStream } from '../http/event-stream';
 import type { Metrics } from '../http/metrics';
 import { normalizeDatabaseName } from '../database-names';
@@ -98,7 +99,19 @@ function filterOf(ctx: Context): FeedFilter {
     dbs: db === undefined ? null : namesOfDatabase(db),
     failedOnly: failed === 'true',
     tokens: tokenNames(ctx),
+    kinds: kindNames(ctx),
   };
+}
+
+/** `kind=attempt` or `kind=attempt,refused`: entry kinds, as the follower's -kind. */
+function kindNames(ctx: Context): ReadonlySet<string> | null {
+  const value = queryValue(ctx, 'kind');
+  if (value === undefined) return null;
+  const kinds = value.split(',');
+  if (!kinds.every((kind) => (ENTRY_KINDS as readonly string[]).includes(kind))) {
+    throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'kind', detail: `expected entry kinds among ${ENTRY_KINDS.join(', ')}, separated by commas` });
+  }
+  return new Set(kinds);
 }
 
 /** `token=alumno-05` or `token=alumno-05,alumno-06`: the names of tokens (never a secret: this is no credential). */

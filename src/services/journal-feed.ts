@@ -24,6 +24,8 @@ export interface FeedFilter {
   readonly failedOnly: boolean;
   /** The names of the tokens whose entries pass, lower-cased (names are unique regardless of case); null: any. */
   readonly tokens: ReadonlySet<string> | null;
+  /** Entry kinds (`attempt` for a live progress grid); absent or null: any. */
+  readonly kinds?: ReadonlySet<string> | null;
 }
 
 export function matches(filter: FeedFilter, entry: JournalEntry): boolean {
@@ -32,6 +34,7 @@ export function matches(filter: FeedFilter, entry: JournalEntry): boolean {
   if (filter.classes.size > 0 && (entry.class === undefined || !filter.classes.has(entry.class))) return false;
   if (filter.codes.size > 0 && (entry.code === undefined || !filter.codes.has(entry.code))) return false;
   if (filter.tokens !== null && (entry.tokenName === undefined || !filter.tokens.has(entry.tokenName.toLowerCase()))) return false;
+  if (filter.kinds != null && !filter.kinds.has(entry.kind)) return false;
   return true;
 }
 

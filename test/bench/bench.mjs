@@ -18,7 +18,8 @@
  * to NATS JetStream against a local one, and a replica's lag, replication.mjs) or history (only the
  * first page of GET /dbs/{db}/history with 10^6 entries against 10^3, and the write path with the journal
  * index against -history-index=false, history.mjs) or restore (only the restore in place of a 1 MB
- * database with 10,000 entries after its newest snapshot round, restore.mjs), BENCH_JSON=<file> to save
+ * database with 10,000 entries after its newest snapshot round, restore.mjs) or exercises (only a check
+ * of an answer against the same query through /exec on Chinook, exercises.mjs), BENCH_JSON=<file> to save
  * the figures, BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
  * for sqlscribe's processes. Everything runs on 127.0.0.1, bounded in time, in
  * a temporary directory that is removed at the end. cpu-cost.mjs beside this
@@ -41,6 +42,7 @@ import { consoleLoad } from './console-load.mjs';
 import { replication } from './replication.mjs';
 import { historyBench } from './history.mjs';
 import { restoreBench } from './restore.mjs';
+import { exercisesBench } from './exercises.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -273,6 +275,15 @@ async function history(work, figures) {
   if (a !== undefined) say(`  INSERT c32: with the index ${int(a.index.rps)} req/s (p50 ${fmt(a.index.p50)} ms), without ${int(a.noIndex.rps)} req/s (p50 ${fmt(a.noIndex.p50)} ms); CPU ${int(a.index.cpuUsPerRequest)} and ${int(a.noIndex.cpuUsPerRequest)} µs/request; without ÷ with ${fmt(a.ratio, 3)} (index started first ${fmt(a.ratios[0], 3)}, second ${fmt(a.ratios[1], 3)}; target ≤ 1.05: ${targetNote(a.ratio <= 1.05)})`);
 }
 
+async function checkingAnswers(work, figures) {
+  say();
+  say('POST /exercises/{id}/check against POST /exec of the same query on Chinook (one request at a time, medians of 4 alternating rounds of 300)');
+  const r = await exercisesBench(work);
+  figures.exercises = r;
+  say(`  /exec ${fmt(r.execCpuMs, 3)} CPU ms/request (p50 ${fmt(r.execP50Ms)} ms), check ${fmt(r.checkCpuMs, 3)} CPU ms/request (p50 ${fmt(r.checkP50Ms)} ms)`);
+  say(`  check ÷ /exec: CPU ${fmt(r.cpuRatio)}× (target ≤ 3: ${targetNote(r.cpuRatio <= 3)}), latency ${fmt(r.latencyRatio)}×`);
+}
+
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-'));
   const figures = { machine: machine(), date: new Date().toISOString(), rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS ?? 'per scenario' };
@@ -280,7 +291,7 @@ async function main() {
   say(`machine: ${figures.machine}; load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   try {
-    if (!['startup', 'runaway', 'deep-page', 'replay', 'templates', 'console', 'replication', 'history', 'restore'].includes(ONLY)) {
+    if (!['startup', 'runaway', 'deep-page', 'replay', 'templates', 'console', 'replication', 'history', 'restore', 'exercises'].includes(ONLY)) {
       const journalFile = await throughput(work, figures);
       if (ONLY !== 'throughput') await afterwards(work, journalFile, figures);
     }
@@ -293,6 +304,7 @@ async function main() {
     if (ONLY === '' || ONLY === 'replication') await shipping(work, figures);
     if (ONLY === '' || ONLY === 'history') await history(work, figures);
     if (ONLY === '' || ONLY === 'restore') await restoreInPlace(work, figures);
+    if (ONLY === '' || ONLY === 'exercises') await checkingAnswers(work, figures);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

@@ -1,0 +1,56 @@
+/**
+ * The shapes the exercises answer with, apart from the code that makes them:
+ * the command bus names them in its results, and must not import the checker
+ * (which parses SQL with the bus's own parser).
+ */
+import type { EngineError } from '../errors';
+import type { EvidenceLevel } from '../pilots/pilot-schema';
+import type { PublicExercise, StoredExercise } from './exercise-definition';
+import type { EvidenceThresholds } from './exercise-evidence';
+import type { StudentProgress, StuckRule } from './exercise-progress';
+import type { Feedback } from './result-compare';
+
+/** What the answer's error says: enough to fix it, as /exec would say it. */
+export interface AnswerError {
+  code: number;
+  class: number;
+  message: string;
+  /** The failing statement of the answer (0-based), when one is to blame. */
+  statement?: number;
+}
+
+export interface CheckOutcome {
+  correct: boolean;
+  feedback: Feedback & { truncated?: true };
+  error?: AnswerError;
+  /** For the journal: the engine error the answer failed with. */
+  failure?: EngineError;
+}
+
+export type ExerciseView = StoredExercise | PublicExercise;
+
+/** What the teacher asks of GET /exercises/progress and /evidence. */
+export interface ClassQuery {
+  readonly set?: string;
+  /** A glob of token names (`clase-*`): only these students. */
+  readonly tokens?: string;
+  readonly stuck: StuckRule;
+  /** The time the stuck rule is judged at (ms); now when absent. */
+  readonly at?: number;
+}
+
+export interface ProgressReport {
+  set: string | null;
+  at: string;
+  stuck: StuckRule;
+  exercises: Array<Pick<StoredExercise, 'id' | 'set' | 'position' | 'title'>>;
+  students: StudentProgress[];
+}
+
+export interface EvidenceReport {
+  set: string;
+  exercises: number;
+  students: number;
+  thresholds: EvidenceThresholds;
+  aggregate_evidence: Record<EvidenceLevel, number>;
+}
