@@ -1,8 +1,9 @@
 // The journal's live feed for the progress grid: GET /journal as server-sent
 // events (admin only), read with fetch so that the token travels in its
-// header (EventSource cannot send one). `since` far past the head means
-// "from now on"; each `attempt` entry calls `onAttempt`. A dropped feed is
-// opened again after a pause while the caller still wants it.
+// header (EventSource cannot send one), only the `attempt` entries
+// (`kind=attempt`). `since` far past the head means "from now on"; each
+// attempt calls `onAttempt`. A dropped feed is opened again after a pause
+// while the caller still wants it.
 
 import { storedToken } from './api.js';
 
@@ -32,7 +33,7 @@ export function followAttempts(onAttempt, onState = () => {}) {
     const token = storedToken();
     if (token !== null) headers['X-Service-Token'] = token;
     try {
-      const response = await fetch(`/journal?since=${FROM_NOW}`, { headers, cache: 'no-store', signal: controller.signal });
+      const response = await fetch(`/journal?kind=attempt&since=${FROM_NOW}`, { headers, cache: 'no-store', signal: controller.signal });
       if (!response.ok || response.body === null) throw new Error(`HTTP ${response.status}`);
       onState('live');
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
