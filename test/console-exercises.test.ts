@@ -105,6 +105,15 @@ if (chromiumPath === undefined) {
       t2.match(await page.locator('#exercise-prompt').innerText(), /<b>not markup<\/b>/, 'shown as text');
       await page.waitForFunction(() => /items/.test(document.getElementById('exercise-tables')!.textContent ?? ''));
       t2.match(await page.locator('#exercise-tables').innerText(), /Tables: items/, 'the template\'s tables, for completion');
+      await setAnswer(page, ' FROM items');
+      await page.focus('#exercise-input');
+      await page.keyboard.press('Control+Home');
+      await page.keyboard.type('SELECT ');
+      await page.keyboard.press('Control+Space');
+      await page.locator('.cm-tooltip-autocomplete').waitFor();
+      const labels = await page.locator('.cm-tooltip-autocomplete li .cm-completionLabel').allInnerTexts();
+      for (const column of ['id', 'name', 'price']) t2.ok(labels.includes(column), `the editor completes ${column} (${labels.join(', ')})`);
+      await page.keyboard.press('Escape');
     });
 
     await tt.test('wrong answers, then a right one written differently', async (t2) => {
