@@ -1,5 +1,5 @@
 // The console's entry point: the views chosen by the URL's hash (#data, #sql,
-// #history, #pilots, #teacher), loaded when shown.
+// #history, #pilots, #teacher, #exercises, #lesson), loaded when shown.
 
 import { $, clear } from './dom.js';
 import { initDataView, loadTables } from './data-view.js';
@@ -7,10 +7,12 @@ import { initPilotsView, loadPilots } from './pilots-view.js';
 import { initSqlView } from './sql-view.js';
 import { initHistoryView, loadHistory } from './history-view.js';
 import { initTeacherView, loadClass, probeClass } from './teacher-view.js';
+import { initExercisesView, loadExercises } from './exercises-view.js';
+import { initLessonView, leaveLesson, loadLesson, probeLesson } from './lesson-view.js';
 import { promptToken } from './api.js';
 import { loadDatabases, notifyError } from './state.js';
 
-const VIEWS = ['data', 'sql', 'history', 'pilots', 'teacher'];
+const VIEWS = ['data', 'sql', 'history', 'pilots', 'teacher', 'exercises', 'lesson'];
 
 function currentView() {
   const name = location.hash.replace(/^#/, '');
@@ -24,7 +26,8 @@ async function show(name) {
     if (link.dataset.nav === name) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
-  document.title = `${{ data: 'Data', sql: 'SQL', history: 'History', pilots: 'Pilots', teacher: 'Class' }[name]} · sqlscribe console`;
+  document.title = `${{ data: 'Data', sql: 'SQL', history: 'History', pilots: 'Pilots', teacher: 'Class', exercises: 'Exercises', lesson: 'Lesson' }[name]} · sqlscribe console`;
+  if (name !== 'lesson') leaveLesson();
   try {
     if (name === 'data') {
       await loadDatabases();
@@ -36,6 +39,10 @@ async function show(name) {
       await loadHistory();
     } else if (name === 'teacher') {
       await loadClass();
+    } else if (name === 'exercises') {
+      await loadExercises();
+    } else if (name === 'lesson') {
+      await loadLesson();
     } else {
       await loadDatabases();
     }
@@ -44,9 +51,9 @@ async function show(name) {
   }
 }
 
-/** Whether to offer the Class tab: asked once the first view has loaded (and any token prompt is answered), and after a new token. */
+/** Whether to offer the Class and Lesson tabs (a teacher's): asked once the first view has loaded (and any token prompt is answered), and after a new token. */
 function showThenProbe(name) {
-  return show(name).then(probeClass);
+  return show(name).then(() => Promise.all([probeClass(), probeLesson()]));
 }
 
 /** After Cancel on the token prompt, the header's "Enter token" asks again, then reloads the view. */
@@ -62,6 +69,8 @@ function start() {
   initHistoryView();
   initPilotsView();
   initTeacherView();
+  initExercisesView();
+  initLessonView();
   initTokenControl();
   // Other hashes (the skip link's #main) leave the view as it is.
   window.addEventListener('hashchange', () => {

@@ -1,0 +1,166 @@
+// The Exercises view, a student's: the tasks of a lesson (a set) in order,
+// the chosen task's prompt (Markdown, drawn safely by markdown.js), an editor
+// that completes the tables of the exercise's template, a Check button
+// (POST /exercises/{id}/check, run on a scratch copy: nothing changes), the
+// feedback (exercise-feedback.js) and a mark on the tasks solved. The marks
+// are kept in this tab's sessionStorage, beside the token: the progress the
+// server keeps is the teacher's to read.
+
+import { api, ApiError, query } from './api.js';
+import { $, clear, h } from './dom.js';
+import { markdownNodes } from './markdown.js';
+import { showFeedback } from './exercise-feedback.js';
+import { statementSpans } from './statement-spans.js';
+import { createSqlEditor } from './editor.js';
+import { notifyError } from './state.js';
+
+const SET_KEY = 'sqlscribe.exercise-set';
+const SOLVED_KEY = 'sqlscribe.solved';
+const DRAFT_KEY = 'sqlscribe.exercise-drafts';
+
+let exercises = [];
+let current = null;
+let checking = false;
+let editor;
+
+function readJson(key, fallback) {
+  try {
+    return JSON.parse(sessionStorage.getItem(key) ?? 'null') ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+function solvedIds() {
+  return new Set(readJson(SOLVED_KEY, []));
+}
+
+function markSolved(id) {
+  const solved = solvedIds();
+  solved.add(id);
+  sessionStorage.setItem(SOLVED_KEY, JSON.stringify([...solved]));
+}
+
+function saveDraft(id, text) {
+  const drafts = readJson(DRAFT_KEY, {});
+  drafts[id] = text;
+  sessionStorage.setItem(DRAFT_KEY, JSON.stringify(drafts));
+}
+
+function renderTasks() {
+  const solved = solvedIds();
+  const done = exercises.filter((exercise) => solved.has(exercise.id)).length;
+  $('exercise-summary').textContent = exercises.length === 0 ? '' : `${done} of ${exercises.length} solved.`;
+  clear($('exercise-list'), exercises.length === 0
+    ? h('li', { class: 'muted' }, 'No exercises in this lesson yet.')
+    : exercises.map((exercise, i) => h('li', { dataset: { id: exercise.id, solved: solved.has(exercise.id) ? 'true' : 'false' } },
+      h('button', {
+        type: 'button', class: 'task', 'aria-current': current?.id === exercise.id ? 'true' : undefined,
+        onclick: () => choose(exercise.id),
+      },
+      h('span', { class: 'task-mark', 'aria-hidden': 'true' }, solved.has(exercise.id) ? '✓' : `${i + 1}.`),
+      h('span', { class: 'task-title' }, exercise.title),
+      solved.has(exercise.id) ? h('span', { class: 'task-solved' }, ' solved') : h('span', { class: 'visually-hidden' }, ` task ${i + 1}, not solved yet`)))));
+}
+
+/** The template's tables, for the editor's completion (the student may not read the template itself). */
+async function loadCompletions(exercise) {
+  editor.setSchema({});
+  try {
+    const { tables } = await api('GET', `/exercises/${encodeURIComponent(exercise.id)}/tables`);
+    if (current?.id !== exercise.id) return;
+    editor.setSchema(Object.fromEntries(tables.map((table) => [table.name, table.columns.map((column) => column.name)])));
+    $('exercise-tables').textContent = `Tables: ${tables.map((table) => table.name).join(', ')}`;
+  } catch {
+    $('exercise-tables').textContent = '';
+  }
+}
+
+function choose(id) {
+  current = exercises.find((exercise) => exercise.id === id) ?? null;
+  renderTasks();
+  const panel = $('exercise-task');
+  panel.hidden = current === null;
+  if (current === null) return;
+  $('exercise-title').textContent = current.title;
+  clear($('exercise-prompt'), markdownNodes(current.prompt));
+  const notes = [];
+  if (current.order === 'exact') notes.push('The order of the rows matters.');
+  if (current.columns === 'name') notes.push('Columns are matched by their names.');
+  $('exercise-rules').textContent = notes.join(' ');
+  $('exercise-tables').textContent = '';
+  editor.setText(readJson(DRAFT_KEY, {})[current.id] ?? '');
+  editor.markRange();
+  clear($('exercise-feedback'), h('p', { class: 'muted' }, 'Write your answer, then Check.'));
+  loadCompletions(current);
+}
+
+async function check() {
+  if (checking || current === null) return;
+  const sql = editor.getText();
+  const { statements } = statementSpans(sql);
+  editor.markRange();
+  if (statements.length === 0) {
+    clear($('exercise-feedback'), h('p', { class: 'muted' }, 'Write a statement first.'));
+    return;
+  }
+  checking = true;
+  $('exercise-check').disabled = true;
+  const exercise = current;
+  try {
+    const answer = await api('POST', `/exercises/${encodeURIComponent(exercise.id)}/check`, { body: { sql } });
+    if (current?.id !== exercise.id) return;
+    if (answer.correct) markSolved(exercise.id);
+    const failed = typeof answer.error?.statement === 'number' ? statements[answer.error.statement] : undefined;
+    if (failed) editor.markRange(failed.start, failed.end);
+    showFeedback(answer, statements);
+    renderTasks();
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    showFeedback({ correct: false, error: { code: error.code, message: error.message } }, statements);
+  } finally {
+    checking = false;
+    $('exercise-check').disabled = false;
+  }
+}
+
+function setOptions(sets, chosen) {
+  clear($('exercise-set'), sets.length === 0 ? h('option', { value: '' }, '(no lessons yet)') : sets.map((set) => h('option', { value: set, selected: set === chosen ? true : undefined }, set)));
+}
+
+/** The lessons (sets) there are, then the chosen one's tasks in order. */
+export async function loadExercises() {
+  const all = (await api('GET', '/exercises')).exercises ?? [];
+  const sets = [...new Set(all.map((exercise) => exercise.set))].sort();
+  let set = sessionStorage.getItem(SET_KEY) ?? '';
+  if (!sets.includes(set)) set = sets[0] ?? '';
+  setOptions(sets, set);
+  exercises = set === '' ? [] : (await api('GET', `/exercises${query({ set })}`)).exercises ?? [];
+  const keep = current !== null && exercises.some((exercise) => exercise.id === current.id) ? current.id : exercises[0]?.id;
+  if (keep === undefined) {
+    current = null;
+    $('exercise-task').hidden = true;
+    renderTasks();
+  } else {
+    choose(keep);
+  }
+}
+
+export function initExercisesView() {
+  const parent = $('exercise-editor');
+  editor = createSqlEditor({
+    parent,
+    nonce: document.querySelector('meta[name="csp-nonce"]')?.getAttribute('content') ?? '',
+    contentAttributes: { id: 'exercise-input', 'aria-labelledby': 'exercise-answer-h', 'aria-describedby': 'exercise-hint exercise-tables', spellcheck: 'false', autocapitalize: 'off', autocorrect: 'off' },
+    onRun: () => check(),
+    onChange: (text) => { if (current !== null) saveDraft(current.id, text); },
+  });
+  // The browser tests set the text through this handle, as for the SQL view's editor.
+  parent.sqlEditor = editor;
+  $('exercise-check').addEventListener('click', () => check().catch(notifyError));
+  $('exercise-set').addEventListener('change', (event) => {
+    sessionStorage.setItem(SET_KEY, event.currentTarget.value);
+    current = null;
+    loadExercises().catch(notifyError);
+  });
+}
