@@ -5,6 +5,8 @@
  *   safely: no markup from the prompt), checks wrong answers and sees why
  *   (a column not asked for, a missing row, the order, an engine error), then
  *   a right answer written differently, and sees it marked solved;
+ * - another browser with the same token (no storage in common) shows the
+ *   same solved marks and count: they are the server's, not the tab's;
  * - no response the student's page receives holds a solution or a check;
  * - the teacher's progress grid updates live when a student's attempt
  *   arrives, offers the gradebook as CSV and counts students per evidence
@@ -156,6 +158,21 @@ if (chromiumPath === undefined) {
       t2.same(await seriousViolations(page), [], 'axe: a right answer');
       await page.setViewportSize(PHONE);
       t2.equal(await sidewaysOverflow(page), 0, 'the page does not scroll sideways on a phone');
+    });
+
+    await tt.test('another browser with the same token shows the same solved marks', async (t2) => {
+      // A browser of its own: nothing in its storage, so the marks can only come from the server.
+      const elsewhere = await openConsole(await launch(t2, executablePath), `${server.url}/#exercises`);
+      const other = elsewhere.page;
+      other.on('response', (response) => received.push(response.text().catch(() => '')));
+      await other.setViewportSize(PROJECTOR_SMALL);
+      await enterToken(other, secrets.get('alumno-01') ?? '');
+      await other.waitForSelector('#exercise-list li[data-id="double-first"][data-solved="true"]');
+      t2.same(await other.locator('#exercise-list li').evaluateAll((items) => items.map((item) => [(item as HTMLElement).dataset.id, (item as HTMLElement).dataset.solved])),
+        [['cheap-items', 'true'], ['by-price', 'false'], ['double-first', 'true']], 'solved in the first browser, tried but not solved, solved');
+      t2.match(await other.locator('#exercise-list li[data-id="cheap-items"]').innerText(), /✓[\s\S]*solved/, 'the solved mark, in words');
+      t2.match(await other.locator('#exercise-summary').innerText(), /2 of 3 solved/, 'the count, from the server');
+      t2.same(elsewhere.problems, [], server.stderr());
     });
 
     const teacher = await openConsole(context, `${server.url}/#lesson`);

@@ -3,8 +3,9 @@
 // that completes the tables of the exercise's template, a Check button
 // (POST /exercises/{id}/check, run on a scratch copy: nothing changes), the
 // feedback (exercise-feedback.js) and a mark on the tasks solved. The marks
-// are kept in this tab's sessionStorage, beside the token: the progress the
-// server keeps is the teacher's to read.
+// are the server's (GET /exercises/mine), asked when a lesson is shown and
+// after each check, so that another tab or another computer with the same
+// token shows the same ones. Only the drafts of SQL stay in this tab.
 
 import { api, ApiError, query } from './api.js';
 import { $, clear, h } from './dom.js';
@@ -15,10 +16,13 @@ import { createSqlEditor } from './editor.js';
 import { notifyError } from './state.js';
 
 const SET_KEY = 'sqlscribe.exercise-set';
-const SOLVED_KEY = 'sqlscribe.solved';
 const DRAFT_KEY = 'sqlscribe.exercise-drafts';
 
 let exercises = [];
+/** Ids of the shown lesson's tasks the server counts as solved for this token. */
+let solved = new Set();
+/** The lesson shown: an answer about progress that comes back for another one is dropped. */
+let shownSet = '';
 let current = null;
 let checking = false;
 let editor;
@@ -31,14 +35,15 @@ function readJson(key, fallback) {
   }
 }
 
-function solvedIds() {
-  return new Set(readJson(SOLVED_KEY, []));
-}
-
-function markSolved(id) {
-  const solved = solvedIds();
-  solved.add(id);
-  sessionStorage.setItem(SOLVED_KEY, JSON.stringify([...solved]));
+/** This token's solved tasks of `set`, as the server keeps them (every check is journaled). */
+async function loadSolved(set) {
+  if (set === '') {
+    solved = new Set();
+    return;
+  }
+  const own = await api('GET', `/exercises/mine${query({ set })}`);
+  if (set !== shownSet) return;
+  solved = new Set((own.exercises ?? []).filter((cell) => cell.solved).map((cell) => cell.exercise));
 }
 
 function saveDraft(id, text) {
@@ -48,7 +53,6 @@ function saveDraft(id, text) {
 }
 
 function renderTasks() {
-  const solved = solvedIds();
   const done = exercises.filter((exercise) => solved.has(exercise.id)).length;
   $('exercise-summary').textContent = exercises.length === 0 ? '' : `${done} of ${exercises.length} solved.`;
   clear($('exercise-list'), exercises.length === 0
@@ -109,11 +113,15 @@ async function check() {
   const exercise = current;
   try {
     const answer = await api('POST', `/exercises/${encodeURIComponent(exercise.id)}/check`, { body: { sql } });
-    if (current?.id !== exercise.id) return;
-    if (answer.correct) markSolved(exercise.id);
-    const failed = typeof answer.error?.statement === 'number' ? statements[answer.error.statement] : undefined;
-    if (failed) editor.markRange(failed.start, failed.end);
-    showFeedback(answer, statements);
+    // The check is recorded before it answers: the server's marks now count it.
+    // Should asking fail, the feedback stays and the marks wait for the next check.
+    const marks = loadSolved(shownSet).catch(notifyError);
+    if (current?.id === exercise.id) {
+      const failed = typeof answer.error?.statement === 'number' ? statements[answer.error.statement] : undefined;
+      if (failed) editor.markRange(failed.start, failed.end);
+      showFeedback(answer, statements);
+    }
+    await marks;
     renderTasks();
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
@@ -135,7 +143,9 @@ export async function loadExercises() {
   let set = sessionStorage.getItem(SET_KEY) ?? '';
   if (!sets.includes(set)) set = sets[0] ?? '';
   setOptions(sets, set);
+  shownSet = set;
   exercises = set === '' ? [] : (await api('GET', `/exercises${query({ set })}`)).exercises ?? [];
+  await loadSolved(set);
   const keep = current !== null && exercises.some((exercise) => exercise.id === current.id) ? current.id : exercises[0]?.id;
   if (keep === undefined) {
     current = null;
