@@ -350,14 +350,16 @@ function withJsonRows(request: ExecRequest, results: StatementResult[]): Stateme
 
 /** The savepoint around each batch of a group: the reserved prefix keeps clients from naming it. */
 const GROUP_SAVEPOINT = '"_sqlscribe_group"';
+const SAVEPOINT_GROUP = `SAVEPOINT ${GROUP_SAVEPOINT}`;
+const RELEASE_GROUP = `RELEASE ${GROUP_SAVEPOINT}`;
 
 /** Runs one batch of a group: its outcome, or `ended` when its failure ended the whole transaction. */
 function runInSavepoint(connection: Connection, request: ExecRequest, onStatement: StatementListener): { outcome: GroupOutcome } | { ended: EngineError } {
   connection.setBatchContext(request.context);
-  connection.db.exec(`SAVEPOINT ${GROUP_SAVEPOINT}`);
+  connection.runPlain(SAVEPOINT_GROUP);
   try {
     const results = runStatements(connection, request.statements, request, onStatement);
-    connection.db.exec(`RELEASE ${GROUP_SAVEPOINT}`);
+    connection.runPlain(RELEASE_GROUP);
     return { outcome: { results: withJsonRows(request, results) } };
   } catch (error) {
     const engineError = toEngineError(error);
