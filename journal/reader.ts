@@ -127,6 +127,8 @@ interface ReadState {
   starts: Map<string, number>;
   /** Keep lines of the common kinds undecoded, their checksums checked (readJournalLazily). */
   lazy: boolean;
+  /** The file whose start noteStart set last, and that start. */
+  noted: { file: string; start: number };
 }
 
 function checkHeader(header: JournalHeader, file: string, line: number): void {
@@ -172,7 +174,11 @@ export function leadingSeq(text: string): number | undefined {
 }
 
 function noteStart(state: ReadState, file: string, seq: number): void {
-  state.starts.set(file, Math.min(state.starts.get(file) ?? Infinity, seq));
+  // Seq rises line by line: most lines start above what their file holds already, known without a map lookup.
+  if (file === state.noted.file && seq >= state.noted.start) return;
+  const start = Math.min(state.starts.get(file) ?? Infinity, seq);
+  state.starts.set(file, start);
+  state.noted = { file, start };
 }
 
 /** Takes one line into the state; false when it was a tolerated torn last line. */
@@ -340,7 +346,7 @@ async function readJournalOnce(activeFile: string, options: { fromSeq?: number }
   }
   const files = found.sort(); // a stable reading order, so warnings and headers come out the same each time
   const fromSeq = options.fromSeq ?? 0;
-  const state: ReadState = { headers: [], located: [], warnings: [], starts: new Map(), lazy };
+  const state: ReadState = { headers: [], located: [], warnings: [], starts: new Map(), lazy, noted: { file: '', start: Infinity } };
   const peeked = new Map<string, JournalHeader>();
   if (fromSeq > 1) {
     for (const file of files) {

@@ -203,14 +203,22 @@ export function encodeLine(line: JournalLine): string {
 /** A line ends with `,"crc":"<8 hex>"}`: read at a fixed place, where a pattern would scan the whole line. */
 const CRC_FIELD = ',"crc":"';
 const CRC_SUFFIX_LENGTH = CRC_FIELD.length + 8 + 2;
-const CRC_HEX = /^[0-9a-f]{8}$/;
+/** 8 lowercase hex digits, tested without a regular expression: every line read has one. */
+function isCrcHex(text: string): boolean {
+  if (text.length !== 8) return false;
+  for (let i = 0; i < 8; i++) {
+    const c = text.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
 
 /** The crc a line's text ends with, and where its suffix starts; undefined when it ends otherwise. */
 function writtenCrc(body: string): { crc: string; at: number } | undefined {
   const at = body.length - CRC_SUFFIX_LENGTH;
   if (at < 0 || !body.endsWith('"}') || !body.startsWith(CRC_FIELD, at)) return undefined;
   const crc = body.slice(at + CRC_FIELD.length, body.length - 2);
-  return CRC_HEX.test(crc) ? { crc, at } : undefined;
+  return isCrcHex(crc) ? { crc, at } : undefined;
 }
 
 /** CRC-32 of the UTF-8 bytes of `text`, as a number. */
