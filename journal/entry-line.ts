@@ -24,10 +24,17 @@ export class EntryLineError extends Error {
   }
 }
 
+/**
+ * Small on purpose: a reader holds one per entry until the entry is applied,
+ * and what it holds survives every young-generation collection meanwhile
+ * (the time is cut from the text when asked, not held as a string of its own).
+ */
 export class EntryLine {
   constructor(
     readonly seq: number,
-    readonly ts: string,
+    /** Where the time is in the text. */
+    private readonly tsStart: number,
+    private readonly tsEnd: number,
     readonly kind: EntryKind,
     readonly db: string | null,
     /** The line's text, checksum verified. */
@@ -36,6 +43,16 @@ export class EntryLine {
     readonly file: string,
     readonly line: number,
   ) {}
+
+  /** The entry's ISO time. */
+  get ts(): string {
+    return this.text.slice(this.tsStart, this.tsEnd);
+  }
+
+  /** The line as the reader keeps every line it read: its entry (itself) and where it was read. */
+  get entry(): EntryLine {
+    return this;
+  }
 
   /** Never set on the kinds kept as lines; here so that an EntryLine reads like an entry where these are asked. */
   get from(): undefined {
@@ -107,7 +124,7 @@ export function sketchLine(text: string, file: string, line: number): EntryLine 
     db = text.slice(dbStart + 1, dbEnd);
     if (db.includes('\\')) return undefined;
   }
-  const ts = text.slice(tsStart, tsEnd);
-  if (ts.includes('\\')) return undefined;
-  return new EntryLine(seq, ts, kind as EntryKind, db, text, file, line);
+  // An ISO time has no escapes; anything else is decoded whole.
+  for (let at = tsStart; at < tsEnd; at++) if (text.charCodeAt(at) === 92) return undefined;
+  return new EntryLine(seq, tsStart, tsEnd, kind as EntryKind, db, text, file, line);
 }

@@ -113,10 +113,11 @@ export async function* readFileLines(file: string): AsyncGenerator<FileLine> {
   for await (const lines of readFileLineChunks(file)) yield* lines;
 }
 
+/** An entry and where it was read (an EntryLine is its own: it knows where it was read). */
 interface Located {
-  entry: ReadEntry;
-  file: string;
-  line: number;
+  readonly entry: ReadEntry;
+  readonly file: string;
+  readonly line: number;
 }
 
 interface ReadState {
@@ -219,7 +220,7 @@ function takeLineLazily(file: string, fileLine: FileLine, state: ReadState, firs
   }
   if (first) state.warnings.push(`${file}: does not begin with a header`);
   noteStart(state, file, sketch.seq);
-  state.located.push({ entry: sketch, file, line: fileLine.line });
+  state.located.push(sketch);
   return true;
 }
 

@@ -75,7 +75,9 @@ t.test('a line with a valid checksum but a bad shape fails when it is decoded, n
 t.test('a line whose start says other than its JSON is refused when decoded', (t) => {
   const line = encodeLine(exec(5));
   const sketch = sketchLine(line, 'f', 1) as EntryLine;
-  const lying = new EntryLine(6, sketch.ts, sketch.kind, sketch.db, sketch.text, 'f', 1);
+  const tsStart = line.indexOf('"ts":"') + '"ts":"'.length;
+  const lying = new EntryLine(6, tsStart, line.indexOf('"', tsStart), sketch.kind, sketch.db, sketch.text, 'f', 1);
+  t.equal(lying.ts, TS);
   t.throws(() => lying.decode(), { name: 'EntryLineError' });
   t.equal(sketchLine(encodeLine({ seq: 1, ts: TS, db: 'x', session: null, kind: 'dropdb', sql: null, ok: true, ms: 0 }), 'f', 1), undefined, 'a drop is not kept as a line');
   t.end();
