@@ -12,8 +12,9 @@ import fs from 'node:fs';
 import { pipeline } from 'node:stream';
 import zlib from 'node:zlib';
 import { journalFiles } from './naming';
-import { JOURNAL_FORMAT, JournalLineError, decodeLine, isHeader } from './record';
+import { JOURNAL_FORMAT, JournalLineError, decodeLine, isHeader, verifyLine } from './record';
 import type { JournalEntry, JournalHeader, JournalLine } from './record';
+import { sketchLine, type ReadEntry } from './entry-line';
 
 export interface JournalContents {
   /** Every header, with the file it was read from, in the order of `files`. */
@@ -27,6 +28,9 @@ export interface JournalContents {
   /** The lowest seq the journal holds, parts not read included; null when it holds no entry. */
   firstSeq: number | null;
 }
+
+/** What readJournalLazily gives: the entries of the common kinds as lines to decode when used (entry-line.ts). */
+export type LazyJournalContents = Omit<JournalContents, 'entries'> & { entries: ReadEntry[] };
 
 export type JournalErrorKind = 'corrupt' | 'gap' | 'duplicate' | 'missing';
 
@@ -109,10 +113,11 @@ export async function* readFileLines(file: string): AsyncGenerator<FileLine> {
   for await (const lines of readFileLineChunks(file)) yield* lines;
 }
 
+/** An entry and where it was read (an EntryLine is its own: it knows where it was read). */
 interface Located {
-  entry: JournalEntry;
-  file: string;
-  line: number;
+  readonly entry: ReadEntry;
+  readonly file: string;
+  readonly line: number;
 }
 
 interface ReadState {
@@ -121,6 +126,10 @@ interface ReadState {
   warnings: string[];
   /** The lowest seq of each file read, lines skipped below `fromSeq` included. */
   starts: Map<string, number>;
+  /** Keep lines of the common kinds undecoded, their checksums checked (readJournalLazily). */
+  lazy: boolean;
+  /** The file whose start noteStart set last, and that start. */
+  noted: { file: string; start: number };
 }
 
 function checkHeader(header: JournalHeader, file: string, line: number): void {
@@ -166,7 +175,11 @@ export function leadingSeq(text: string): number | undefined {
 }
 
 function noteStart(state: ReadState, file: string, seq: number): void {
-  state.starts.set(file, Math.min(state.starts.get(file) ?? Infinity, seq));
+  // Seq rises line by line: most lines start above what their file holds already, known without a map lookup.
+  if (file === state.noted.file && seq >= state.noted.start) return;
+  const start = Math.min(state.starts.get(file) ?? Infinity, seq);
+  state.starts.set(file, start);
+  state.noted = { file, start };
 }
 
 /** Takes one line into the state; false when it was a tolerated torn last line. */
@@ -177,6 +190,7 @@ function takeLine(file: string, fileLine: FileLine, state: ReadState, fromSeq: n
     noteStart(state, file, cheap);
     return true;
   }
+  if (state.lazy && !fileLine.last && takeLineLazily(file, fileLine, state, first)) return true;
   const decoded = decodeFileLine(file, fileLine, state.warnings);
   if (!decoded) return false;
   if (isHeader(decoded)) {
@@ -187,6 +201,26 @@ function takeLine(file: string, fileLine: FileLine, state: ReadState, fromSeq: n
     noteStart(state, file, decoded.seq);
     state.located.push({ entry: decoded, file, line: fileLine.line });
   }
+  return true;
+}
+
+/**
+ * Keeps an entry line undecoded when it begins as the encoder writes the
+ * common kinds (entry-line.ts); false when it does not, and it is decoded now.
+ * Its checksum is checked now, so damage is still found before any entry is used.
+ */
+function takeLineLazily(file: string, fileLine: FileLine, state: ReadState, first: boolean): boolean {
+  const sketch = sketchLine(fileLine.text, file, fileLine.line);
+  if (sketch === undefined) return false;
+  try {
+    verifyLine(fileLine.text);
+  } catch (err) {
+    if (!(err instanceof JournalLineError)) throw err;
+    throw new JournalError('corrupt', `${err.reason} error: ${err.message}`, file, fileLine.line);
+  }
+  if (first) state.warnings.push(`${file}: does not begin with a header`);
+  noteStart(state, file, sketch.seq);
+  state.located.push(sketch);
   return true;
 }
 
@@ -280,12 +314,25 @@ function coveredBelow(file: string, fromSeq: number, starts: ReadonlyMap<string,
  * files): `firstSeq` says where.
  */
 export async function readJournal(activeFile: string, options: { fromSeq?: number } = {}): Promise<JournalContents> {
+  return (await readJournalRetrying(activeFile, options, false)) as JournalContents;
+}
+
+/**
+ * readJournal, with the entries of the common kinds kept as lines whose
+ * checksum is checked but whose JSON is decoded only when used (entry-line.ts):
+ * for a reader that goes through a long journal once, as replay does.
+ */
+export function readJournalLazily(activeFile: string, options: { fromSeq?: number } = {}): Promise<LazyJournalContents> {
+  return readJournalRetrying(activeFile, options, true);
+}
+
+async function readJournalRetrying(activeFile: string, options: { fromSeq?: number }, lazy: boolean): Promise<LazyJournalContents> {
   // A server's retention may remove rotated files while they are read (they are then wholly covered
   // by a snapshot round), and compression renames a file it has finished: the read starts over with
   // the files as they are now.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await readJournalOnce(activeFile, options);
+      return await readJournalOnce(activeFile, options, lazy);
     } catch (error) {
       if (!(error instanceof FileVanished)) throw error;
       if (attempt >= READ_ATTEMPTS) throw new JournalError('corrupt', `cannot be read: ${error.message}`, error.file);
@@ -293,14 +340,14 @@ export async function readJournal(activeFile: string, options: { fromSeq?: numbe
   }
 }
 
-async function readJournalOnce(activeFile: string, options: { fromSeq?: number }): Promise<JournalContents> {
+async function readJournalOnce(activeFile: string, options: { fromSeq?: number }, lazy: boolean): Promise<LazyJournalContents> {
   const found = await journalFiles(activeFile);
   if (found.length === 0) {
     throw new JournalError('missing', `no journal: neither ${activeFile} nor rotated files beside it exist`);
   }
   const files = found.sort(); // a stable reading order, so warnings and headers come out the same each time
   const fromSeq = options.fromSeq ?? 0;
-  const state: ReadState = { headers: [], located: [], warnings: [], starts: new Map() };
+  const state: ReadState = { headers: [], located: [], warnings: [], starts: new Map(), lazy, noted: { file: '', start: Infinity } };
   const peeked = new Map<string, JournalHeader>();
   if (fromSeq > 1) {
     for (const file of files) {

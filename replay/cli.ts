@@ -9,8 +9,8 @@ import path from 'node:path';
 import { EngineError } from '../src/errors';
 import { Engine } from '../src/engine/engine';
 import { engineVersions } from '../src/engine/engine-versions';
-import { JournalError, readJournal, type JournalContents } from '../journal/reader';
-import type { JournalEntry } from '../journal/record';
+import { JournalError, readJournalLazily, type JournalContents } from '../journal/reader';
+import { EntryLineError, type ReadEntry } from '../journal/entry-line';
 import { engineMismatches } from './engine-check';
 import { rebuild } from './rebuild';
 import { versionLine } from '../src/command-line';
@@ -38,14 +38,14 @@ function checkLevels(headers: JournalContents['headers']): void {
 }
 
 /** The entries replay applies must have been written by this engine, unless -force (engine-check.ts). */
-function checkEngine(headers: JournalContents['headers'], entries: readonly JournalEntry[], force: boolean): void {
+function checkEngine(headers: JournalContents['headers'], entries: readonly ReadEntry[], force: boolean): void {
   for (const { file, detail } of engineMismatches(headers, entries, engineVersions())) {
     if (!force) throw new Refusal(`${file} was written with another engine (${detail}); replay could give other values. Restore from a snapshot round taken since (the server takes one at its first start on a new engine), or use -force to replay anyway`);
     say(`warning: ${file}: ${detail}`);
   }
 }
 
-function selectEntries(entries: readonly JournalEntry[], options: ReplayOptions, needed: ReadonlySet<string> | null): JournalEntry[] {
+function selectEntries(entries: readonly ReadEntry[], options: ReplayOptions, needed: ReadonlySet<string> | null): ReadEntry[] {
   const until = options.until;
   return entries.filter((entry) => {
     if (needed !== null && !needed.has(entry.db as string)) return false;
@@ -80,7 +80,8 @@ function verify(options: ReplayOptions, rebuilt: string[]): string | null {
 
 async function run(options: ReplayOptions): Promise<number> {
   const { round } = await planRestore(options);
-  const contents = await readJournal(options.logFile, round === undefined ? {} : { fromSeq: round.base + 1 });
+  // Entries are decoded as they are applied (entry-line.ts): held decoded all at once, they cost more to collect than to decode.
+  const contents = await readJournalLazily(options.logFile, round === undefined ? {} : { fromSeq: round.base + 1 });
   for (const warning of contents.warnings) say(`warning: ${warning}`);
   checkLevels(contents.headers);
   // With -db, the templates it was copied from are rebuilt beside it, and removed at the end.
@@ -140,7 +141,7 @@ async function main(): Promise<number> {
     return await run(options);
   } catch (error) {
     if (error instanceof OptionsError || error instanceof EngineError) say(`${error.message} (run with -h for help)`);
-    else if (error instanceof JournalError || error instanceof Refusal || error instanceof ReplayError || error instanceof TooOldError) say(error.message);
+    else if (error instanceof JournalError || error instanceof EntryLineError || error instanceof Refusal || error instanceof ReplayError || error instanceof TooOldError) say(error.message);
     else throw error;
     return 2;
   }

@@ -24,7 +24,7 @@ function fileRanges(headers: JournalContents['headers']): Array<{ file: string; 
   return [...unknown, ...ranges];
 }
 
-export function engineMismatches(headers: JournalContents['headers'], entries: readonly JournalEntry[], here: Pick<JournalHeader, 'betterSqlite3' | 'sqlite' | 'tz'>): EngineMismatch[] {
+export function engineMismatches(headers: JournalContents['headers'], entries: readonly Pick<JournalEntry, 'seq'>[], here: Pick<JournalHeader, 'betterSqlite3' | 'sqlite' | 'tz'>): EngineMismatch[] {
   const seqs = entries.map((entry) => entry.seq);
   const holdsAny = (first: number, last: number): boolean => seqs.some((seq) => seq >= first && seq <= last);
   const mismatches: EngineMismatch[] = [];

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import type { Engine } from '../src/engine/engine';
 import type { JournalPosition } from '../src/engine/protocol';
 import { isTraceOnly, type JournalEntry } from '../journal/record';
+import { entryOf, type ReadEntry } from '../journal/entry-line';
 import { JournalApplier, ReplayError } from './apply-entries';
 import { applyTogether, EntryBatch, isBatchable } from './entry-batch';
 import { supersededSeqs } from './superseded-entries';
@@ -86,7 +87,7 @@ function isCopy(entry: JournalEntry): boolean {
 }
 
 /** The seqs that `void` entries say were never applied live: replay leaves them out too. */
-function voidedSeqs(entries: readonly JournalEntry[]): Set<number> {
+function voidedSeqs(entries: readonly ReadEntry[]): Set<number> {
   const voided = new Set<number>();
   for (const entry of entries) if (entry.kind === 'void') for (const seq of entry.voids ?? []) voided.add(seq);
   return voided;
@@ -220,7 +221,12 @@ class Rebuilder {
   }
 }
 
-export async function rebuild(engine: Engine, entries: readonly JournalEntry[], options: RebuildOptions): Promise<RebuildResult> {
+/**
+ * Applies the entries in seq order. Entries still undecoded (a journal read
+ * lazily, entry-line.ts) are decoded one at a time as they are reached: what is
+ * decoded is used at once and dies young.
+ */
+export async function rebuild(engine: Engine, entries: readonly ReadEntry[], options: RebuildOptions): Promise<RebuildResult> {
   const rebuilder = new Rebuilder(engine, options);
   const voided = voidedSeqs(entries);
   // Entries a later drop or reset wipes out: recovery could not always make them again (superseded-entries.ts).
@@ -231,8 +237,8 @@ export async function rebuild(engine: Engine, entries: readonly JournalEntry[], 
     // A refused request names the database it asked for, which it never reached (and which may not exist).
     if (entry.db === null || entry.kind === 'void' || isTraceOnly(entry)) continue;
     if (voided.has(entry.seq) || superseded.has(entry.seq)) rebuilder.result.skipped++;
-    else if (entry.kind === 'restoredb') await rebuilder.restore(entry, entry.db);
-    else rebuilder.step(entry, entry.db);
+    else if (entry.kind === 'restoredb') await rebuilder.restore(entryOf(entry), entry.db);
+    else rebuilder.step(entryOf(entry), entry.db);
   }
   rebuilder.finish();
   options.onProgress?.(entries.length, entries.length);

@@ -10,13 +10,16 @@
  */
 import { isTraceOnly, type JournalEntry } from '../journal/record';
 
+/** What this looks at of an entry: enough for an entry still undecoded (entry-line.ts). */
+type Placed = Pick<JournalEntry, 'seq' | 'db' | 'kind'> & { readonly from?: string | undefined };
+
 /** The seqs of the entries that a later drop or reset of their database makes moot. */
-export function supersededSeqs(entries: readonly JournalEntry[]): Set<number> {
+export function supersededSeqs(entries: readonly Placed[]): Set<number> {
   const superseded = new Set<number>();
   /** Databases that are dropped or reset later, with no copy reading them before that. */
   const wipedLater = new Set<string>();
   for (let index = entries.length - 1; index >= 0; index--) {
-    const entry = entries[index] as JournalEntry;
+    const entry = entries[index] as Placed;
     if (entry.db === null || entry.kind === 'void' || isTraceOnly(entry)) continue;
     const moot = wipedLater.has(entry.db);
     if (moot) superseded.add(entry.seq);

@@ -177,3 +177,20 @@ t.test('encodes deterministically, whatever the order of the keys', async (t) =>
   const withCrc = { ...exec, crc: '00000000' } as unknown as JournalEntry;
   t.equal(encodeLine(withCrc), encodeLine(exec), 'a stray crc field is not written twice');
 });
+
+t.test('an entry with several faults is refused for the first field in the documented order', (t) => {
+  const base = { seq: 7, ts: '2026-11-21T05:43:12.345Z', db: 'a.db', session: null, kind: 'exec', sql: 'SELECT 1', statements: [{ sql: 'SELECT 1' }], ok: true, ms: 1, clock: 1, seed: '0123456789abcdef' };
+  const refusal = (line: Record<string, unknown>): string => {
+    try {
+      decodeLine(encodeLine(line as unknown as JournalEntry));
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return 'decoded';
+  };
+  t.equal(refusal({ ...base, seed: 'no', ms: undefined }), '"ms" is missing', 'a missing required field before a bad optional one');
+  t.equal(refusal({ ...base, seed: 'no', changes: -1 }), '"changes" has the wrong type or value', 'optional fields in their declared order');
+  t.equal(refusal({ ...base, ts: 'yesterday', db: 3 }), '"ts" has the wrong type or value');
+  t.equal(refusal({ ...base, ts: '2026-11-21T05:43:12.346Z' }), 'decoded', 'a valid line after the refusals');
+  t.end();
+});

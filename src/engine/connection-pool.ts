@@ -49,6 +49,10 @@ export interface ConnectionOptions {
 export class Connection {
   readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
+  /** The text of the statement at the end of `statements` (the most recently used). */
+  private newest: string | undefined;
+  /** Statements that read no schema (SAVEPOINT, RELEASE), by text: prepared once, run with no schema check. */
+  private readonly plainStatements = new Map<string, Database.Statement>();
   /** What the schema says (tables, BOOL columns, result shapes), kept until it changes. */
   readonly schema: SchemaCache;
   /**
@@ -130,6 +134,7 @@ export class Connection {
   private sync(): void {
     if (!this.schema.sync()) return;
     this.statements.clear();
+    this.newest = undefined;
     this.counts.clear();
   }
 
@@ -143,17 +148,36 @@ export class Connection {
     this.sync();
     const cached = this.statements.get(sql);
     if (cached) {
-      this.statements.delete(sql);
-      this.statements.set(sql, cached);
+      // A batch repeats one statement many times: it is the newest already, and needs no move to the end.
+      if (this.newest !== sql) {
+        this.statements.delete(sql);
+        this.statements.set(sql, cached);
+        this.newest = sql;
+      }
       return cached;
     }
     const statement = this.db.prepare(sql);
     this.statements.set(sql, statement);
+    this.newest = sql;
     if (this.statements.size > STATEMENT_CACHE_SIZE) {
       const oldest = this.statements.keys().next().value as string;
       this.statements.delete(oldest);
     }
     return statement;
+  }
+
+  /**
+   * Runs a statement that reads no schema, such as a group's SAVEPOINT and
+   * RELEASE: prepared once rather than parsed on every run (db.exec), and
+   * with no schema version check.
+   */
+  runPlain(sql: string): void {
+    let statement = this.plainStatements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.plainStatements.set(sql, statement);
+    }
+    statement.run();
   }
 
   /** Told before this connection writes: row counts read before may no longer hold. */
@@ -191,6 +215,8 @@ export class Connection {
 
   close(): void {
     this.statements.clear();
+    this.plainStatements.clear();
+    this.newest = undefined;
     if (this.db.open) this.db.close();
     this.functions.close();
   }

@@ -164,19 +164,22 @@ export class Engine {
     connection.noteWrite();
     connection.begin('IMMEDIATE');
     let ran = 0;
-    // begin() read the schema version; only a batch of this transaction can move it (it holds the write lock).
-    let schemaKnown = true;
     try {
-      for (const request of requests) {
-        // While nothing can have moved the schema, what was read of it holds: no version check per batch and statement.
-        const known = <T>(use: () => T): T => (schemaKnown ? connection.schema.pinnedFor(use) : use());
-        if (ran > 0 && known(() => connection.schema.hasDeferredForeignKeys())) break;
+      // begin() read the schema version; only a batch of this transaction can move it (it holds the write lock).
+      // While nothing can have moved it, what was read of it holds: a stretch of plain batches runs under one
+      // pin, with no version check per batch and statement.
+      while (ran < requests.length) {
+        const plainRun = connection.schema.pinnedFor(() => runPlainStretch(connection, requests, ran));
+        ran += plainRun.ran;
+        if (plainRun.stopped || ran === requests.length) break;
+        // The next batch may move the schema: it runs unpinned, in the group's savepoint.
+        const request = requests[ran] as ExecRequest;
+        if (ran > 0 && connection.schema.hasDeferredForeignKeys()) break;
         connection.setBatchContext(request.context);
-        const plain = request.statements.every(keepsSchema);
-        if (plain) known(() => runStatements(connection, request.statements, request));
-        else runSavepointed(connection, request);
-        schemaKnown = plain;
+        runSavepointed(connection, request);
         ran++;
+        // What it did to the schema is read again (by begin's sync) at the next check, unpinned once.
+        if (ran < requests.length && connection.schema.hasDeferredForeignKeys()) break;
       }
     } catch (error) {
       connection.rollback();
@@ -347,14 +350,16 @@ function withJsonRows(request: ExecRequest, results: StatementResult[]): Stateme
 
 /** The savepoint around each batch of a group: the reserved prefix keeps clients from naming it. */
 const GROUP_SAVEPOINT = '"_sqlscribe_group"';
+const SAVEPOINT_GROUP = `SAVEPOINT ${GROUP_SAVEPOINT}`;
+const RELEASE_GROUP = `RELEASE ${GROUP_SAVEPOINT}`;
 
 /** Runs one batch of a group: its outcome, or `ended` when its failure ended the whole transaction. */
 function runInSavepoint(connection: Connection, request: ExecRequest, onStatement: StatementListener): { outcome: GroupOutcome } | { ended: EngineError } {
   connection.setBatchContext(request.context);
-  connection.db.exec(`SAVEPOINT ${GROUP_SAVEPOINT}`);
+  connection.runPlain(SAVEPOINT_GROUP);
   try {
     const results = runStatements(connection, request.statements, request, onStatement);
-    connection.db.exec(`RELEASE ${GROUP_SAVEPOINT}`);
+    connection.runPlain(RELEASE_GROUP);
     return { outcome: { results: withJsonRows(request, results) } };
   } catch (error) {
     const engineError = toEngineError(error);
@@ -378,6 +383,24 @@ const SCHEMA_KEEPING_KINDS: ReadonlySet<StatementKind> = new Set(['select', 'ins
  */
 function keepsSchema(statement: ExecStatement): boolean {
   return SCHEMA_KEEPING_KINDS.has(statement.kind);
+}
+
+/**
+ * Runs the plain batches of a replay group from `from` on, while the schema
+ * is pinned: up to the first batch that may move the schema (not run), or
+ * until the schema has deferred foreign keys (`stopped`: the group ends there,
+ * after its first batch).
+ */
+function runPlainStretch(connection: Connection, requests: readonly ExecRequest[], from: number): { ran: number; stopped: boolean } {
+  let index = from;
+  for (; index < requests.length; index++) {
+    const request = requests[index] as ExecRequest;
+    if (!request.statements.every(keepsSchema)) break;
+    if (index > 0 && connection.schema.hasDeferredForeignKeys()) return { ran: index - from, stopped: true };
+    connection.setBatchContext(request.context);
+    runStatements(connection, request.statements, request);
+  }
+  return { ran: index - from, stopped: false };
 }
 
 /** A batch of a replay group that is not plain, in the group's savepoint; a failure is thrown, the caller rolls back. */

@@ -82,11 +82,13 @@ export class SchemaCache {
    */
   pinnedFor<T>(read: () => T): T {
     if (!this.db.inTransaction) throw new EngineError('INTERNAL', {}, { cause: new Error('schema pinned outside a transaction') });
+    // Pins nest (a pinned batch's statements pin the rest of the batch again): the outer one stays.
+    const was = this.pinned;
     this.pinned = true;
     try {
       return read();
     } finally {
-      this.pinned = false;
+      this.pinned = was;
     }
   }
 

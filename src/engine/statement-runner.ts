@@ -38,7 +38,8 @@ export function runStatements(
   // A batch that writes is replayed: each of its SELECTs runs to its end, so that random() and the like
   // are called as many times live as on replay, whatever -max-result-rows keeps of the rows.
   const complete = !statements.every((statement) => isReadonlyKind(statement.kind));
-  for (const [index, statement] of statements.entries()) {
+  const runAt = (index: number): void => {
+    const statement = statements[index] as ExecStatement;
     onStatement?.(index);
     try {
       results.push(runStatement(connection, statement, budget, complete));
@@ -48,8 +49,33 @@ export function runStatements(
       engineError.statement = index;
       throw engineError;
     }
+  };
+  if (!checksSchemaOnce(connection, statements)) {
+    for (let index = 0; index < statements.length; index++) runAt(index);
+    return results;
   }
+  // The first statement checks the schema version (its prepare does); the others cannot move it.
+  runAt(0);
+  connection.schema.pinnedFor(() => {
+    for (let index = 1; index < statements.length; index++) runAt(index);
+  });
   return results;
+}
+
+/** Reads and row changes: they cannot move the schema (a trigger cannot run DDL) nor touch savepoints. */
+const SCHEMA_KEEPING_KINDS: ReadonlySet<StatementKind> = new Set(['select', 'insert', 'update', 'delete']);
+
+/**
+ * Whether only the first statement needs to check the schema version: true
+ * for a batch of several reads and row changes inside a transaction, where
+ * the others need not (the transaction fixes what other connections can do to
+ * the schema, and none of these statements changes it). A version check is a
+ * PRAGMA run per statement, a tenth of a small INSERT's cost.
+ */
+function checksSchemaOnce(connection: Connection, statements: readonly ExecStatement[]): boolean {
+  if (statements.length < 2) return false;
+  for (const statement of statements) if (!SCHEMA_KEEPING_KINDS.has(statement.kind)) return false;
+  return connection.db.inTransaction;
 }
 
 /** Errors whose words SQLite leaves vague, made precise from the statement (only on failure: the success path pays nothing). */
