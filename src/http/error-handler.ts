@@ -16,7 +16,7 @@ interface HttpLikeError {
   expose?: boolean;
 }
 
-/** Errors of koa-bodyparser (raw-body, co-body) carry a status and a type. */
+/** Errors of HTTP libraries (http-errors, as Koa and body readers throw them) carry a status and a type. */
 function fromHttpError(error: HttpLikeError, ctx: Context, maxBodyBytes: number): EngineError | undefined {
   if (error.status === 413 || error.type === 'entity.too.large') return new EngineError('BODY_TOO_LARGE', { max: maxBodyBytes });
   if (error.type === 'entity.parse.failed' || (error.status === 400 && /json/i.test(String((error as Error).message)))) return new EngineError('MALFORMED_JSON');
