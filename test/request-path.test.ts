@@ -18,7 +18,9 @@ const SHOW = { sql: 'SHOW DATABASES' };
 async function started(t: Parameters<typeof scratchDir>[0], args: string[] = []): Promise<TestServer> {
   const cwd = scratchDir(t);
   const server = await startServer(['-dir', 'data', ...args], { cwd });
-  t.teardown(() => server.stop());
+  t.teardown(async () => {
+    await server.stop();
+  });
   return server;
 }
 
