@@ -99,12 +99,20 @@ function decodeUtf8(bytes: Buffer): string {
   }
 }
 
-/** A body must open with an object or an array (JSON's whitespace before it allowed); nothing at all is `{}`. */
-const OPENS_JSON_VALUE = /^[\x20\x09\x0a\x0d]*[[{]/;
+/** Whether the text opens an object or an array, after JSON's whitespace (space, tab, line feed, carriage return). */
+function opensObjectOrArray(text: string): boolean {
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    if (code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d) continue;
+    return code === 0x7b || code === 0x5b;
+  }
+  return false;
+}
 
+/** A body must open with an object or an array; nothing at all is `{}`. */
 function parseJson(text: string): unknown {
   if (text === '') return {};
-  if (!OPENS_JSON_VALUE.test(text)) throw new EngineError('MALFORMED_JSON');
+  if (!opensObjectOrArray(text)) throw new EngineError('MALFORMED_JSON');
   try {
     return JSON.parse(text) as unknown;
   } catch {
