@@ -3,7 +3,7 @@
  * request carries X-Service-Token or Authorization: Bearer, and the token
  * registry says whose it is. A token in the query string is not a credential.
  * What each role may do is decided by the bus (per command) and by
- * adminOnly below (per path, for endpoints that are not commands).
+ * requireAdminPath below (per path, for endpoints that are not commands).
  */
 import type { Context, Next } from 'koa';
 import { EngineError } from '../errors';
