@@ -1,22 +1,20 @@
 /**
  * The Koa application, in the order every request passes through it:
- * client address → request log and metrics → lingering close → error handler → connection ceiling → auth (token, then admin-only paths) → readiness → journal seq (replication) → body → deadline → routes.
+ * client address → request log and metrics → lingering close → error handler → connection ceiling → console → auth (token, then admin-only paths) → readiness → journal seq (replication) → body → deadline → routes.
+ * All but the routes are one middleware (src/http/bookkeeping.ts), the routes
+ * another (src/http/route-table.ts).
  */
 import Koa from 'koa';
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { CommandBus } from './bus/command-bus';
 import { EngineError } from './errors';
-import { adminOnly, authenticate } from './http/auth';
+import { bookkeeping } from './http/bookkeeping';
 import { jsonBody } from './http/body';
-import { clientAddressFrom } from './http/client-address';
-import { connectionCeiling } from './http/connection-limit';
-import { errorHandler } from './http/error-handler';
-import { LINGER_BYTES, lingeringClose } from './http/lingering-close';
+import { LINGER_BYTES } from './http/lingering-close';
 import { Metrics } from './http/metrics';
-import { requestLog } from './http/request-log';
-import { requestDeadline } from './http/request-deadline';
 import type { Readiness } from './http/readiness';
+import { routeTable } from './http/route-table';
 import type { Config } from './options';
 import { databaseRoutes } from './routes/database-routes';
 import { execRoutes } from './routes/exec-routes';
@@ -28,13 +26,12 @@ import { JournalFeed } from './services/journal-feed';
 import { Journal } from '../journal/journal';
 import { pilotRoutes } from './routes/pilot-routes';
 import { openapiRoutes } from './routes/openapi-routes';
-import { consoleRoutes } from './console/serve';
+import { consoleRoutes, isConsolePath } from './console/serve';
 import { tokenRoutes } from './routes/token-routes';
 import { classRoutes } from './routes/class-routes';
 import { historyRoutes } from './routes/history-routes';
 import { exerciseRoutes } from './routes/exercise-routes';
 import { TokenRegistry } from './tokens/token-registry';
-import { journalSeq } from './http/journal-seq';
 import { replicationRoutes } from './routes/replication-routes';
 import type { ReplicationControl } from './services/server-role';
 import type { Refusals } from './services/refusals';
@@ -45,7 +42,7 @@ export interface App {
 }
 
 /** 404 for unknown paths, 405 (with Allow) for a known path and another method. */
-function unmatched(router: Router) {
+function unmatched(router: Router): Middleware {
   return async function answerUnmatched(ctx: Context): Promise<void> {
     const allowed = new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods));
     if (allowed.size > 0) {
@@ -85,24 +82,25 @@ export function createApp(
   exerciseRoutes(router, bus);
   importRoutes(router, bus, config.maxImportBytes);
 
-  koa.use(clientAddressFrom(config.trustProxy));
-  koa.use(requestLog(metrics, config.logJson, refusals));
-  koa.use(lingeringClose(Math.max(LINGER_BYTES, 4 * config.maxBodyBytes)));
-  koa.use(errorHandler(config.maxBodyBytes));
-  koa.use(connectionCeiling(config.maxConnections));
-  koa.use(consoleRoutes()); // the web console (`/`, `/console/*`) holds no data: served before auth
-  if (tokens.enabled) {
-    koa.use(authenticate(tokens));
-    koa.use(adminOnly(ADMIN_PATHS));
-  }
-  koa.use(readiness.middleware());
-  if (replication !== null) koa.use(journalSeq(replication, config.replication?.minSeqWaitMs ?? 0));
   const isTransfer = (ctx: Context): boolean => TRANSFER_PATH.test(ctx.path);
-  koa.use(jsonBody(config.maxBodyBytes, isTransfer));
-  koa.use(requestDeadline((ctx) => (isTransfer(ctx) ? config.importTimeoutMs : config.requestTimeoutMs)));
-  koa.use(router.routes());
-  koa.use(unmatched(router));
-  // Errors are answered by errorHandler; Koa's default handler would print them again.
+  koa.use(bookkeeping({
+    trustProxy: config.trustProxy,
+    metrics,
+    logJson: config.logJson,
+    refusals,
+    lingerBytes: Math.max(LINGER_BYTES, 4 * config.maxBodyBytes),
+    maxBodyBytes: config.maxBodyBytes,
+    maxConnections: config.maxConnections,
+    console: { serves: isConsolePath, serve: consoleRoutes() },
+    tokens: tokens.enabled ? tokens : null,
+    adminPaths: ADMIN_PATHS,
+    readiness,
+    journalSeq: replication === null ? null : { source: replication, waitMs: config.replication?.minSeqWaitMs ?? 0 },
+    body: jsonBody(config.maxBodyBytes, isTransfer),
+    timeoutMs: (ctx) => (isTransfer(ctx) ? config.importTimeoutMs : config.requestTimeoutMs),
+  }));
+  koa.use(routeTable(router, unmatched(router)));
+  // Errors are answered by the bookkeeping's error handler; Koa's default handler would print them again.
   koa.silent = true;
   return { koa, metrics };
 }

@@ -1,8 +1,10 @@
 /**
- * JSON out, exact for 64-bit integers. Node 20 has no JSON.rawJSON, so a value
- * holding a bigint, or JSON text written elsewhere (RawJson), is written by a
- * small serializer of our own; everything else takes the native path.
+ * JSON out, exact for 64-bit integers. A value holding a bigint is written by
+ * a small serializer of our own; everything else, JSON text written elsewhere
+ * (RawJson) included, takes the native path.
  */
+
+import { randomBytes } from 'node:crypto';
 
 /** Thrown when JSON.stringify meets a RawJson, so that our writer takes over; made once (no stack to capture per response). */
 const RAW_JSON_INSIDE: unique symbol = Symbol('RawJson inside');
@@ -18,13 +20,29 @@ export class RawJson {
   /** `text`: the JSON text, or chunks of it whose concatenation is the text. */
   constructor(readonly text: string | readonly string[]) {}
 
-  /** Node 20 has no JSON.rawJSON: JSON.stringify cannot splice text, so it hands over to our writer. */
-  toJSON(): never {
+  /**
+   * JSON.stringify cannot splice text (JSON.rawJSON takes no objects or
+   * arrays): inside jsonParts' native pass a RawJson stands as a marker
+   * string, replaced by its text afterwards; anywhere else it hands over to
+   * our writer.
+   */
+  toJSON(): string {
+    if (marked !== null) return `${MARKER}${marked.push(this) - 1}`;
     // A symbol, not an Error: it is caught at once in jsonParts, and capturing a stack per response would cost.
     // eslint-disable-next-line @typescript-eslint/only-throw-error
     throw RAW_JSON_INSIDE;
   }
 }
+
+/**
+ * What a RawJson stands as in the native pass: a nonce no client can know,
+ * so no text a client sent can pass for it; JSON.stringify writes it as it
+ * is (no character in it needs escaping).
+ */
+const MARKER = `raw-json-${randomBytes(12).toString('hex')}-`;
+
+/** The RawJson texts met by the native pass under way, in the order it wrote their markers; null outside it. */
+let marked: RawJson[] | null = null;
 
 /** Collects the text; a long RawJson text is kept as its own part rather than copied. */
 class Parts {
@@ -108,13 +126,40 @@ function written(value: unknown): string[] {
  * a big result is never copied into a bigger string.
  */
 export function jsonParts(value: unknown): string[] {
-  if (holdsRaw(value, RAW_DEPTH)) return written(value);
+  const raws: RawJson[] = [];
+  let text: string;
+  marked = holdsRaw(value, RAW_DEPTH) ? raws : null;
   try {
-    return [JSON.stringify(value)];
+    text = JSON.stringify(value);
   } catch (error) {
+    marked = null;
     if (error !== RAW_JSON_INSIDE && !(error instanceof TypeError && /BigInt/.test(error.message))) throw error;
     return written(value);
+  } finally {
+    marked = null;
   }
+  return raws.length === 0 ? [text] : spliced(text, raws) ?? written(value);
+}
+
+/**
+ * The native pass's text with each marker replaced by its RawJson's text (a
+ * long one a part of its own); undefined if a marker is not where the pass
+ * put it (a toJSON above it changed what was written), for our writer to do.
+ */
+function spliced(text: string, raws: readonly RawJson[]): string[] | undefined {
+  const out = new Parts();
+  let at = 0;
+  for (const [index, raw] of raws.entries()) {
+    const marker = `"${MARKER}${index}"`;
+    const found = text.indexOf(marker, at);
+    if (found < 0) return undefined;
+    out.add(text.slice(at, found));
+    if (typeof raw.text === 'string') out.splice(raw.text);
+    else for (const chunk of raw.text) out.splice(chunk);
+    at = found + marker.length;
+  }
+  out.add(text.slice(at));
+  return out.done();
 }
 
 export function stringifyJson(value: unknown): string {

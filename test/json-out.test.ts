@@ -42,3 +42,19 @@ t.test('integers at the edge of 2^53 become numbers only while exact; a block ho
   chunks.add(row as never, weight);
   t.same(chunks.done(), ['[[9007199254740991,9007199254740992,-9007199254740991,-9007199254740992,true,"aGk=","ab",null,0.5]]']);
 });
+
+t.test('spliced texts keep their places among the keys, and a client text that looks like a splice stays text', async (t) => {
+  const body = {
+    ok: true,
+    db: 'raw-json-0',
+    results: [
+      { columns: ['"raw-json-0"', 'b'], types: ['TEXT', null], rows: new RawJson('[["x",1]]'), message: 'SELECT 1' },
+      { columns: [], rows: new RawJson(['[', '[2]', ']']), changes: 0 },
+    ],
+  };
+  const expected = '{"ok":true,"db":"raw-json-0","results":[{"columns":["\\"raw-json-0\\"","b"],"types":["TEXT",null],"rows":[["x",1]],"message":"SELECT 1"},{"columns":[],"rows":[[2]],"changes":0}]}';
+  t.equal(jsonParts(body).join(''), expected, 'the text, rows where they were');
+  t.same(JSON.parse(jsonParts(body).join('')), JSON.parse(expected), 'and JSON that parses back');
+  const nested = { toJSON: () => 'replaced', raw: new RawJson('[1]') };
+  t.equal(jsonParts({ a: nested }).join(''), '{"a":"replaced"}', 'a RawJson a toJSON above it left out is left out');
+});

@@ -90,6 +90,11 @@ export function loadAssets(dir: string): Map<string, Asset> {
   return assets;
 }
 
+/** Whether `path` is the console's (`/`, `/index.html`, `/console/*`): those are served by consoleRoutes. */
+export function isConsolePath(path: string): boolean {
+  return path === '/' || path === '/index.html' || path.startsWith(CONSOLE_PREFIX);
+}
+
 /** Koa middleware serving the console; register it before authentication. */
 export function consoleRoutes(dirs: readonly string[] = consoleDirectories()) {
   const assets = new Map<string, Asset>(dirs.flatMap((dir) => (existsSync(dir) ? [...loadAssets(dir)] : [])));

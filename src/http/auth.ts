@@ -3,7 +3,7 @@
  * request carries X-Service-Token or Authorization: Bearer, and the token
  * registry says whose it is. A token in the query string is not a credential.
  * What each role may do is decided by the bus (per command) and by
- * adminOnly below (per path, for endpoints that are not commands).
+ * requireAdminPath below (per path, for endpoints that are not commands).
  */
 import type { Context, Next } from 'koa';
 import { EngineError } from '../errors';
@@ -18,17 +18,28 @@ function presentedToken(ctx: Context): string | undefined {
   return match?.[1]?.trim();
 }
 
+/** Sets the request's principal from its token, or refuses it with a 401. */
+export function authenticateRequest(ctx: Context, registry: TokenRegistry): void {
+  const presented = presentedToken(ctx);
+  const principal = presented === undefined ? null : registry.authenticate(presented);
+  if (principal === null) {
+    ctx.set('WWW-Authenticate', 'Bearer realm="sqlscribe"');
+    throw new EngineError('UNAUTHORIZED');
+  }
+  setPrincipal(ctx, principal);
+}
+
+/** authenticateRequest as a middleware of its own (the application calls it from its bookkeeping middleware). */
 export function authenticate(registry: TokenRegistry) {
-  return async function authenticateRequest(ctx: Context, next: Next): Promise<void> {
-    const presented = presentedToken(ctx);
-    const principal = presented === undefined ? null : registry.authenticate(presented);
-    if (principal === null) {
-      ctx.set('WWW-Authenticate', 'Bearer realm="sqlscribe"');
-      throw new EngineError('UNAUTHORIZED');
-    }
-    setPrincipal(ctx, principal);
+  return async function authenticateThenNext(ctx: Context, next: Next): Promise<void> {
+    authenticateRequest(ctx, registry);
     await next();
   };
+}
+
+/** The prefix of `prefixes` that `path` is, or is under; undefined when none. */
+function prefixOf(path: string, prefixes: readonly string[]): string | undefined {
+  return prefixes.find((prefix) => path === prefix || path.startsWith(`${prefix}/`));
 }
 
 /**
@@ -36,12 +47,9 @@ export function authenticate(registry: TokenRegistry) {
  * statement of every database), the pilot records and the tokens. A server
  * without tokens has no principal and is not checked here.
  */
-export function adminOnly(prefixes: readonly string[]) {
-  return async function requireAdmin(ctx: Context, next: Next): Promise<void> {
-    const principal = principalOf(ctx);
-    if (principal !== undefined && !hasRole(principal, 'admin') && prefixes.some((prefix) => ctx.path === prefix || ctx.path.startsWith(`${prefix}/`))) {
-      throw new EngineError('ROLE_FORBIDDEN', { token: principal.name, role: principal.role, action: `${ctx.method} ${prefixes.find((p) => ctx.path.startsWith(p))}`, needed: 'admin' });
-    }
-    await next();
-  };
+export function requireAdminPath(ctx: Context, prefixes: readonly string[]): void {
+  const principal = principalOf(ctx);
+  if (principal === undefined || hasRole(principal, 'admin')) return;
+  const prefix = prefixOf(ctx.path, prefixes);
+  if (prefix !== undefined) throw new EngineError('ROLE_FORBIDDEN', { token: principal.name, role: principal.role, action: `${ctx.method} ${prefix}`, needed: 'admin' });
 }

@@ -19,10 +19,19 @@ function answerTimeout(req: IncomingMessage, res: ServerResponse, ms: number): v
   res.end(body);
 }
 
-/** Starts each request's body clock when its headers have been read ('request'). */
+/**
+ * Starts each request's body clock when its headers have been read
+ * ('request'). Most bodies come in the same read as their headers, and are
+ * whole once that read is parsed: the clock is only armed, with a timer and a
+ * listener, for a body still incomplete then.
+ */
 export function bodyDeadline(server: Server, ms: number): void {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const timer = setTimeout(() => answerTimeout(req, res, ms), ms);
-    res.once('close', () => clearTimeout(timer));
+    const startedMs = Date.now();
+    setImmediate(() => {
+      if (req.complete || req.socket.destroyed) return;
+      const timer = setTimeout(() => answerTimeout(req, res, ms), Math.max(0, ms - (Date.now() - startedMs)));
+      res.once('close', () => clearTimeout(timer));
+    });
   });
 }

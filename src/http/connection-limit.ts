@@ -12,7 +12,7 @@
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { EngineError } from '../errors';
 
 /** A refusal this recent means clients are waiting for a slot. */
@@ -49,19 +49,19 @@ export function trackConnections(server: Server, max: number): void {
   });
 }
 
-export function connectionCeiling(max: number) {
-  return async function refuseOverLimit(ctx: Context, next: Next): Promise<void> {
-    const socket = ctx.req.socket;
-    if (overLimit.has(socket)) {
-      ctx.set('Connection', 'close');
-      ctx.set('Retry-After', '1');
-      throw new EngineError('TOO_MANY_CONNECTIONS', { max });
-    }
-    try {
-      await next();
-    } finally {
-      // Decided when the answer is ready, so a slow request sees refusals that happened while it ran.
-      if (admittedBy.get(socket)?.underPressure === true) ctx.set('Connection', 'close');
-    }
-  };
+/** Refuses a request on a connection opened over the ceiling. */
+export function refuseOverCeiling(ctx: Context, max: number): void {
+  if (!overLimit.has(ctx.req.socket)) return;
+  ctx.set('Connection', 'close');
+  ctx.set('Retry-After', '1');
+  throw new EngineError('TOO_MANY_CONNECTIONS', { max });
+}
+
+/**
+ * Called when an admitted request's answer is ready (or it failed), so that a
+ * slow request sees refusals that happened while it ran: under pressure the
+ * connection gives its slot back after this answer.
+ */
+export function releaseUnderPressure(ctx: Context): void {
+  if (admittedBy.get(ctx.req.socket)?.underPressure === true) ctx.set('Connection', 'close');
 }

@@ -6,7 +6,7 @@
  * until it has applied that far (at most -min-seq-wait), or answers 409
  * REPLICA_BEHIND rather than serve older data.
  */
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { EngineError } from '../errors';
 import type { ReplicationStatus } from '../services/server-role';
 
@@ -23,16 +23,22 @@ function minSeqOf(ctx: Context): number | null {
   return Number(text);
 }
 
-export function journalSeq(source: SeqSource, waitMs: number) {
-  return async function answerWithJournalSeq(ctx: Context, next: Next): Promise<void> {
-    const wanted = minSeqOf(ctx);
-    if (wanted !== null && source.status().appliedSeq < wanted && !(await source.waitForSeq(wanted, waitMs))) {
-      const status = source.status();
-      throw new EngineError('REPLICA_BEHIND', { applied: status.appliedSeq, wanted, ms: waitMs, primary: status.primary === '' ? 'the primary' : status.primary }, { details: { applied: status.appliedSeq, wanted, primary: status.primary } });
-    }
-    // Set before the answer is written: a streamed body sends its headers early.
-    ctx.set('X-Journal-Seq', String(source.status().appliedSeq));
-    await next();
-    ctx.set('X-Journal-Seq', String(source.status().appliedSeq));
-  };
+/**
+ * Waits, if the request asks for it (X-Min-Seq), until the databases hold
+ * that seq, or refuses it with REPLICA_BEHIND; undefined when there is
+ * nothing to wait for, so that most requests await nothing here.
+ */
+export function awaitMinSeq(ctx: Context, source: SeqSource, waitMs: number): Promise<void> | undefined {
+  const wanted = minSeqOf(ctx);
+  if (wanted === null || source.status().appliedSeq >= wanted) return undefined;
+  return source.waitForSeq(wanted, waitMs).then((reached) => {
+    if (reached) return;
+    const status = source.status();
+    throw new EngineError('REPLICA_BEHIND', { applied: status.appliedSeq, wanted, ms: waitMs, primary: status.primary === '' ? 'the primary' : status.primary }, { details: { applied: status.appliedSeq, wanted, primary: status.primary } });
+  });
+}
+
+/** X-Journal-Seq: set before the answer is written (a streamed body sends its headers early), and again once it is ready. */
+export function stampJournalSeq(ctx: Context, source: SeqSource): void {
+  ctx.set('X-Journal-Seq', String(source.status().appliedSeq));
 }

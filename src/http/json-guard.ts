@@ -16,6 +16,7 @@ const LONE_SURROGATE = /\p{Cs}/u;
 /** An integer literal: no fraction, no exponent (a client who writes those asks for a REAL). */
 const INTEGER_TOKEN = /-?\d+(?![.eE\d])/y;
 const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+const SIXTEEN_DIGITS = /\d{16}/;
 
 function refuseKey(key: string): never {
   throw new EngineError('BAD_REQUEST', { detail: `the key ${JSON.stringify(key)} is not accepted in a JSON body (it names object internals); rename it` });
@@ -55,6 +56,8 @@ function skipString(text: string, start: number): number {
 
 /** The first integer literal outside ±(2^53 − 1), read from the raw text since JSON.parse has already rounded it. */
 export function findInexactInteger(text: string): string | undefined {
+  // An inexact integer has at least 16 digits in a row: a text without such a run needs no walk.
+  if (!SIXTEEN_DIGITS.test(text)) return undefined;
   let at = 0;
   while (at < text.length) {
     const char = text[at] as string;

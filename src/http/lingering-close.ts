@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 
 /** Long enough for a client on a slow link to finish a refused body and read the answer. */
 export const LINGER_MS = 5000;
@@ -39,13 +39,12 @@ function linger(req: IncomingMessage, bytes: number): void {
   req.socket.destroySoon = () => drainThenClose(req.socket, bytes);
 }
 
-/** `bytes`: how much of a refused body to read at most (LINGER_BYTES, or more with a larger -max-body-bytes). */
-export function lingeringClose(bytes: number) {
-  return async function lingerAfterEarlyAnswer(ctx: Context, next: Next): Promise<void> {
-    try {
-      await next();
-    } finally {
-      if (!ctx.req.complete && /\bclose\b/i.test(ctx.response.get('Connection'))) linger(ctx.req, bytes);
-    }
-  };
+/**
+ * Called once the answer is set: an answer sent before its request's body was
+ * read, on a connection that closes after it, lingers. `bytes`: how much of
+ * the refused body to read at most (LINGER_BYTES, or more with a larger
+ * -max-body-bytes).
+ */
+export function lingerIfAnsweredEarly(ctx: Context, bytes: number): void {
+  if (!ctx.req.complete && /\bclose\b/i.test(ctx.response.get('Connection'))) linger(ctx.req, bytes);
 }

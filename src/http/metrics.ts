@@ -4,6 +4,7 @@
  */
 import client from 'prom-client';
 import { isServerFault } from './server-fault';
+import { TallyCounter, TallyHistogram, type CounterSeries, type HistogramSeries } from './metric-tallies';
 import type { CommandObserver } from '../bus/middleware/command-metrics';
 import type { CommandType } from '../bus/commands';
 import type { EntryOutcome, JournalObserver } from '../../journal/writer';
@@ -57,17 +58,18 @@ export class Metrics implements CommandObserver, JournalObserver {
   private readonly byStatus: Record<string, number> = {};
   private readonly ring = new Float64Array(LATENCY_SAMPLE_RING);
   private readonly registry = new client.Registry();
-  private readonly requestCounter: client.Counter<'status'>;
-  private readonly classCounter: client.Counter<'class'>;
+  // Counted on every request and command: plain tallies (metric-tallies.ts), read by prom-client when scraped.
+  private readonly requestCounter: TallyCounter;
+  private readonly classCounter: TallyCounter;
   private readonly errorCounter: client.Counter;
   private readonly faultCounter: client.Counter;
-  private readonly latencyHistogram: client.Histogram;
-  private readonly commandCounter: client.Counter<'command' | 'outcome'>;
-  private readonly commandHistogram: client.Histogram<'command'>;
-  private readonly byStatusChild: Children<client.Counter.Internal>;
-  private readonly byClassChild: Children<client.Counter.Internal>;
-  private readonly commandChild: Children<client.Counter.Internal>;
-  private readonly commandTimeChild: Children<client.Histogram.Internal<string>>;
+  private readonly latencyHistogram: HistogramSeries;
+  private readonly commandCounter: TallyCounter;
+  private readonly commandHistogram: TallyHistogram;
+  private readonly byStatusChild: Children<CounterSeries>;
+  private readonly byClassChild: Children<CounterSeries>;
+  private readonly commandChild: Children<CounterSeries>;
+  private readonly commandTimeChild: Children<HistogramSeries>;
   private readonly journalEntries: Children<client.Counter.Internal>;
   private readonly journalFailures: Children<client.Counter.Internal>;
   private readonly journalBytes: client.Counter;
@@ -80,14 +82,14 @@ export class Metrics implements CommandObserver, JournalObserver {
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'sqlscribe_' });
-    this.requestCounter = new client.Counter({ name: 'sqlscribe_http_requests_total', help: 'HTTP requests by status', labelNames: ['status'], registers: [this.registry] });
-    this.classCounter = new client.Counter({ name: 'sqlscribe_http_responses_total', help: 'HTTP responses by status class (2xx, 4xx, 5xx)', labelNames: ['class'], registers: [this.registry] });
+    this.requestCounter = new TallyCounter('sqlscribe_http_requests_total', 'HTTP requests by status', ['status']).registerIn(this.registry);
+    this.classCounter = new TallyCounter('sqlscribe_http_responses_total', 'HTTP responses by status class (2xx, 4xx, 5xx)', ['class']).registerIn(this.registry);
     // errors_total is every 5xx, as the specification defines it; a 503 is load shedding, so faults_total leaves it out for alerts on breakage.
     this.errorCounter = new client.Counter({ name: 'sqlscribe_errors_total', help: 'Responses with status >= 500, 503 included', registers: [this.registry] });
     this.faultCounter = new client.Counter({ name: 'sqlscribe_faults_total', help: 'Responses that were server faults: 5xx other than 503', registers: [this.registry] });
-    this.latencyHistogram = new client.Histogram({ name: 'sqlscribe_http_request_duration_seconds', help: 'HTTP request latency', registers: [this.registry] });
-    this.commandCounter = new client.Counter({ name: 'sqlscribe_commands_total', help: 'Commands the bus ran, by command and outcome (ok, the error class such as class3, or fault)', labelNames: ['command', 'outcome'], registers: [this.registry] });
-    this.commandHistogram = new client.Histogram({ name: 'sqlscribe_command_duration_seconds', help: 'Time a command took in the bus, queueing for an engine included', labelNames: ['command'], registers: [this.registry] });
+    this.latencyHistogram = new TallyHistogram('sqlscribe_http_request_duration_seconds', 'HTTP request latency').registerIn(this.registry).labels();
+    this.commandCounter = new TallyCounter('sqlscribe_commands_total', 'Commands the bus ran, by command and outcome (ok, the error class such as class3, or fault)', ['command', 'outcome']).registerIn(this.registry);
+    this.commandHistogram = new TallyHistogram('sqlscribe_command_duration_seconds', 'Time a command took in the bus, queueing for an engine included', ['command']).registerIn(this.registry);
     this.byStatusChild = new Children((status) => this.requestCounter.labels(status));
     this.byClassChild = new Children((statusClass) => this.classCounter.labels(statusClass));
     this.commandChild = new Children((key) => {

@@ -72,11 +72,17 @@ class RequestCall implements CallContext {
   }
 }
 
-/** `timeoutMs`: one deadline for every request, or a deadline chosen per request (imports have their own). */
+/** Starts the request's CallContext (callOf finds it); its end() is called when the request is over. */
+export function startCall(ctx: Context, timeoutMs: number): { end(): void } {
+  const call = new RequestCall(ctx, timeoutMs, Date.now());
+  ctx.state.call = call;
+  return call;
+}
+
+/** startCall as a middleware of its own; `timeoutMs`: one deadline for every request, or a deadline chosen per request (imports have their own). */
 export function requestDeadline(timeoutMs: number | ((ctx: Context) => number)) {
   return async function withDeadline(ctx: Context, next: Next): Promise<void> {
-    const call = new RequestCall(ctx, typeof timeoutMs === 'number' ? timeoutMs : timeoutMs(ctx), Date.now());
-    ctx.state.call = call;
+    const call = startCall(ctx, typeof timeoutMs === 'number' ? timeoutMs : timeoutMs(ctx));
     try {
       await next();
     } finally {
@@ -85,7 +91,7 @@ export function requestDeadline(timeoutMs: number | ((ctx: Context) => number)) 
   };
 }
 
-/** The CallContext requestDeadline set for this request (none outside it, e.g. in unit tests of routes). */
+/** The CallContext startCall set for this request (none outside it, e.g. in unit tests of routes). */
 export function callOf(ctx: Context): CallContext {
   return (ctx.state.call as CallContext | undefined) ?? {};
 }

@@ -40,19 +40,28 @@ function traceRefusal(ctx: Context, metrics: Metrics, logJson: boolean, refusals
   }
 }
 
+/** Counts, times and (with -log-json) logs one answered request; `startedMs` is performance.now() when it came in. */
+export function requestLogger(metrics: Metrics, logJson: boolean, refusals: Refusals | null = null): (ctx: Context, startedMs: number) => void {
+  return function logRequest(ctx: Context, startedMs: number): void {
+    const latencyMs = performance.now() - startedMs;
+    metrics.observe(ctx.status, latencyMs);
+    if (logJson) {
+      const line = { ts_unix: Math.floor(Date.now() / 1000), method: ctx.method, path: ctx.path, status: ctx.status, latency_ms: Math.round(latencyMs * 1000) / 1000, addr: ctx.ip, proto: clientProtoOf(ctx) ?? 'http' };
+      process.stdout.write(`${JSON.stringify(line)}\n`);
+    }
+    traceRefusal(ctx, metrics, logJson, refusals);
+  };
+}
+
+/** requestLogger as a middleware of its own (the application calls it from its one bookkeeping middleware). */
 export function requestLog(metrics: Metrics, logJson: boolean, refusals: Refusals | null = null) {
+  const log = requestLogger(metrics, logJson, refusals);
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     try {
       await next();
     } finally {
-      const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
-      metrics.observe(ctx.status, latencyMs);
-      if (logJson) {
-        const line = { ts_unix: Math.floor(Date.now() / 1000), method: ctx.method, path: ctx.path, status: ctx.status, latency_ms: Math.round(latencyMs * 1000) / 1000, addr: ctx.ip, proto: clientProtoOf(ctx) ?? 'http' };
-        process.stdout.write(`${JSON.stringify(line)}\n`);
-      }
-      traceRefusal(ctx, metrics, logJson, refusals);
+      log(ctx, started);
     }
   };
 }

@@ -2,8 +2,8 @@
  * GET /journal: the statement journal as NDJSON pages, or followed live as
  * server-sent events (Accept: text/event-stream).
  *
- * Who may read it: on a server with tokens, an admin token (app.ts's adminOnly
- * refuses the others before this route runs). A
+ * Who may read it: on a server with tokens, an admin token (the admin-only paths of
+ * src/http/auth.ts refuse the others before this route runs). A
  * server without a token serves it only when started with -journal-feed: the
  * journal holds every statement and its parameters, which a server without a
  * token should not hand to whoever can reach its port just because it serves

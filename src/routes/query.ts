@@ -3,6 +3,8 @@ import type { Context } from 'koa';
 import { EngineError } from '../errors';
 
 export function queryValue(ctx: Context, name: string): string | undefined {
+  // Most requests have no query string: nothing to parse.
+  if (ctx.querystring === '') return undefined;
   const value = ctx.query[name];
   if (Array.isArray(value)) throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: 'given more than once' });
   return value;

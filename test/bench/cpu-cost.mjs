@@ -1,7 +1,8 @@
 /**
  * CPU time per request, by process, for one scenario: a measure that holds up
  * better than throughput on a shared, busy machine (a development aid for the
- * optimizations; `npm run bench` prints the A/B figures).
+ * optimizations; `npm run bench` prints the A/B figures). sqlscribe first,
+ * then the bare node:http and bare Koa baselines.
  *
  *   node test/bench/cpu-cost.mjs [scenario-index] [seconds] [connections]
  */
@@ -43,19 +44,25 @@ async function measure(name, server) {
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-cpu-'));
 const dirA = path.join(work, 'a');
 const dirB = path.join(work, 'b');
+const dirK = path.join(work, 'k');
 fs.mkdirSync(dirA);
 fs.mkdirSync(dirB);
+fs.mkdirSync(dirK);
 buildBaselineBench(dirB);
+buildBaselineBench(dirK);
 // One load generator stands for a whole class: it may use every engine.
 const a = await startSqlscribe(dirA, ['-max-connections', '256', '-client-share', '1']);
 const b = await startBaseline(dirB, BOOL_COLUMNS);
+const k = await startBaseline(dirK, BOOL_COLUMNS, { koa: true });
 try {
   await buildSqlscribeBench(a.url);
   console.log(`${scenario.name}, ${connections} connections, ${seconds} s`);
   await measure('sqlscribe', a);
-  await measure('baseline', b);
+  await measure('node:http', b);
+  await measure('koa', k);
 } finally {
   await a.stop();
   await b.stop();
+  await k.stop();
   fs.rmSync(work, { recursive: true, force: true });
 }
