@@ -15,6 +15,8 @@ import { SessionTransaction } from './session-transaction';
 import { runStatements, type StatementListener } from './statement-runner';
 import { toEngineError } from './sqlite-errors';
 import { boundedShape, isBoundedOn, type PointLookup } from './bounded-read';
+import { isPlannedBoundedOn, plannedShape } from './planned-read';
+import { rewriteForStorage } from './dialect/rewrite';
 import { readRowPage } from './row-pages';
 import { stringifyJson } from '../json-text';
 import { writeExport, type ExportRequest } from './database-export';
@@ -51,7 +53,8 @@ export class Engine {
 
   /**
    * Runs a read-only batch here if every statement is a bounded point read
-   * (bounded-read.ts); undefined, having run nothing, otherwise. The tables
+   * (bounded-read.ts), or if it is one SELECT whose plan bounds its work
+   * (planned-read.ts); undefined, having run nothing, otherwise. The tables
    * are judged in the transaction that reads them, so that a table changed
    * meanwhile by another process is judged as it is read.
    */
@@ -59,15 +62,35 @@ export class Engine {
     const lookups: PointLookup[] = [];
     for (const statement of request.statements) {
       const lookup = boundedShape(statement);
-      if (lookup === undefined) return undefined;
+      if (lookup === undefined) return this.execPlannedRead(request);
       lookups.push(lookup);
     }
+    return this.readHere(request, (connection) => lookups.every((lookup) => isBoundedOn(connection, lookup)));
+  }
+
+  /** One SELECT whose plan bounds its work, run here; undefined, having run nothing, otherwise. */
+  private execPlannedRead(request: ExecRequest): StatementResult[] | undefined {
+    const statement = request.statements.length === 1 ? request.statements[0] : undefined;
+    const facts = statement === undefined ? undefined : plannedShape(statement);
+    if (statement === undefined || facts === undefined) return undefined;
+    // The text as the runner will prepare it (reads of the schema table are filtered).
+    let sql: string;
+    try {
+      sql = rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: true });
+    } catch {
+      return undefined;
+    }
+    return this.readHere(request, (connection) => isPlannedBoundedOn(connection, statement, sql, facts));
+  }
+
+  /** Runs the request in a read transaction if `bounded` says so inside it; undefined, rolled back, otherwise. */
+  private readHere(request: ExecRequest, bounded: (connection: Connection) => boolean): StatementResult[] | undefined {
     const connection = this.pool.get(request.file);
     connection.setBatchContext(request.context);
     connection.begin('DEFERRED');
     try {
-      // Point reads only, in the snapshot begin() checked the schema version of.
-      const results = connection.schema.pinnedFor(() => (lookups.every((lookup) => isBoundedOn(connection, lookup)) ? runStatements(connection, request.statements, request) : undefined));
+      // Reads only, in the snapshot begin() checked the schema version of.
+      const results = connection.schema.pinnedFor(() => (bounded(connection) ? runStatements(connection, request.statements, request) : undefined));
       if (results === undefined) {
         connection.rollback();
         return undefined;

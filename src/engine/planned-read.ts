@@ -1,0 +1,445 @@
+/**
+ * Reads whose cost is bounded by their query plan, so that they may run in
+ * the server's own process like point reads (bounded-read.ts), without the
+ * round trip to an engine process. better-sqlite3 cannot interrupt a
+ * statement, so a read run here must be bounded by what is known before it
+ * runs: a long one would stop the service for every class.
+ *
+ * The bound, decided conservatively:
+ * - rows visited: SQLite's plan (EXPLAIN QUERY PLAN) is a tree of loops;
+ *   loops at one level nest, so their row counts multiply, and a correlated
+ *   subquery runs once per row of its level. A loop counts its table's whole
+ *   row count (or, for a loop whose table the plan names only by alias, the
+ *   largest table or subquery result the statement reads), except a search
+ *   by equality on an index: the most rows one key holds, times how many
+ *   keys a list of literals may probe. The total must stay under ROW_BUDGET.
+ * - bytes touched: every visit may read the largest row of the tables read,
+ *   and may grow it (each `||`, hex(), quote() may double a value, strftime()
+ *   may write 8 bytes for 2, group_concat() may join every row); visits
+ *   times that must stay under BYTE_BUDGET. LIKE and GLOB need a literal
+ *   pattern with few wildcards (their work is the text times the pattern).
+ * - functions: only the allowlist below, read from the bytecode (so a view's
+ *   hidden calls count too); no virtual table, no recursion, no window.
+ *
+ * The budgets were measured (test/bench/planned-reads.mjs): a statement at
+ * both budgets costs a few milliseconds of CPU at most.
+ */
+import type Database from 'better-sqlite3';
+import type { Connection } from './connection-pool';
+import type { ExecStatement } from './protocol';
+import { isPunct, isWord, tokenize, type Token } from './dialect/tokenize';
+import { PlanStats } from './plan-stats';
+
+/** Most row visits (loop iterations, sorted rows) of a statement run in the server process. */
+export const ROW_BUDGET = 50_000;
+/** Most visits × bytes per visit. */
+export const BYTE_BUDGET = 16_000_000;
+/** Longest LIKE/GLOB pattern, and most wildcards in one. */
+const MAX_PATTERN = 64;
+const MAX_WILDCARDS = 3;
+/** Most doublings a value may go through (|| and the like). */
+const MAX_GROWTH_STEPS = 8;
+
+type FunctionCost = 'plain' | 'doubles' | 'eightfold' | 'per-row' | 'pattern' | 'quadratic';
+
+/** Functions whose work is small and in proportion to their arguments. Anything else sends the statement to an engine. */
+const FUNCTIONS: ReadonlyMap<string, FunctionCost> = new Map<string, FunctionCost>([
+  ...['abs', 'round', 'upper', 'lower', 'length', 'octet_length', 'substr', 'substring', 'trim', 'ltrim', 'rtrim', 'ifnull', 'nullif', 'iif', 'if', 'coalesce', 'typeof', 'sign', 'unicode', 'char', 'unhex', 'likely', 'unlikely', 'likelihood', 'random', 'ceil', 'ceiling', 'floor', 'trunc'].map((name): [string, FunctionCost] => [name, 'plain']),
+  ...['date', 'time', 'datetime', 'julianday', 'unixepoch', 'timediff', 'current_timestamp', 'current_date', 'current_time'].map((name): [string, FunctionCost] => [name, 'plain']),
+  ...['count', 'sum', 'total', 'avg', 'min', 'max'].map((name): [string, FunctionCost] => [name, 'plain']),
+  ['hex', 'doubles'],
+  ['quote', 'doubles'],
+  ['strftime', 'eightfold'],
+  ['group_concat', 'per-row'],
+  ['string_agg', 'per-row'],
+  ['like', 'pattern'],
+  ['glob', 'pattern'],
+  ['instr', 'quadratic'],
+]);
+
+/** Words that never belong in a read decided here (recursion, windows, matching by a function we do not bound). */
+const REFUSED_WORDS = ['RECURSIVE', 'OVER', 'WINDOW', 'MATCH', 'REGEXP'];
+
+/** What the text alone says of a statement; undefined when the text alone rules it out. */
+export interface TextFacts {
+  readonly tokens: number;
+  /** IN or OR: a search may probe one key per literal. */
+  readonly lists: boolean;
+  /** LIKE / GLOB operators with a literal pattern, and the longest pattern. */
+  readonly patterns: number;
+  readonly longestPattern: number;
+  /** The longest literal (a value the statement itself brings). */
+  readonly longestLiteral: number;
+}
+
+/** A name a plan line could be misread through: the plan prints names as they are. */
+function misleadingName(token: Token): boolean {
+  if (token.kind !== 'identifier' && token.kind !== 'string') return false;
+  const value = token.value ?? token.text;
+  return /\s/.test(value) && /using|index|key|constant|rowid|subquery|scan|search/i.test(value);
+}
+
+function wildcards(pattern: string, glob: boolean): number {
+  let count = 0;
+  for (const c of pattern) if (glob ? c === '*' || c === '?' || c === '[' : c === '%' || c === '_') count++;
+  return count;
+}
+
+/** Whether a schema's object names or views' texts hold a name a plan line could be misread through. */
+function misleads(names: readonly string[], viewTexts: readonly string[]): boolean {
+  if (names.some((name) => /\s/.test(name))) return true;
+  try {
+    return viewTexts.some((text) => tokenize(text).some(misleadingName));
+  } catch {
+    return true;
+  }
+}
+
+/** The text's facts, or undefined when the text alone rules the statement out. */
+export function textFacts(sql: string): TextFacts | undefined {
+  let tokens: Token[];
+  try {
+    tokens = tokenize(sql);
+  } catch {
+    return undefined;
+  }
+  while (tokens.length > 0 && tokens[tokens.length - 1]?.kind === 'semicolon') tokens.pop();
+  if (!isWord(tokens[0], 'SELECT', 'WITH', 'VALUES')) return undefined;
+  let lists = false;
+  let patterns = 0;
+  let longestPattern = 0;
+  let longestLiteral = 0;
+  for (const [i, token] of tokens.entries()) {
+    if (token.kind === 'semicolon' || misleadingName(token)) return undefined;
+    if (token.kind === 'word' && REFUSED_WORDS.includes(token.value ?? '')) return undefined;
+    if (token.kind === 'string' || token.kind === 'blob' || token.kind === 'number') longestLiteral = Math.max(longestLiteral, token.text.length);
+    if (isWord(token, 'IN', 'OR')) lists = true;
+    if (isWord(token, 'LIKE', 'GLOB')) {
+      const pattern = tokens[i + 1];
+      if (pattern?.kind !== 'string' || isPunct(tokens[i - 1], '.')) return undefined;
+      const text = pattern.value ?? '';
+      if (text.length > MAX_PATTERN || wildcards(text, isWord(token, 'GLOB')) > MAX_WILDCARDS) return undefined;
+      patterns++;
+      longestPattern = Math.max(longestPattern, text.length);
+    }
+    if (token.kind === 'word' && isPunct(tokens[i + 1], '(') && !FUNCTIONS.has((token.value ?? '').toLowerCase()) && DENIED_CALLS.has((token.value ?? '').toLowerCase())) return undefined;
+  }
+  return { tokens: tokens.length, lists, patterns, longestPattern, longestLiteral };
+}
+
+/** Calls refused from the text already, before any EXPLAIN (the bytecode check refuses every other unknown call). */
+const DENIED_CALLS = new Set(['randomblob', 'zeroblob', 'replace', 'printf', 'format', 'concat', 'concat_ws', 'like', 'glob', 'json', 'json_group_array', 'json_group_object', 'load_extension', 'fts5', 'generate_series']);
+
+/** Text facts of recent texts (a class sends the same statements over and over). */
+const TEXT_CACHE_SIZE = 512;
+const TEXT_CACHE_MAX_LENGTH = 4096;
+const texts = new Map<string, TextFacts | null>();
+
+/** The text's facts, from a small cache; undefined when the statement cannot be a planned read. */
+export function plannedShape(statement: ExecStatement): TextFacts | undefined {
+  if (statement.kind !== 'select') return undefined;
+  const known = texts.get(statement.sql);
+  if (known !== undefined) return known ?? undefined;
+  const facts = textFacts(statement.sql);
+  if (statement.sql.length <= TEXT_CACHE_MAX_LENGTH) {
+    if (texts.size >= TEXT_CACHE_SIZE) texts.delete(texts.keys().next().value as string);
+    texts.set(statement.sql, facts === undefined ? null : Object.freeze(facts));
+  }
+  return facts;
+}
+
+/** One line of EXPLAIN QUERY PLAN, with the lines under it. */
+interface PlanNode {
+  readonly id: number;
+  readonly detail: string;
+  readonly children: PlanNode[];
+}
+
+/** What the bytecode says: tables and indexes it opens, and what its calls may cost. */
+interface CodeFacts {
+  readonly tables: Set<string>;
+  readonly indexes: Set<string>;
+  growthSteps: number;
+  perRow: boolean;
+  patterns: number;
+  quadratic: boolean;
+}
+
+class NotBounded extends Error {}
+
+function refuse(why: string): never {
+  throw new NotBounded(why);
+}
+
+function readCode(db: Database.Database, sql: string, stats: PlanStats): CodeFacts {
+  const facts: CodeFacts = { tables: new Set(), indexes: new Set(), growthSteps: 0, perRow: false, patterns: 0, quadratic: false };
+  const ops = db.prepare(`EXPLAIN ${sql}`).safeIntegers(false).all() as Array<{ opcode: string; p2: number; p3: number; p4: unknown }>;
+  for (const op of ops) {
+    const code = op.opcode;
+    if (code.startsWith('V') || code === 'OpenWrite' || code === 'Program' || code === 'AggValue' || code === 'AggInverse' || code === 'ParseSchema') refuse(code);
+    if (code === 'OpenRead' || code === 'ReopenIdx') {
+      if (op.p3 !== 0) refuse('not the main database');
+      const object = stats.objectAt(op.p2) ?? refuse('unknown root page');
+      if (object.type === 'index') facts.indexes.add(object.name);
+      facts.tables.add(object.table);
+    } else if (code === 'Concat') {
+      facts.growthSteps++;
+    } else if (code === 'Function' || code === 'PureFunc' || code === 'AggStep' || code === 'AggStep1' || code === 'AggFinal') {
+      const name = /^([A-Za-z_0-9]+)\(/.exec(String(op.p4))?.[1]?.toLowerCase() ?? refuse('unnamed function');
+      const cost = FUNCTIONS.get(name) ?? refuse(`function ${name}`);
+      if (code === 'AggFinal') continue;
+      if (cost === 'doubles') facts.growthSteps++;
+      else if (cost === 'eightfold') facts.growthSteps += 3;
+      else if (cost === 'per-row') facts.perRow = true;
+      else if (cost === 'pattern') facts.patterns++;
+      else if (cost === 'quadratic') facts.quadratic = true;
+    }
+  }
+  return facts;
+}
+
+function readPlan(db: Database.Database, sql: string): PlanNode[] {
+  const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).safeIntegers(false).all() as Array<{ id: number; parent: number; detail: string }>;
+  const nodes = new Map<number, PlanNode>();
+  const top: PlanNode[] = [];
+  for (const row of rows) {
+    const node: PlanNode = { id: row.id, detail: row.detail, children: [] };
+    nodes.set(row.id, node);
+    (row.parent === 0 ? top : (nodes.get(row.parent)?.children ?? refuse('orphan plan line'))).push(node);
+  }
+  return top;
+}
+
+/** The plan's bound, worked out level by level. */
+class PlanBound {
+  /** The most rows any loop named only by alias may visit: largest table read, or largest subquery result. */
+  private sources = 0;
+  private sourcesMax: number;
+
+  constructor(private readonly stats: PlanStats, private readonly code: CodeFacts, private readonly probes: number) {
+    this.sourcesMax = 0;
+    for (const table of code.tables) this.sourcesMax = Math.max(this.sourcesMax, this.tableRows(table));
+  }
+
+  /** The statement's row visits (and the largest row count a subquery may give, for the next pass). */
+  visits(plan: PlanNode[], sourcesSeen: number): { visits: number; sources: number } {
+    this.sources = 0;
+    this.sourcesMax = Math.max(this.sourcesMax, sourcesSeen);
+    const { visits } = this.level(plan);
+    return { visits, sources: this.sources };
+  }
+
+  private tableRows(table: string): number {
+    const rows = this.stats.rowCount(table);
+    if (rows > this.stats.limit) refuse(`table ${table} over the budget`);
+    return rows;
+  }
+
+  private level(nodes: readonly PlanNode[]): { visits: number; rows: number } {
+    let product = 1;
+    let visits = 0;
+    let loops = 0;
+    let correlated = 0;
+    let sorts = 0;
+    let compoundRows = 0;
+    for (const node of nodes) {
+      const detail = node.detail;
+      if (detail.startsWith('SCAN ') || detail.startsWith('SEARCH ')) {
+        product *= this.loopRows(detail);
+        visits += product;
+        loops++;
+      } else if (detail === 'MULTI-INDEX OR') {
+        let rows = 0;
+        for (const branch of node.children) {
+          const inner = this.level(branch.children);
+          rows += inner.rows;
+          visits += product * inner.visits;
+        }
+        product *= rows;
+        visits += product;
+        loops++;
+      } else if (detail.startsWith('CO-ROUTINE ') || detail.startsWith('MATERIALIZE ')) {
+        const inner = this.level(node.children);
+        visits += inner.visits;
+        this.sources = Math.max(this.sources, inner.rows);
+      } else if (detail.startsWith('CORRELATED ')) {
+        const inner = this.level(node.children);
+        correlated += inner.visits + inner.rows;
+      } else if (/^(SCALAR|LIST|EXISTS) SUBQUERY/.test(detail)) {
+        const inner = this.level(node.children);
+        visits += inner.visits + inner.rows;
+      } else if (detail.startsWith('MERGE (') || detail === 'COMPOUND QUERY') {
+        for (const part of node.children) {
+          const inner = this.level(part.children);
+          visits += 2 * inner.visits;
+          compoundRows += inner.rows;
+        }
+      } else if (detail.startsWith('USE TEMP B-TREE')) {
+        sorts++;
+      } else if (detail.startsWith('BLOOM FILTER ON ') || detail === 'CREATE BLOOM FILTER') {
+        continue;
+      } else {
+        refuse(`plan line ${detail}`);
+      }
+    }
+    const rows = loops > 0 ? product : compoundRows > 0 ? compoundRows : 1;
+    visits += rows * correlated + rows * sorts;
+    return { visits, rows };
+  }
+
+  /** Rows one pass of a SCAN or SEARCH line may visit. */
+  private loopRows(detail: string): number {
+    if (detail === 'SCAN CONSTANT ROW') return 1;
+    if (detail.includes('VIRTUAL TABLE')) refuse('virtual table');
+    const index = /^(?:SCAN|SEARCH) \S+ USING (?:COVERING )?INDEX (\S+)(?: \((.*)\))?/.exec(detail);
+    if (index !== null) {
+      const name = index[1] as string;
+      const facts = this.stats.index(name);
+      if (facts === undefined || !this.code.indexes.has(name)) refuse(`index ${name}`);
+      const all = this.tableRows(facts.table);
+      const equal = equalities(index[2]);
+      if (!detail.startsWith('SEARCH ') || equal === 0 || !Number.isFinite(this.probes)) return all;
+      return Math.min(all, this.stats.largestGroup(name, equal) * this.probes);
+    }
+    const all = Math.max(this.sourcesMax, this.sources);
+    if (/^SEARCH \S+ USING INTEGER PRIMARY KEY \(rowid=\?\)/.test(detail)) return Math.min(all, this.probes);
+    return all;
+  }
+}
+
+/** How many leading key columns a search's constraint fixes by equality, `(a=? AND b=?)`; 0 for ranges and the like. */
+function equalities(constraint: string | undefined): number {
+  if (constraint === undefined) return 0;
+  const terms = constraint.split(' AND ');
+  let equal = 0;
+  for (const term of terms) {
+    if (!/^[^=<>()\s]+=\?$/.test(term)) break;
+    equal++;
+  }
+  return equal;
+}
+
+/** A decision kept per connection, while the database does not change. */
+interface Decision {
+  readonly version: string;
+  readonly bounded: boolean;
+}
+
+const DECISIONS_PER_CONNECTION = 256;
+const planners = new WeakMap<Connection, { stats: PlanStats; decisions: Map<string, Decision> }>();
+
+function plannerOf(connection: Connection): { stats: PlanStats; decisions: Map<string, Decision> } {
+  let planner = planners.get(connection);
+  if (planner === undefined) {
+    planner = { stats: new PlanStats(connection.db, ROW_BUDGET), decisions: new Map() };
+    planners.set(connection, planner);
+  }
+  return planner;
+}
+
+/** Bytes of the longest parameter value (a value the request brings). */
+function longestParameter(statement: ExecStatement): number {
+  const params = statement.params;
+  if (params === undefined || params === null) return 0;
+  const values = Array.isArray(params) ? params : Object.values(params as Record<string, unknown>);
+  let longest = 0;
+  for (const value of values) {
+    if (typeof value === 'string') longest = Math.max(longest, value.length * 3);
+    else if (value !== null && typeof value === 'object') longest = Math.max(longest, JSON.stringify(value).length);
+  }
+  return longest;
+}
+
+/**
+ * Whether `sql` (the text as it will run) is bounded on this connection's
+ * database. Must run inside the read transaction that will run it, so that
+ * the plan and the sizes are the ones it will meet.
+ */
+export function isPlannedBoundedOn(connection: Connection, statement: ExecStatement, sql: string, facts: TextFacts): boolean {
+  const planner = plannerOf(connection);
+  const version = planner.stats.sync();
+  const key = sql;
+  const known = planner.decisions.get(key);
+  if (known !== undefined && known.version === version) return known.bounded && withinBytes(planner, key, statement, facts);
+  let bounded: boolean;
+  try {
+    bounded = decide(connection, planner.stats, sql, facts, key, planner);
+  } catch {
+    // NotBounded, or a statement SQLite will not prepare: the engine processes give its error, as they always did.
+    bounded = false;
+  }
+  planner.decisions.delete(key);
+  planner.decisions.set(key, { version, bounded });
+  if (planner.decisions.size > DECISIONS_PER_CONNECTION) planner.decisions.delete(planner.decisions.keys().next().value as string);
+  return bounded && withinBytes(planner, key, statement, facts);
+}
+
+/** Visits and bytes per visit of a decided statement, before the parameters' own sizes are counted. */
+const weights = new WeakMap<Map<string, Decision>, Map<string, { visits: number; rowBytes: number; growth: number }>>();
+
+function withinBytes(planner: { decisions: Map<string, Decision> }, key: string, statement: ExecStatement, facts: TextFacts): boolean {
+  const weight = weights.get(planner.decisions)?.get(key);
+  if (weight === undefined) return false;
+  const valueBytes = Math.max(weight.rowBytes, facts.longestLiteral, longestParameter(statement));
+  return weight.visits * valueBytes * weight.growth <= BYTE_BUDGET;
+}
+
+function decide(connection: Connection, stats: PlanStats, sql: string, facts: TextFacts, key: string, planner: { decisions: Map<string, Decision> }): boolean {
+  const prepared = connection.prepare(sql);
+  if (!prepared.reader || !prepared.readonly) return false;
+  if (stats.namesMislead(misleads)) refuse('a name in the schema could be misread in a plan line');
+  const code = readCode(connection.db, sql, stats);
+  for (const table of code.tables) {
+    if (table !== 'sqlite_schema' && connection.schema.hasGeneratedColumns(table)) refuse(`generated columns in ${table}`);
+  }
+  if (code.growthSteps > MAX_GROWTH_STEPS) refuse('values may grow too much');
+  const plan = readPlan(connection.db, sql);
+  const probes = planProbes(plan, facts, stats);
+  const bound = new PlanBound(stats, code, probes);
+  // A loop named by an alias may be a subquery's result: passes until the largest result stops growing.
+  let sources = 0;
+  let visits = 0;
+  for (let pass = 0; ; pass++) {
+    const result = bound.visits(plan, sources);
+    visits = result.visits;
+    if (visits > ROW_BUDGET) return false;
+    if (result.sources <= sources) break;
+    if (pass >= 4) return false;
+    sources = result.sources;
+  }
+  let rowBytes = 0;
+  for (const table of code.tables) rowBytes = Math.max(rowBytes, stats.largestRow(table));
+  let growth = 2 ** code.growthSteps;
+  if (code.perRow) growth *= Math.max(visits, 1);
+  if (code.patterns > facts.patterns || code.quadratic) growth *= Math.max(rowBytes, facts.longestLiteral, 1);
+  else if (code.patterns > 0) growth *= Math.max(facts.longestPattern, 1);
+  let table = weights.get(planner.decisions);
+  if (table === undefined) {
+    table = new Map();
+    weights.set(planner.decisions, table);
+  }
+  table.delete(key);
+  table.set(key, { visits, rowBytes, growth });
+  if (table.size > DECISIONS_PER_CONNECTION) table.delete(table.keys().next().value as string);
+  return visits * Math.max(rowBytes, facts.longestLiteral) * growth <= BYTE_BUDGET;
+}
+
+/**
+ * How many keys one search may probe: one, unless the statement (or a view
+ * it may read) has a list (IN, OR: one probe per literal), and unbounded
+ * when a list comes from a subquery (the search then counts its whole table).
+ */
+function planProbes(plan: readonly PlanNode[], facts: TextFacts, stats: PlanStats): number {
+  const lines: string[] = [];
+  const walk = (nodes: readonly PlanNode[]): void => {
+    for (const node of nodes) {
+      lines.push(node.detail);
+      walk(node.children);
+    }
+  };
+  walk(plan);
+  if (lines.some((line) => line.includes('LIST SUBQUERY'))) return Infinity;
+  const views = stats.viewTextLength();
+  if (!facts.lists && views === 0) return 1;
+  return facts.tokens + views;
+}
