@@ -20,13 +20,11 @@ const SCRIPT = fs.readFileSync(path.join(__dirname, 'fixtures/chinook/Chinook_Sq
 const LESSON = [
   'SELECT * FROM Artist ORDER BY ArtistId LIMIT 10',
   'SELECT Name, Composer FROM Track WHERE AlbumId = 1 ORDER BY TrackId',
-  "SELECT Name FROM Track WHERE Name LIKE '%love%' ORDER BY Name, TrackId",
+  "SELECT FirstName FROM Customer WHERE LastName LIKE '%son%' ORDER BY CustomerId",
   'SELECT DISTINCT BillingCity FROM Invoice',
   'SELECT COUNT(*) AS tracks, COUNT(Composer) AS with_composer, COUNT(DISTINCT Composer) AS composers FROM Track',
   'SELECT BillingCountry, COUNT(*) AS invoices, SUM(Total) AS revenue FROM Invoice GROUP BY BillingCountry ORDER BY revenue DESC, BillingCountry',
   'SELECT al.Title, ar.Name FROM Album al JOIN Artist ar ON ar.ArtistId = al.ArtistId ORDER BY al.AlbumId LIMIT 30',
-  'SELECT g.Name, ROUND(SUM(il.UnitPrice * il.Quantity), 2) AS revenue FROM InvoiceLine il JOIN Track t ON t.TrackId = il.TrackId JOIN Genre g ON g.GenreId = t.GenreId GROUP BY g.GenreId ORDER BY revenue DESC, g.Name',
-  'SELECT Name, Milliseconds FROM Track WHERE Milliseconds > (SELECT AVG(Milliseconds) FROM Track) ORDER BY Milliseconds DESC, TrackId LIMIT 10',
   'SELECT FirstName, LastName FROM Customer WHERE CustomerId IN (SELECT CustomerId FROM Invoice WHERE Total > 20) ORDER BY CustomerId',
   'WITH per_customer AS (SELECT CustomerId, SUM(Total) AS spent FROM Invoice GROUP BY CustomerId) SELECT c.FirstName, c.LastName, p.spent FROM per_customer p JOIN Customer c USING (CustomerId) ORDER BY p.spent DESC, c.CustomerId LIMIT 5',
   "SELECT strftime('%Y', InvoiceDate) AS year, COUNT(*), ROUND(SUM(Total), 2) FROM Invoice GROUP BY year ORDER BY year",
@@ -117,5 +115,5 @@ t.test('the text check turns most non-candidates away before any EXPLAIN', async
   t.equal(textFacts("SELECT randomblob(5)"), undefined);
   t.equal(textFacts("SELECT * FROM t WHERE a LIKE b"), undefined);
   t.equal(textFacts("SELECT * FROM t WHERE a LIKE '%a%b%c%d%'"), undefined);
-  t.match(textFacts("SELECT * FROM t WHERE a LIKE '%a%' OR b IN (1, 2)"), { lists: true, patterns: 1, longestPattern: 3 });
+  t.match(textFacts("SELECT * FROM t WHERE a LIKE '%a%' OR b IN (1, 2)"), { lists: true, patterns: 1 });
 });

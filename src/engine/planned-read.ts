@@ -17,12 +17,15 @@
  *   and may grow it (each `||`, hex(), quote() may double a value, strftime()
  *   may write 8 bytes for 2, group_concat() may join every row); visits
  *   times that must stay under BYTE_BUDGET. LIKE and GLOB need a literal
- *   pattern with few wildcards (their work is the text times the pattern).
+ *   pattern, short and with few wildcards (SQLite's matcher then does not
+ *   backtrack far: measured at about upper()'s cost per byte).
  * - functions: only the allowlist below, read from the bytecode (so a view's
  *   hidden calls count too); no virtual table, no recursion, no window.
  *
- * The budgets were measured (test/bench/planned-reads.mjs): a statement at
- * both budgets costs a few milliseconds of CPU at most.
+ * The budgets were measured (test/bench/planned-reads.mjs decide): 50,000
+ * visits of a join by key cost about 3 ms; upper() over 15 MB cost 36 ms,
+ * so the byte budget is 4 MB (about 10 ms at the very worst, a few ms for
+ * anything a lesson sends, which is far from the worst case the bound assumes).
  */
 import type Database from 'better-sqlite3';
 import type { Connection } from './connection-pool';
@@ -33,7 +36,7 @@ import { PlanStats } from './plan-stats';
 /** Most row visits (loop iterations, sorted rows) of a statement run in the server process. */
 export const ROW_BUDGET = 50_000;
 /** Most visits × bytes per visit. */
-export const BYTE_BUDGET = 16_000_000;
+export const BYTE_BUDGET = 4_000_000;
 /** Longest LIKE/GLOB pattern, and most wildcards in one. */
 const MAX_PATTERN = 64;
 const MAX_WILDCARDS = 3;
@@ -65,9 +68,8 @@ export interface TextFacts {
   readonly tokens: number;
   /** IN or OR: a search may probe one key per literal. */
   readonly lists: boolean;
-  /** LIKE / GLOB operators with a literal pattern, and the longest pattern. */
+  /** LIKE / GLOB operators with a literal pattern. */
   readonly patterns: number;
-  readonly longestPattern: number;
   /** The longest literal (a value the statement itself brings). */
   readonly longestLiteral: number;
 }
@@ -107,7 +109,6 @@ export function textFacts(sql: string): TextFacts | undefined {
   if (!isWord(tokens[0], 'SELECT', 'WITH', 'VALUES')) return undefined;
   let lists = false;
   let patterns = 0;
-  let longestPattern = 0;
   let longestLiteral = 0;
   for (const [i, token] of tokens.entries()) {
     if (token.kind === 'semicolon' || misleadingName(token)) return undefined;
@@ -120,11 +121,10 @@ export function textFacts(sql: string): TextFacts | undefined {
       const text = pattern.value ?? '';
       if (text.length > MAX_PATTERN || wildcards(text, isWord(token, 'GLOB')) > MAX_WILDCARDS) return undefined;
       patterns++;
-      longestPattern = Math.max(longestPattern, text.length);
     }
     if (token.kind === 'word' && isPunct(tokens[i + 1], '(') && !FUNCTIONS.has((token.value ?? '').toLowerCase()) && DENIED_CALLS.has((token.value ?? '').toLowerCase())) return undefined;
   }
-  return { tokens: tokens.length, lists, patterns, longestPattern, longestLiteral };
+  return { tokens: tokens.length, lists, patterns, longestLiteral };
 }
 
 /** Calls refused from the text already, before any EXPLAIN (the bytecode check refuses every other unknown call). */
@@ -412,7 +412,8 @@ function decide(connection: Connection, stats: PlanStats, sql: string, facts: Te
   let growth = 2 ** code.growthSteps;
   if (code.perRow) growth *= Math.max(visits, 1);
   if (code.patterns > facts.patterns || code.quadratic) growth *= Math.max(rowBytes, facts.longestLiteral, 1);
-  else if (code.patterns > 0) growth *= Math.max(facts.longestPattern, 1);
+  // A literal pattern with few wildcards costs about what upper() costs per byte (measured), so twice as a margin.
+  else if (code.patterns > 0) growth *= 2;
   let table = weights.get(planner.decisions);
   if (table === undefined) {
     table = new Map();
