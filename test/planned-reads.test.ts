@@ -93,11 +93,20 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
     'SELECT Title, (SELECT COUNT(*) FROM big b WHERE b.v <> a.Title) FROM Album a',
     'SELECT count(*) FROM big AS "x USING INTEGER PRIMARY KEY (rowid=?)"',
     'SELECT no_such_column FROM big',
+    'SELECT count(date(v)) FROM big',
+    'SELECT trim(a.v, b.v) FROM fat a, fat b WHERE a.id = 1 AND b.id = 2',
+    'WITH a AS (SELECT 1 AS x) SELECT (SELECT x FROM a) + (SELECT x FROM a)',
   ]) {
     t.equal(engine.execBoundedRead(request(file, sql, sql.includes('?') ? ['%a%'] : undefined)), undefined, sql);
   }
   t.ok(engine.execBoundedRead(request(file, 'SELECT count(*) FROM big')), 'a scan of a table within the budget is');
   t.ok(engine.execBoundedRead(request(file, 'SELECT v FROM big WHERE id = 5 OR id = 7')), 'and a short list of keys');
+  t.ok(engine.execBoundedRead(request(file, 'SELECT length(trim(v)) FROM fat WHERE id = 1')), 'and trim() of one long value');
+  t.ok(engine.execBoundedRead(request(file, "SELECT date(v, '+1 day') FROM big WHERE id IN (1, 2, 3)")), 'and a date function on a few rows');
+  engine.exec(request(file, 'CREATE VIEW small AS SELECT ArtistId, Name FROM Artist WHERE ArtistId < 10'));
+  t.ok(engine.execBoundedRead(request(file, 'SELECT * FROM small ORDER BY Name')), 'a view of a small read is expanded into the plan and bounded like it');
+  engine.exec(request(file, 'CREATE VIEW smaller AS SELECT * FROM small WHERE ArtistId < 5'));
+  t.equal(engine.execBoundedRead(request(file, 'SELECT * FROM smaller ORDER BY Name')), undefined, 'once a view reads a view, nothing is prepared here (a chain of views can multiply its code)');
 });
 
 t.test('a decision follows changes to the data made by another connection', async (t) => {

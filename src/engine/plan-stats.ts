@@ -34,8 +34,9 @@ export class PlanStats {
   private readonly schemaVersionQuery: Database.Statement;
   private version = '';
   private objects: Map<number, SchemaObject> | undefined;
-  private viewsLength: number | undefined;
+  private viewsLength: Map<string, number> | undefined;
   private misleading: boolean | undefined;
+  private nesting: boolean | undefined;
   private readonly counts = new Map<string, number>();
   private readonly rowBytes = new Map<string, number>();
   private readonly groups = new Map<string, number>();
@@ -58,6 +59,7 @@ export class PlanStats {
       this.objects = undefined;
       this.viewsLength = undefined;
       this.misleading = undefined;
+      this.nesting = undefined;
       this.counts.clear();
       this.rowBytes.clear();
       this.groups.clear();
@@ -77,10 +79,18 @@ export class PlanStats {
     return this.objects.get(rootPage);
   }
 
-  /** Characters of every view's SQL (a view's text may hold a long list of literals the planner probes one by one). */
-  viewTextLength(): number {
-    this.viewsLength ??= Number(this.db.prepare("SELECT coalesce(sum(length(sql)), 0) FROM sqlite_schema WHERE type = 'view'").pluck().safeIntegers(false).get());
-    return this.viewsLength;
+  /**
+   * Characters of the SQL of the views among `names` (lower case): a view's
+   * text may hold a long list of literals the planner probes one by one.
+   */
+  viewTextLength(names: ReadonlySet<string>): number {
+    if (this.viewsLength === undefined) {
+      const rows = this.db.prepare("SELECT name, length(sql) AS length FROM sqlite_schema WHERE type = 'view'").safeIntegers(false).all() as Array<{ name: string; length: number | null }>;
+      this.viewsLength = new Map(rows.map((row) => [row.name.toLowerCase(), row.length ?? 0]));
+    }
+    let length = 0;
+    for (const [name, chars] of this.viewsLength) if (names.has(name)) length += chars;
+    return length;
   }
 
   /** Whether `check` finds a misleading name among the schema's names and views' texts; asked once per schema. */
@@ -90,6 +100,15 @@ export class PlanStats {
       this.misleading = check(rows.map((row) => row.name), rows.filter((row) => row.type === 'view').map((row) => row.sql ?? ''));
     }
     return this.misleading;
+  }
+
+  /** Whether `check` finds views that read views; asked once per schema. */
+  viewsNest(check: (views: ReadonlyArray<{ name: string; sql: string }>) => boolean): boolean {
+    if (this.nesting === undefined) {
+      const views = this.db.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'view'").all() as Array<{ name: string; sql: string | null }>;
+      this.nesting = check(views.map((view) => ({ name: view.name, sql: view.sql ?? '' })));
+    }
+    return this.nesting;
   }
 
   /** Rows of a table, or limit + 1 when there are more than the limit. */

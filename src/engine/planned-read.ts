@@ -43,15 +43,29 @@ const MAX_WILDCARDS = 3;
 /** Most doublings a value may go through (|| and the like). */
 const MAX_GROWTH_STEPS = 8;
 
-type FunctionCost = 'plain' | 'doubles' | 'eightfold' | 'per-row' | 'pattern' | 'quadratic';
+type FunctionCost = 'plain' | 'script' | 'doubles' | 'eightfold' | 'per-row' | 'pattern' | 'quadratic';
+
+/**
+ * Calls of functions written in JavaScript (deterministic-functions.ts: the
+ * clock, chance and date functions), rows visited times call sites: each
+ * costs 2–8 µs (measured), hundreds of times SQLite's own.
+ */
+export const SCRIPT_CALL_BUDGET = 1_000;
+/** Most tokens of a statement decided here: preparing it (three times: the statement, EXPLAIN, the plan) is work too. */
+const MAX_TOKENS = 4_000;
+/** Most view text a statement may expand (its tokens times the views' characters): a view's code is copied where it is read. */
+const MAX_VIEW_EXPANSION = 1_000_000;
 
 /** Functions whose work is small and in proportion to their arguments. Anything else sends the statement to an engine. */
 const FUNCTIONS: ReadonlyMap<string, FunctionCost> = new Map<string, FunctionCost>([
-  ...['abs', 'round', 'upper', 'lower', 'length', 'octet_length', 'substr', 'substring', 'trim', 'ltrim', 'rtrim', 'ifnull', 'nullif', 'iif', 'if', 'coalesce', 'typeof', 'sign', 'unicode', 'char', 'unhex', 'likely', 'unlikely', 'likelihood', 'random', 'ceil', 'ceiling', 'floor', 'trunc'].map((name): [string, FunctionCost] => [name, 'plain']),
-  ...['date', 'time', 'datetime', 'julianday', 'unixepoch', 'timediff', 'current_timestamp', 'current_date', 'current_time'].map((name): [string, FunctionCost] => [name, 'plain']),
+  ...['abs', 'round', 'upper', 'lower', 'length', 'octet_length', 'substr', 'substring', 'ifnull', 'nullif', 'iif', 'if', 'coalesce', 'typeof', 'sign', 'unicode', 'char', 'unhex', 'likely', 'unlikely', 'likelihood', 'ceil', 'ceiling', 'floor', 'trunc'].map((name): [string, FunctionCost] => [name, 'plain']),
+  // trim(x) is linear; trim(x, characters) checks every stripped character against the whole set.
+  ...['trim', 'ltrim', 'rtrim'].flatMap((name): Array<[string, FunctionCost]> => [[`${name}(1)`, 'plain'], [`${name}(2)`, 'quadratic']]),
+  ...['random', 'date', 'time', 'datetime', 'julianday', 'unixepoch', 'timediff', 'current_timestamp', 'current_date', 'current_time'].map((name): [string, FunctionCost] => [name, 'script']),
   ...['count', 'sum', 'total', 'avg', 'min', 'max'].map((name): [string, FunctionCost] => [name, 'plain']),
   ['hex', 'doubles'],
   ['quote', 'doubles'],
+  // Written in JavaScript too (counted as a script call as well).
   ['strftime', 'eightfold'],
   ['group_concat', 'per-row'],
   ['string_agg', 'per-row'],
@@ -72,6 +86,8 @@ export interface TextFacts {
   readonly patterns: number;
   /** The longest literal (a value the statement itself brings). */
   readonly longestLiteral: number;
+  /** Every name the text mentions, in lower case (which views it may read). */
+  readonly names: ReadonlySet<string>;
 }
 
 /** A name a plan line could be misread through: the plan prints names as they are. */
@@ -97,6 +113,51 @@ function misleads(names: readonly string[], viewTexts: readonly string[]): boole
   }
 }
 
+/**
+ * Whether a common table expression is named more than once after its
+ * definition: SQLite may copy its code into every place that reads it, and
+ * a chain of them read twice each doubles at every link.
+ */
+function reusesCommonTable(tokens: readonly Token[]): boolean {
+  if (!tokens.some((token) => isWord(token, 'WITH'))) return false;
+  const uses = new Map<string, number>();
+  for (const token of tokens) {
+    if (token.kind === 'word' || token.kind === 'identifier' || token.kind === 'string') {
+      const name = (token.kind === 'word' ? token.text : (token.value ?? token.text)).toLowerCase();
+      uses.set(name, (uses.get(name) ?? 0) + 1);
+    }
+  }
+  for (const [i, token] of tokens.entries()) {
+    if ((token.kind !== 'word' && token.kind !== 'identifier') || !definesCommonTable(tokens, i)) continue;
+    const name = (token.kind === 'word' ? token.text : (token.value ?? token.text)).toLowerCase();
+    if ((uses.get(name) ?? 0) > 2) return true;
+  }
+  return false;
+}
+
+function nameOfToken(token: Token): string {
+  return token.kind === 'word' ? token.text : (token.value ?? token.text);
+}
+
+/** Whether tokens[at] is a name defined by `name AS …` or `name (columns) AS …`. */
+function definesCommonTable(tokens: readonly Token[], at: number): boolean {
+  if (isWord(tokens[at + 1], 'AS')) return true;
+  if (!isPunct(tokens[at + 1], '(')) return false;
+  let i = at + 2;
+  while (i < tokens.length && !isPunct(tokens[i], ')')) i++;
+  return isWord(tokens[i + 1], 'AS');
+}
+
+/** Whether one view's text names another view. */
+function viewsNest(views: ReadonlyArray<{ name: string; sql: string }>): boolean {
+  const names = new Set(views.map((view) => view.name.toLowerCase()));
+  try {
+    return views.some((view) => tokenize(view.sql).some((token, i) => i > 3 && (token.kind === 'word' || token.kind === 'identifier' || token.kind === 'string') && names.has((token.kind === 'word' ? token.text : (token.value ?? token.text)).toLowerCase())));
+  } catch {
+    return true;
+  }
+}
+
 /** The text's facts, or undefined when the text alone rules the statement out. */
 export function textFacts(sql: string): TextFacts | undefined {
   let tokens: Token[];
@@ -106,7 +167,7 @@ export function textFacts(sql: string): TextFacts | undefined {
     return undefined;
   }
   while (tokens.length > 0 && tokens[tokens.length - 1]?.kind === 'semicolon') tokens.pop();
-  if (!isWord(tokens[0], 'SELECT', 'WITH', 'VALUES')) return undefined;
+  if (!isWord(tokens[0], 'SELECT', 'WITH', 'VALUES') || tokens.length > MAX_TOKENS || reusesCommonTable(tokens)) return undefined;
   let lists = false;
   let patterns = 0;
   let longestLiteral = 0;
@@ -124,7 +185,9 @@ export function textFacts(sql: string): TextFacts | undefined {
     }
     if (token.kind === 'word' && isPunct(tokens[i + 1], '(') && !FUNCTIONS.has((token.value ?? '').toLowerCase()) && DENIED_CALLS.has((token.value ?? '').toLowerCase())) return undefined;
   }
-  return { tokens: tokens.length, lists, patterns, longestLiteral };
+  const names = new Set<string>();
+  for (const token of tokens) if (token.kind === 'word' || token.kind === 'identifier' || token.kind === 'string') names.add(nameOfToken(token).toLowerCase());
+  return { tokens: tokens.length, lists, patterns, longestLiteral, names };
 }
 
 /** Calls refused from the text already, before any EXPLAIN (the bytecode check refuses every other unknown call). */
@@ -163,6 +226,8 @@ interface CodeFacts {
   perRow: boolean;
   patterns: number;
   quadratic: boolean;
+  /** Call sites of functions written in JavaScript. */
+  scriptCalls: number;
 }
 
 class NotBounded extends Error {}
@@ -172,7 +237,7 @@ function refuse(why: string): never {
 }
 
 function readCode(db: Database.Database, sql: string, stats: PlanStats): CodeFacts {
-  const facts: CodeFacts = { tables: new Set(), indexes: new Set(), growthSteps: 0, perRow: false, patterns: 0, quadratic: false };
+  const facts: CodeFacts = { tables: new Set(), indexes: new Set(), growthSteps: 0, perRow: false, patterns: 0, quadratic: false, scriptCalls: 0 };
   const ops = db.prepare(`EXPLAIN ${sql}`).safeIntegers(false).all() as Array<{ opcode: string; p2: number; p3: number; p4: unknown }>;
   for (const op of ops) {
     const code = op.opcode;
@@ -185,11 +250,16 @@ function readCode(db: Database.Database, sql: string, stats: PlanStats): CodeFac
     } else if (code === 'Concat') {
       facts.growthSteps++;
     } else if (code === 'Function' || code === 'PureFunc' || code === 'AggStep' || code === 'AggStep1' || code === 'AggFinal') {
-      const name = /^([A-Za-z_0-9]+)\(/.exec(String(op.p4))?.[1]?.toLowerCase() ?? refuse('unnamed function');
-      const cost = FUNCTIONS.get(name) ?? refuse(`function ${name}`);
+      const call = /^([A-Za-z_0-9]+)\((-?\d+)\)$/.exec(String(op.p4)) ?? refuse('unnamed function');
+      const name = (call[1] as string).toLowerCase();
+      const cost = FUNCTIONS.get(`${name}(${call[2] as string})`) ?? FUNCTIONS.get(name) ?? refuse(`function ${name}`);
       if (code === 'AggFinal') continue;
-      if (cost === 'doubles') facts.growthSteps++;
-      else if (cost === 'eightfold') facts.growthSteps += 3;
+      if (cost === 'script') facts.scriptCalls++;
+      else if (cost === 'doubles') facts.growthSteps++;
+      else if (cost === 'eightfold') {
+        facts.growthSteps += 3;
+        facts.scriptCalls++;
+      }
       else if (cost === 'per-row') facts.perRow = true;
       else if (cost === 'pattern') facts.patterns++;
       else if (cost === 'quadratic') facts.quadratic = true;
@@ -385,9 +455,13 @@ function withinBytes(planner: { decisions: Map<string, Decision> }, key: string,
 }
 
 function decide(connection: Connection, stats: PlanStats, sql: string, facts: TextFacts, key: string, planner: { decisions: Map<string, Decision> }): boolean {
+  if (stats.namesMislead(misleads)) refuse('a name in the schema could be misread in a plan line');
+  // Preparing copies a view's code wherever it is read, and a view read by a view multiplies it: bounded before anything is prepared.
+  // With no view reading a view, a statement reads exactly the views its text names.
+  const views = stats.viewTextLength(facts.names);
+  if (views > 0 && (stats.viewsNest(viewsNest) || facts.tokens * views > MAX_VIEW_EXPANSION)) refuse('views could expand too far');
   const prepared = connection.prepare(sql);
   if (!prepared.reader || !prepared.readonly) return false;
-  if (stats.namesMislead(misleads)) refuse('a name in the schema could be misread in a plan line');
   const code = readCode(connection.db, sql, stats);
   for (const table of code.tables) {
     if (table !== 'sqlite_schema' && connection.schema.hasGeneratedColumns(table)) refuse(`generated columns in ${table}`);
@@ -407,6 +481,7 @@ function decide(connection: Connection, stats: PlanStats, sql: string, facts: Te
     if (pass >= 4) return false;
     sources = result.sources;
   }
+  if (visits * code.scriptCalls > SCRIPT_CALL_BUDGET) return false;
   let rowBytes = 0;
   for (const table of code.tables) rowBytes = Math.max(rowBytes, stats.largestRow(table));
   let growth = 2 ** code.growthSteps;
@@ -440,7 +515,7 @@ function planProbes(plan: readonly PlanNode[], facts: TextFacts, stats: PlanStat
   };
   walk(plan);
   if (lines.some((line) => line.includes('LIST SUBQUERY'))) return Infinity;
-  const views = stats.viewTextLength();
+  const views = stats.viewTextLength(facts.names);
   if (!facts.lists && views === 0) return 1;
   return facts.tokens + views;
 }

@@ -112,12 +112,12 @@ async function http(main = MAIN, rounds = '20') {
   try {
     await call(server.url, 'POST', '/dbs', { db: 'chinook' });
     await call(server.url, 'POST', '/dbs/chinook/import', SCRIPT, 'application/sql');
-    for (const sql of LESSON) await call(server.url, 'POST', '/dbs/chinook/exec', { sql });
+    for (const sql of LESSON) await call(server.url, 'POST', '/exec', { db: 'chinook', sql });
     const pids = processTree(server.child.pid);
     const before = pids.map(cpuMs);
     const self = process.cpuUsage();
     const started = performance.now();
-    for (let round = 0; round < Number(rounds); round++) for (const sql of LESSON) await call(server.url, 'POST', '/dbs/chinook/exec', { sql });
+    for (let round = 0; round < Number(rounds); round++) for (const sql of LESSON) await call(server.url, 'POST', '/exec', { db: 'chinook', sql });
     const elapsed = performance.now() - started;
     const loader = process.cpuUsage(self);
     const after = processTree(server.child.pid);
