@@ -30,6 +30,7 @@ const LESSON = [
   "SELECT strftime('%Y', InvoiceDate) AS year, COUNT(*), ROUND(SUM(Total), 2) FROM Invoice GROUP BY year ORDER BY year",
   "SELECT UPPER(LastName) || ', ' || FirstName AS name, LENGTH(Email), SUBSTR(Phone, 1, 4) FROM Customer ORDER BY CustomerId LIMIT 15",
   'SELECT City FROM Customer UNION SELECT City FROM Employee ORDER BY City',
+  'SELECT g.Name, ROUND(SUM(il.UnitPrice * il.Quantity), 2) AS revenue FROM InvoiceLine il JOIN Track t ON t.TrackId = il.TrackId JOIN Genre g ON g.GenreId = t.GenreId GROUP BY g.GenreId ORDER BY revenue DESC, g.Name',
   'SELECT BillingCountry FROM Invoice EXCEPT SELECT Country FROM Employee ORDER BY 1',
 ];
 
@@ -94,6 +95,10 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
     'SELECT count(*) FROM big AS "x USING INTEGER PRIMARY KEY (rowid=?)"',
     'SELECT no_such_column FROM big',
     'SELECT count(date(v)) FROM big',
+    'SELECT count(*) FROM big AS Genre, big AS MediaType WHERE Genre.v <> MediaType.v',
+    'SELECT (SELECT count(*) FROM big b WHERE b.v <> g.Name) FROM Genre g',
+    'SELECT count(*) FROM (SELECT * FROM big) AS Genre, Genre g2 WHERE Genre.v <> g2.Name',
+    'WITH Genre AS (SELECT * FROM big) SELECT count(*) FROM Genre, MediaType m WHERE Genre.v <> m.Name',
     'SELECT trim(a.v, b.v) FROM fat a, fat b WHERE a.id = 1 AND b.id = 2',
     'WITH a AS (SELECT 1 AS x) SELECT (SELECT x FROM a) + (SELECT x FROM a)',
   ]) {

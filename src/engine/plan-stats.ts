@@ -37,6 +37,8 @@ export class PlanStats {
   private viewsLength: Map<string, number> | undefined;
   private misleading: boolean | undefined;
   private nesting: boolean | undefined;
+  private viewSql: Map<string, string> | undefined;
+  private tableNames: Map<string, string> | undefined;
   private readonly counts = new Map<string, number>();
   private readonly rowBytes = new Map<string, number>();
   private readonly groups = new Map<string, number>();
@@ -60,6 +62,8 @@ export class PlanStats {
       this.viewsLength = undefined;
       this.misleading = undefined;
       this.nesting = undefined;
+      this.viewSql = undefined;
+      this.tableNames = undefined;
       this.counts.clear();
       this.rowBytes.clear();
       this.groups.clear();
@@ -100,6 +104,23 @@ export class PlanStats {
       this.misleading = check(rows.map((row) => row.name), rows.filter((row) => row.type === 'view').map((row) => row.sql ?? ''));
     }
     return this.misleading;
+  }
+
+  /** The SQL of the views among `names` (lower case). */
+  viewTexts(names: ReadonlySet<string>): string[] {
+    this.viewSql ??= new Map((this.db.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'view'").all() as Array<{ name: string; sql: string | null }>).map((row) => [row.name.toLowerCase(), row.sql ?? '']));
+    const texts: string[] = [];
+    for (const [name, sql] of this.viewSql) if (names.has(name)) texts.push(sql);
+    return texts;
+  }
+
+  /** A table's name as the schema spells it, found without regard to case; undefined for anything else. */
+  table(name: string): string | undefined {
+    if (this.tableNames === undefined) {
+      this.tableNames = new Map([['sqlite_schema', 'sqlite_schema'], ['sqlite_master', 'sqlite_schema']]);
+      for (const row of this.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]) this.tableNames.set(row.toLowerCase(), row);
+    }
+    return this.tableNames.get(name.toLowerCase());
   }
 
   /** Whether `check` finds views that read views; asked once per schema. */

@@ -88,6 +88,8 @@ export interface TextFacts {
   readonly longestLiteral: number;
   /** Every name the text mentions, in lower case (which views it may read). */
   readonly names: ReadonlySet<string>;
+  /** What stands before each name that may label a loop of the plan (aliasSources). */
+  readonly aliases: ReadonlyMap<string, readonly string[]>;
 }
 
 /** A name a plan line could be misread through: the plan prints names as they are. */
@@ -139,6 +141,44 @@ function nameOfToken(token: Token): string {
   return token.kind === 'word' ? token.text : (token.value ?? token.text);
 }
 
+/** Marks in aliasSources: the name follows FROM, JOIN or a comma (a table read by its own name), or a subquery's `)`, or is a common table. */
+const FROM_ITEM = '#from';
+const UNKNOWN = '#unknown';
+
+/**
+ * For each name that is not part of a dotted name: what stands before it,
+ * skipping one AS (`Track t`, `Track AS t`: t ← track). A plan line names a
+ * loop by its alias, or by its table when it has none, so the tables a loop
+ * of that name may read are found here; anything else that might define the
+ * name (a subquery, a common table) makes it unknown, and the loop then
+ * counts as the largest thing the statement reads.
+ */
+export function aliasSources(tokens: readonly Token[]): Map<string, string[]> {
+  const sources = new Map<string, string[]>();
+  const add = (name: string, source: string): void => {
+    const list = sources.get(name) ?? [];
+    list.push(source);
+    sources.set(name, list);
+  };
+  for (const [i, token] of tokens.entries()) {
+    if ((token.kind !== 'word' && token.kind !== 'identifier' && token.kind !== 'string') || isPunct(tokens[i - 1], '.') || isPunct(tokens[i + 1], '.')) continue;
+    const name = nameOfToken(token).toLowerCase();
+    if (definesCommonTable(tokens, i)) {
+      add(name, UNKNOWN);
+      continue;
+    }
+    const before = isWord(tokens[i - 1], 'AS') ? tokens[i - 2] : tokens[i - 1];
+    if (before === undefined) continue;
+    if (isWord(before, 'FROM', 'JOIN') || isPunct(before, ',')) add(name, FROM_ITEM);
+    else if (isPunct(before, ')')) add(name, UNKNOWN);
+    else if (before.kind === 'identifier' || before.kind === 'string' || (before.kind === 'word' && !KEYWORDS_BEFORE_NAMES.has(before.value ?? ''))) add(name, nameOfToken(before).toLowerCase());
+  }
+  return sources;
+}
+
+/** Keywords that may stand before a name that is no FROM item (a column, an alias of an expression's value). */
+const KEYWORDS_BEFORE_NAMES = new Set(['SELECT', 'WHERE', 'ON', 'AND', 'OR', 'NOT', 'BY', 'WHEN', 'THEN', 'ELSE', 'CASE', 'DISTINCT', 'ALL', 'HAVING', 'USING', 'IS', 'IN', 'BETWEEN', 'LIKE', 'GLOB', 'END', 'LIMIT', 'OFFSET', 'DESC', 'ASC', 'NULL', 'EXISTS', 'WITH', 'COLLATE', 'ESCAPE', 'CAST', 'SET', 'VALUES', 'UNION', 'EXCEPT', 'INTERSECT', 'INDEXED', 'RETURNING']);
+
 /** Whether tokens[at] is a name defined by `name AS …` or `name (columns) AS …`. */
 function definesCommonTable(tokens: readonly Token[], at: number): boolean {
   if (isWord(tokens[at + 1], 'AS')) return true;
@@ -187,7 +227,7 @@ export function textFacts(sql: string): TextFacts | undefined {
   }
   const names = new Set<string>();
   for (const token of tokens) if (token.kind === 'word' || token.kind === 'identifier' || token.kind === 'string') names.add(nameOfToken(token).toLowerCase());
-  return { tokens: tokens.length, lists, patterns, longestLiteral, names };
+  return { tokens: tokens.length, lists, patterns, longestLiteral, names, aliases: aliasSources(tokens) };
 }
 
 /** Calls refused from the text already, before any EXPLAIN (the bytecode check refuses every other unknown call). */
@@ -286,7 +326,7 @@ class PlanBound {
   private sources = 0;
   private sourcesMax: number;
 
-  constructor(private readonly stats: PlanStats, private readonly code: CodeFacts, private readonly probes: number) {
+  constructor(private readonly stats: PlanStats, private readonly code: CodeFacts, private readonly probes: number, private readonly aliases: ReadonlyMap<string, readonly string[]>) {
     this.sourcesMax = 0;
     for (const table of code.tables) this.sourcesMax = Math.max(this.sourcesMax, this.tableRows(table));
   }
@@ -357,6 +397,22 @@ class PlanBound {
     return { visits, rows };
   }
 
+  /**
+   * The rows of the tables a loop of this name may read (aliasSources), or
+   * undefined when the name may stand for anything else.
+   */
+  private namedRows(name: string | undefined): number | undefined {
+    const sources = name === undefined ? undefined : this.aliases.get(name.toLowerCase());
+    if (name === undefined || sources === undefined || sources.length === 0) return undefined;
+    let rows = 0;
+    for (const source of sources) {
+      const table = this.stats.table(source === FROM_ITEM ? name : source);
+      if (source === UNKNOWN || table === undefined || !this.code.tables.has(table)) return undefined;
+      rows = Math.max(rows, this.tableRows(table));
+    }
+    return rows;
+  }
+
   /** Rows one pass of a SCAN or SEARCH line may visit. */
   private loopRows(detail: string): number {
     if (detail === 'SCAN CONSTANT ROW') return 1;
@@ -371,7 +427,7 @@ class PlanBound {
       if (!detail.startsWith('SEARCH ') || equal === 0 || !Number.isFinite(this.probes)) return all;
       return Math.min(all, this.stats.largestGroup(name, equal) * this.probes);
     }
-    const all = Math.max(this.sourcesMax, this.sources);
+    const all = this.namedRows(/^(?:SCAN|SEARCH) (\S+)/.exec(detail)?.[1]) ?? Math.max(this.sourcesMax, this.sources);
     if (/^SEARCH \S+ USING INTEGER PRIMARY KEY \(rowid=\?\)/.test(detail)) return Math.min(all, this.probes);
     return all;
   }
@@ -469,7 +525,7 @@ function decide(connection: Connection, stats: PlanStats, sql: string, facts: Te
   if (code.growthSteps > MAX_GROWTH_STEPS) refuse('values may grow too much');
   const plan = readPlan(connection.db, sql);
   const probes = planProbes(plan, facts, stats);
-  const bound = new PlanBound(stats, code, probes);
+  const bound = new PlanBound(stats, code, probes, aliasesWithViews(facts, stats));
   // A loop named by an alias may be a subquery's result: passes until the largest result stops growing.
   let sources = 0;
   let visits = 0;
@@ -498,6 +554,17 @@ function decide(connection: Connection, stats: PlanStats, sql: string, facts: Te
   table.set(key, { visits, rowBytes, growth });
   if (table.size > DECISIONS_PER_CONNECTION) table.delete(table.keys().next().value as string);
   return visits * Math.max(rowBytes, facts.longestLiteral) * growth <= BYTE_BUDGET;
+}
+
+/** The statement's alias sources, and those of the views it names (a view reads what its own text names). */
+function aliasesWithViews(facts: TextFacts, stats: PlanStats): ReadonlyMap<string, readonly string[]> {
+  const texts = stats.viewTexts(facts.names);
+  if (texts.length === 0) return facts.aliases;
+  const merged = new Map<string, string[]>();
+  for (const map of [facts.aliases, ...texts.map((text) => aliasSources(tokenize(text)))]) {
+    for (const [name, sources] of map) merged.set(name, [...(merged.get(name) ?? []), ...sources]);
+  }
+  return merged;
 }
 
 /**
