@@ -62,6 +62,27 @@ t.test('lesson statements on Chinook are decided in-process and answer as the or
   }
 });
 
+t.test('an error is met in-process, as the ordinary path meets it', async (t) => {
+  const { engine, file } = chinook(t);
+  const sql = 'SELECT abs(-9223372036854775807 - 1) FROM Artist';
+  let here: unknown;
+  let there: unknown;
+  t.throws(() => {
+    try {
+      engine.execBoundedRead(request(file, sql));
+    } catch (error) {
+      here = error;
+      throw error;
+    }
+  }, 'the read was decided bounded and ran');
+  try {
+    engine.exec(request(file, sql));
+  } catch (error) {
+    there = error;
+  }
+  t.same(here, there);
+});
+
 t.test('hostile or long reads are not decided in-process', async (t) => {
   const { engine, file } = chinook(t);
   engine.exec(request(file, 'CREATE TABLE big (id INTEGER PRIMARY KEY, v TEXT)'));
