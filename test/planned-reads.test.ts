@@ -89,7 +89,7 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
   engine.exec(request(file, 'CREATE TABLE fat (id INTEGER PRIMARY KEY, v TEXT)'));
   const setup = new Database(file);
   setup.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO big SELECT i, 'v' || i FROM n");
-  setup.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40) INSERT INTO fat SELECT i, printf('%.*c', 1000000, 'x') FROM n");
+  setup.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20) INSERT INTO fat SELECT i, printf('%.*c', 1000000, 'x') FROM n");
   setup.exec("CREATE TABLE huge (id INTEGER PRIMARY KEY); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) INSERT INTO huge SELECT i FROM n");
   setup.exec('CREATE VIEW crossed AS SELECT a.v, b.v AS w FROM big a, big b');
   setup.close();
@@ -133,6 +133,15 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
   t.ok(engine.execBoundedRead(request(file, 'SELECT * FROM small ORDER BY Name')), 'a view of a small read is expanded into the plan and bounded like it');
   engine.exec(request(file, 'CREATE VIEW smaller AS SELECT * FROM small WHERE ArtistId < 5'));
   t.equal(engine.execBoundedRead(request(file, 'SELECT * FROM smaller ORDER BY Name')), undefined, 'once a view reads a view, nothing is prepared here (a chain of views can multiply its code)');
+});
+
+t.test('a database too big to gather its facts cheaply is never planned here', async (t) => {
+  const { engine, file } = chinook(t);
+  t.ok(engine.execBoundedRead(request(file, 'SELECT count(*) FROM Genre')), 'small: planned');
+  const other = new Database(file);
+  other.exec("CREATE TABLE heavy (id INTEGER PRIMARY KEY, v BLOB); INSERT INTO heavy VALUES (1, zeroblob(34000000))");
+  other.close();
+  t.equal(engine.execBoundedRead(request(file, 'SELECT count(*) FROM Genre')), undefined, 'over 32 MB: to the engines');
 });
 
 t.test('a decision follows changes to the data made by another connection', async (t) => {

@@ -51,6 +51,8 @@ type FunctionCost = 'plain' | 'script' | 'doubles' | 'eightfold' | 'per-row' | '
  * costs 2–8 µs (measured), hundreds of times SQLite's own.
  */
 export const SCRIPT_CALL_BUDGET = 1_000;
+/** Largest database planned here: the facts are gathered by walking a table's pages (plan-stats.ts), big values included. */
+export const MAX_FILE_BYTES = 32 * 1024 * 1024;
 /** Most tokens of a statement decided here: preparing it (three times: the statement, EXPLAIN, the plan) is work too. */
 const MAX_TOKENS = 4_000;
 /** Most view text a statement may expand (its tokens times the views' characters): a view's code is copied where it is read. */
@@ -511,6 +513,7 @@ function withinBytes(planner: { decisions: Map<string, Decision> }, key: string,
 }
 
 function decide(connection: Connection, stats: PlanStats, sql: string, facts: TextFacts, key: string, planner: { decisions: Map<string, Decision> }): boolean {
+  if (stats.fileBytes() > MAX_FILE_BYTES) refuse('database too big to gather its facts cheaply');
   if (stats.namesMislead(misleads)) refuse('a name in the schema could be misread in a plan line');
   // Preparing copies a view's code wherever it is read, and a view read by a view multiplies it: bounded before anything is prepared.
   // With no view reading a view, a statement reads exactly the views its text names.
