@@ -15,7 +15,7 @@ import { SessionTransaction } from './session-transaction';
 import { runStatements, type StatementListener } from './statement-runner';
 import { toEngineError } from './sqlite-errors';
 import { boundedShape, isBoundedOn, type PointLookup } from './bounded-read';
-import { isPlannedBoundedOn, plannedShape } from './planned-read';
+import { isPlannedBoundedOn, plannedShape, type TextFacts } from './planned-read';
 import { rewriteForStorage } from './dialect/rewrite';
 import { readRowPage } from './row-pages';
 import { stringifyJson } from '../json-text';
@@ -59,28 +59,10 @@ export class Engine {
    * meanwhile by another process is judged as it is read.
    */
   execBoundedRead(request: ExecRequest): StatementResult[] | undefined {
-    const lookups: PointLookup[] = [];
-    for (const statement of request.statements) {
-      const lookup = boundedShape(statement);
-      if (lookup === undefined) return this.execPlannedRead(request);
-      lookups.push(lookup);
-    }
-    return this.readHere(request, (connection) => lookups.every((lookup) => isBoundedOn(connection, lookup)));
-  }
-
-  /** One SELECT whose plan bounds its work, run here; undefined, having run nothing, otherwise. */
-  private execPlannedRead(request: ExecRequest): StatementResult[] | undefined {
-    const statement = request.statements.length === 1 ? request.statements[0] : undefined;
-    const facts = statement === undefined ? undefined : plannedShape(statement);
-    if (statement === undefined || facts === undefined) return undefined;
-    // The text as the runner will prepare it (reads of the schema table are filtered).
-    let sql: string;
-    try {
-      sql = rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: true });
-    } catch {
-      return undefined;
-    }
-    return this.readHere(request, (connection) => isPlannedBoundedOn(connection, statement, sql, facts));
+    const lookups = pointLookups(request);
+    const planned = plannedRead(request);
+    if (lookups === undefined && planned === undefined) return undefined;
+    return this.readHere(request, (connection) => (lookups !== undefined && lookups.every((lookup) => isBoundedOn(connection, lookup))) || (planned !== undefined && isPlannedBoundedOn(connection, planned.statement, planned.sql, planned.facts)));
   }
 
   /** Runs the request in a read transaction if `bounded` says so inside it; undefined, rolled back, otherwise. */
@@ -358,6 +340,30 @@ export class Engine {
 }
 
 /** With `jsonRows`, rows read by runStatements are JSON text already; results made elsewhere (bounded reads, integrity checks) become so here. */
+/** The point lookup of every statement (bounded-read.ts), or undefined when one is not of that shape. */
+function pointLookups(request: ExecRequest): PointLookup[] | undefined {
+  const lookups: PointLookup[] = [];
+  for (const statement of request.statements) {
+    const lookup = boundedShape(statement);
+    if (lookup === undefined) return undefined;
+    lookups.push(lookup);
+  }
+  return lookups;
+}
+
+/** A request of one SELECT that may be bounded by its plan (planned-read.ts): the text as the runner will prepare it. */
+function plannedRead(request: ExecRequest): { statement: ExecStatement; sql: string; facts: TextFacts } | undefined {
+  const statement = request.statements.length === 1 ? request.statements[0] : undefined;
+  const facts = statement === undefined ? undefined : plannedShape(statement);
+  if (statement === undefined || facts === undefined) return undefined;
+  try {
+    // Reads of the schema table are filtered, as the runner does.
+    return { statement, sql: rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: true }), facts };
+  } catch {
+    return undefined;
+  }
+}
+
 function withJsonRows(request: ExecRequest, results: StatementResult[]): StatementResult[] {
   if (request.jsonRows !== true) return results;
   for (const result of results) {

@@ -56,6 +56,7 @@ async function decide() {
   db.pragma('journal_mode = WAL');
   // The budgets' worst case: 50,000 visits of rows of 320 bytes (16 MB), with a few doublings and a LIKE.
   db.exec("CREATE TABLE wide (id INTEGER PRIMARY KEY, v TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 49000) INSERT INTO wide SELECT i, printf('%.*c', 300, char(65 + i % 26)) FROM n");
+  db.exec('CREATE TABLE g (id INT PRIMARY KEY, name TEXT) STRICT; INSERT INTO g SELECT GenreId, Name FROM Genre');
   db.close();
   const request = (sql) => ({ file, statements: [{ sql, kind: classifyStatement(sql).kind }], maxResultRows: 1000, maxResultBytes: 10_000_000, jsonRows: true });
   const engine = new Engine();
@@ -83,6 +84,20 @@ async function decide() {
   console.log(`lesson: ${decided} of ${LESSON.length} statements decided in-process`);
   console.log(`per statement, µs (sum over the lesson / ${LESSON.length}): first time (cold connection, decision and facts) ${(sum(firstUs) / LESSON.length).toFixed(0)}, cached decision + run ${(sum(runUs) / LESSON.length).toFixed(0)}, run alone on the ordinary path ${(sum(plainUs) / LESSON.length).toFixed(0)}`);
   console.log(`first time of each statement on a connection already open: ${(sum(warmFirst) / LESSON.length).toFixed(0)} µs (decision, table facts shared between statements, and the run)`);
+  // After another connection commits (a student's INSERT), every fact and decision of the database is gathered again.
+  const writer = new Database(file);
+  writer.exec('CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, t TEXT)');
+  const afterWrite = [];
+  for (const sql of LESSON) {
+    writer.prepare("INSERT INTO notes (t) VALUES ('x')").run();
+    afterWrite.push(timeUs(() => engine.execBoundedRead(request(sql)), 1));
+  }
+  writer.close();
+  console.log(`first read of each statement after a write by another connection: ${(sum(afterWrite) / LESSON.length).toFixed(0)} µs`);
+  // The cached decision's own cost: the same one-row read as a point read (no planning) and as a planned read.
+  const point = timeUs(() => engine.execBoundedRead(request('SELECT name FROM g WHERE id = 1')), 2000);
+  const planned = timeUs(() => engine.execBoundedRead(request('SELECT name FROM g WHERE id = 1 AND 1')), 2000);
+  console.log(`one-row read: as a point read ${point.toFixed(1)} µs, as a planned read (cached decision) ${planned.toFixed(1)} µs`);
   console.log(`decision when cached ≈ ${((sum(runUs) - sum(plainUs)) / LESSON.length).toFixed(0)} µs (difference of the two)`);
   for (const sql of ['SELECT count(*) FROM wide', 'SELECT max(upper(v)) FROM wide', "SELECT count(*) FROM wide WHERE v LIKE '%ZZ%'", "SELECT max(v || v) FROM wide", 'SELECT count(*) FROM wide a JOIN wide b ON b.id = a.id']) {
     const here = engine.execBoundedRead(request(sql)) !== undefined;
