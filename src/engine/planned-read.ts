@@ -22,10 +22,10 @@
  * - functions: only the allowlist below, read from the bytecode (so a view's
  *   hidden calls count too); no virtual table, no recursion, no window.
  *
- * The budgets were measured (test/bench/planned-reads.mjs decide): 50,000
- * visits of a join by key cost about 3 ms; upper() over 15 MB cost 36 ms,
- * so the byte budget is 4 MB (about 10 ms at the very worst, a few ms for
- * anything a lesson sends, which is far from the worst case the bound assumes).
+ * The budgets were measured (test/bench/planned-reads.mjs decide, CPU
+ * time): the largest statements admitted cost a few milliseconds (upper()
+ * over 12,000 rows of 300 bytes 4.3 ms, a join by key of 24,000 rows
+ * 0.8 ms), far from what the bound assumes of every visit.
  */
 import type Database from 'better-sqlite3';
 import type { Connection } from './connection-pool';
@@ -328,7 +328,8 @@ class PlanBound {
   private sources = 0;
   private sourcesMax: number;
 
-  constructor(private readonly stats: PlanStats, private readonly code: CodeFacts, private readonly probes: number, private readonly aliases: ReadonlyMap<string, readonly string[]>) {
+  /** `groups`: count an index search by equality as the largest group of its key, not the whole table. */
+  constructor(private readonly stats: PlanStats, private readonly code: CodeFacts, private readonly probes: number, private readonly aliases: ReadonlyMap<string, readonly string[]>, private readonly groups: boolean) {
     this.sourcesMax = 0;
     for (const table of code.tables) this.sourcesMax = Math.max(this.sourcesMax, this.tableRows(table));
   }
@@ -426,7 +427,7 @@ class PlanBound {
       if (facts === undefined || !this.code.indexes.has(name)) refuse(`index ${name}`);
       const all = this.tableRows(facts.table);
       const equal = equalities(index[2]);
-      if (!detail.startsWith('SEARCH ') || equal === 0 || !Number.isFinite(this.probes)) return all;
+      if (!this.groups || !detail.startsWith('SEARCH ') || equal === 0 || !Number.isFinite(this.probes)) return all;
       return Math.min(all, this.stats.largestGroup(name, equal) * this.probes);
     }
     const all = this.namedRows(/^(?:SCAN|SEARCH) (\S+)/.exec(detail)?.[1]) ?? Math.max(this.sourcesMax, this.sources);
@@ -503,7 +504,7 @@ export function isPlannedBoundedOn(connection: Connection, statement: ExecStatem
 }
 
 /** Visits and bytes per visit of a decided statement, before the parameters' own sizes are counted. */
-const weights = new WeakMap<Map<string, Decision>, Map<string, { visits: number; rowBytes: number; growth: number }>>();
+const weights = new WeakMap<Map<string, Decision>, Map<string, Weight>>();
 
 function withinBytes(planner: { decisions: Map<string, Decision> }, key: string, statement: ExecStatement, facts: TextFacts): boolean {
   const weight = weights.get(planner.decisions)?.get(key);
@@ -528,19 +529,47 @@ function decide(connection: Connection, stats: PlanStats, sql: string, facts: Te
   if (code.growthSteps > MAX_GROWTH_STEPS) refuse('values may grow too much');
   const plan = readPlan(connection.db, sql);
   const probes = planProbes(plan, facts, stats);
-  const bound = new PlanBound(stats, code, probes, aliasesWithViews(facts, stats));
+  const aliases = aliasesWithViews(facts, stats);
+  // First with every index search counted as its whole table (no query per index), then, only if
+  // that is over a budget, with the largest group of each searched key (a scan of the index each).
+  const rough = weigh(new PlanBound(stats, code, probes, aliases, false), plan, code, stats, facts);
+  const weight = rough !== undefined && within(rough, facts) ? rough : weigh(new PlanBound(stats, code, probes, aliases, true), plan, code, stats, facts);
+  if (weight === undefined) return false;
+  let table = weights.get(planner.decisions);
+  if (table === undefined) {
+    table = new Map();
+    weights.set(planner.decisions, table);
+  }
+  table.delete(key);
+  table.set(key, weight);
+  if (table.size > DECISIONS_PER_CONNECTION) table.delete(table.keys().next().value as string);
+  return within(weight, facts);
+}
+
+interface Weight {
+  readonly visits: number;
+  readonly rowBytes: number;
+  readonly growth: number;
+}
+
+function within(weight: Weight, facts: TextFacts): boolean {
+  return weight.visits * Math.max(weight.rowBytes, facts.longestLiteral) * weight.growth <= BYTE_BUDGET;
+}
+
+/** Row visits and bytes per visit of a plan; undefined when over the row or call budget. */
+function weigh(bound: PlanBound, plan: PlanNode[], code: CodeFacts, stats: PlanStats, facts: TextFacts): Weight | undefined {
   // A loop named by an alias may be a subquery's result: passes until the largest result stops growing.
   let sources = 0;
   let visits = 0;
   for (let pass = 0; ; pass++) {
     const result = bound.visits(plan, sources);
     visits = result.visits;
-    if (visits > ROW_BUDGET) return false;
+    if (visits > ROW_BUDGET) return undefined;
     if (result.sources <= sources) break;
-    if (pass >= 4) return false;
+    if (pass >= 4) return undefined;
     sources = result.sources;
   }
-  if (visits * code.scriptCalls > SCRIPT_CALL_BUDGET) return false;
+  if (visits * code.scriptCalls > SCRIPT_CALL_BUDGET) return undefined;
   let rowBytes = 0;
   for (const table of code.tables) rowBytes = Math.max(rowBytes, stats.largestRow(table));
   let growth = 2 ** code.growthSteps;
@@ -548,15 +577,7 @@ function decide(connection: Connection, stats: PlanStats, sql: string, facts: Te
   if (code.patterns > facts.patterns || code.quadratic) growth *= Math.max(rowBytes, facts.longestLiteral, 1);
   // A literal pattern with few wildcards costs about what upper() costs per byte (measured), so twice as a margin.
   else if (code.patterns > 0) growth *= 2;
-  let table = weights.get(planner.decisions);
-  if (table === undefined) {
-    table = new Map();
-    weights.set(planner.decisions, table);
-  }
-  table.delete(key);
-  table.set(key, { visits, rowBytes, growth });
-  if (table.size > DECISIONS_PER_CONNECTION) table.delete(table.keys().next().value as string);
-  return visits * Math.max(rowBytes, facts.longestLiteral) * growth <= BYTE_BUDGET;
+  return { visits, rowBytes, growth };
 }
 
 /** The statement's alias sources, and those of the views it names (a view reads what its own text names). */

@@ -35,12 +35,14 @@ function median(values) {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
+/** Median CPU time of `run` in µs (CPU, not wall time: the machine is shared). */
 function timeUs(run, times) {
   const samples = [];
   for (let i = 0; i < times; i++) {
-    const started = process.hrtime.bigint();
+    const started = process.cpuUsage();
     run();
-    samples.push(Number(process.hrtime.bigint() - started) / 1000);
+    const used = process.cpuUsage(started);
+    samples.push(used.user + used.system);
   }
   return median(samples);
 }
@@ -57,6 +59,9 @@ async function decide() {
   // The budgets' worst case: 50,000 visits of rows of 320 bytes (16 MB), with a few doublings and a LIKE.
   db.exec("CREATE TABLE wide (id INTEGER PRIMARY KEY, v TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 49000) INSERT INTO wide SELECT i, printf('%.*c', 300, char(65 + i % 26)) FROM n");
   db.exec('CREATE TABLE g (id INT PRIMARY KEY, name TEXT) STRICT; INSERT INTO g SELECT GenreId, Name FROM Genre');
+  // At the budgets: 6,000 rows of 300 bytes (a visit and a sort of each: 12,000 visits × 300 B × growth 2 of a LIKE ≈ 4 MB … the largest admitted).
+  db.exec("CREATE TABLE edge (id INTEGER PRIMARY KEY, v TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12000) INSERT INTO edge SELECT i, printf('%.*c', 300, char(65 + i % 26)) FROM n");
+  db.exec("CREATE TABLE keyed (id INTEGER PRIMARY KEY, v INT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 24000) INSERT INTO keyed SELECT i, i FROM n");
   db.close();
   const request = (sql) => ({ file, statements: [{ sql, kind: classifyStatement(sql).kind }], maxResultRows: 1000, maxResultBytes: 10_000_000, jsonRows: true });
   const engine = new Engine();
@@ -67,9 +72,10 @@ async function decide() {
   for (const sql of LESSON) {
     // A fresh engine per statement: the first decision, with the table facts to gather.
     const cold = new Engine();
-    const started = process.hrtime.bigint();
+    const started = process.cpuUsage();
     const answer = cold.execBoundedRead(request(sql));
-    firstUs.push(Number(process.hrtime.bigint() - started) / 1000);
+    const used = process.cpuUsage(started);
+    firstUs.push(used.user + used.system);
     cold.close();
     if (answer !== undefined) decided++;
     runUs.push(timeUs(() => engine.execBoundedRead(request(sql)), 20));
@@ -89,17 +95,27 @@ async function decide() {
   writer.exec('CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, t TEXT)');
   const afterWrite = [];
   for (const sql of LESSON) {
-    writer.prepare("INSERT INTO notes (t) VALUES ('x')").run();
-    afterWrite.push(timeUs(() => engine.execBoundedRead(request(sql)), 1));
+    const samples = [];
+    for (let i = 0; i < 5; i++) {
+      writer.prepare("INSERT INTO notes (t) VALUES ('x')").run();
+      samples.push(timeUs(() => engine.execBoundedRead(request(sql)), 1));
+    }
+    afterWrite.push(median(samples));
   }
   writer.close();
   console.log(`first read of each statement after a write by another connection: ${(sum(afterWrite) / LESSON.length).toFixed(0)} µs`);
   // The cached decision's own cost: the same one-row read as a point read (no planning) and as a planned read.
-  const point = timeUs(() => engine.execBoundedRead(request('SELECT name FROM g WHERE id = 1')), 2000);
-  const planned = timeUs(() => engine.execBoundedRead(request('SELECT name FROM g WHERE id = 1 AND 1')), 2000);
+  const many = (sql) => {
+    const started = process.cpuUsage();
+    for (let i = 0; i < 5000; i++) engine.execBoundedRead(request(sql));
+    const used = process.cpuUsage(started);
+    return (used.user + used.system) / 5000;
+  };
+  const point = many('SELECT name FROM g WHERE id = 1');
+  const planned = many('SELECT name FROM g WHERE id = 1 AND 1');
   console.log(`one-row read: as a point read ${point.toFixed(1)} µs, as a planned read (cached decision) ${planned.toFixed(1)} µs`);
   console.log(`decision when cached ≈ ${((sum(runUs) - sum(plainUs)) / LESSON.length).toFixed(0)} µs (difference of the two)`);
-  for (const sql of ['SELECT count(*) FROM wide', 'SELECT max(upper(v)) FROM wide', "SELECT count(*) FROM wide WHERE v LIKE '%ZZ%'", "SELECT max(v || v) FROM wide", 'SELECT count(*) FROM wide a JOIN wide b ON b.id = a.id']) {
+  for (const sql of ['SELECT max(upper(v)) FROM edge', "SELECT count(*) FROM edge WHERE v LIKE '%ZZ%'", 'SELECT max(v || v) FROM edge', 'SELECT count(*) FROM keyed a JOIN keyed b ON b.id = a.id', 'SELECT count(*) FROM wide', 'SELECT max(upper(v)) FROM wide', "SELECT count(*) FROM wide WHERE v LIKE '%ZZ%'", "SELECT max(v || v) FROM wide", 'SELECT count(*) FROM wide a JOIN wide b ON b.id = a.id']) {
     const here = engine.execBoundedRead(request(sql)) !== undefined;
     console.log(`${here ? 'in-process' : 'engine    '} ${timeUs(() => engine.exec(request(sql)), 5).toFixed(0).padStart(6)} µs  ${sql}`);
   }
