@@ -116,6 +116,7 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
     'SELECT count(*) FROM big AS "x USING INTEGER PRIMARY KEY (rowid=?)"',
     'SELECT no_such_column FROM big',
     'SELECT count(date(v)) FROM big',
+    `SELECT count(*) FROM (VALUES ${Array.from({ length: 150 }, (_, i) => `(${i})`).join(', ')}) a, (VALUES ${Array.from({ length: 150 }, (_, i) => `(${i})`).join(', ')}) b, (VALUES ${Array.from({ length: 150 }, (_, i) => `(${i})`).join(', ')}) c`,
     'SELECT count(*) FROM big AS Genre, big AS MediaType WHERE Genre.v <> MediaType.v',
     'SELECT (SELECT count(*) FROM big b WHERE b.v <> g.Name) FROM Genre g',
     'SELECT count(*) FROM (SELECT * FROM big) AS Genre, Genre g2 WHERE Genre.v <> g2.Name',

@@ -329,8 +329,12 @@ class PlanBound {
   private sourcesMax: number;
 
   /** `groups`: count an index search by equality as the largest group of its key, not the whole table. */
-  constructor(private readonly stats: PlanStats, private readonly code: CodeFacts, private readonly probes: number, private readonly aliases: ReadonlyMap<string, readonly string[]>, private readonly groups: boolean) {
-    this.sourcesMax = 0;
+  /**
+   * `literalRows`: the most rows a VALUES list may have (one per token of the
+   * statement and the views it reads), the least any loop of unknown source counts.
+   */
+  constructor(private readonly stats: PlanStats, private readonly code: CodeFacts, private readonly probes: number, private readonly aliases: ReadonlyMap<string, readonly string[]>, private readonly groups: boolean, literalRows: number) {
+    this.sourcesMax = literalRows;
     for (const table of code.tables) this.sourcesMax = Math.max(this.sourcesMax, this.tableRows(table));
   }
 
@@ -532,8 +536,9 @@ function decide(connection: Connection, stats: PlanStats, sql: string, facts: Te
   const aliases = aliasesWithViews(facts, stats);
   // First with every index search counted as its whole table (no query per index), then, only if
   // that is over a budget, with the largest group of each searched key (a scan of the index each).
-  const rough = weigh(new PlanBound(stats, code, probes, aliases, false), plan, code, stats, facts);
-  const weight = rough !== undefined && within(rough, facts) ? rough : weigh(new PlanBound(stats, code, probes, aliases, true), plan, code, stats, facts);
+  const literalRows = facts.tokens + views;
+  const rough = weigh(new PlanBound(stats, code, probes, aliases, false, literalRows), plan, code, stats, facts);
+  const weight = rough !== undefined && within(rough, facts) ? rough : weigh(new PlanBound(stats, code, probes, aliases, true, literalRows), plan, code, stats, facts);
   if (weight === undefined) return false;
   let table = weights.get(planner.decisions);
   if (table === undefined) {
