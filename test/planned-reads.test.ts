@@ -92,6 +92,8 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
   setup.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20) INSERT INTO fat SELECT i, printf('%.*c', 1000000, 'x') FROM n");
   setup.exec("CREATE TABLE huge (id INTEGER PRIMARY KEY); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) INSERT INTO huge SELECT i FROM n");
   setup.exec('CREATE VIEW crossed AS SELECT a.v, b.v AS w FROM big a, big b');
+  setup.exec("CREATE TABLE half (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO half VALUES (1, printf('%.*c', 200000, 'x')), (2, printf('%.*c', 200000, '%') || 'y')");
+  setup.exec('CREATE VIEW matching AS SELECT a.id, a.v LIKE b.v AS m FROM half a, half b WHERE b.id = 2');
   setup.close();
   for (const sql of [
     'WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c',
@@ -116,6 +118,7 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
     'SELECT count(*) FROM big AS "x USING INTEGER PRIMARY KEY (rowid=?)"',
     'SELECT no_such_column FROM big',
     'SELECT count(date(v)) FROM big',
+    "SELECT m FROM matching WHERE id = 1 AND 'x' LIKE 'x'",
     `SELECT count(*) FROM (VALUES ${Array.from({ length: 150 }, (_, i) => `(${i})`).join(', ')}) a, (VALUES ${Array.from({ length: 150 }, (_, i) => `(${i})`).join(', ')}) b, (VALUES ${Array.from({ length: 150 }, (_, i) => `(${i})`).join(', ')}) c`,
     'SELECT count(*) FROM big AS Genre, big AS MediaType WHERE Genre.v <> MediaType.v',
     'SELECT (SELECT count(*) FROM big b WHERE b.v <> g.Name) FROM Genre g',

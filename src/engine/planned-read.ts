@@ -537,8 +537,9 @@ function decide(connection: Connection, stats: PlanStats, sql: string, facts: Te
   // First with every index search counted as its whole table (no query per index), then, only if
   // that is over a budget, with the largest group of each searched key (a scan of the index each).
   const literalRows = facts.tokens + views;
-  const rough = weigh(new PlanBound(stats, code, probes, aliases, false, literalRows), plan, code, stats, facts);
-  const weight = rough !== undefined && within(rough, facts) ? rough : weigh(new PlanBound(stats, code, probes, aliases, true, literalRows), plan, code, stats, facts);
+  const withViews = { ...facts, viewPatterns: stats.viewTexts(facts.names).some((text) => /\b(LIKE|GLOB)\b/i.test(text)) };
+  const rough = weigh(new PlanBound(stats, code, probes, aliases, false, literalRows), plan, code, stats, withViews);
+  const weight = rough !== undefined && within(rough, facts) ? rough : weigh(new PlanBound(stats, code, probes, aliases, true, literalRows), plan, code, stats, withViews);
   if (weight === undefined) return false;
   let table = weights.get(planner.decisions);
   if (table === undefined) {
@@ -562,7 +563,7 @@ function within(weight: Weight, facts: TextFacts): boolean {
 }
 
 /** Row visits and bytes per visit of a plan; undefined when over the row or call budget. */
-function weigh(bound: PlanBound, plan: PlanNode[], code: CodeFacts, stats: PlanStats, facts: TextFacts): Weight | undefined {
+function weigh(bound: PlanBound, plan: PlanNode[], code: CodeFacts, stats: PlanStats, facts: TextFacts & { viewPatterns: boolean }): Weight | undefined {
   // A loop named by an alias may be a subquery's result: passes until the largest result stops growing.
   let sources = 0;
   let visits = 0;
@@ -579,7 +580,8 @@ function weigh(bound: PlanBound, plan: PlanNode[], code: CodeFacts, stats: PlanS
   for (const table of code.tables) rowBytes = Math.max(rowBytes, stats.largestRow(table));
   let growth = 2 ** code.growthSteps;
   if (code.perRow) growth *= Math.max(visits, 1);
-  if (code.patterns > facts.patterns || code.quadratic) growth *= Math.max(rowBytes, facts.longestLiteral, 1);
+  // A pattern the text did not bring (a view's, whose pattern may be a column) may cost the text times the pattern.
+  if (code.patterns > facts.patterns || (code.patterns > 0 && facts.viewPatterns) || code.quadratic) growth *= Math.max(rowBytes, facts.longestLiteral, 1);
   // A literal pattern with few wildcards costs about what upper() costs per byte (measured), so twice as a margin.
   else if (code.patterns > 0) growth *= 2;
   return { visits, rowBytes, growth };
