@@ -131,6 +131,8 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
   }
   t.ok(engine.execBoundedRead(request(file, 'SELECT count(*) FROM big')), 'a scan of a table within the budget is');
   t.ok(engine.execBoundedRead(request(file, 'SELECT v FROM big WHERE id = 5 OR id = 7')), 'and a short list of keys');
+  t.same(engine.execBoundedRead(request(file, 'SELECT v FROM big WHERE id = ? OR id = ?', [5, 7]))?.[0]?.rows, [['v5'], ['v7']], 'with parameters by position');
+  t.same(engine.execBoundedRead(request(file, 'SELECT v FROM big WHERE id = :one OR id = :other', { one: 5, other: 7 } as never))?.[0]?.rows, [['v5'], ['v7']], 'and by name');
   t.ok(engine.execBoundedRead(request(file, 'SELECT length(trim(v)) FROM fat WHERE id = 1')), 'and trim() of one long value');
   t.ok(engine.execBoundedRead(request(file, "SELECT date(v, '+1 day') FROM big WHERE id IN (1, 2, 3)")), 'and a date function on a few rows');
   engine.exec(request(file, 'CREATE VIEW small AS SELECT ArtistId, Name FROM Artist WHERE ArtistId < 10'));
@@ -146,6 +148,16 @@ t.test('a database too big to gather its facts cheaply is never planned here', a
   other.exec("CREATE TABLE heavy (id INTEGER PRIMARY KEY, v BLOB); INSERT INTO heavy VALUES (1, zeroblob(34000000))");
   other.close();
   t.equal(engine.execBoundedRead(request(file, 'SELECT count(*) FROM Genre')), undefined, 'over 32 MB: to the engines');
+});
+
+t.test('no read is planned here once the database has sqlite_stat4 (SQLite may plan again for the values bound)', async (t) => {
+  const { engine, file } = chinook(t);
+  t.ok(engine.execBoundedRead(request(file, 'SELECT Name FROM Track WHERE AlbumId = ?', [1])), 'planned before');
+  // The service refuses ANALYZE; an uploaded file may have run it.
+  const other = new Database(file);
+  other.exec('ANALYZE');
+  other.close();
+  t.equal(engine.execBoundedRead(request(file, 'SELECT Name FROM Track WHERE AlbumId = ?', [1])), undefined, 'not after ANALYZE');
 });
 
 t.test('a decision follows changes to the data made by another connection', async (t) => {

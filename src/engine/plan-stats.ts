@@ -32,7 +32,8 @@ export interface IndexFacts {
 export class PlanStats {
   private readonly dataVersionQuery: Database.Statement;
   private readonly schemaVersionQuery: Database.Statement;
-  private version = '';
+  private schemaVersion = '';
+  private dataVersion = '';
   private objects: Map<number, SchemaObject> | undefined;
   private viewsLength: Map<string, number> | undefined;
   private misleading: boolean | undefined;
@@ -52,26 +53,33 @@ export class PlanStats {
   }
 
   /**
-   * The database's version as this transaction sees it; drops every fact
-   * when it moved. Must run inside the read transaction that uses the facts.
+   * The database's version as this transaction sees it; drops the facts that
+   * moved with it: all of them when the schema changed, the data's (row
+   * counts, sizes, groups) when only the data did. Must run inside the read
+   * transaction that uses the facts. Returns the schema and data versions.
    */
-  sync(): string {
-    const version = `${String(this.dataVersionQuery.get())}:${String(this.schemaVersionQuery.get())}`;
-    if (version !== this.version) {
-      this.version = version;
+  sync(): { schema: string; data: string } {
+    const schema = String(this.schemaVersionQuery.get());
+    const data = String(this.dataVersionQuery.get());
+    if (schema !== this.schemaVersion) {
+      this.schemaVersion = schema;
       this.objects = undefined;
       this.viewsLength = undefined;
       this.misleading = undefined;
       this.nesting = undefined;
-      this.bytes = undefined;
       this.viewSql = undefined;
       this.tableNames = undefined;
+      this.indexes.clear();
+      this.dataVersion = '';
+    }
+    if (data !== this.dataVersion) {
+      this.dataVersion = data;
+      this.bytes = undefined;
       this.counts.clear();
       this.rowBytes.clear();
       this.groups.clear();
-      this.indexes.clear();
     }
-    return version;
+    return { schema, data: `${data}:${schema}` };
   }
 
   /** The table or index whose B-tree starts at `rootPage`. */

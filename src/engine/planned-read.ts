@@ -90,6 +90,8 @@ export interface TextFacts {
   readonly longestLiteral: number;
   /** Every name the text mentions, in lower case (which views it may read). */
   readonly names: ReadonlySet<string>;
+  /** Values to bind for EXPLAIN (NULLs: without sqlite_stat4 the plan does not depend on them). */
+  readonly placeholders: readonly unknown[];
   /** What stands before each name that may label a loop of the plan (aliasSources). */
   readonly aliases: ReadonlyMap<string, readonly string[]>;
 }
@@ -137,6 +139,25 @@ function reusesCommonTable(tokens: readonly Token[]): boolean {
     if ((uses.get(name) ?? 0) > 2) return true;
   }
   return false;
+}
+
+/** NULLs for the statement's parameters, as better-sqlite3 binds them (`?` by position, `:a` `@a` `$a` by name); undefined for `?NNN`. */
+function placeholdersOf(tokens: readonly Token[]): unknown[] | undefined {
+  let anonymous = 0;
+  const named: Record<string, null> = {};
+  let hasNamed = false;
+  for (const token of tokens) {
+    if (token.kind !== 'parameter') continue;
+    if (token.text === '?') anonymous++;
+    else if (token.text.startsWith('?')) return undefined;
+    else {
+      named[token.text.slice(1)] = null;
+      hasNamed = true;
+    }
+  }
+  const values: unknown[] = Array.from({ length: anonymous }, () => null);
+  if (hasNamed) values.push(named);
+  return values;
 }
 
 function nameOfToken(token: Token): string {
@@ -229,7 +250,9 @@ export function textFacts(sql: string): TextFacts | undefined {
   }
   const names = new Set<string>();
   for (const token of tokens) if (token.kind === 'word' || token.kind === 'identifier' || token.kind === 'string') names.add(nameOfToken(token).toLowerCase());
-  return { tokens: tokens.length, lists, patterns, longestLiteral, names, aliases: aliasSources(tokens) };
+  const placeholders = placeholdersOf(tokens);
+  if (placeholders === undefined) return undefined;
+  return { tokens: tokens.length, lists, patterns, longestLiteral, names, placeholders, aliases: aliasSources(tokens) };
 }
 
 /** Calls refused from the text already, before any EXPLAIN (the bytecode check refuses every other unknown call). */
@@ -272,18 +295,21 @@ interface CodeFacts {
   scriptCalls: number;
 }
 
+/** Virtual tables, writes, triggers, windows and schema loads: none belongs in a read bounded here. */
+const REFUSED_OPCODES = new Set(['VBegin', 'VCreate', 'VDestroy', 'VOpen', 'VCheck', 'VInitIn', 'VFilter', 'VColumn', 'VNext', 'VRename', 'VUpdate', 'OpenWrite', 'Program', 'AggValue', 'AggInverse', 'ParseSchema']);
+
 class NotBounded extends Error {}
 
 function refuse(why: string): never {
   throw new NotBounded(why);
 }
 
-function readCode(db: Database.Database, sql: string, stats: PlanStats): CodeFacts {
+function readCode(db: Database.Database, sql: string, stats: PlanStats, placeholders: readonly unknown[]): CodeFacts {
   const facts: CodeFacts = { tables: new Set(), indexes: new Set(), growthSteps: 0, perRow: false, patterns: 0, quadratic: false, scriptCalls: 0 };
-  const ops = db.prepare(`EXPLAIN ${sql}`).safeIntegers(false).all() as Array<{ opcode: string; p2: number; p3: number; p4: unknown }>;
+  const ops = db.prepare(`EXPLAIN ${sql}`).safeIntegers(false).all(...placeholders) as Array<{ opcode: string; p2: number; p3: number; p4: unknown }>;
   for (const op of ops) {
     const code = op.opcode;
-    if (code.startsWith('V') || code === 'OpenWrite' || code === 'Program' || code === 'AggValue' || code === 'AggInverse' || code === 'ParseSchema') refuse(code);
+    if (REFUSED_OPCODES.has(code)) refuse(code);
     if (code === 'OpenRead' || code === 'ReopenIdx') {
       if (op.p3 !== 0) refuse('not the main database');
       const object = stats.objectAt(op.p2) ?? refuse('unknown root page');
@@ -310,8 +336,8 @@ function readCode(db: Database.Database, sql: string, stats: PlanStats): CodeFac
   return facts;
 }
 
-function readPlan(db: Database.Database, sql: string): PlanNode[] {
-  const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).safeIntegers(false).all() as Array<{ id: number; parent: number; detail: string }>;
+function readPlan(db: Database.Database, sql: string, placeholders: readonly unknown[]): PlanNode[] {
+  const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).safeIntegers(false).all(...placeholders) as Array<{ id: number; parent: number; detail: string }>;
   const nodes = new Map<number, PlanNode>();
   const top: PlanNode[] = [];
   for (const row of rows) {
@@ -459,12 +485,18 @@ interface Decision {
 }
 
 const DECISIONS_PER_CONNECTION = 256;
-const planners = new WeakMap<Connection, { stats: PlanStats; decisions: Map<string, Decision> }>();
+interface Planner {
+  readonly stats: PlanStats;
+  readonly decisions: Map<string, Decision>;
+  readonly shapes: Map<string, { version: string; shape: PlannedShape | null }>;
+}
 
-function plannerOf(connection: Connection): { stats: PlanStats; decisions: Map<string, Decision> } {
+const planners = new WeakMap<Connection, Planner>();
+
+function plannerOf(connection: Connection): Planner {
   let planner = planners.get(connection);
   if (planner === undefined) {
-    planner = { stats: new PlanStats(connection.db, ROW_BUDGET), decisions: new Map() };
+    planner = { stats: new PlanStats(connection.db, ROW_BUDGET), decisions: new Map(), shapes: new Map() };
     planners.set(connection, planner);
   }
   return planner;
@@ -493,18 +525,28 @@ export function isPlannedBoundedOn(connection: Connection, statement: ExecStatem
   const version = planner.stats.sync();
   const key = sql;
   const known = planner.decisions.get(key);
-  if (known !== undefined && known.version === version) return known.bounded && withinBytes(planner, key, statement, facts);
-  let bounded: boolean;
-  try {
-    bounded = decide(connection, planner.stats, sql, facts, key, planner);
-  } catch {
-    // NotBounded, or a statement SQLite will not prepare: the engine processes give its error, as they always did.
-    bounded = false;
+  if (known !== undefined && known.version === version.data) return known.bounded && withinBytes(planner, key, statement, facts);
+  // The plan is read again only when the schema changed; the data's facts, whenever the data did.
+  let shape = planner.shapes.get(key);
+  if (shape === undefined || shape.version !== version.schema) {
+    shape = { version: version.schema, shape: shapeOrNull(connection, planner.stats, sql, facts) };
+    remember(planner.shapes, key, shape);
   }
-  planner.decisions.delete(key);
-  planner.decisions.set(key, { version, bounded });
-  if (planner.decisions.size > DECISIONS_PER_CONNECTION) planner.decisions.delete(planner.decisions.keys().next().value as string);
+  let bounded = false;
+  try {
+    bounded = shape.shape !== null && decide(planner.stats, shape.shape, key, planner);
+  } catch {
+    // NotBounded: a table over the budget, a database too big.
+  }
+  remember(planner.decisions, key, { version: version.data, bounded });
   return bounded && withinBytes(planner, key, statement, facts);
+}
+
+/** Keeps `value` under `key` as the most recent entry of a map bounded like the decisions. */
+function remember<T>(map: Map<string, T>, key: string, value: T): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > DECISIONS_PER_CONNECTION) map.delete(map.keys().next().value as string);
 }
 
 /** Visits and bytes per visit of a decided statement, before the parameters' own sizes are counted. */
@@ -517,29 +559,58 @@ function withinBytes(planner: { decisions: Map<string, Decision> }, key: string,
   return weight.visits * valueBytes * weight.growth <= BYTE_BUDGET;
 }
 
-function decide(connection: Connection, stats: PlanStats, sql: string, facts: TextFacts, key: string, planner: { decisions: Map<string, Decision> }): boolean {
-  if (stats.fileBytes() > MAX_FILE_BYTES) refuse('database too big to gather its facts cheaply');
+/** What a statement's plan and bytecode say: fixed while the schema is (plans do not follow the data without sqlite_stat4). */
+interface PlannedShape {
+  readonly code: CodeFacts;
+  readonly plan: PlanNode[];
+  readonly probes: number;
+  readonly aliases: ReadonlyMap<string, readonly string[]>;
+  readonly literalRows: number;
+  readonly facts: TextFacts & { viewPatterns: boolean };
+}
+
+function shapeOf(connection: Connection, stats: PlanStats, sql: string, facts: TextFacts): PlannedShape | undefined {
   if (stats.namesMislead(misleads)) refuse('a name in the schema could be misread in a plan line');
+  // With sqlite_stat4 SQLite may plan a statement again for the values bound to it: the plan read here would not be the one run.
+  if (stats.table('sqlite_stat4') !== undefined) refuse('plans may change with bound values');
   // Preparing copies a view's code wherever it is read, and a view read by a view multiplies it: bounded before anything is prepared.
   // With no view reading a view, a statement reads exactly the views its text names.
   const views = stats.viewTextLength(facts.names);
   if (views > 0 && (stats.viewsNest(viewsNest) || facts.tokens * views > MAX_VIEW_EXPANSION)) refuse('views could expand too far');
   const prepared = connection.prepare(sql);
-  if (!prepared.reader || !prepared.readonly) return false;
-  const code = readCode(connection.db, sql, stats);
+  if (!prepared.reader || !prepared.readonly) return undefined;
+  const code = readCode(connection.db, sql, stats, facts.placeholders);
   for (const table of code.tables) {
     if (table !== 'sqlite_schema' && connection.schema.hasGeneratedColumns(table)) refuse(`generated columns in ${table}`);
   }
   if (code.growthSteps > MAX_GROWTH_STEPS) refuse('values may grow too much');
-  const plan = readPlan(connection.db, sql);
-  const probes = planProbes(plan, facts, stats);
-  const aliases = aliasesWithViews(facts, stats);
+  const plan = readPlan(connection.db, sql, facts.placeholders);
+  return {
+    code,
+    plan,
+    probes: planProbes(plan, facts, stats),
+    aliases: aliasesWithViews(facts, stats),
+    literalRows: facts.tokens + views,
+    facts: { ...facts, viewPatterns: stats.viewTexts(facts.names).some((text) => /\b(LIKE|GLOB)\b/i.test(text)) },
+  };
+}
+
+/** The statement's shape, or null when the schema alone rules it out (or SQLite will not prepare it: the engine processes give its error, as they always did). */
+function shapeOrNull(connection: Connection, stats: PlanStats, sql: string, facts: TextFacts): PlannedShape | null {
+  try {
+    return shapeOf(connection, stats, sql, facts) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function decide(stats: PlanStats, shape: PlannedShape, key: string, planner: { decisions: Map<string, Decision> }): boolean {
+  if (stats.fileBytes() > MAX_FILE_BYTES) refuse('database too big to gather its facts cheaply');
+  const { code, plan, probes, aliases, literalRows, facts } = shape;
   // First with every index search counted as its whole table (no query per index), then, only if
   // that is over a budget, with the largest group of each searched key (a scan of the index each).
-  const literalRows = facts.tokens + views;
-  const withViews = { ...facts, viewPatterns: stats.viewTexts(facts.names).some((text) => /\b(LIKE|GLOB)\b/i.test(text)) };
-  const rough = weigh(new PlanBound(stats, code, probes, aliases, false, literalRows), plan, code, stats, withViews);
-  const weight = rough !== undefined && within(rough, facts) ? rough : weigh(new PlanBound(stats, code, probes, aliases, true, literalRows), plan, code, stats, withViews);
+  const rough = weigh(new PlanBound(stats, code, probes, aliases, false, literalRows), plan, code, stats, facts);
+  const weight = rough !== undefined && within(rough, facts) ? rough : weigh(new PlanBound(stats, code, probes, aliases, true, literalRows), plan, code, stats, facts);
   if (weight === undefined) return false;
   let table = weights.get(planner.decisions);
   if (table === undefined) {
