@@ -115,7 +115,7 @@ async function decide() {
   const planned = many('SELECT name FROM g WHERE id = 1 AND 1');
   console.log(`one-row read: as a point read ${point.toFixed(1)} µs, as a planned read (cached decision) ${planned.toFixed(1)} µs`);
   console.log(`decision when cached ≈ ${((sum(runUs) - sum(plainUs)) / LESSON.length).toFixed(0)} µs (difference of the two)`);
-  for (const sql of ['SELECT max(upper(v)) FROM edge', "SELECT count(*) FROM edge WHERE v LIKE '%ZZ%'", 'SELECT max(v || v) FROM edge', 'SELECT count(*) FROM keyed a JOIN keyed b ON b.id = a.id', 'SELECT count(*) FROM wide', 'SELECT max(upper(v)) FROM wide', "SELECT count(*) FROM wide WHERE v LIKE '%ZZ%'", "SELECT max(v || v) FROM wide", 'SELECT count(*) FROM wide a JOIN wide b ON b.id = a.id']) {
+  for (const sql of ['SELECT max(upper(v)) FROM edge', "SELECT count(*) FROM edge WHERE v LIKE '%ZZ%'", 'SELECT max(v || v) FROM edge', 'SELECT count(*) FROM keyed a JOIN keyed b ON b.id = a.id', 'SELECT max(n) FROM (SELECT v % 1000 AS g, count(*) AS n FROM keyed GROUP BY g)', 'SELECT count(*) FROM wide', 'SELECT max(upper(v)) FROM wide', "SELECT count(*) FROM wide WHERE v LIKE '%ZZ%'", "SELECT max(v || v) FROM wide", 'SELECT count(*) FROM wide a JOIN wide b ON b.id = a.id']) {
     const here = engine.execBoundedRead(request(sql)) !== undefined;
     console.log(`${here ? 'in-process' : 'engine    '} ${timeUs(() => engine.exec(request(sql)), 5).toFixed(0).padStart(6)} µs  ${sql}`);
   }
