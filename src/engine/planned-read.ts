@@ -9,10 +9,12 @@
  * - rows visited: SQLite's plan (EXPLAIN QUERY PLAN) is a tree of loops;
  *   loops at one level nest, so their row counts multiply, and a correlated
  *   subquery runs once per row of its level. A loop counts its table's whole
- *   row count (or, for a loop whose table the plan names only by alias, the
- *   largest table or subquery result the statement reads), except a search
- *   by equality on an index: the most rows one key holds, times how many
- *   keys a list of literals may probe. The total must stay under ROW_BUDGET.
+ *   row count (the tables its name may stand for in the text, or else the
+ *   largest table, subquery result or VALUES list the statement reads),
+ *   except a search by equality on an index: the most rows one key holds,
+ *   times how many keys a list of literals may probe. The total must stay
+ *   under ROW_BUDGET; calls of functions written in JavaScript, under
+ *   SCRIPT_CALL_BUDGET.
  * - bytes touched: every visit may read the largest row of the tables read,
  *   and may grow it (each `||`, hex(), quote() may double a value, strftime()
  *   may write 8 bytes for 2, group_concat() may join every row); visits
@@ -21,6 +23,10 @@
  *   backtrack far: measured at about upper()'s cost per byte).
  * - functions: only the allowlist below, read from the bytecode (so a view's
  *   hidden calls count too); no virtual table, no recursion, no window.
+ * - what is read to decide stays cheap: texts of at most MAX_TOKENS, no view
+ *   reading a view, databases of at most MAX_FILE_BYTES, and none with
+ *   sqlite_stat4 (the plan read here must be the one run). The plan is kept
+ *   until the schema changes, the tables' facts until the data does.
  *
  * The budgets were measured (test/bench/planned-reads.mjs decide, CPU
  * time): the largest statements admitted cost a few milliseconds (upper()
