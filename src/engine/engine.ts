@@ -15,6 +15,8 @@ import { SessionTransaction } from './session-transaction';
 import { runStatements, type StatementListener } from './statement-runner';
 import { toEngineError } from './sqlite-errors';
 import { boundedShape, isBoundedOn, type PointLookup } from './bounded-read';
+import { isPlannedBoundedOn, plannedShape, type TextFacts } from './planned-read';
+import { rewriteForStorage } from './dialect/rewrite';
 import { readRowPage } from './row-pages';
 import { stringifyJson } from '../json-text';
 import { writeExport, type ExportRequest } from './database-export';
@@ -51,23 +53,26 @@ export class Engine {
 
   /**
    * Runs a read-only batch here if every statement is a bounded point read
-   * (bounded-read.ts); undefined, having run nothing, otherwise. The tables
+   * (bounded-read.ts), or if it is one SELECT whose plan bounds its work
+   * (planned-read.ts); undefined, having run nothing, otherwise. The tables
    * are judged in the transaction that reads them, so that a table changed
    * meanwhile by another process is judged as it is read.
    */
   execBoundedRead(request: ExecRequest): StatementResult[] | undefined {
-    const lookups: PointLookup[] = [];
-    for (const statement of request.statements) {
-      const lookup = boundedShape(statement);
-      if (lookup === undefined) return undefined;
-      lookups.push(lookup);
-    }
+    const lookups = pointLookups(request);
+    const planned = plannedRead(request);
+    if (lookups === undefined && planned === undefined) return undefined;
+    return this.readHere(request, (connection) => (lookups !== undefined && lookups.every((lookup) => isBoundedOn(connection, lookup))) || (planned !== undefined && isPlannedBoundedOn(connection, planned.statement, planned.sql, planned.facts)));
+  }
+
+  /** Runs the request in a read transaction if `bounded` says so inside it; undefined, rolled back, otherwise. */
+  private readHere(request: ExecRequest, bounded: (connection: Connection) => boolean): StatementResult[] | undefined {
     const connection = this.pool.get(request.file);
     connection.setBatchContext(request.context);
     connection.begin('DEFERRED');
     try {
-      // Point reads only, in the snapshot begin() checked the schema version of.
-      const results = connection.schema.pinnedFor(() => (lookups.every((lookup) => isBoundedOn(connection, lookup)) ? runStatements(connection, request.statements, request) : undefined));
+      // Reads only, in the snapshot begin() checked the schema version of.
+      const results = connection.schema.pinnedFor(() => (bounded(connection) ? runStatements(connection, request.statements, request) : undefined));
       if (results === undefined) {
         connection.rollback();
         return undefined;
@@ -338,6 +343,30 @@ export class Engine {
 }
 
 /** With `jsonRows`, rows read by runStatements are JSON text already; results made elsewhere (bounded reads, integrity checks) become so here. */
+/** The point lookup of every statement (bounded-read.ts), or undefined when one is not of that shape. */
+function pointLookups(request: ExecRequest): PointLookup[] | undefined {
+  const lookups: PointLookup[] = [];
+  for (const statement of request.statements) {
+    const lookup = boundedShape(statement);
+    if (lookup === undefined) return undefined;
+    lookups.push(lookup);
+  }
+  return lookups;
+}
+
+/** A request of one SELECT that may be bounded by its plan (planned-read.ts): the text as the runner will prepare it. */
+function plannedRead(request: ExecRequest): { statement: ExecStatement; sql: string; facts: TextFacts } | undefined {
+  const statement = request.statements.length === 1 ? request.statements[0] : undefined;
+  const facts = statement === undefined ? undefined : plannedShape(statement);
+  if (statement === undefined || facts === undefined) return undefined;
+  try {
+    // Reads of the schema table are filtered, as the runner does.
+    return { statement, sql: rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: true }), facts };
+  } catch {
+    return undefined;
+  }
+}
+
 function withJsonRows(request: ExecRequest, results: StatementResult[]): StatementResult[] {
   if (request.jsonRows !== true) return results;
   for (const result of results) {

@@ -1,7 +1,8 @@
 /**
- * An EngineHost in front of the engine processes that runs bounded point
- * reads (bounded-read.ts) in this process, without the round trip to an
- * engine process; everything else goes on to the processes. Its own handles
+ * An EngineHost in front of the engine processes that runs bounded reads
+ * (point reads, bounded-read.ts; reads bounded by their plan,
+ * planned-read.ts) in this process, without the round trip to an engine
+ * process; everything else goes on to the processes. Its own handles
  * are closed with theirs, so that a dropped database is closed everywhere.
  */
 import fs from 'node:fs';
@@ -12,8 +13,14 @@ import type { TableSchema } from '../schema';
 import type { ExportRequest } from '../database-export';
 import { toEngineError } from '../sqlite-errors';
 
-/** Handles this process keeps open for point reads. */
-const LOCAL_OPEN_DATABASES = 16;
+/**
+ * Handles this process keeps open for reads run here. A class works on one
+ * copy per student, and a handle closed and opened again loses what the
+ * planner learned of its database (planned-read.ts): a class of 25 to 30
+ * must fit. Each handle holds SQLite's page cache of what it read (about a
+ * megabyte for a lesson database).
+ */
+const LOCAL_OPEN_DATABASES = 48;
 
 export class BoundedReadHost implements EngineHost {
   private readonly local = new Engine({ maxOpenDatabases: LOCAL_OPEN_DATABASES });
