@@ -109,6 +109,8 @@ export function editorText(page: Page): Promise<string> {
 
 /** Runs the editor's SQL with Ctrl+Enter and waits for the results to change. */
 export async function runSql(page: Page, sql: string): Promise<void> {
+  // A run still finishing (its button disabled) would swallow the key press: wait it out first.
+  await page.waitForFunction(() => !(document.getElementById('sql-run') as HTMLButtonElement).disabled);
   const before = await page.locator('#results').innerHTML();
   await setEditorText(page, sql);
   await page.focus('#sql-input');
