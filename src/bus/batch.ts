@@ -6,7 +6,7 @@ import { EngineError } from '../errors';
 import { classifyStatement } from '../engine/dialect/classify';
 import { splitStatements } from '../engine/dialect/split';
 import type { ClassifiedStatement } from '../engine/dialect/statement';
-import type { SqlParams } from '../engine/protocol';
+import type { ExecStatement, SqlParams } from '../engine/protocol';
 import type { SqlSource } from './commands';
 
 export interface ParsedStatement {
@@ -51,4 +51,14 @@ export function parseBatch(sources: readonly SqlSource[], maxStatements: number)
   if (levels.size > 1) throw new EngineError('MIXED_BATCH');
   const readonly = statements.every(({ statement }) => statement.readonly);
   return { level: levels.has('database') ? 'database' : 'table', readonly, statements };
+}
+
+/** A parsed statement as the engine takes it: its text, kind, parameters and savepoint name. */
+export function toExecStatement({ statement, params }: ParsedStatement): ExecStatement {
+  return {
+    sql: statement.sql,
+    kind: statement.kind,
+    ...(params === undefined ? {} : { params }),
+    ...(statement.savepoint === undefined ? {} : { savepoint: statement.savepoint }),
+  };
 }

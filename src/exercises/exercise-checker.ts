@@ -15,7 +15,7 @@
 import { EngineError } from '../errors';
 import { newBatchContext } from '../engine/deterministic-functions';
 import type { CallContext, ExecStatement, StatementResult } from '../engine/protocol';
-import { parseBatch, type Batch, type ParsedStatement } from '../bus/batch';
+import { parseBatch, toExecStatement, type Batch } from '../bus/batch';
 import type { DatabaseDirectory, DatabaseRef } from '../services/database-directory';
 import type { ExerciseDefinition } from './exercise-definition';
 import { compareResults, type ResultSet } from './result-compare';
@@ -37,14 +37,6 @@ function isServiceFailure(error: EngineError): boolean {
   return error.status >= 500 || error.errorName === 'CLIENT_CLOSED';
 }
 
-function toExecStatement({ statement, params }: ParsedStatement): ExecStatement {
-  return {
-    sql: statement.sql,
-    kind: statement.kind,
-    ...(params === undefined ? {} : { params }),
-    ...(statement.savepoint === undefined ? {} : { savepoint: statement.savepoint }),
-  };
-}
 
 function answerError(error: EngineError, statements: number): AnswerError {
   const out: AnswerError = { code: error.code, class: Math.floor(error.code / 1000), message: error.message };

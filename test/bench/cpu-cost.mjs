@@ -10,32 +10,23 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runLoad } from './load.mjs';
-import { processTree, startBaseline, startSqlscribe } from './processes.mjs';
+import { processCpuMs, processTree, startBaseline, startSqlscribe } from './processes.mjs';
 import { BOOL_COLUMNS, buildBaselineBench, buildSqlscribeBench } from './fixtures.mjs';
 import { SCENARIOS } from './scenarios.mjs';
 
 const [index = '0', seconds = '4', connections = '32'] = process.argv.slice(2);
 const scenario = SCENARIOS[Number(index)];
-const TICK = 1000 / 100; // ms per clock tick (USER_HZ 100)
 
-function cpuMs(pid) {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK;
-  } catch {
-    return 0;
-  }
-}
 
 async function measure(name, server) {
   await runLoad(server.url, scenario, 1, Number(connections));
   const pids = processTree(server.child.pid);
-  const before = pids.map(cpuMs);
+  const before = pids.map(processCpuMs);
   const self = process.cpuUsage();
   const run = await runLoad(server.url, scenario, Number(seconds), Number(connections));
   const loader = process.cpuUsage(self);
   const after = processTree(server.child.pid);
-  const used = after.map((pid) => cpuMs(pid) - (before[pids.indexOf(pid)] ?? 0));
+  const used = after.map((pid) => processCpuMs(pid) - (before[pids.indexOf(pid)] ?? 0));
   const perRequest = used.map((ms) => ((ms * 1000) / run.ok).toFixed(0));
   const total = used.reduce((sum, ms) => sum + ms, 0);
   console.log(`${name.padEnd(10)} ${Math.round(run.ok / run.seconds)} req/s, CPU µs/request: total ${((total * 1000) / run.ok).toFixed(0)} [${perRequest.join(' + ')}], load generator ${((loader.user + loader.system) / run.ok).toFixed(0)}, non-2xx ${run.non2xx}`);

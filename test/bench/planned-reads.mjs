@@ -13,22 +13,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { ROOT, TOKEN, MAIN, processTree, stopProcess } from './processes.mjs';
+import { ROOT, TOKEN, MAIN, processCpuMs, processTree, stopProcess } from './processes.mjs';
 
 const require = createRequire(import.meta.url);
 const SCRIPT = fs.readFileSync(path.join(ROOT, 'test/fixtures/chinook/Chinook_Sqlite.sql'), 'utf8');
-/** The lesson's statements, read from the lesson test (not copied, so they stay one list). */
-const LESSON = [...fs.readFileSync(path.join(ROOT, 'test/chinook-lesson.test.ts'), 'utf8').matchAll(/\{ sql: '((?:[^'\\]|\\.)*)'/g)].map((m) => m[1].replace(/\\'/g, "'"));
-const TICK = 10;
-
-function cpuMs(pid) {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK;
-  } catch {
-    return 0;
-  }
-}
+/** The lesson's queries, from the fixture the lesson test and the lesson bench read. */
+const LESSON = JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/chinook/lesson.json'), 'utf8')).queries.map((query) => query.sql);
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -151,14 +141,14 @@ async function http(main = MAIN, rounds = '20') {
     await call(server.url, 'POST', '/dbs/chinook/import', SCRIPT, 'application/sql');
     for (const sql of LESSON) await call(server.url, 'POST', '/exec', { db: 'chinook', sql });
     const pids = processTree(server.child.pid);
-    const before = pids.map(cpuMs);
+    const before = pids.map(processCpuMs);
     const self = process.cpuUsage();
     const started = performance.now();
     for (let round = 0; round < Number(rounds); round++) for (const sql of LESSON) await call(server.url, 'POST', '/exec', { db: 'chinook', sql });
     const elapsed = performance.now() - started;
     const loader = process.cpuUsage(self);
     const after = processTree(server.child.pid);
-    const used = after.map((pid) => cpuMs(pid) - (before[pids.indexOf(pid)] ?? 0));
+    const used = after.map((pid) => processCpuMs(pid) - (before[pids.indexOf(pid)] ?? 0));
     const statements = Number(rounds) * LESSON.length;
     const total = used.reduce((a, b) => a + b, 0);
     console.log(`${main}: ${statements} statements, CPU µs/statement total ${((total * 1000) / statements).toFixed(0)} [${used.map((ms) => ((ms * 1000) / statements).toFixed(0)).join(' + ')}], latency ${((elapsed * 1000) / statements).toFixed(0)} µs, client ${((loader.user + loader.system) / statements).toFixed(0)} µs`);

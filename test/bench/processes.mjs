@@ -138,6 +138,12 @@ function statFields(pid) {
   }
 }
 
+/** CPU ms (user and system) used so far by one process; 0 once it is gone. */
+export function processCpuMs(pid) {
+  const fields = statFields(pid);
+  return ((fields[11] ?? 0) + (fields[12] ?? 0)) * TICK_MS;
+}
+
 /**
  * CPU ms used so far by a process and its children, those that exited
  * included (an engine process replaced during a run still counts): user and

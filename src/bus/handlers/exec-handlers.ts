@@ -5,7 +5,7 @@
  */
 import { EngineError } from '../../errors';
 import type { ClassifiedStatement } from '../../engine/dialect/statement';
-import type { CallContext, ExecStatement, StatementResult } from '../../engine/protocol';
+import type { CallContext, StatementResult } from '../../engine/protocol';
 import { stampOf, type Principal } from '../../access/principal';
 import { batchAccess, visibleDatabases } from '../access';
 import type { BatchRunner } from '../../services/batch-runner';
@@ -16,7 +16,7 @@ import type { SessionManager } from '../../sessions/session-manager';
 import type { WritePath } from '../../services/write-path';
 import type { ServerRole } from '../../services/server-role';
 import { errorFields, sqlOf } from '../../../journal/journal';
-import { parseBatch, type Batch, type ParsedStatement } from '../batch';
+import { parseBatch, toExecStatement, type Batch, type ParsedStatement } from '../batch';
 import type { CommandOf } from '../commands';
 import type { Handlers } from '../command-bus';
 
@@ -104,11 +104,3 @@ async function runDatabaseStatement({ directory, lifecycle }: ExecHandlerDeps, s
   return { columns: [], rows: [], message: 'OK', changes: 0 };
 }
 
-function toExecStatement({ statement, params }: ParsedStatement): ExecStatement {
-  return {
-    sql: statement.sql,
-    kind: statement.kind,
-    ...(params === undefined ? {} : { params }),
-    ...(statement.savepoint === undefined ? {} : { savepoint: statement.savepoint }),
-  };
-}
