@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=8
 /** The process entry: command line → config → server; signals stop it cleanly. */
 import { InstanceLockError } from './instance-lock';
 import { OptionsError, parseCommandLine } from './options';

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { MAIN, startServer } from './helpers/server';
+import { MAIN, SERVER_NODE_FLAGS, startServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
 import { ROOT, UNIT, missingTool, timeSpanSeconds, unitSettings, writeAdminTokensFile } from './helpers/deploy-files';
 
@@ -44,7 +44,11 @@ t.test('systemd-analyze security rates the unit OK (exposure at most 4 of 10)', 
 
 t.test('the unit runs node on dist/src/main.js as an unprivileged user, hardened', async (tt) => {
   const exec = settings.get('ExecStart') ?? '';
-  tt.match(exec, /^\/usr\/bin\/node \/opt\/sqlscribe\/dist\/src\/main\.js /, 'node itself, not npm: npm start does not pass SIGTERM on');
+  tt.match(exec, /^\/usr\/bin\/node (--[a-z-]+=\S+ )*\/opt\/sqlscribe\/dist\/src\/main\.js /, 'node itself, not npm: npm start does not pass SIGTERM on');
+  tt.match(exec, new RegExp(`^/usr/bin/node ${SERVER_NODE_FLAGS.join(' ')} `), 'with the node flags the checkout\'s launcher (main.js) uses');
+  tt.ok(SERVER_NODE_FLAGS.length > 0, `main.js's #! line names node flags: ${SERVER_NODE_FLAGS.join(' ')}`);
+  const packageJson = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  tt.equal(packageJson.scripts['start'], `node ${SERVER_NODE_FLAGS.join(' ')} dist/src/main.js`, 'npm start launches with the same flags');
   tt.equal(settings.get('User'), 'sqlscribe');
   tt.equal(settings.get('Group'), 'sqlscribe');
   tt.equal(settings.get('KillSignal'), 'SIGTERM');
@@ -79,6 +83,8 @@ t.test("the unit's command line: SIGTERM with a request in flight answers it and
   const words = (settings.get('ExecStart') ?? '')
     .replaceAll('/opt/sqlscribe', ROOT).replaceAll('/var/lib/sqlscribe', state).replaceAll('/etc/sqlscribe/tokens.json', tokens)
     .split(/\s+/);
+  const nodeFlags = words.slice(1).filter((word) => word.startsWith('--'));
+  words.splice(1, nodeFlags.length);
   tt.equal(words[1], MAIN, 'the unit starts the file the test helper starts');
   // The helper listens on a free port: the unit's -addr is the one flag left out.
   const args = words.slice(2).filter((word, i, all) => word !== '-addr' && all[i - 1] !== '-addr');

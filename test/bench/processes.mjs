@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const MAIN = path.join(ROOT, 'dist/src/main.js');
+/** The node flags the server is deployed with: those on main.js's #! line (npm start and the systemd unit use the same). */
+const SERVER_NODE_FLAGS = (/^#!.*\bnode((?: --\S+)*)\s*$/.exec(fs.readFileSync(MAIN, 'utf8').split('\n')[0])?.[1] ?? '').split(' ').filter(Boolean);
 export const BASELINE = path.join(ROOT, 'test/bench/baseline-server.mjs');
 export const TOKEN = 'bench-token-0123456789';
 
@@ -59,7 +61,7 @@ export function stopProcess(child) {
 export function startSqlscribe(dir, extra = []) {
   // BENCH_NODE_FLAGS (e.g. --cpu-prof) lets a developer profile the server under the benchmark's load.
   const flags = process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : [];
-  const args = [...flags, MAIN, '-dir', dir, '-addr', '127.0.0.1:0', '-token', TOKEN, '-log-file', path.join(dir, 'journal', 'statements.jsonl'), '-log-level', 'mod', ...extra];
+  const args = [...SERVER_NODE_FLAGS, ...flags, MAIN, '-dir', dir, '-addr', '127.0.0.1:0', '-token', TOKEN, '-log-file', path.join(dir, 'journal', 'statements.jsonl'), '-log-level', 'mod', ...extra];
   return startProcess(args, [/listening on (http:\/\/\S+)/, /\nsqlscribe ready/]);
 }
 

@@ -3,9 +3,12 @@
  * process on a free port, and speaks HTTP to it.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 
 export const MAIN = path.resolve(__dirname, '../../dist/src/main.js');
+/** The node flags the server is launched with (main.js's #! line; npm start and the systemd unit say the same). */
+export const SERVER_NODE_FLAGS: readonly string[] = (/^#!.*\bnode((?: --\S+)*)\s*$/m.exec(fs.readFileSync(MAIN, 'utf8').split('\n')[0] ?? '')?.[1] ?? '').split(' ').filter(Boolean);
 
 /**
  * Runs `node args…` without the test runner's hooks. tap preloads its
