@@ -1,6 +1,6 @@
 /**
  * Reads whose cost is bounded by construction, so that they need no time
- * limit and may run in the server's own process (issue 7: the round trip to
+ * limit and may run in the server's own process (the round trip to
  * an engine process costs a point SELECT many times what SQLite does).
  *
  * The -query-timeout exists because a statement can run for ever and only

@@ -56,7 +56,7 @@ export class Connection {
   /** What the schema says (tables, BOOL columns, result shapes), kept until it changes. */
   readonly schema: SchemaCache;
   /**
-   * Row counts by table (issue 7: `total` must not cost O(rows) on every page).
+   * Row counts by table (`total` must not cost O(rows) on every page).
    * A count holds while SQLite's data_version (changes by other connections)
    * and this connection's own write count are both unchanged.
    */

@@ -100,7 +100,7 @@ export class Engine {
   /**
    * Runs write batches of one database in one transaction, each in a
    * savepoint of its own so that a failed batch undoes only itself, and holds
-   * the transaction like execHeld (issue 7: batches that queued up for the
+   * the transaction like execHeld (batches that queued up for the
    * database's write lock share one engine call, one journal write and one
    * commit). Run in one transaction one after the other, they give what they
    * would give one transaction each, which is how replay applies them.

@@ -41,7 +41,7 @@ export interface ExecRequest {
   /**
    * Results go to an HTTP response as they are: the engine writes each
    * result's rows as JSON text (`rowsJson`, with `rows` left empty), so they
-   * are serialized once, where they are read (issue 7), and cross the process
+   * are serialized once, where they are read, and cross the process
    * boundary as one string.
    */
   readonly jsonRows?: boolean;

@@ -1,6 +1,6 @@
 /**
  * Facts drawn from a database's schema, kept until its schema version changes
- * (issue 7: no schema reads on every request). PRAGMA schema_version changes
+ * (no schema reads on every request). PRAGMA schema_version changes
  * with every schema change, by any connection, and inside a transaction it
  * includes the transaction's own (https://sqlite.org/pragma.html#pragma_schema_version).
  *

@@ -15,7 +15,7 @@ let compiled: ValidateFunction<PilotRecord> | undefined;
 
 /**
  * Loaded and compiled at the first pilot record, not at start-up: ajv and the
- * compiled schema cost about 0.2 s of start-up time (issue 7), which a server
+ * compiled schema cost about 0.2 s of start-up time, which a server
  * that never sees a pilot record does not need to pay.
  */
 function validator(): ValidateFunction<PilotRecord> {

@@ -1,5 +1,5 @@
 /**
- * Journaled writes, grouped (issue 7). Writes to one database take turns
+ * Journaled writes, grouped. Writes to one database take turns
  * (write-locks.ts), and each turn costs two engine round trips and a journal
  * write; batches that arrive during a turn queue up here, and the next turn
  * runs all of them at once: one engine call runs them in one transaction,

@@ -29,7 +29,7 @@ const WITH_VERBS: ReadonlyMap<string, StatementKind> = new Map([
 type Kinded = Pick<ClassifiedStatement, 'kind' | 'database' | 'ifExists' | 'ifNotExists' | 'savepoint'>;
 
 /**
- * Classifications of recent statement texts (issue 7: clients and replay send
+ * Classifications of recent statement texts (clients and replay send
  * the same few statements over and over, and classifying one tokenizes it
  * whole). The classification depends on the text alone; refused statements
  * are not kept, nor long ones.

@@ -1,6 +1,6 @@
 /**
  * Which statement an engine process is running, and since when, without a
- * message per statement (issue 7: in a 100-statement batch the messages cost
+ * message per statement (in a 100-statement batch the messages cost
  * more than the statements). The engine process writes a 16-byte record at
  * offset 0 of a file it shares with its parent (a temporary file unlinked at
  * once, handed over as fd 4): call id, statement index, start time. The
