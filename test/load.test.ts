@@ -14,6 +14,7 @@ import t, { type Test } from 'tap';
 import { startServer, type TestServer } from './helpers/server';
 import { readJson } from './helpers/clients';
 import { scratchDir } from './helpers/scratch-dir';
+import { sleep } from './helpers/wait';
 
 t.setTimeout(120_000);
 
@@ -59,7 +60,6 @@ async function settle<T>(promises: Array<Promise<T>>): Promise<Array<{ ok: true;
   return settled.map((s) => (s.status === 'fulfilled' ? { ok: true as const, value: s.value } : { ok: false as const, error: s.reason as Error }));
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 t.test('answers connections over -max-connections with 503 and serves the others', async (tt) => {
   const server = await ownServer(tt, ['-max-connections', String(MAX)]);

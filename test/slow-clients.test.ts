@@ -10,10 +10,10 @@ import path from 'node:path';
 import t from 'tap';
 import { startServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
+import { sleep } from './helpers/wait';
 
 t.setTimeout(60_000);
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A socket that starts a request and then sends one more header byte every `everyMs`, never finishing. */
 function slowloris(port: number, everyMs: number): { socket: net.Socket; closedByServer(): boolean; stop(): void } {
