@@ -9,11 +9,11 @@ import t, { type Test } from 'tap';
 import { startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
 import { getOver, keepAliveAgent, type AgentReply } from './helpers/agent-request';
+import { sleep } from './helpers/wait';
 
 t.setTimeout(120_000);
 
 const keepAlive = keepAliveAgent;
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function sample(text: string, name: string): number {
   const match = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);

@@ -32,11 +32,11 @@ import { fileEntries } from './helpers/journal-files';
 import { attempt, runReplay as replay, type TestServer } from './helpers/server';
 import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
+import { sleep } from './helpers/wait';
 
 t.setTimeout(120_000);
 
 const CLIENTS = 4;
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const randomDelay = (): number => 50 + Math.floor(Math.random() * 351);
 
 interface Layout {

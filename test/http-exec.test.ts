@@ -8,6 +8,7 @@ import path from 'node:path';
 import t from 'tap';
 import { serverPerFile, startServer, type Reply, type TestServer } from './helpers/server';
 import { isError } from './helpers/assertions';
+import { execOk } from './helpers/exec';
 import { scratchDir } from './helpers/scratch-dir';
 
 type Value = number | string | boolean | null;
@@ -44,21 +45,14 @@ async function freshDb(tt: tap.Test, setup = '', on: TestServer = server): Promi
   const name = `db${++dbCount}`;
   const created = await on.post('/dbs', { db: name });
   tt.equal(created.status, 201, `POST /dbs ${name}: ${created.text}`);
-  if (setup !== '') await execOk(tt, name, setup, {}, on);
+  if (setup !== '') await execOk<Result>(tt, on, name, setup);
   return name;
 }
 
 /** POST /exec that must succeed; returns its results. */
-async function execOk(tt: tap.Test, db: string | undefined, sql: string, extra: Record<string, unknown> = {}, on: TestServer = server): Promise<Result[]> {
-  const reply = await on.exec(db, sql, extra);
-  tt.equal(reply.status, 200, `${sql} → ${reply.text}`);
-  tt.equal(reply.body?.ok, true, `${sql}: ok`);
-  return (reply.body?.results ?? []) as Result[];
-}
-
 /** The rows of the last statement of `sql`. */
 async function rowsOf(tt: tap.Test, db: string, sql: string, params?: unknown, on: TestServer = server): Promise<Value[][]> {
-  const results = await execOk(tt, db, sql, params === undefined ? {} : { params }, on);
+  const results = await execOk<Result>(tt, on, db, sql, params === undefined ? {} : { params });
   return results[results.length - 1]?.rows ?? [];
 }
 
@@ -76,36 +70,36 @@ function filesUnder(dir: string): string[] {
 
 t.test('answers SELECT with columns and rows and no message', async (tt) => {
   const db = await freshDb(tt, "CREATE TABLE t (id INT PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b')");
-  const results = await execOk(tt, db, 'SELECT id, name FROM t ORDER BY id');
+  const results = await execOk<Result>(tt, server, db, 'SELECT id, name FROM t ORDER BY id');
   tt.strictSame(results, [{ columns: ['id', 'name'], types: ['INT', 'TEXT'], rows: [[1, 'a'], [2, 'b']] }]);
   const reply = await server.exec(db, 'SELECT 1');
   tt.equal(reply.body?.db, `${db}.db`, 'the response names the database');
   tt.notOk('message' in (reply.body?.results?.[0] ?? {}), 'no message on a SELECT');
-  const empty = await execOk(tt, db, 'SELECT id FROM t WHERE id > 5');
+  const empty = await execOk<Result>(tt, server, db, 'SELECT id FROM t WHERE id > 5');
   tt.strictSame(empty, [{ columns: ['id'], types: ['INT'], rows: [] }], 'an empty result still names its columns');
 });
 
 t.test('gives each result column its declared type, null for an expression', async (tt) => {
   const db = await freshDb(tt, "CREATE TABLE m (id INT PRIMARY KEY, price FLOAT, ok BOOL, data BLOB, note TEXT); INSERT INTO m VALUES (1, 7.0, TRUE, X'0102', NULL)");
-  const [result] = await execOk(tt, db, 'SELECT id, price, ok, data, note, count(*) AS n FROM m');
+  const [result] = await execOk<Result>(tt, server, db, 'SELECT id, price, ok, data, note, count(*) AS n FROM m');
   tt.strictSame(result?.types, ['INT', 'FLOAT', 'BOOL', 'BLOB', 'TEXT', null], 'FLOAT 7.0 travels as 7: its type tells it apart');
   tt.strictSame(result?.rows, [[1, 7, true, 'AQI=', null, 1]]);
-  const [constant] = await execOk(tt, db, 'SELECT 1 AS one');
+  const [constant] = await execOk<Result>(tt, server, db, 'SELECT 1 AS one');
   tt.notOk(constant && 'types' in constant, 'a result of expressions only has no types');
 });
 
 t.test('reports INSERT, UPDATE and DELETE with their affected-row counts', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY, g TEXT, n INT)');
-  const [insert] = await execOk(tt, db, "INSERT INTO t VALUES (1, 'a', 1), (2, 'a', 2), (3, 'b', 3), (4, 'b', 4), (5, 'c', 5)");
+  const [insert] = await execOk<Result>(tt, server, db, "INSERT INTO t VALUES (1, 'a', 1), (2, 'a', 2), (3, 'b', 3), (4, 'b', 4), (5, 'c', 5)");
   tt.strictSame(insert, { columns: [], rows: [], message: 'INSERT 5', changes: 5 });
-  const [update] = await execOk(tt, db, "UPDATE t SET n = n * 10 WHERE g IN ('a', 'b') AND n > 1");
+  const [update] = await execOk<Result>(tt, server, db, "UPDATE t SET n = n * 10 WHERE g IN ('a', 'b') AND n > 1");
   tt.strictSame(update, { columns: [], rows: [], message: 'UPDATE 3', changes: 3 });
-  const [none] = await execOk(tt, db, 'UPDATE t SET n = 0 WHERE id = 99');
+  const [none] = await execOk<Result>(tt, server, db, 'UPDATE t SET n = 0 WHERE id = 99');
   tt.strictSame(none, { columns: [], rows: [], message: 'UPDATE 0', changes: 0 });
-  const [remove] = await execOk(tt, db, "DELETE FROM t WHERE n >= 30 OR g = 'c'");
+  const [remove] = await execOk<Result>(tt, server, db, "DELETE FROM t WHERE n >= 30 OR g = 'c'");
   tt.strictSame(remove, { columns: [], rows: [], message: 'DELETE 3', changes: 3 });
   tt.strictSame(await rowsOf(tt, db, 'SELECT id, g, n FROM t ORDER BY id'), [[1, 'a', 1], [2, 'a', 20]]);
-  const [all] = await execOk(tt, db, 'DELETE FROM t');
+  const [all] = await execOk<Result>(tt, server, db, 'DELETE FROM t');
   tt.equal(all?.message, 'DELETE 2');
 });
 
@@ -114,10 +108,10 @@ t.test('updates and deletes many rows through subqueries in WHERE', async (tt) =
     CREATE TABLE n (id INT PRIMARY KEY, x INT, s TEXT);
     INSERT INTO n VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'c'), (4, NULL, 'd'), (5, 5, NULL), (6, 2, 'e');
     CREATE TABLE m (v INT); INSERT INTO m VALUES (2), (3)`);
-  const [update] = await execOk(tt, db, "UPDATE n SET s = 'hit' WHERE x IN (SELECT v FROM m)");
+  const [update] = await execOk<Result>(tt, server, db, "UPDATE n SET s = 'hit' WHERE x IN (SELECT v FROM m)");
   tt.equal(update?.message, 'UPDATE 3');
   tt.equal(update?.changes, 3);
-  const [remove] = await execOk(tt, db, 'DELETE FROM n WHERE x IS NULL OR NOT EXISTS (SELECT 1 FROM m WHERE m.v = n.x)');
+  const [remove] = await execOk<Result>(tt, server, db, 'DELETE FROM n WHERE x IS NULL OR NOT EXISTS (SELECT 1 FROM m WHERE m.v = n.x)');
   tt.equal(remove?.message, 'DELETE 3');
   tt.strictSame(await rowsOf(tt, db, 'SELECT id, s FROM n ORDER BY id'), [[2, 'hit'], [3, 'hit'], [6, 'hit']]);
 });
@@ -135,16 +129,16 @@ t.test('runs CREATE, ALTER and DROP of tables and indexes and answers OK', async
     'CREATE UNIQUE INDEX people_name ON people (full_name)',
     'DROP INDEX people_age',
   ];
-  for (const sql of statements) tt.strictSame(await execOk(tt, db, sql), [ok], sql);
+  for (const sql of statements) tt.strictSame(await execOk<Result>(tt, server, db, sql), [ok], sql);
   const objects = await rowsOf(tt, db, "SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name");
   tt.strictSame(objects, [['table', 'people'], ['index', 'people_name']]);
-  const columns = await execOk(tt, db, 'SELECT * FROM people');
+  const columns = await execOk<Result>(tt, server, db, 'SELECT * FROM people');
   tt.strictSame(columns[0]?.columns, ['id', 'full_name', 'age', 'active'], 'renamed and added columns');
   // The added columns are typed like CREATE TABLE's.
   isError(tt, await server.exec(db, "INSERT INTO people (id, age) VALUES (1, 'old')"), 400, 4001, 'text into the added INT');
   isError(tt, await server.exec(db, 'INSERT INTO people (id, active) VALUES (1, 7)'), 400, 4001, '7 into the added BOOL');
   isError(tt, await server.exec(db, "INSERT INTO people (id, full_name) VALUES (1, 'x'), (2, 'x')"), 400, 3002, 'the unique index holds');
-  tt.strictSame(await execOk(tt, db, 'DROP TABLE people'), [ok], 'DROP TABLE');
+  tt.strictSame(await execOk<Result>(tt, server, db, 'DROP TABLE people'), [ok], 'DROP TABLE');
   tt.strictSame(await rowsOf(tt, db, "SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'"), []);
   isError(tt, await server.exec(db, 'SELECT * FROM people'), 400, 2003, 'the dropped table is gone');
 });
@@ -153,7 +147,7 @@ t.test('builds a new index over the rows already in the table', async (tt) => {
   const db = await freshDb(tt, `
     CREATE TABLE t (id INT PRIMARY KEY, n INT, tag TEXT);
     INSERT INTO t VALUES (1, 30, 'x'), (2, 10, 'y'), (3, 20, 'x'), (4, NULL, 'z')`);
-  tt.equal((await execOk(tt, db, 'CREATE INDEX t_n ON t (n)'))[0]?.message, 'OK');
+  tt.equal((await execOk<Result>(tt, server, db, 'CREATE INDEX t_n ON t (n)'))[0]?.message, 'OK');
   // INDEXED BY forces the index: only a backfilled index finds the old rows.
   tt.strictSame(await rowsOf(tt, db, 'SELECT id FROM t INDEXED BY t_n WHERE n > 0 ORDER BY n'), [[2], [3], [1]]);
   tt.strictSame(await rowsOf(tt, db, 'INTEGRITY CHECK'), [['ok']], 'the index agrees with the table');
@@ -164,13 +158,13 @@ t.test('builds a new index over the rows already in the table', async (tt) => {
   tt.equal(dup.body?.statement, 0);
   tt.strictSame(await rowsOf(tt, db, "SELECT name FROM sqlite_schema WHERE type = 'index' ORDER BY name"), [['t_n']], 'the failed index is not left behind');
 
-  tt.equal((await execOk(tt, db, 'CREATE UNIQUE INDEX t_id_n ON t (n)'))[0]?.message, 'OK', 'a UNIQUE index over distinct values');
+  tt.equal((await execOk<Result>(tt, server, db, 'CREATE UNIQUE INDEX t_id_n ON t (n)'))[0]?.message, 'OK', 'a UNIQUE index over distinct values');
   isError(tt, await server.exec(db, "INSERT INTO t VALUES (5, 30, 'w')"), 400, 3002, 'the new unique index rejects a duplicate');
 });
 
 t.test('rolls back to a savepoint and releases it within one request', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY)');
-  const results = await execOk(tt, db, `
+  const results = await execOk<Result>(tt, server, db, `
     SAVEPOINT outer_sp; INSERT INTO t VALUES (1);
     SAVEPOINT inner_sp; INSERT INTO t VALUES (2);
     ROLLBACK TO inner_sp; INSERT INTO t VALUES (3);
@@ -186,7 +180,7 @@ t.test('rolls back to a savepoint and releases it within one request', async (tt
 
 t.test('answers INTEGRITY CHECK with one ok row', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY); INSERT INTO t VALUES (1)');
-  const [check] = await execOk(tt, db, 'INTEGRITY CHECK');
+  const [check] = await execOk<Result>(tt, server, db, 'INTEGRITY CHECK');
   tt.strictSame(check?.columns, ['result']);
   tt.strictSame(check?.rows, [['ok']]);
 });
@@ -218,7 +212,7 @@ t.test('accepts WITH, aggregates, GROUP BY, HAVING, DISTINCT and UNION', async (
 
 t.test('returns the rows of INSERT … RETURNING', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY, name TEXT, ok BOOL)');
-  const [result] = await execOk(tt, db, "INSERT INTO t (id, name, ok) VALUES (1, 'a', TRUE), (2, 'b', FALSE) RETURNING id, name, ok");
+  const [result] = await execOk<Result>(tt, server, db, "INSERT INTO t (id, name, ok) VALUES (1, 'a', TRUE), (2, 'b', FALSE) RETURNING id, name, ok");
   tt.strictSame(result, { columns: ['id', 'name', 'ok'], types: ['INT', 'TEXT', 'BOOL'], rows: [[1, 'a', true], [2, 'b', false]], message: 'INSERT 2', changes: 2 });
   tt.strictSame(await rowsOf(tt, db, 'SELECT count(*) FROM t'), [[2]]);
 });
@@ -401,7 +395,7 @@ t.test('joins with CROSS JOIN, USING and NATURAL JOIN', async (tt) => {
     [[1, 'Olga', 'kit'], [1, 'Olga', 'rex'], [2, 'Omar', 'tom']],
     'NATURAL',
   );
-  const [natural] = await execOk(tt, db, 'SELECT * FROM owners NATURAL JOIN pets');
+  const [natural] = await execOk<Result>(tt, server, db, 'SELECT * FROM owners NATURAL JOIN pets');
   tt.strictSame(natural?.columns, ['owner_id', 'owner', 'pet'], 'NATURAL shows the common column once');
 });
 
@@ -415,7 +409,7 @@ t.test('joins several tables, aliases and a table with itself', async (tt) => {
     [['Ann', 'A1', 5], ['Bob', 'B1', 3], ['Bob', 'B1', 4]],
     'three tables',
   );
-  const [aliased] = await execOk(tt, db, 'SELECT a.name AS author, count(r.stars) AS n FROM authors a LEFT JOIN books b ON b.author_id = a.id LEFT JOIN reviews r ON r.book_id = b.id GROUP BY a.id ORDER BY a.id');
+  const [aliased] = await execOk<Result>(tt, server, db, 'SELECT a.name AS author, count(r.stars) AS n FROM authors a LEFT JOIN books b ON b.author_id = a.id LEFT JOIN reviews r ON r.book_id = b.id GROUP BY a.id ORDER BY a.id');
   tt.strictSame(aliased?.columns, ['author', 'n'], 'aliases name the columns');
   tt.strictSame(aliased?.rows, [['Ann', 1], ['Bob', 2], ['Cid', 0]]);
   tt.strictSame(
@@ -557,22 +551,22 @@ t.test('refuses the table-valued PRAGMA functions with 1003', async (tt) => {
 t.test('creates, lists and drops databases with SQL', async (tt) => {
   const file = path.join(root, 'data', 'shop.db');
   const ok = { columns: [], rows: [], message: 'OK', changes: 0 };
-  tt.strictSame(await execOk(tt, undefined, 'CREATE DATABASE shop'), [ok], 'CREATE DATABASE needs no db');
+  tt.strictSame(await execOk<Result>(tt, server, undefined, 'CREATE DATABASE shop'), [ok], 'CREATE DATABASE needs no db');
   tt.ok(fs.existsSync(file), 'the file exists');
   isError(tt, await server.exec(undefined, 'CREATE DATABASE shop'), 409, 2007, 'creating it again');
-  tt.strictSame(await execOk(tt, undefined, 'CREATE DATABASE IF NOT EXISTS shop'), [ok], 'IF NOT EXISTS');
-  const [shown] = await execOk(tt, undefined, 'SHOW DATABASES');
+  tt.strictSame(await execOk<Result>(tt, server, undefined, 'CREATE DATABASE IF NOT EXISTS shop'), [ok], 'IF NOT EXISTS');
+  const [shown] = await execOk<Result>(tt, server, undefined, 'SHOW DATABASES');
   tt.strictSame(shown?.columns, ['name']);
   tt.ok(shown?.rows.some((row) => row[0] === 'shop.db'), 'SHOW DATABASES lists it');
   tt.ok(shown?.rows.every((row) => row.length === 1 && typeof row[0] === 'string'));
-  await execOk(tt, 'shop', 'CREATE TABLE t (id INT PRIMARY KEY); INSERT INTO t VALUES (1)');
+  await execOk<Result>(tt, server, 'shop', 'CREATE TABLE t (id INT PRIMARY KEY); INSERT INTO t VALUES (1)');
 
-  tt.strictSame(await execOk(tt, undefined, 'DROP DATABASE shop'), [ok], 'DROP DATABASE');
+  tt.strictSame(await execOk<Result>(tt, server, undefined, 'DROP DATABASE shop'), [ok], 'DROP DATABASE');
   tt.notOk(fs.existsSync(file), 'the file is gone');
   tt.strictSame(fs.readdirSync(path.join(root, 'data')).filter((name) => name.startsWith('shop.db')), [], 'and its -wal and -shm');
   isError(tt, await server.exec(undefined, 'DROP DATABASE shop'), 404, 2001, 'dropping a missing database');
-  tt.strictSame(await execOk(tt, undefined, 'DROP DATABASE IF EXISTS shop'), [ok], 'IF EXISTS');
-  const [after] = await execOk(tt, undefined, 'SHOW DATABASES');
+  tt.strictSame(await execOk<Result>(tt, server, undefined, 'DROP DATABASE IF EXISTS shop'), [ok], 'IF EXISTS');
+  const [after] = await execOk<Result>(tt, server, undefined, 'SHOW DATABASES');
   tt.notOk(after?.rows.some((row) => row[0] === 'shop.db'), 'no longer listed');
   isError(tt, await server.exec('shop', 'SELECT 1'), 404, 2001, 'no longer usable');
 });
@@ -587,7 +581,7 @@ t.test('refuses database-level statements mixed with table statements', async (t
 
 t.test('refuses database-level statements in single-DB mode with 405', async (tt) => {
   const { server: single, dir } = await ownServer(tt, ['-db', 'only.db']);
-  const results = await execOk(tt, undefined, 'CREATE TABLE t (id INT PRIMARY KEY); INSERT INTO t VALUES (1); SELECT id FROM t', {}, single);
+  const results = await execOk<Result>(tt, single, undefined, 'CREATE TABLE t (id INT PRIMARY KEY); INSERT INTO t VALUES (1); SELECT id FROM t');
   tt.strictSame(results[2]?.rows, [[1]], 'table statements need no db');
   for (const sql of ['CREATE DATABASE other', 'CREATE DATABASE IF NOT EXISTS other', 'DROP DATABASE only', 'DROP DATABASE IF EXISTS other', 'SHOW DATABASES']) {
     isError(tt, await single.exec(undefined, sql), 405, 7001, sql);
@@ -612,7 +606,7 @@ const PARAM_FIXTURE = 'CREATE TABLE p (id INT PRIMARY KEY, name TEXT, score FLOA
 
 t.test('binds positional ? parameters from an array', async (tt) => {
   const db = await freshDb(tt, PARAM_FIXTURE);
-  const [insert] = await execOk(tt, db, 'INSERT INTO p (id, name, score) VALUES (?, ?, ?)', { params: [1, "O'Brien; DROP TABLE p", 2.5] });
+  const [insert] = await execOk<Result>(tt, server, db, 'INSERT INTO p (id, name, score) VALUES (?, ?, ?)', { params: [1, "O'Brien; DROP TABLE p", 2.5] });
   tt.equal(insert?.message, 'INSERT 1');
   tt.strictSame(await rowsOf(tt, db, 'SELECT id, name, score FROM p WHERE id = ?', [1]), [[1, "O'Brien; DROP TABLE p", 2.5]]);
   tt.strictSame(await rowsOf(tt, db, 'SELECT ?, ?', [null, 'x']), [[null, 'x']]);
@@ -620,12 +614,12 @@ t.test('binds positional ? parameters from an array', async (tt) => {
 
 t.test('binds :name, @name and $name parameters from an object', async (tt) => {
   const db = await freshDb(tt, PARAM_FIXTURE);
-  await execOk(tt, db, 'INSERT INTO p (id, name) VALUES (:id, :name)', { params: { id: 1, name: 'colon' } });
-  await execOk(tt, db, 'INSERT INTO p (id, name) VALUES (@id, @name)', { params: { id: 2, name: 'at' } });
-  await execOk(tt, db, 'INSERT INTO p (id, name) VALUES ($id, $name)', { params: { id: 3, name: 'dollar' } });
-  await execOk(tt, db, 'INSERT INTO p (id, name) VALUES (:id, :name)', { params: { ':id': 4, ':name': 'colon key' } });
-  await execOk(tt, db, 'INSERT INTO p (id, name) VALUES (@id, @name)', { params: { '@id': 5, '@name': 'at key' } });
-  await execOk(tt, db, 'INSERT INTO p (id, name) VALUES ($id, $name)', { params: { $id: 6, $name: 'dollar key' } });
+  await execOk<Result>(tt, server, db, 'INSERT INTO p (id, name) VALUES (:id, :name)', { params: { id: 1, name: 'colon' } });
+  await execOk<Result>(tt, server, db, 'INSERT INTO p (id, name) VALUES (@id, @name)', { params: { id: 2, name: 'at' } });
+  await execOk<Result>(tt, server, db, 'INSERT INTO p (id, name) VALUES ($id, $name)', { params: { id: 3, name: 'dollar' } });
+  await execOk<Result>(tt, server, db, 'INSERT INTO p (id, name) VALUES (:id, :name)', { params: { ':id': 4, ':name': 'colon key' } });
+  await execOk<Result>(tt, server, db, 'INSERT INTO p (id, name) VALUES (@id, @name)', { params: { '@id': 5, '@name': 'at key' } });
+  await execOk<Result>(tt, server, db, 'INSERT INTO p (id, name) VALUES ($id, $name)', { params: { $id: 6, $name: 'dollar key' } });
   tt.strictSame(
     await rowsOf(tt, db, 'SELECT id, name FROM p ORDER BY id'),
     [[1, 'colon'], [2, 'at'], [3, 'dollar'], [4, 'colon key'], [5, 'at key'], [6, 'dollar key']],
@@ -685,12 +679,12 @@ t.test('refuses parameters with a multi-statement sql with 1006', async (tt) => 
 
 t.test('binds true and false as 1 and 0 and JSON integers as integers', async (tt) => {
   const db = await freshDb(tt, PARAM_FIXTURE);
-  await execOk(tt, db, 'INSERT INTO p (id, n, ok) VALUES (?, ?, ?), (?, ?, ?)', { params: [1, true, true, 2, false, false] });
+  await execOk<Result>(tt, server, db, 'INSERT INTO p (id, n, ok) VALUES (?, ?, ?), (?, ?, ?)', { params: [1, true, true, 2, false, false] });
   tt.strictSame(await rowsOf(tt, db, 'SELECT n, typeof(n), ok FROM p ORDER BY id'), [[1, 'integer', true], [0, 'integer', false]]);
   tt.strictSame(await rowsOf(tt, db, "SELECT ? + 0, ? + 0, typeof(?), ? || ''", [true, false, true, true]), [[1, 0, 'integer', '1']], 'the integers 1 and 0');
-  await execOk(tt, db, 'INSERT INTO p (id, name) VALUES (?, ?), (?, ?)', { params: [3, 5, 4, 2.5] });
+  await execOk<Result>(tt, server, db, 'INSERT INTO p (id, name) VALUES (?, ?), (?, ?)', { params: [3, 5, 4, 2.5] });
   tt.strictSame(await rowsOf(tt, db, 'SELECT name, typeof(name) FROM p WHERE id IN (3, 4) ORDER BY id'), [['5', 'text'], ['2.5', 'text']], "5 is stored as '5', not '5.0'");
-  await execOk(tt, db, 'INSERT INTO p (id, n) VALUES (:id, :n)', { params: { id: 5, n: 7 } });
+  await execOk<Result>(tt, server, db, 'INSERT INTO p (id, n) VALUES (:id, :n)', { params: { id: 5, n: 7 } });
   tt.strictSame(await rowsOf(tt, db, 'SELECT n, typeof(n) FROM p WHERE id = 5'), [[7, 'integer']]);
 });
 
@@ -735,7 +729,7 @@ t.test('enforces INT and FLOAT column types', async (tt) => {
   isError(tt, await server.exec(db, 'INSERT INTO t (id, n) VALUES (2, 1.5)'), 400, 4001, '1.5 into INT');
   isError(tt, await server.exec(db, "INSERT INTO t (id, f) VALUES (3, 'abc')"), 400, 4001, "'abc' into FLOAT");
   isError(tt, await server.exec(db, "INSERT INTO t (id, n) VALUES (4, 1); UPDATE t SET n = 'x' WHERE id = 4"), 400, 4001, 'an UPDATE to a wrong type');
-  await execOk(tt, db, "INSERT INTO t (id, n, f, s) VALUES (5, '12', 3, 'text')");
+  await execOk<Result>(tt, server, db, "INSERT INTO t (id, n, f, s) VALUES (5, '12', 3, 'text')");
   const reply = await server.exec(db, 'SELECT n, typeof(n), f, typeof(f) FROM t WHERE id = 5');
   tt.strictSame(reply.body?.results?.[0]?.rows, [[12, 'integer', 3, 'real']], "'12' is stored as the integer 12");
   tt.match(reply.text, /\[12,"integer",3(\.0)?,"real"\]/, 'a JSON number, not a string');
@@ -751,7 +745,7 @@ t.test('refuses a wrong type in an INT PRIMARY KEY with 4001', async (tt) => {
 
 t.test('accepts TRUE, FALSE, 1, 0 and NULL in BOOL and nothing else', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE b (id INT PRIMARY KEY, ok BOOL)');
-  const [insert] = await execOk(tt, db, 'INSERT INTO b VALUES (1, TRUE), (2, FALSE), (3, 1), (4, 0), (5, NULL)');
+  const [insert] = await execOk<Result>(tt, server, db, 'INSERT INTO b VALUES (1, TRUE), (2, FALSE), (3, 1), (4, 0), (5, NULL)');
   tt.equal(insert?.message, 'INSERT 5');
   tt.strictSame(await rowsOf(tt, db, 'SELECT id, ok FROM b ORDER BY id'), [[1, true], [2, false], [3, true], [4, false], [5, null]]);
   for (const value of ['2', '-1', "'yes'", "'true'", '0.5']) {
@@ -785,7 +779,7 @@ t.test('reads BOOL columns back as true and false, expressions as numbers', asyn
 
 t.test('writes 64-bit integers with all their digits', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE big (id INT PRIMARY KEY, v INT)');
-  await execOk(tt, db, 'INSERT INTO big VALUES (1, 9223372036854775807), (2, -9223372036854775808), (3, 9007199254740993)');
+  await execOk<Result>(tt, server, db, 'INSERT INTO big VALUES (1, 9223372036854775807), (2, -9223372036854775808), (3, 9007199254740993)');
   const reply = await server.exec(db, 'SELECT v FROM big ORDER BY id');
   tt.equal(reply.status, 200, reply.text);
   tt.match(reply.text, /\[\[9223372036854775807\],\[-9223372036854775808\],\[9007199254740993\]\]/, 'exact digits in the JSON text');
@@ -807,19 +801,19 @@ t.test('cuts a result at -max-result-rows and says so', async (tt) => {
   const { server: limited } = await ownServer(tt, ['-dir', 'data', '-max-result-rows', '5']);
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY); CREATE TABLE r (id INT PRIMARY KEY)', limited);
   const values = Array.from({ length: 10 }, (_, i) => `(${i + 1})`).join(', ');
-  await execOk(tt, db, `INSERT INTO t VALUES ${values}`, {}, limited);
-  const [select] = await execOk(tt, db, 'SELECT id FROM t ORDER BY id', {}, limited);
+  await execOk<Result>(tt, limited, db, `INSERT INTO t VALUES ${values}`);
+  const [select] = await execOk<Result>(tt, limited, db, 'SELECT id FROM t ORDER BY id');
   tt.strictSame(select, { columns: ['id'], types: ['INT'], rows: [[1], [2], [3], [4], [5]], truncated: true });
-  const [exact] = await execOk(tt, db, 'SELECT id FROM t WHERE id <= 5 ORDER BY id', {}, limited);
+  const [exact] = await execOk<Result>(tt, limited, db, 'SELECT id FROM t WHERE id <= 5 ORDER BY id');
   tt.notOk('truncated' in (exact ?? {}), 'exactly the limit is not truncated');
   tt.equal(exact?.rows.length, 5);
 
-  const [returning] = await execOk(tt, db, 'INSERT INTO r SELECT id FROM t RETURNING id', {}, limited);
+  const [returning] = await execOk<Result>(tt, limited, db, 'INSERT INTO r SELECT id FROM t RETURNING id');
   tt.equal(returning?.rows.length, 5, 'RETURNING rows are cut too');
   tt.equal(returning?.truncated, true);
   tt.equal(returning?.message, 'INSERT 10', 'but every row was inserted');
   tt.equal(returning?.changes, 10);
-  const [count] = await execOk(tt, db, 'SELECT count(*) FROM r', {}, limited);
+  const [count] = await execOk<Result>(tt, limited, db, 'SELECT count(*) FROM r');
   tt.strictSame(count?.rows, [[10]]);
 });
 
@@ -829,6 +823,6 @@ t.test('refuses more statements than -max-statements with 6001', async (tt) => {
   isError(tt, await limited.exec(db, 'INSERT INTO t VALUES (1); INSERT INTO t VALUES (2); INSERT INTO t VALUES (3); INSERT INTO t VALUES (4)'), 400, 6001, 'four statements');
   const batch = await limited.post('/exec', { db, statements: [1, 2, 3, 4].map((id) => ({ sql: 'INSERT INTO t VALUES (?)', params: [id] })) });
   isError(tt, batch, 400, 6001, 'four statements in a batch');
-  const [, , third] = await execOk(tt, db, 'SELECT 1; SELECT 2; SELECT count(*) FROM t', {}, limited);
+  const [, , third] = await execOk<Result>(tt, limited, db, 'SELECT 1; SELECT 2; SELECT count(*) FROM t');
   tt.strictSame(third?.rows, [[0]], 'three statements pass, and nothing of the refused ones ran');
 });

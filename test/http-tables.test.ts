@@ -7,6 +7,7 @@ import path from 'node:path';
 import t from 'tap';
 import { serverPerFile, startServer, type Reply, type TestServer } from './helpers/server';
 import { isError } from './helpers/assertions';
+import { execOk } from './helpers/exec';
 import { scratchDir } from './helpers/scratch-dir';
 
 type Value = number | string | boolean | null;
@@ -58,13 +59,8 @@ async function freshDb(tt: tap.Test, setup = ''): Promise<string> {
   const name = `db${++dbCount}`;
   const created = await server.post('/dbs', { db: name });
   tt.equal(created.status, 201, `POST /dbs ${name}: ${created.text}`);
-  if (setup !== '') await execOk(tt, name, setup);
+  if (setup !== '') await execOk(tt, server, name, setup);
   return name;
-}
-
-async function execOk(tt: tap.Test, db: string | undefined, sql: string, on: TestServer = server): Promise<void> {
-  const reply = await on.exec(db, sql);
-  tt.equal(reply.status, 200, `${sql.trim().slice(0, 200)} → ${reply.text}`);
 }
 
 /** GET that must answer 200 with ok true; returns the body. */
@@ -200,7 +196,7 @@ t.test('shows every field of a table with a composite key, indexes and reference
   tt.strictSame(column(owners, 'id'), { name: 'id', type: 'INT', pk: true, notNull: false, unique: false, ...NO_DEFAULT, references: null });
   tt.strictSame(owners.indexes, []);
   tt.not(owners.rootPage, pets.rootPage);
-  await execOk(tt, db, 'CREATE TABLE bare (a TEXT, b INT)');
+  await execOk(tt, server, db, 'CREATE TABLE bare (a TEXT, b INT)');
   tt.equal((await schemaOf(tt, db, 'bare')).primaryKey, '', "'' when there is no key");
   tt.equal((await schemaOf(tt, db, 'PETS')).name, 'pets', 'found without regard to case, named as stored');
 });
@@ -338,7 +334,7 @@ t.test('rebuilds each table from its /schema record into an equal table', async 
   for (const name of order) {
     const before = await schemaOf(tt, source, name);
     const statements = rebuild(before);
-    await execOk(tt, target, statements.join(';\n'));
+    await execOk(tt, server, target, statements.join(';\n'));
     const after = await schemaOf(tt, target, name);
     tt.strictSame(withoutRootPages(after), withoutRootPages(before), `${name}: ${statements.join('; ')}`);
   }
@@ -347,13 +343,13 @@ t.test('rebuilds each table from its /schema record into an equal table', async 
 
   // The rebuilt tables behave like the originals: defaults, BOOL, UNIQUE and the cascade.
   const rows = async (sql: string): Promise<unknown> => (await server.exec(target, sql)).body?.results?.at(-1)?.rows;
-  await execOk(tt, target, "INSERT INTO r_owner (id, name) VALUES (1, 'ann'); INSERT INTO r_pet (owner_id, seq) VALUES (1, 1); INSERT INTO r_flag (code) VALUES ('x'); INSERT INTO r_log (msg) VALUES ('m')");
+  await execOk(tt, server, target, "INSERT INTO r_owner (id, name) VALUES (1, 'ann'); INSERT INTO r_pet (owner_id, seq) VALUES (1, 1); INSERT INTO r_flag (code) VALUES ('x'); INSERT INTO r_log (msg) VALUES ('m')");
   tt.strictSame(await rows('SELECT name, weight, vaccinated FROM r_pet'), [["it's", -1.5, true]]);
   tt.strictSame(await rows('SELECT enabled, ratio, big FROM r_flag'), [[false, 0.5, 9000000000]]);
   tt.strictSame(await rows('SELECT "group", at_ms, score FROM r_log'), [[0, null, 3]]);
   isError(tt, await server.exec(target, "INSERT INTO r_owner (id, name) VALUES (2, 'ann')"), 400, 3002, 'UNIQUE survives the rebuild');
   isError(tt, await server.exec(target, 'UPDATE r_pet SET vaccinated = 2'), 400, 4001, 'BOOL survives the rebuild');
-  await execOk(tt, target, 'DELETE FROM r_owner WHERE id = 1');
+  await execOk(tt, server, target, 'DELETE FROM r_owner WHERE id = 1');
   tt.strictSame(await rows('SELECT count(*) FROM r_pet'), [[0]], 'ON DELETE CASCADE survives the rebuild');
 });
 
@@ -453,7 +449,7 @@ t.test('serves the single database without db', async (tt) => {
   tt.teardown(async () => {
     await single.stop();
   });
-  await execOk(tt, undefined, "CREATE TABLE t (id INT PRIMARY KEY, ok BOOL, name TEXT); INSERT INTO t VALUES (2, FALSE, 'b'), (1, TRUE, 'a')", single);
+  await execOk(tt, single, undefined, "CREATE TABLE t (id INT PRIMARY KEY, ok BOOL, name TEXT); INSERT INTO t VALUES (2, FALSE, 'b'), (1, TRUE, 'a')");
   const page = await getOk(tt, '/rows?table=t', single);
   tt.strictSame(
     { db: page.db, table: page.table, total: page.total, limit: page.limit, offset: page.offset, columns: page.columns, rows: page.rows },

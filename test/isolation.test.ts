@@ -12,7 +12,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
-import { isError, sleep } from './helpers/assertions';
+import { isError } from './helpers/assertions';
+import { execOk } from './helpers/exec';
+import { sleep } from './helpers/wait';
 import { enginePids } from './helpers/clients';
 import { scratchDir } from './helpers/scratch-dir';
 
@@ -40,12 +42,6 @@ async function createDb(tt: Test, server: TestServer, name: string, setup = ''):
   const created = await server.post('/dbs', { db: name });
   tt.equal(created.status, 201, `POST /dbs ${name}: ${created.text}`);
   if (setup !== '') await execOk(tt, server, name, setup);
-}
-
-async function execOk(tt: Test, server: TestServer, db: string, sql: string, extra: Record<string, unknown> = {}): Promise<any[]> {
-  const reply = await server.exec(db, sql, extra);
-  tt.equal(reply.status, 200, `${sql.slice(0, 80)} → ${reply.text.slice(0, 300)}`);
-  return (reply.body?.results ?? []) as any[];
 }
 
 async function rowsOf(tt: Test, server: TestServer, db: string, sql: string, extra: Record<string, unknown> = {}): Promise<unknown[][]> {

@@ -11,7 +11,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import t, { type Test } from 'tap';
-import { isError, sleep } from './helpers/assertions';
+import { isError } from './helpers/assertions';
+import { sleep } from './helpers/wait';
 import { startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
 

@@ -26,11 +26,11 @@ import { META_TABLE } from '../src/engine/journal-position';
 import { runReplay, type Reply, type TestServer, type ToolRun } from './helpers/server';
 import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
+import { sleep } from './helpers/wait';
 
 t.setTimeout(120_000);
 
 const JOURNAL_NAME = 'statements.jsonl';
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 const SQLITE_VERSION = (() => {
   const db = new Database(':memory:');

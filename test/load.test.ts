@@ -12,8 +12,9 @@ import http from 'node:http';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer, type TestServer } from './helpers/server';
-import { readJson } from './helpers/clients';
+import { openServerConnections, readJson } from './helpers/clients';
 import { scratchDir } from './helpers/scratch-dir';
+import { sleep, waitFor } from './helpers/wait';
 
 t.setTimeout(120_000);
 
@@ -59,7 +60,6 @@ async function settle<T>(promises: Array<Promise<T>>): Promise<Array<{ ok: true;
   return settled.map((s) => (s.status === 'fulfilled' ? { ok: true as const, value: s.value } : { ok: false as const, error: s.reason as Error }));
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 t.test('answers connections over -max-connections with 503 and serves the others', async (tt) => {
   const server = await ownServer(tt, ['-max-connections', String(MAX)]);
@@ -68,7 +68,7 @@ t.test('answers connections over -max-connections with 503 and serves the others
   tt.equal(created.status, 201, created.text);
   const setup = await request(server.url, 'POST', '/exec', false, { db: 'load', sql: 'CREATE TABLE t (id INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 10), (2, 20)' });
   tt.equal(setup.status, 200, setup.text);
-  await sleep(300); // the server notices those closes
+  await waitFor(() => openServerConnections(server) === 0, { timeoutMs: 300, what: 'the server to close the setup connections' }).catch(() => undefined);
 
   // 20 keep-alive connections at once, one request each.
   const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
@@ -107,9 +107,9 @@ t.test('answers connections over -max-connections with 503 and serves the others
   const again = await settle(Array.from({ length: MAX }, () => request(server.url, 'GET', '/health', agent)));
   tt.ok(again.every((r) => r.ok && r.value.status === 200), `a second round on the kept-alive connections is served: ${JSON.stringify(again.map((r) => (r.ok ? r.value.status : r.error.message)))}`);
 
-  // Close everything, and let the server notice.
+  // Close everything, and let the server leave its pressure mode.
   agent.destroy();
-  await sleep(1000);
+  await sleep(1000); // past the server's one-second pressure window after its last refusal, so the burst keeps its connections
 
   // A burst of 200 requests over 8 keep-alive connections.
   const burstAgent = new http.Agent({ keepAlive: true, maxSockets: MAX });
@@ -128,7 +128,7 @@ t.test('answers connections over -max-connections with 503 and serves the others
   const ports = new Set(burst.flatMap((r) => (r.ok ? [r.value.localPort] : [])));
   tt.ok(ports.size <= MAX, `the burst used at most ${MAX} connections (${ports.size})`);
   burstAgent.destroy();
-  await sleep(1000); // the server notices those closes
+  await waitFor(() => openServerConnections(server) === 0, { timeoutMs: 1000, what: 'the server to close the burst connections' }).catch(() => undefined);
 
   const count = await request(server.url, 'POST', '/exec', false, { db: 'load', sql: 'SELECT count(*) FROM t' });
   tt.strictSame(count.body?.results?.[0]?.rows, [[52]], `every insert of the burst was committed: ${count.text.slice(0, 200)}`);

@@ -37,6 +37,7 @@ import { version } from '../src/version';
 import type { CommandBus } from '../src/bus/command-bus';
 import { scratchDir } from './helpers/scratch-dir';
 import { startNats } from './helpers/nats-server';
+import { sleep } from './helpers/wait';
 
 t.setTimeout(240_000);
 
@@ -216,8 +217,6 @@ const pilot = (over: Record<string, unknown> = {}, scope: Record<string, unknown
   decision: 'conservar',
   ...over,
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function serve(tt: Test, args: string[], headers?: Record<string, string>): Promise<TestServer> {
   const cwd = scratchDir(tt);

@@ -11,7 +11,7 @@ import t, { type Test } from 'tap';
 import { enginePids, postFrom } from './helpers/clients';
 import { fileEntries } from './helpers/journal-files';
 import { startServer, type TestServer } from './helpers/server';
-import { sleep } from './helpers/assertions';
+import { sleep } from './helpers/wait';
 import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(180_000);

@@ -17,7 +17,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { startServer, type TestServer } from './helpers/server';
-import { sleep } from './helpers/assertions';
+import { sleep } from './helpers/wait';
 import { scratchDir } from './helpers/scratch-dir';
 
 // 23 steps a round, each behind up to three slow reads: minutes on a loaded machine.

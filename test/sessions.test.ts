@@ -18,7 +18,9 @@
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
-import { isError, sleep } from './helpers/assertions';
+import { isError } from './helpers/assertions';
+import { execOk } from './helpers/exec';
+import { sleep } from './helpers/wait';
 import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(300_000);
@@ -60,12 +62,6 @@ async function multiServer(tt: Test, args: string[] = [], headers?: Record<strin
     await execOk(tt, server, db, TABLE);
   }
   return { server, a: names[0] as string, b: names[1] as string };
-}
-
-async function execOk(tt: Test, server: TestServer, db: string | undefined, sql: string): Promise<any[]> {
-  const reply = await server.exec(db, sql);
-  tt.equal(reply.status, 200, `${sql.slice(0, 80)} → ${reply.text.slice(0, 300)}`);
-  return (reply.body?.results ?? []) as any[];
 }
 
 /** The rows of the last statement, run outside any session. */

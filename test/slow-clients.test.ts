@@ -10,10 +10,10 @@ import path from 'node:path';
 import t from 'tap';
 import { startServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
+import { sleep, waitFor } from './helpers/wait';
 
 t.setTimeout(60_000);
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A socket that starts a request and then sends one more header byte every `everyMs`, never finishing. */
 function slowloris(port: number, everyMs: number): { socket: net.Socket; closedByServer(): boolean; stop(): void } {
@@ -46,7 +46,7 @@ t.test('after a slowloris of twice -max-connections a normal client is served wi
   const waited = Date.now() - started;
   t.ok(served, 'the normal client is served');
   t.ok(waited < 10_000, `within 10 s (${waited} ms, the attackers' headers time out after -header-timeout, 5 s by default)`);
-  await sleep(1500);
+  await waitFor(() => attackers.every((a) => a.closedByServer()), { timeoutMs: 1500, what: 'the server to close every slow connection' }).catch(() => undefined);
   t.equal(attackers.filter((a) => a.closedByServer()).length, attackers.length, 'every slow connection was closed by the server');
 });
 

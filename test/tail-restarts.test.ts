@@ -14,12 +14,12 @@ import type { JournalEntry } from '../journal/record';
 import { scratchDir } from './helpers/scratch-dir';
 import { startFailingLoad, type FailingLoad } from './helpers/failing-load';
 import { runTail, spawnNode, TAIL } from './helpers/server';
+import { sleep } from './helpers/wait';
 
 const CYCLES = 15;
 const dir = scratchDir(t);
 const journal = path.join(dir, 'data', 'journal', 'statements.jsonl');
 const cursor = path.join(dir, 'follower.cursor');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let load: FailingLoad | undefined;
 let follower: ChildProcess | undefined;

@@ -15,8 +15,6 @@ export function isError(tt: Test, reply: Reply, status: number, code: number | n
   tt.ok(String(reply.body?.error).startsWith(`[SQ${reply.body?.code}]`), `${label}: error starts with its code`);
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** The message of the OptionsError `run` throws (a command line refused); fails when it throws none. */
 export function optionsMessage(run: () => unknown): string {
   try {

@@ -90,3 +90,28 @@ export function enginePids(server: TestServer): number[] {
   }
   return [...new Set(pids)];
 }
+
+/**
+ * How many accepted connections the server still holds open: its sockets on
+ * the listening port that are established or closed by the peer but not yet
+ * by the server (Linux, from the kernel's socket tables). Zero means the
+ * server has seen every client close and closed its end too.
+ */
+export function openServerConnections(server: TestServer): number {
+  const port = Number(new URL(server.url).port).toString(16).toUpperCase().padStart(4, '0');
+  let open = 0;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = fs.readFileSync(table, 'utf8');
+    } catch {
+      continue; // no IPv6 table on this machine
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      // 01 ESTABLISHED, 08 CLOSE_WAIT: the server has not closed its end yet.
+      if (local?.endsWith(`:${port}`) && (state === '01' || state === '08')) open++;
+    }
+  }
+  return open;
+}

@@ -19,6 +19,7 @@ import path from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { scratchDir } from './scratch-dir';
+import { sleep } from './wait';
 
 /** The line a failure without the binary carries; README and .ci/run install it the same way. */
 export const NATS_INSTALL = 'apt-get install -y nats-server';
@@ -280,8 +281,4 @@ async function freePorts(count: number): Promise<number[]> {
 
 function tail(log: string, lines = 30): string {
   return log.trimEnd().split('\n').slice(-lines).join('\n');
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
