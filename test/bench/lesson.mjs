@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { ROOT, TOKEN, processTree, rssSampler, startSqlscribe, treeCpuMs } from './processes.mjs';
+import { ROOT, processTree, rssSampler, send, startSqlscribe, treeCpuMs } from './processes.mjs';
 import { fillDirectory } from './fixtures.mjs';
 
 const require = createRequire(import.meta.url);
@@ -65,25 +65,6 @@ function seeded(seed) {
 function percentile(sorted, fraction) {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))];
-}
-
-/** One request on a client's own keep-alive connection; resolves with the status, the body's text and the latency. */
-function send(agent, url, method, pathAndQuery, { token = TOKEN, json, raw, type } = {}) {
-  const target = new URL(pathAndQuery, url);
-  const payload = raw !== undefined ? Buffer.from(raw) : json !== undefined ? Buffer.from(JSON.stringify(json)) : undefined;
-  const headers = { 'x-service-token': token, ...(payload ? { 'content-type': type ?? 'application/json', 'content-length': payload.length } : {}) };
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method, agent, headers }, (res) => {
-      const chunks = [];
-      res.on('data', (chunk) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }));
-    });
-    req.setTimeout(120_000, () => req.destroy(new Error('request timed out')));
-    req.on('error', reject);
-    req.end(payload);
-  });
 }
 
 async function must(reply, what) {

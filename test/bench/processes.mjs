@@ -72,33 +72,35 @@ export function startBaseline(dir, boolColumns, { koa = false } = {}) {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
-/** One request; resolves with status, parsed body and the latency in ms. */
-export function request(url, method, pathAndQuery, body) {
+/** One request on `agent`'s keep-alive connections: JSON (`json`) or raw bytes (`raw`, of `type`) as the body; resolves with the status, the body's text and the latency. */
+export function send(agent, url, method, pathAndQuery, { token = TOKEN, json, raw, type } = {}) {
   const target = new URL(pathAndQuery, url);
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  const headers = { 'x-service-token': TOKEN, ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) };
+  const payload = raw !== undefined ? Buffer.from(raw) : json !== undefined ? Buffer.from(JSON.stringify(json)) : undefined;
+  const headers = { 'x-service-token': token, ...(payload ? { 'content-type': type ?? 'application/json', 'content-length': payload.length } : {}) };
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const req = http.request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method, agent, headers }, (res) => {
       const chunks = [];
       res.on('data', (chunk) => chunks.push(chunk));
       res.on('error', reject);
-      res.on('end', () => {
-        const ms = performance.now() - started;
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = text;
-        }
-        resolve({ status: res.statusCode, body: parsed, ms });
-      });
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }));
     });
     req.setTimeout(120_000, () => req.destroy(new Error('request timed out')));
     req.on('error', reject);
     req.end(payload);
   });
+}
+
+/** One request on this module's connection; resolves with status, parsed body and the latency in ms. */
+export async function request(url, method, pathAndQuery, body) {
+  const { status, text, ms } = await send(agent, url, method, pathAndQuery, body === undefined ? {} : { json: body });
+  let parsed;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = text;
+  }
+  return { status, body: parsed, ms };
 }
 
 /** Like request, but a status other than 2xx is an error. */
