@@ -5,28 +5,21 @@
  * SQLite itself does (better-sqlite3 opened directly on the same script):
  * same columns, same rows, in the same order where ORDER BY fixes it.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
+import { CHINOOK_LESSON, CHINOOK_SCRIPT } from './helpers/chinook';
 import { scratchDir } from './helpers/scratch-dir';
 import { startServer, type TestServer } from './helpers/server';
 
-const SCRIPT = fs.readFileSync(path.join(__dirname, 'fixtures/chinook/Chinook_Sqlite.sql'), 'utf8');
 
 /**
  * The lesson lives in fixtures/chinook/lesson.json, shared with the lesson
  * scenario of `npm run bench` (test/bench/lesson.mjs), so that the statements
- * checked here are the ones measured there. `ordered: false`: the query fixes
- * no complete order, so rows are compared as sorted lists.
+ * checked here are the ones measured there.
  */
-interface LessonQuery {
-  topic: string;
-  sql: string;
-  ordered?: false;
-}
-
-const LESSON: LessonQuery[] = (JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/chinook/lesson.json'), 'utf8')) as { queries: LessonQuery[] }).queries;
+const LESSON = CHINOOK_LESSON;
+const SCRIPT = CHINOOK_SCRIPT;
 
 function expectedAnswers(): Array<{ columns: string[]; rows: unknown[][] }> {
   const db = new Database(':memory:');

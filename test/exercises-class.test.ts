@@ -5,15 +5,14 @@
  * pilot evidence counts from the default thresholds and from their own. A
  * restart changes none of it.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
+import { importChinook } from './helpers/chinook';
 import { scratchDir } from './helpers/scratch-dir';
 import { startServer, type TestServer } from './helpers/server';
 
 t.setTimeout(240_000);
 
-const SCRIPT = fs.readFileSync(path.join(__dirname, 'fixtures/chinook/Chinook_Sqlite.sql'), 'utf8');
 const ADMIN = 'teacher-secret';
 const root = scratchDir(t);
 const args = ['-dir', path.join(root, 'data'), '-token', ADMIN];
@@ -51,9 +50,7 @@ async function check(token: string, id: string, sql: string): Promise<{ correct:
 
 t.before(async () => {
   server = await startServer(args, { cwd: root, headers: { 'X-Service-Token': ADMIN } });
-  await server.post('/dbs', { db: 'chinook' });
-  const loaded = await server.request('POST', '/dbs/chinook/import', { rawBody: SCRIPT, headers: { 'content-type': 'application/sql' } });
-  if (loaded.status !== 200) throw new Error(loaded.text);
+  await importChinook(server);
   for (const exercise of LESSON) {
     const made = await server.post('/exercises', exercise);
     if (made.status !== 201) throw new Error(made.text);

@@ -12,12 +12,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
+import { importChinook } from './helpers/chinook';
 import { scratchDir } from './helpers/scratch-dir';
 import { runReplay, startServer, type Reply, type TestServer } from './helpers/server';
 
 t.setTimeout(240_000);
 
-const SCRIPT = fs.readFileSync(path.join(__dirname, 'fixtures/chinook/Chinook_Sqlite.sql'), 'utf8');
 const ADMIN = 'teacher-secret';
 const root = scratchDir(t);
 const dataDir = path.join(root, 'data');
@@ -91,9 +91,7 @@ async function start(): Promise<TestServer> {
 
 t.before(async () => {
   server = await start();
-  if ((await server.post('/dbs', { db: 'chinook' })).status !== 201) throw new Error('POST /dbs chinook');
-  const loaded = await server.request('POST', '/dbs/chinook/import', { rawBody: SCRIPT, headers: { 'content-type': 'application/sql' } });
-  if (loaded.status !== 200) throw new Error(`import: ${loaded.text}`);
+  await importChinook(server);
   if ((await server.post('/dbs', { db: 'lab', from: 'chinook' })).status !== 201) throw new Error('POST /dbs lab');
   const made = async (name: string, role: string): Promise<string> => {
     const reply = await server.post('/tokens', { name, role, databases: ['lab'] });

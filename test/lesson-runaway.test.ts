@@ -5,19 +5,18 @@
  * still stopped at -query-timeout with its error, and every other student
  * keeps getting the answers SQLite itself gives.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
+import { CHINOOK_LESSON, CHINOOK_SCRIPT, importChinook } from './helpers/chinook';
 import { isError } from './helpers/assertions';
 import { scratchDir } from './helpers/scratch-dir';
 import { startServer, type Reply, type TestServer } from './helpers/server';
 
 t.setTimeout(180_000);
 
-const CHINOOK = path.join(__dirname, 'fixtures/chinook');
-const SCRIPT = fs.readFileSync(path.join(CHINOOK, 'Chinook_Sqlite.sql'), 'utf8');
-const LESSON = (JSON.parse(fs.readFileSync(path.join(CHINOOK, 'lesson.json'), 'utf8')) as { queries: Array<{ sql: string; ordered?: false }> }).queries;
+const SCRIPT = CHINOOK_SCRIPT;
+const LESSON = CHINOOK_LESSON;
 /** Never ends by itself: SQLite counts forever. */
 const RUNAWAY = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c';
 const STUDENTS = ['ana', 'ben', 'cai'];
@@ -50,9 +49,7 @@ async function setUp(tt: Test): Promise<TestServer> {
   // Every request comes from one address here: the whole pool is that class's (-client-share 1).
   const server = await startServer(['-dir', path.join(dir, 'data'), '-query-timeout', '1s', '-client-share', '1'], { cwd: dir });
   tt.teardown(() => server.stop());
-  tt.equal((await server.post('/dbs', { db: 'chinook' })).status, 201);
-  const loaded = await server.request('POST', '/dbs/chinook/import', { rawBody: SCRIPT, headers: { 'content-type': 'application/sql' } });
-  tt.equal(loaded.status, 200, loaded.text.slice(0, 300));
+  await importChinook(server);
   const copied = await server.post('/dbs', { dbs: [...STUDENTS, 'runaway'], from: 'chinook' });
   tt.equal(copied.status, 201, copied.text.slice(0, 300));
   return server;

@@ -4,17 +4,17 @@
  * stopped at -query-timeout, while the lesson's reads keep being answered,
  * with the rows SQLite itself gives.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
+import { CHINOOK_SCRIPT, importChinook } from './helpers/chinook';
 import { startServer, type Reply } from './helpers/server';
 import { isError } from './helpers/assertions';
 import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(180_000);
 
-const SCRIPT = fs.readFileSync(path.join(__dirname, 'fixtures/chinook/Chinook_Sqlite.sql'), 'utf8');
+const SCRIPT = CHINOOK_SCRIPT;
 const READS = [
   'SELECT * FROM Artist ORDER BY ArtistId LIMIT 10',
   'SELECT BillingCountry, COUNT(*) AS invoices, SUM(Total) AS revenue FROM Invoice GROUP BY BillingCountry ORDER BY revenue DESC, BillingCountry',
@@ -28,9 +28,7 @@ t.test('a runaway among lesson reads is stopped at the timeout while the reads a
   const dir = scratchDir(tt);
   const server = await startServer(['-dir', path.join(dir, 'data'), '-query-timeout', '1s', '-client-share', '1'], { cwd: dir });
   tt.teardown(() => server.stop());
-  tt.equal((await server.post('/dbs', { db: 'chinook' })).status, 201);
-  const loaded = await server.request('POST', '/dbs/chinook/import', { rawBody: SCRIPT, headers: { 'content-type': 'application/sql' } });
-  tt.equal(loaded.status, 200, loaded.text.slice(0, 300));
+  await importChinook(server);
   const sqlite = new Database(':memory:');
   sqlite.exec(SCRIPT);
   const expected = READS.map((sql) => sqlite.prepare(sql).raw(true).all());

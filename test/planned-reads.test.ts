@@ -4,7 +4,6 @@
  * hostile or long reads are never decided bounded, and go to the engine
  * processes, where the timeout can stop them.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
@@ -13,8 +12,9 @@ import { classifyStatement } from '../src/engine/dialect/classify';
 import { newBatchContext } from '../src/engine/deterministic-functions';
 import type { ExecRequest } from '../src/engine/protocol';
 import { textFacts } from '../src/engine/planned-read';
+import { CHINOOK_SCRIPT } from './helpers/chinook';
 
-const SCRIPT = fs.readFileSync(path.join(__dirname, 'fixtures/chinook/Chinook_Sqlite.sql'), 'utf8');
+const SCRIPT = CHINOOK_SCRIPT;
 
 /** A few statements of the Chinook lesson (test/chinook-lesson.test.ts has the whole list). */
 const LESSON = [

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { journalFirstSeq } from '../journal/reader';
+import { importChinook } from './helpers/chinook';
 import { eventually } from './helpers/replication';
 import { runReplay, type Reply, type TestServer } from './helpers/server';
 import { ServerFleet } from './helpers/server-fleet';
@@ -19,7 +20,6 @@ import { scratchDir } from './helpers/scratch-dir';
 t.setTimeout(180_000);
 
 const ADMIN = 'restore-admin-secret-0123456789';
-const CHINOOK = fs.readFileSync(path.join(__dirname, 'fixtures/chinook/Chinook_Sqlite.sql'), 'utf8');
 const fleet = new ServerFleet(t);
 
 interface Place {
@@ -189,9 +189,7 @@ t.test('"I deleted everything": a student undoes DELETE FROM Track while a class
   const where = place(scratchDir(t));
   const server = await fleet.start(where, ['-token', ADMIN, '-max-body-bytes', '4M']);
   const pid = server.child.pid;
-  await ok(server, ADMIN, 'POST', '/dbs', { db: 'chinook' });
-  const loaded = await server.request('POST', '/dbs/chinook/import', { rawBody: CHINOOK, headers: { ...as(ADMIN), 'content-type': 'application/sql' } });
-  t.equal(loaded.status, 200, `the Chinook script imports: ${loaded.text.slice(0, 200)}`);
+  await importChinook(server, 'chinook', as(ADMIN));
   const klass = await ok(server, ADMIN, 'POST', '/tokens', { prefix: 'alumno', count: 2, role: 'write', from: 'chinook' });
   const [one, two] = klass.body.tokens as Array<{ name: string; secret: string }>;
   const tables = ((await ok(server, one!.secret, 'GET', `/tables?db=${one!.name}`)).body.tables as Array<{ name: string }>).map((table) => table.name);
