@@ -26,7 +26,7 @@ import { lingerIfAnsweredEarly } from './lingering-close';
 import type { Metrics } from './metrics';
 import type { Readiness } from './readiness';
 import { requestLogger } from './request-log';
-import { startCall } from './request-deadline';
+import { requestDeadline } from './request-deadline';
 
 export interface BookkeepingOptions {
   readonly trustProxy: readonly ProxyRange[];
@@ -59,14 +59,7 @@ export function bookkeeping(options: BookkeepingOptions): Middleware {
   const { tokens, journalSeq } = options;
 
   /** From the deadline on: the routes run with the request's CallContext. */
-  async function withDeadline(ctx: Context, next: Next): Promise<void> {
-    const call = startCall(ctx, options.timeoutMs(ctx));
-    try {
-      await next();
-    } finally {
-      call.end();
-    }
-  }
+  const withDeadline = requestDeadline(options.timeoutMs);
 
   /** After the ceiling: everything a request needs before its route runs. */
   async function admitted(ctx: Context, next: Next): Promise<void> {
