@@ -18,6 +18,7 @@ import { boundedShape, isBoundedOn, type PointLookup } from './bounded-read';
 import { isPlannedBoundedOn, plannedShape, type TextFacts } from './planned-read';
 import { rewriteForStorage } from './dialect/rewrite';
 import { readRowPage } from './row-pages';
+import { isRowPageBoundedOn } from './bounded-row-page';
 import { stringifyJson } from '../json-text';
 import { writeExport, type ExportRequest } from './database-export';
 
@@ -284,6 +285,20 @@ export class Engine {
       const schema = connection.tableSchema(request.table);
       if (!schema) throw new EngineError('TABLE_NOT_FOUND', { table: request.table });
       return readRowPage(connection, schema, request, cacheCount);
+    });
+  }
+
+  /**
+   * A page of /rows read here if its work is bounded (bounded-row-page.ts);
+   * undefined, having read nothing, otherwise, and for a table that does not
+   * exist (the engine processes give that error, as for any other page).
+   */
+  rowsBounded(request: RowsRequest): RowPage | undefined {
+    const connection = this.pool.get(request.file);
+    return connection.read((): RowPage | undefined => {
+      const schema = connection.tableSchema(request.table);
+      if (schema === undefined || !isRowPageBoundedOn(connection, schema, request)) return undefined;
+      return readRowPage(connection, schema, request, true);
     });
   }
 

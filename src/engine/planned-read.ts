@@ -508,6 +508,11 @@ function plannerOf(connection: Connection): Planner {
   return planner;
 }
 
+/** The facts the planner keeps of a connection's database (shared with bounded-row-page.ts, so each is gathered once). */
+export function planStatsOf(connection: Connection): PlanStats {
+  return plannerOf(connection).stats;
+}
+
 /** Bytes of the longest parameter value (a value the request brings). */
 function longestParameter(statement: ExecStatement): number {
   const params = statement.params;

@@ -10,12 +10,12 @@
  */
 import { EngineError } from '../errors';
 import type { Connection } from './connection-pool';
-import type { RowPage, RowsRequest } from './protocol';
+import type { ResultValue, RowPage, RowsRequest } from './protocol';
 import { decodeCursor, encodeCursor, type KeyValue } from './row-cursor';
 import { tableOrder, type RowKey, type TableOrder } from './row-key';
 import type { TableSchema } from './schema';
 import { quoteIdentifier } from './types';
-import { convertRow } from './values';
+import { convertNumberRow, convertRow } from './values';
 import { rowsJsonText } from './json-row-chunks';
 
 type BindValue = Exclude<KeyValue, null> | null;
@@ -25,6 +25,8 @@ export interface PageQuery {
   readonly params: BindValue[];
   /** Leading columns of each row that hold the key, not asked for by the client. */
   readonly keyColumns: number;
+  /** Where each of the key's values is in a row: its leading columns, or the table's own key columns. */
+  readonly keyAt: readonly number[];
 }
 
 /** Must run inside the read transaction that read `schema`, so that the count and the page agree with it. */
@@ -33,33 +35,86 @@ export function readRowPage(connection: Connection, schema: TableSchema, request
   const query = pageQuery(schema, order, request);
   // A view's count is not kept: what it counts may depend on more than its tables' data (random(), the clock).
   const total = connection.countRows(quoteIdentifier(schema.name), cacheCount && schema.kind === 'table');
-  const raw = connection.prepare(query.sql).raw(true).all(...query.params) as unknown[][];
-  const more = raw.length > request.limit;
-  const page = more ? raw.slice(0, request.limit) : raw;
-  const last = page.at(-1);
-  const next = more && last !== undefined && order.key !== null ? nextCursor(schema, order.key, last) : null;
   const bools = schema.columns.map((column) => column.type === 'BOOL');
+  const read = readPage(connection, query, bools, order.key === null || keyReadsExactly(schema, order.key));
+  const more = read.rows.length > request.limit;
+  const page = more ? read.rows.slice(0, request.limit) : read.rows;
+  const last = page.at(-1);
+  // A key read as a number is an INTEGER (keyReadsExactly): the cursor says so, as it does of a bigint.
+  const lastKey = last === undefined ? undefined : query.keyAt.map((i) => (typeof last[i] === 'number' && !read.safe ? BigInt(last[i] as number) : last[i]));
+  const next = more && lastKey !== undefined && order.key !== null ? nextCursor(schema, order.key, lastKey) : null;
   // `next` is made above from the raw key values: the rows may be converted in place now.
-  const rows = query.keyColumns === 0 ? page.map((row) => convertRow(row, bools)) : page.map((row) => convertRow(row.slice(query.keyColumns), bools));
-  return { table: schema.name, total: Number(total), columns: schema.columns.map((column) => column.name), rowsJson: rowsJsonText(rows), next };
+  const rows = query.keyColumns === 0 ? page : page.map((row) => row.slice(query.keyColumns));
+  if (read.safe) for (const row of rows) convertRow(row, bools);
+  return { table: schema.name, total: Number(total), columns: schema.columns.map((column) => column.name), rowsJson: rowsJsonText(rows as ResultValue[][]), next };
 }
 
-/** The SELECT of a page: the key's terms first (to make `next` from), then the table's columns. */
+/**
+ * The page's rows: the key's values raw, the table's columns converted
+ * unless `safe` says they were read with safe integers and are still raw. Reading integers
+ * as numbers costs about a fifth less than as bigints (one object each, then
+ * converted back), and most pages hold none beyond 2^53: so a page is read
+ * that way when the key's numbers can only be INTEGERs, and read again with
+ * safe integers when it holds a number that large. Both reads run in the
+ * same read transaction, so they see the same rows.
+ */
+function readPage(connection: Connection, query: PageQuery, bools: readonly boolean[], numbersAllowed: boolean): { rows: unknown[][]; safe: boolean } {
+  const statement = connection.prepare(query.sql).raw(true);
+  if (numbersAllowed) {
+    const rows = statement.safeIntegers(false).all(...query.params) as unknown[][];
+    if (rows.every((row) => convertNumberRow(row, bools, query.keyColumns))) {
+      return { rows, safe: false };
+    }
+  }
+  return { rows: statement.safeIntegers(true).all(...query.params) as unknown[][], safe: true };
+}
+
+/**
+ * Whether a number read from the key can only be an INTEGER (so that it goes
+ * into a cursor as one): the rowid, or a STRICT table's INT column (its TEXT
+ * columns hold no number at all). Elsewhere a REAL 5.0 and an INTEGER 5 read
+ * alike as numbers. (A BLOB key is read the safe way: the fast read converts
+ * blobs in place, and a cursor needs the bytes.)
+ */
+function keyReadsExactly(schema: TableSchema, key: RowKey): boolean {
+  return key.names.every((name) => {
+    const column = schema.columns.find((each) => each.name.toLowerCase() === name.toLowerCase());
+    if (column === undefined) return true;
+    return schema.strict && (column.type === 'INT' || column.type === 'INTEGER' || column.type === 'TEXT');
+  });
+}
+
+/**
+ * The SELECT of a page: the table's columns, after the key's terms (to make
+ * `next` from) unless every term is one of those columns already.
+ */
 export function pageQuery(schema: TableSchema, order: TableOrder, request: RowsRequest): PageQuery {
   const table = quoteIdentifier(schema.name);
   const limit = BigInt(request.limit) + 1n;
   const key = order.key;
   if (request.after === null) {
-    const select = key === null ? '*' : `${key.terms.join(', ')}, *`;
+    const columns = key === null ? { select: '*', keyColumns: 0, keyAt: [] } : keyColumnsOf(schema, key);
     const orderBy = order.orderBy === '' ? '' : ` ORDER BY ${order.orderBy}`;
-    const sql = `SELECT ${select} FROM ${table}${orderBy} LIMIT ? OFFSET ?`;
-    return { sql, params: [limit, BigInt(request.offset)], keyColumns: key === null ? 0 : key.terms.length };
+    const sql = `SELECT ${columns.select} FROM ${table}${orderBy} LIMIT ? OFFSET ?`;
+    return { sql, params: [limit, BigInt(request.offset)], keyColumns: columns.keyColumns, keyAt: columns.keyAt };
   }
   if (key === null) throw new EngineError('ROWS_NO_KEY', { table: schema.name, detail: order.noKeyReason ?? 'no key' });
-  const values = cursorValues(schema, key, request.after);
+  return cursorPageQuery(schema, order.orderBy, key, cursorValues(schema, key, request.after), limit);
+}
+
+/** The SELECT of a page after the row whose key holds `values`. */
+export function cursorPageQuery(schema: TableSchema, orderBy: string, key: RowKey, values: readonly KeyValue[], limit: bigint): PageQuery {
   const after = afterCondition(key.terms, values);
-  const sql = `SELECT ${key.terms.join(', ')}, * FROM ${table} WHERE ${after.sql} ORDER BY ${order.orderBy} LIMIT ?`;
-  return { sql, params: [...after.params, limit], keyColumns: key.terms.length };
+  const columns = keyColumnsOf(schema, key);
+  const sql = `SELECT ${columns.select} FROM ${quoteIdentifier(schema.name)} WHERE ${after.sql} ORDER BY ${orderBy} LIMIT ?`;
+  return { sql, params: [...after.params, limit], keyColumns: columns.keyColumns, keyAt: columns.keyAt };
+}
+
+/** What a page selects so that the key's values can be found in each row, and where. */
+function keyColumnsOf(schema: TableSchema, key: RowKey): { select: string; keyColumns: number; keyAt: number[] } {
+  const at = key.names.map((name) => schema.columns.findIndex((column) => column.name.toLowerCase() === name.toLowerCase()));
+  if (at.every((i) => i >= 0)) return { select: '*', keyColumns: 0, keyAt: at };
+  return { select: `${key.terms.join(', ')}, *`, keyColumns: key.terms.length, keyAt: key.terms.map((_, i) => i) };
 }
 
 /** The key values of a cursor made for this table and this key; ROWS_CURSOR_MISMATCH otherwise. */

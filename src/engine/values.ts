@@ -53,6 +53,28 @@ export function toResultValue(value: unknown, isBool: boolean): ResultValue {
   return String(value);
 }
 
+/**
+ * Converts in place a raw row read with safe integers off (numbers, not
+ * bigints): BOOL columns' 0 and 1 become false and true, blobs base64.
+ * Returns false, leaving the row part converted, when a number is an integer
+ * beyond 2^53: it may be an INTEGER rounded on its way out, which only a read
+ * with safe integers on gives exactly (a REAL that large is read again too;
+ * it comes back the same). The first `from` values (a page's key, kept for
+ * its cursor) are checked but left as they are.
+ */
+export function convertNumberRow(row: unknown[], boolColumns: readonly boolean[], from = 0): boolean {
+  for (let i = 0; i < row.length; i++) {
+    const value = row[i];
+    if (typeof value === 'number') {
+      if (value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER) return false;
+      if (i >= from && boolColumns[i - from] === true && (value === 0 || value === 1)) row[i] = value === 1;
+    } else if (i >= from && typeof value === 'object' && value !== null) {
+      row[i] = toResultValue(value, false);
+    }
+  }
+  return true;
+}
+
 /** Converts a raw row in place: the caller owns the array. */
 export function convertRow(row: unknown[], boolColumns: readonly boolean[]): ResultValue[] {
   for (let i = 0; i < row.length; i++) {

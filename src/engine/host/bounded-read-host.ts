@@ -1,7 +1,7 @@
 /**
  * An EngineHost in front of the engine processes that runs bounded reads
  * (point reads, bounded-read.ts; reads bounded by their plan,
- * planned-read.ts) in this process, without the round trip to an engine
+ * planned-read.ts; pages of /rows, bounded-row-page.ts) in this process, without the round trip to an engine
  * process; everything else goes on to the processes. Its own handles
  * are closed with theirs, so that a dropped database is closed everywhere.
  */
@@ -62,8 +62,14 @@ export class BoundedReadHost implements EngineHost {
     return this.processes.schema(file, table);
   }
 
-  rows(request: RowsRequest, context?: CallContext): Promise<RowPage> {
-    return this.processes.rows(request, context);
+  async rows(request: RowsRequest, context?: CallContext): Promise<RowPage> {
+    let page: RowPage | undefined;
+    try {
+      page = this.local.rowsBounded(request);
+    } catch (error) {
+      throw toEngineError(error);
+    }
+    return page ?? this.processes.rows(request, context);
   }
 
   openSession(file: string): Promise<EngineSession> {
