@@ -218,7 +218,6 @@ export class Connection {
     this.plainStatements.clear();
     this.newest = undefined;
     if (this.db.open) this.db.close();
-    this.functions.close();
   }
 }
 

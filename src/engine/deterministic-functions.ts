@@ -65,18 +65,15 @@ export class DeterministicFunctions {
   private context: BatchContext = newBatchContext();
   /** Seeded from the context when a batch first calls random(): most batches never do (replay sets one per entry). */
   private generator: SplitMix64 | null = null;
-  private readonly plain = new Database(':memory:');
-  private readonly plainStatements = new Map<string, Database.Statement>();
 
   constructor(db: Database.Database) {
-    this.plain.defaultSafeIntegers(true);
     db.function('random', { deterministic: false, safeIntegers: true }, () => BigInt.asIntN(64, this.random.next()));
     db.function('randomblob', { deterministic: false, safeIntegers: true }, (size: unknown) => this.randomBlob(size));
     for (const [name, timeArgs, nowWhenFewer] of TIME_FUNCTIONS) {
       db.function(name, { deterministic: true, varargs: true, safeIntegers: true }, (...args: unknown[]) => this.timeFunction(name, timeArgs, nowWhenFewer, args));
     }
     for (const [name, sql] of CURRENT) {
-      db.function(name, { deterministic: true, safeIntegers: true }, () => this.plainCall(sql, [this.clockText()]));
+      db.function(name, { deterministic: true, safeIntegers: true }, () => plainCall(sql, [this.clockText()]));
     }
   }
 
@@ -110,21 +107,32 @@ export class DeterministicFunctions {
     const fixed = args.length < nowWhenFewer ? [...args, 'now'] : [...args];
     for (const at of timeArgs) if (isNow(fixed[at])) fixed[at] = this.clockText();
     const placeholders = fixed.map(() => '?').join(', ');
-    return this.plainCall(`${name}(${placeholders})`, fixed);
+    return plainCall(`${name}(${placeholders})`, fixed);
   }
 
-  private plainCall(expression: string, args: unknown[]): unknown {
-    let statement = this.plainStatements.get(expression);
-    if (!statement) {
-      statement = this.plain.prepare(`SELECT ${expression}`).pluck();
-      this.plainStatements.set(expression, statement);
+}
+
+/**
+ * SQLite's own date functions, called on the text of the batch's clock: one
+ * in-memory database for the whole process, made when first needed. (One per
+ * open database cost a SQLite connection each, lookaside memory and all, for
+ * every copy a class keeps open.) Calls are synchronous, so they never
+ * interleave.
+ */
+let plain: Database.Database | undefined;
+const plainStatements = new Map<string, Database.Statement>();
+
+function plainCall(expression: string, args: unknown[]): unknown {
+  let statement = plainStatements.get(expression);
+  if (statement === undefined) {
+    if (plain === undefined) {
+      plain = new Database(':memory:');
+      plain.defaultSafeIntegers(true);
     }
-    return statement.get(...args);
+    statement = plain.prepare(`SELECT ${expression}`).pluck();
+    plainStatements.set(expression, statement);
   }
-
-  close(): void {
-    this.plain.close();
-  }
+  return statement.get(...args);
 }
 
 /** Seeds are cut from a block of random bytes filled 512 seeds at a time (one call into the CSPRNG each, not one per request). */
