@@ -5,7 +5,8 @@
  * fails when the page differs from what the table makes.
  */
 import fs from 'node:fs';
-import { BUILT_IN_ROWS, SERVER_FLAGS, type ServerFlag, type ShownDefault } from './flag-table';
+import type { ShownDefault } from './flag-defaults';
+import { BUILT_IN_ROWS, SERVER_FLAGS, type ServerFlag } from './flag-table';
 
 export const FLAGS_BEGIN = '<!-- flags:begin -->';
 export const FLAGS_END = '<!-- flags:end -->';

@@ -10,7 +10,8 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { asksForHelp, asksForVersion, flagHelp, flagValue, scanFlags, versionLine, type RawFlags } from './command-line';
-import { LOG_LEVELS, SERVER_FLAGS, type LogLevel, type ServerFlagName } from './flag-table';
+import { valueOrDefault, type ValueFlagName } from './flag-defaults';
+import { LOG_LEVELS, SERVER_FLAGS, type LogLevel } from './flag-table';
 import { version } from './version';
 import { readTokensFile, type FileToken } from './access/tokens-file';
 import {
@@ -176,12 +177,9 @@ export function parseCommandLine(argv: readonly string[], cwd: string): ParsedCo
 
 // ── 2. Interpret: each flag on its own, every message naming it ──────────────
 
-/** A flag whose default is a value of its own, not derived from other settings at start-up. */
-type ValueFlagName = { [N in ServerFlagName]: (typeof SERVER_FLAGS)[N]['fallback'] extends (...args: never[]) => unknown ? never : N }[ServerFlagName];
-
 /** The flag's value through `convert`, or the table's default when it was not given. */
-function read<N extends ValueFlagName, T>(raw: RawFlags, name: N, convert: (text: string) => T): T | (typeof SERVER_FLAGS)[N]['fallback'] {
-  return flagValue<T | (typeof SERVER_FLAGS)[N]['fallback']>(raw, name, convert, SERVER_FLAGS[name].fallback);
+function read<N extends ValueFlagName<typeof SERVER_FLAGS>, T>(raw: RawFlags, name: N, convert: (text: string) => T): T | (typeof SERVER_FLAGS)[N]['fallback'] {
+  return valueOrDefault(raw, SERVER_FLAGS, name, convert);
 }
 
 const nonEmpty = (text: string): string => {

@@ -1,18 +1,23 @@
 /**
  * The one table of server flags: docs/flags.md shows what it makes, `-h`
  * shows each default it holds, and every default it shows as a value means,
- * typed on the command line, exactly what the parser does without the flag.
- * The Config comments point to the table instead of restating defaults.
+ * typed on the command line, exactly what the parser does without the flag
+ * (for replay's and tail's tables too). The Config comments point to the
+ * table instead of restating defaults.
  */
 import fc from 'fast-check';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { SERVER_FLAGS, shownText, type ServerFlag } from '../src/flag-table';
+import { shownText } from '../src/flag-defaults';
+import { SERVER_FLAGS, type ServerFlag } from '../src/flag-table';
 import { FLAGS_BEGIN, FLAGS_END, flagsMarkdown, withFlagsSection } from '../src/flags-markdown';
 import { parseCommandLine, usage, type Config } from '../src/options';
 import { formatDuration, formatSize, parseDuration, parseSize } from '../src/options-values';
+import { parseReplayOptions, REPLAY_FLAGS } from '../replay/replay-options';
+import { parseTailOptions, TAIL_FLAGS } from '../tail/tail-options';
+import type { TypedFlag } from '../src/flag-defaults';
 
 const ROOT = path.resolve(__dirname, '..');
 const CWD = path.resolve('/srv/app');
@@ -70,6 +75,18 @@ t.test('a default shown as a value, given as the flag, is what the parser takes 
     checked++;
   }
   t.ok(checked >= 30, `${checked} defaults checked`);
+});
+
+t.test('replay and tail: a default shown as a value, given as the flag, changes nothing', async (t) => {
+  const tools: [string, Readonly<Record<string, TypedFlag<unknown>>>, (argv: string[]) => unknown][] = [
+    ['replay', REPLAY_FLAGS, (argv) => parseReplayOptions(['-log-file', 'j.jsonl', '-out', 'o', ...argv], CWD)],
+    ['tail', TAIL_FLAGS, (argv) => parseTailOptions(['-log-file', 'j.jsonl', ...argv], CWD)],
+  ];
+  for (const [tool, table, parse] of tools) {
+    const shown = Object.entries(table).filter(([, spec]) => spec.shown?.value !== undefined);
+    t.ok(shown.length >= 2, `${tool}: ${shown.length} defaults checked`);
+    for (const [name, spec] of shown) t.same(parse([`-${name}=${spec.shown?.value ?? ''}`]), parse([]), `${tool} -${name}=${spec.shown?.value ?? ''}`);
+  }
 });
 
 t.test('the Config comments restate no default', async (t) => {
