@@ -1,6 +1,7 @@
 /** The replay tool's command line: its flags, read by the same parser as the server's. */
 import path from 'node:path';
-import { asksForHelp, asksForVersion, flagHelp, flagValue, pathFrom, scanFlags, type FlagTable } from '../src/command-line';
+import { asksForHelp, asksForVersion, flagHelp, flagValue, pathFrom, scanFlags } from '../src/command-line';
+import { toggleFlag, typedFlag, unsetFlag, valueOrDefault } from '../src/flag-defaults';
 import { normalizeDatabaseName } from '../src/database-names';
 import { OptionsError, parseBoolean, quote } from '../src/options-values';
 
@@ -17,16 +18,20 @@ export interface ReplayOptions {
   readonly snapshotDir: string | null;
 }
 
-const FLAGS: FlagTable = {
-  'log-file': { arg: '<journal>', help: 'the active journal file (required)' },
-  out: { arg: '<dir>', help: 'where the rebuilt databases go; it must hold no database yet (required)' },
-  db: { arg: '<name>', help: 'rebuild only this database', default: 'every database' },
-  until: { arg: '<seq|time>', help: 'stop at this seq, or at this ISO time (point-in-time restore)', default: 'the end of the journal' },
-  verify: { arg: '<file|dir>', help: 'compare the rebuild with live database files; exit 1 at the first difference' },
-  force: { arg: null, help: 'replay a journal written by another better-sqlite3, SQLite or time zone', default: 'false' },
-  'snapshot-dir': { arg: '<dir>', help: 'where the server\'s snapshots are', default: 'snapshots beside the journal file' },
-  'no-snapshots': { arg: null, help: 'ignore snapshots: rebuild from the journal alone (it must start at seq 1)', default: 'false' },
-};
+const snapshotsBeside = (journalFile: string): string => path.join(path.dirname(journalFile), 'snapshots');
+
+/** The defaults here are what the parser takes and what -h shows (flag-defaults.ts). */
+export const REPLAY_FLAGS = Object.freeze({
+  'log-file': unsetFlag('<journal>', null, { help: 'the active journal file (required)' }),
+  out: unsetFlag('<dir>', null, { help: 'where the rebuilt databases go; it must hold no database yet (required)' }),
+  db: unsetFlag('<name>', 'every database', { help: 'rebuild only this database' }),
+  until: unsetFlag('<seq|time>', 'the end of the journal', { help: 'stop at this seq, or at this ISO time (point-in-time restore)' }),
+  verify: unsetFlag('<file|dir>', null, { help: 'compare the rebuild with live database files; exit 1 at the first difference' }),
+  force: toggleFlag(false, { help: 'replay a journal written by another better-sqlite3, SQLite or time zone' }),
+  /** Derived from -log-file. */
+  'snapshot-dir': typedFlag('<dir>', snapshotsBeside, { words: 'snapshots beside the journal file' }, { help: 'where the server\'s snapshots are' }),
+  'no-snapshots': toggleFlag(false, { help: 'ignore snapshots: rebuild from the journal alone (it must start at seq 1)' }),
+});
 
 export const REPLAY_USAGE = [
   'Usage: npm run replay -- -log-file <journal> -out <dir> [flags]',
@@ -36,7 +41,7 @@ export const REPLAY_USAGE = [
   'target, when there is one, and applies the journal after it.',
   '',
   'Flags:',
-  ...flagHelp(FLAGS),
+  ...flagHelp(REPLAY_FLAGS),
   '',
   'Exit codes: 0 done (and equal, with -verify), 1 the rebuild differs from the live files, 2 the',
   'command line or the journal is not usable, or the target is older than what is kept.',
@@ -54,22 +59,22 @@ function parseUntil(text: string): { seq: number } | { time: number } {
 export function parseReplayOptions(argv: readonly string[], cwd: string): ReplayOptions | 'help' | 'version' {
   if (asksForHelp(argv)) return 'help';
   if (asksForVersion(argv)) return 'version';
-  const raw = scanFlags(argv, FLAGS, 'replay');
+  const raw = scanFlags(argv, REPLAY_FLAGS, 'replay');
   const resolve = pathFrom(cwd);
   const logFile = flagValue<string | null>(raw, 'log-file', resolve, null);
   const out = flagValue<string | null>(raw, 'out', resolve, null);
   if (logFile === null) throw new OptionsError('-log-file is required');
   if (out === null) throw new OptionsError('-out is required');
-  const noSnapshots = flagValue(raw, 'no-snapshots', parseBoolean, false);
+  const noSnapshots = valueOrDefault(raw, REPLAY_FLAGS, 'no-snapshots', parseBoolean);
   const snapshotDir = flagValue<string | null>(raw, 'snapshot-dir', resolve, null);
   if (snapshotDir !== null && noSnapshots) throw new OptionsError('-snapshot-dir and -no-snapshots cannot be used together');
   return Object.freeze({
     logFile,
     out,
-    db: flagValue<string | null>(raw, 'db', normalizeDatabaseName, null),
-    until: flagValue<ReplayOptions['until']>(raw, 'until', parseUntil, null),
-    verify: flagValue<string | null>(raw, 'verify', resolve, null),
-    force: flagValue(raw, 'force', parseBoolean, false),
-    snapshotDir: noSnapshots ? null : snapshotDir ?? path.join(path.dirname(logFile), 'snapshots'),
+    db: valueOrDefault(raw, REPLAY_FLAGS, 'db', normalizeDatabaseName),
+    until: valueOrDefault(raw, REPLAY_FLAGS, 'until', parseUntil),
+    verify: valueOrDefault(raw, REPLAY_FLAGS, 'verify', resolve),
+    force: valueOrDefault(raw, REPLAY_FLAGS, 'force', parseBoolean),
+    snapshotDir: noSnapshots ? null : snapshotDir ?? REPLAY_FLAGS['snapshot-dir'].fallback(logFile),
   });
 }

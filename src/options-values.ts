@@ -2,7 +2,9 @@
  * Parsers for the values of start-up flags: durations, sizes, integers,
  * booleans and listen addresses. Each throws an {@link OptionsError} whose
  * message says what was expected and quotes what was given; `options.ts`
- * prefixes it with the flag's name.
+ * prefixes it with the flag's name. Durations and sizes also have their
+ * inverse, so that a default kept as a number is shown the way a user would
+ * write it (`5s`, `10M`).
  */
 import { isIP } from 'node:net';
 
@@ -45,6 +47,25 @@ export function parseDuration(text: string): number {
   return Math.round(total * 1e6) / 1e6;
 }
 
+const DURATION_PARTS: ReadonlyArray<readonly [string, number]> = [['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]];
+
+/**
+ * Milliseconds as parseDuration reads them back: `5s`, `10m`, `1m30s`; zero
+ * parts are left out. Whole milliseconds only (a default is never finer).
+ */
+export function formatDuration(ms: number): string {
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError(`not a whole number of milliseconds: ${ms}`);
+  if (ms === 0) return '0';
+  let rest = ms;
+  let text = '';
+  for (const [unit, size] of DURATION_PARTS) {
+    const whole = Math.floor(rest / size);
+    if (whole > 0) text += `${whole}${unit}`;
+    rest -= whole * size;
+  }
+  return text;
+}
+
 const SIZE_MULTIPLIERS: Readonly<Record<string, number>> = {
   '': 1, b: 1,
   k: 1024, kb: 1024, kib: 1024,
@@ -67,6 +88,15 @@ export function parseSize(text: string): number {
   const bytes = Math.floor(Number(m[1]) * multiplier);
   if (!Number.isSafeInteger(bytes)) throw new OptionsError(`size too large, got ${quote(text)}`);
   return bytes;
+}
+
+const SIZE_UNITS: ReadonlyArray<readonly [string, number]> = [['G', 1024 ** 3], ['M', 1024 ** 2], ['K', 1024]];
+
+/** Bytes as parseSize reads them back: the largest unit that divides them (`10M`, `512K`), else plain bytes. */
+export function formatSize(bytes: number): string {
+  if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`not a whole number of bytes: ${bytes}`);
+  const unit = SIZE_UNITS.find(([, size]) => bytes > 0 && bytes % size === 0);
+  return unit === undefined ? String(bytes) : `${bytes / unit[1]}${unit[0]}`;
 }
 
 /** Parses a decimal integer >= 1 (no sign, no exponent, no fraction). */
@@ -111,6 +141,11 @@ export function parseAddress(text: string): ListenAddress {
   const port = Number(m[3]);
   if (port > 65535) throw new OptionsError(`port must be 0..65535, got ${quote(text)}`);
   return { host: host === '' ? '0.0.0.0' : host, port };
+}
+
+/** A listen address as parseAddress reads it back (an IPv6 host in brackets). */
+export function formatAddress(address: ListenAddress): string {
+  return `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
 }
 
 /** Optimal-string-alignment distance: Levenshtein plus adjacent transpositions (`lgo` → `log` is 1). */

@@ -1,14 +1,17 @@
 /**
  * Start-up flags → one frozen {@link Config}.
  *
- * The server's flags and what their values mean; scanning the command line
- * is command-line.ts's, shared with the replay tool. Each flag is interpreted
+ * What the server's flags' values mean. Which flags there are and their
+ * defaults are flag-table.ts's; scanning the command line is
+ * command-line.ts's, shared with the replay tool. Each flag is interpreted
  * on its own (every check names it), then the combination is validated.
  * Later code takes only the resolved `Config`.
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { asksForHelp, asksForVersion, flagHelp, flagValue, scanFlags, versionLine, type FlagTable, type RawFlags } from './command-line';
+import { asksForHelp, asksForVersion, flagHelp, flagValue, scanFlags, versionLine, type RawFlags } from './command-line';
+import { valueOrDefault, type ValueFlagName } from './flag-defaults';
+import { LOG_LEVELS, SERVER_FLAGS, type LogLevel } from './flag-table';
 import { version } from './version';
 import { readTokensFile, type FileToken } from './access/tokens-file';
 import {
@@ -17,88 +20,91 @@ import {
 
 export { OptionsError, parseDuration, parseSize } from './options-values';
 
-export type LogLevel = 'none' | 'error' | 'mod' | 'all';
+export type { LogLevel } from './flag-table';
 
+/**
+ * What the server runs with. Each field names the flag that sets it; what a
+ * field holds when its flag is absent is written once, in SERVER_FLAGS
+ * (flag-table.ts), from which the parser, `-h` and docs/flags.md all take it.
+ */
 export interface Config {
+  /** -db gives single, else multi. */
   readonly mode: 'single' | 'multi';
-  /** Absolute path of the single database (single mode), else null. */
+  /** -db: absolute path of the single database (single mode), else null. */
   readonly dbFile: string | null;
-  /** Absolute: the data directory (multi mode), or `dirname(dbFile)` (single mode). @default `<cwd>/data` */
+  /** -dir: absolute, the data directory (multi mode), or `dirname(dbFile)` (single mode). */
   readonly dir: string;
-  /** Listen host; `:8080` means all interfaces, i.e. `0.0.0.0`. @default '127.0.0.1' */
+  /** -addr: listen host; `:8080` means all interfaces, i.e. `0.0.0.0`. */
   readonly host: string;
-  /** 0..65535; 0 = any free port. @default 8080 */
+  /** -addr: 0..65535; 0 = any free port. */
   readonly port: number;
-  /** Turns on token authentication when not null. @default null */
+  /** -token: turns on token authentication when not null. */
   readonly token: string | null;
-  /** The tokens of -tokens-file, read and checked at start-up; null without the flag. @default null */
+  /** -tokens-file: its tokens, read and checked at start-up; null without the flag. */
   readonly fileTokens: readonly FileToken[] | null;
-  /** @default 64 */
+  /** -max-connections. */
   readonly maxConnections: number;
-  /** @default false */
+  /** -log-json. */
   readonly logJson: boolean;
-  /** Proxies whose Forwarded / X-Forwarded-For headers are believed about the client's address; empty: none. @default [] */
+  /** -trust-proxy: proxies whose Forwarded / X-Forwarded-For headers are believed about the client's address; empty: none. */
   readonly trustProxy: readonly ProxyRange[];
-  /** Absolute path of the statement journal, or null. */
+  /** -log-file: absolute path of the statement journal, or null when the server runs without one. */
   readonly logFile: string | null;
-  /** @default 'mod' with a journal, else 'none' */
+  /** -log-level. */
   readonly logLevel: LogLevel;
-  /** Bytes. @default 10 MiB */
+  /** -log-max-size, in bytes. */
   readonly logMaxSize: number;
-  /** @default false */
+  /** -log-fsync; always false without a journal, since there is nothing to sync. */
   readonly logFsync: boolean;
-  /** Gzip rotated journal files. @default false */
+  /** -log-compress: gzip rotated journal files. */
   readonly logCompress: boolean;
-  /** A snapshot round after this many journal entries, or this often; null: no snapshots. @default null */
+  /** -snapshot-every: a snapshot round after this many journal entries, or this often; null: no snapshots. */
   readonly snapshotEvery: SnapshotEvery | null;
-  /** Absolute: where snapshot rounds go; null without a journal. @default `snapshots` beside the journal file */
+  /** -snapshot-dir: absolute, where snapshot rounds go; null without a journal. */
   readonly snapshotDir: string | null;
-  /** Rotated journal files a snapshot covers are removed when older than `ms`, or beyond the newest `files`. @default null: kept */
+  /** -log-retain: rotated journal files a snapshot covers are removed when older than `ms`, or beyond the newest `files`; null: kept. */
   readonly logRetain: LogRetain | null;
-  /** @default 5000 */
+  /** -query-timeout, in ms. */
   readonly queryTimeoutMs: number;
-  /** @default 5000 */
+  /** -lock-timeout, in ms. */
   readonly lockTimeoutMs: number;
   /**
-   * The least role that may restore a database (POST /dbs/{db}/restore):
+   * -restore-role: the least role that may restore a database (POST /dbs/{db}/restore):
    * `write` lets a student undo their own mistakes on their own databases,
-   * `admin` keeps restores for the teacher. @default 'write'
+   * `admin` keeps restores for the teacher.
    */
   readonly restoreRole: 'write' | 'admin';
-  /**
-   * Idle time after which a transaction session is rolled back and closed.
-   * @default 300000
-   */
+  /** -session-timeout: idle time (ms) after which a transaction session is rolled back and closed. */
   readonly sessionTimeoutMs: number;
-  /** A whole request (an /exec batch, a session request), waiting for an engine included. @default 30000 */
+  /** -request-timeout: a whole request (an /exec batch, a session request), waiting for an engine included, in ms. */
   readonly requestTimeoutMs: number;
-  /** The most engine processes one client may hold at once, as a share of the pool. @default 0.5 */
+  /** -client-share: the most engine processes one client may hold at once, as a share of the pool. */
   readonly clientShare: number;
-  /** A client must send its request's headers within this. @default 5000 */
+  /** -header-timeout: a client must send its request's headers within this (ms). */
   readonly headerTimeoutMs: number;
-  /** ...and the rest of the request (its body) within this after them. @default 30000 */
+  /** -body-timeout: ...and the rest of the request (its body) within this after them (ms). */
   readonly bodyTimeoutMs: number;
-  /** A kept-alive connection with no request is closed after this. @default 5000 */
+  /** -idle-timeout: a kept-alive connection with no request is closed after this (ms). */
   readonly idleTimeoutMs: number;
-  /** @default 1 MiB */
+  /** -max-body-bytes. */
   readonly maxBodyBytes: number;
-  /** @default 10000 */
+  /** -max-result-rows. */
   readonly maxResultRows: number;
-  /** Most bytes of rows one request may return, counted before serialization. @default 16 MiB */
+  /** -max-result-bytes: most bytes of rows one request may return, counted before serialization. */
   readonly maxResultBytes: number;
-  /** @default 1000 */
+  /** -max-statements. */
   readonly maxStatements: number;
-  /** Largest body POST /dbs/{db}/import takes (a script, a CSV or a .sqlite file). @default 64 MiB */
+  /** -max-import-bytes: largest body POST /dbs/{db}/import takes (a script, a CSV or a .sqlite file). */
   readonly maxImportBytes: number;
-  /** The deadline of an import or export request, in place of -request-timeout. @default 600000 */
+  /** -import-timeout: the deadline (ms) of an import or export request, in place of -request-timeout. */
   readonly importTimeoutMs: number;
-  /** Serve GET /journal on a server without -token (with a token, the token holder may always read it). @default false */
+  /** -journal-feed: serve GET /journal on a server without -token (with a token, the token holder may always read it). */
   readonly journalFeed: boolean;
-  /** Keep the journal index (`<journal>.index`) that GET /dbs/{db}/history reads. @default true with a journal */
+  /** -history-index: keep the journal index (`<journal>.index`) that GET /dbs/{db}/history reads; always false without a journal. */
   readonly historyIndex: boolean;
-  /** A follower of GET /journal (event stream) gets a comment this often when nothing else is sent. @default 15000 */
+  /** -journal-heartbeat: a follower of GET /journal (event stream) gets a comment this often (ms) when nothing else is sent. */
   readonly journalHeartbeatMs: number;
-  /** Where the journal is shipped (primary) or followed from (replica); null: the journal stays local. @default null */
+  /** -journal-nats or -follow: where the journal is shipped (primary) or followed from (replica); null: the journal stays local. */
   readonly replication: ReplicationConfig | null;
 }
 
@@ -109,25 +115,26 @@ export interface Config {
 /** How to authenticate to NATS: a user and password, or a token. */
 export type NatsAuth = { readonly user: string; readonly pass: string } | { readonly token: string };
 
+/** Defaults, as for Config, are in SERVER_FLAGS. */
 export interface ReplicationConfig {
   readonly role: 'primary' | 'replica';
   /** Client URLs of the JetStream servers, without credentials. */
   readonly servers: readonly string[];
   /** The credentials the URLs carried, if any. */
   readonly auth: NatsAuth | null;
-  /** The stream's name (its subject and lease bucket are named after it). @default 'sqlscribe' */
+  /** -journal-stream: the stream's name (its subject and lease bucket are named after it). */
   readonly stream: string;
-  /** Copies JetStream keeps of each message, when this server creates the stream. @default 1 */
+  /** -journal-replicas: copies JetStream keeps of each message, when this server creates the stream. */
   readonly streamReplicas: number;
-  /** How long a chunk may wait for JetStream's acknowledgement before the write fails. @default 5000 */
+  /** -journal-timeout: how long (ms) a chunk may wait for JetStream's acknowledgement before the write fails. */
   readonly timeoutMs: number;
-  /** This server's name in the lease and in every chunk. @default `<hostname>:<data directory>` */
+  /** -node: this server's name in the lease and in every chunk. */
   readonly node: string;
-  /** The URL clients reach this server at, which replicas name in their refusals. @default the listen address */
+  /** -advertise: the URL clients reach this server at, which replicas name in their refusals; null: the listen address. */
   readonly advertise: string | null;
-  /** Replica: promote itself once it has caught up at start. @default false */
+  /** -promote: a replica promotes itself once it has caught up at start. */
   readonly promote: boolean;
-  /** Replica: the longest a read waits for X-Min-Seq to be applied. @default 5000 */
+  /** -min-seq-wait: the longest (ms) a replica's read waits for X-Min-Seq to be applied. */
   readonly minSeqWaitMs: number;
 }
 
@@ -141,52 +148,6 @@ export function requiresTokens(config: Pick<Config, 'token' | 'fileTokens'>): bo
 
 export type ParsedCommandLine = { kind: 'help'; usage: string } | { kind: 'version'; line: string } | { kind: 'config'; config: Config };
 
-const FLAGS: FlagTable = {
-  db: { arg: '<file>', help: 'single-DB mode: serve this database file' },
-  dir: { arg: '<directory>', help: 'multi-DB mode: serve the databases in this directory', default: './data' },
-  addr: { arg: '<host:port>', help: 'listen address; :port listens on all interfaces, [::1]:port for IPv6', default: '127.0.0.1:8080' },
-  token: { arg: '<value>', help: 'require this token (X-Service-Token or Authorization: Bearer)', default: 'none: no authentication' },
-  'tokens-file': { arg: '<path>', help: 'personal tokens with roles, as JSON holding SHA-256 hashes (see docs/flags.md); read at start-up', default: 'none' },
-  'max-connections': { arg: '<N>', help: 'ceiling of simultaneous client connections', default: '64' },
-  'trust-proxy': { arg: '<address|CIDR,...>', help: 'believe Forwarded / X-Forwarded-For only from these peers (e.g. 127.0.0.1, 10.0.0.0/8, ::1, loopback)', default: 'none: the peer address is the client' },
-  'log-json': { arg: null, help: 'write one JSON line per request to standard output', default: 'false' },
-  'log-file': { arg: '<path>', help: 'statement journal (JSONL, rotated by size); -log-level none without it runs with no journal', default: '<data directory>/journal/statements.jsonl' },
-  'log-level': { arg: '<none|error|mod|all>', help: 'what the journal records', default: 'mod' },
-  'log-max-size': { arg: '<size>', help: 'rotate the journal at this size (bytes, or 512K, 10M, 1G)', default: '10M' },
-  'log-fsync': { arg: null, help: 'sync the journal to disk before answering (concurrent requests share one sync); =false trades power-cut safety for speed', default: 'true with a journal' },
-  'log-compress': { arg: null, help: 'gzip rotated journal files', default: 'false' },
-  'log-retain': { arg: '<duration|count>', help: 'remove rotated journal files a snapshot covers, once older than this (168h) or beyond this many files', default: 'keep all' },
-  'snapshot-every': { arg: '<count|duration>', help: 'copy changed databases after this many journal entries (10000) or this often (10m)', default: 'never' },
-  'snapshot-dir': { arg: '<directory>', help: 'where snapshots go', default: 'snapshots beside the journal file' },
-  'journal-nats': { arg: '<nats://host:port,...>', help: 'primary: ship every journal chunk to this JetStream (a write is acknowledged once JetStream has it too)', default: 'none: the journal stays local' },
-  'journal-stream': { arg: '<name>', help: 'the JetStream stream of -journal-nats or -follow', default: 'sqlscribe' },
-  'journal-replicas': { arg: '<N>', help: 'copies JetStream keeps of each message when this server creates the stream (3 on a three-node cluster)', default: '1' },
-  'journal-timeout': { arg: '<duration>', help: 'a write fails (SQ9009) when JetStream has not acknowledged its chunk within this', default: '5s' },
-  follow: { arg: '<nats://host:port,...>', help: 'run as a read-only replica of the journal stream at this JetStream', default: 'none' },
-  promote: { arg: null, help: 'replica: take over as primary once caught up (POST /admin/promote does it later)', default: 'false' },
-  'min-seq-wait': { arg: '<duration>', help: 'replica: the longest a read with X-Min-Seq waits for that seq', default: '5s' },
-  node: { arg: '<name>', help: 'this server\'s name in the primary lease and in every shipped chunk', default: '<hostname>:<data directory>' },
-  advertise: { arg: '<http://host:port>', help: 'the address clients reach this server at; replicas name the primary\'s in their refusals', default: 'the listen address' },
-  'query-timeout': { arg: '<duration>', help: 'stop a statement that runs longer (500ms, 5s, 1m30s)', default: '5s' },
-  'lock-timeout': { arg: '<duration>', help: 'how long a write waits for a database held by a session', default: '5s' },
-  'restore-role': { arg: '<write|admin>', help: 'the least token role that may restore a database (POST /dbs/{db}/restore)', default: 'write' },
-  'session-timeout': { arg: '<duration>', help: 'idle time after which a transaction session is rolled back', default: '5m' },
-  'request-timeout': { arg: '<duration>', help: 'stop a whole request (batch or session request, queueing included) that takes longer', default: '30s' },
-  'client-share': { arg: '<fraction>', help: 'most of the engine processes one client (address) may hold at once (0.5 or 50%)', default: '0.5' },
-  'header-timeout': { arg: '<duration>', help: 'a client must send its request headers within this (else 408)', default: '5s' },
-  'body-timeout': { arg: '<duration>', help: 'and the request body within this after them (else 408)', default: '30s' },
-  'idle-timeout': { arg: '<duration>', help: 'close a kept-alive connection idle this long', default: '5s' },
-  'max-body-bytes': { arg: '<size>', help: 'largest accepted request body', default: '1M' },
-  'max-result-bytes': { arg: '<size>', help: 'most bytes of rows one request returns; the rest is cut (truncated: true)', default: '16M' },
-  'max-result-rows': { arg: '<N>', help: 'most rows one statement may return', default: '10000' },
-  'max-statements': { arg: '<N>', help: 'most statements in one /exec batch', default: '1000' },
-  'max-import-bytes': { arg: '<size>', help: 'largest body POST /dbs/{db}/import takes (.sql, .csv or .sqlite)', default: '64M' },
-  'import-timeout': { arg: '<duration>', help: 'stop an import or export request that takes longer (instead of -request-timeout)', default: '10m' },
-  'journal-feed': { arg: null, help: 'serve GET /journal without -token (to every client that reaches the server); with -token it needs the token', default: 'false' },
-  'history-index': { arg: null, help: 'keep the journal index beside the journal (<journal>.index) that GET /dbs/{db}/history reads; =false: no index, no history', default: 'true with a journal' },
-  'journal-heartbeat': { arg: '<duration>', help: 'comment sent to GET /journal event-stream followers this often, so that proxies keep them open', default: '15s' },
-};
-const LOG_LEVELS: readonly LogLevel[] = ['none', 'error', 'mod', 'all'];
 // setTimeout fires at once for delays above 2^31-1 ms, so a longer timeout would mean "none".
 const MAX_DURATION_MS = 2 ** 31 - 1;
 
@@ -201,7 +162,7 @@ export function usage(): string {
     '',
     'Flags:',
   ];
-  return [...lines, ...flagHelp(FLAGS)].join('\n') + '\n';
+  return [...lines, ...flagHelp(SERVER_FLAGS)].join('\n') + '\n';
 }
 
 /**
@@ -211,10 +172,15 @@ export function usage(): string {
 export function parseCommandLine(argv: readonly string[], cwd: string): ParsedCommandLine {
   if (asksForHelp(argv)) return { kind: 'help', usage: usage() };
   if (asksForVersion(argv)) return { kind: 'version', line: versionLine('sqlscribe', version) };
-  return { kind: 'config', config: interpret(scanFlags(argv, FLAGS, 'sqlscribe'), path.resolve(cwd)) };
+  return { kind: 'config', config: interpret(scanFlags(argv, SERVER_FLAGS, 'sqlscribe'), path.resolve(cwd)) };
 }
 
 // ── 2. Interpret: each flag on its own, every message naming it ──────────────
+
+/** The flag's value through `convert`, or the table's default when it was not given. */
+function read<N extends ValueFlagName<typeof SERVER_FLAGS>, T>(raw: RawFlags, name: N, convert: (text: string) => T): T | (typeof SERVER_FLAGS)[N]['fallback'] {
+  return valueOrDefault(raw, SERVER_FLAGS, name, convert);
+}
 
 const nonEmpty = (text: string): string => {
   if (text === '') throw new OptionsError('expected a non-empty value');
@@ -267,44 +233,44 @@ const logRetain = (text: string): LogRetain => {
 
 const logLevel = (text: string): LogLevel => {
   const level = LOG_LEVELS.find((l) => l === text);
-  if (level === undefined) throw new OptionsError(`expected one of none, error, mod, all, got ${quote(text)}`);
+  if (level === undefined) throw new OptionsError(`expected one of ${LOG_LEVELS.join(', ')}, got ${quote(text)}`);
   return level;
 };
 
 function interpret(raw: RawFlags, cwd: string): Config {
   const resolve = (text: string): string => path.resolve(cwd, nonEmpty(text));
-  const address = flagValue(raw, 'addr', parseAddress, { host: '127.0.0.1', port: 8080 });
-  const storage = resolveStorage(raw, resolve, cwd);
+  const address = read(raw, 'addr', parseAddress);
+  const storage = resolveStorage(raw, resolve);
   const journal = resolveJournal(raw, resolve, storage);
   return Object.freeze({
     ...storage,
     host: address.host,
     port: address.port,
-    token: flagValue<string | null>(raw, 'token', nonEmpty, null),
-    fileTokens: flagValue<readonly FileToken[] | null>(raw, 'tokens-file', (text) => Object.freeze(readTokensFile(resolve(text))), null),
-    maxConnections: flagValue(raw, 'max-connections', parsePositiveInteger, 64),
-    logJson: flagValue(raw, 'log-json', parseBoolean, false),
-    trustProxy: flagValue<readonly ProxyRange[]>(raw, 'trust-proxy', parseTrustedProxies, []),
+    token: read(raw, 'token', nonEmpty),
+    fileTokens: read(raw, 'tokens-file', (text): readonly FileToken[] => Object.freeze(readTokensFile(resolve(text)))),
+    maxConnections: read(raw, 'max-connections', parsePositiveInteger),
+    logJson: read(raw, 'log-json', parseBoolean),
+    trustProxy: read(raw, 'trust-proxy', parseTrustedProxies),
     ...journal,
     ...resolveSnapshots(raw, resolve, journal.logFile, journal.logLevel),
-    queryTimeoutMs: flagValue(raw, 'query-timeout', durationMs, 5000),
-    lockTimeoutMs: flagValue(raw, 'lock-timeout', durationMs, 5000),
-    restoreRole: flagValue<'write' | 'admin'>(raw, 'restore-role', parseRestoreRole, 'write'),
-    sessionTimeoutMs: flagValue(raw, 'session-timeout', durationMs, 300_000),
-    requestTimeoutMs: flagValue(raw, 'request-timeout', durationMs, 30_000),
-    clientShare: flagValue(raw, 'client-share', fraction, 0.5),
-    headerTimeoutMs: flagValue(raw, 'header-timeout', durationMs, 5000),
-    bodyTimeoutMs: flagValue(raw, 'body-timeout', durationMs, 30_000),
-    idleTimeoutMs: flagValue(raw, 'idle-timeout', durationMs, 5000),
-    maxBodyBytes: flagValue(raw, 'max-body-bytes', positiveSize, 1024 * 1024),
-    maxResultRows: flagValue(raw, 'max-result-rows', parsePositiveInteger, 10_000),
-    maxResultBytes: flagValue(raw, 'max-result-bytes', positiveSize, 16 * 1024 * 1024),
-    maxStatements: flagValue(raw, 'max-statements', parsePositiveInteger, 1000),
-    maxImportBytes: flagValue(raw, 'max-import-bytes', positiveSize, 64 * 1024 * 1024),
-    importTimeoutMs: flagValue(raw, 'import-timeout', durationMs, 600_000),
-    journalFeed: flagValue(raw, 'journal-feed', parseBoolean, false),
-    journalHeartbeatMs: flagValue(raw, 'journal-heartbeat', durationMs, 15_000),
-    historyIndex: journal.logFile !== null && flagValue(raw, 'history-index', parseBoolean, true),
+    queryTimeoutMs: read(raw, 'query-timeout', durationMs),
+    lockTimeoutMs: read(raw, 'lock-timeout', durationMs),
+    restoreRole: read(raw, 'restore-role', parseRestoreRole),
+    sessionTimeoutMs: read(raw, 'session-timeout', durationMs),
+    requestTimeoutMs: read(raw, 'request-timeout', durationMs),
+    clientShare: read(raw, 'client-share', fraction),
+    headerTimeoutMs: read(raw, 'header-timeout', durationMs),
+    bodyTimeoutMs: read(raw, 'body-timeout', durationMs),
+    idleTimeoutMs: read(raw, 'idle-timeout', durationMs),
+    maxBodyBytes: read(raw, 'max-body-bytes', positiveSize),
+    maxResultRows: read(raw, 'max-result-rows', parsePositiveInteger),
+    maxResultBytes: read(raw, 'max-result-bytes', positiveSize),
+    maxStatements: read(raw, 'max-statements', parsePositiveInteger),
+    maxImportBytes: read(raw, 'max-import-bytes', positiveSize),
+    importTimeoutMs: read(raw, 'import-timeout', durationMs),
+    journalFeed: read(raw, 'journal-feed', parseBoolean),
+    journalHeartbeatMs: read(raw, 'journal-heartbeat', durationMs),
+    historyIndex: journal.logFile !== null && read(raw, 'history-index', parseBoolean),
     replication: resolveReplication(raw, storage.dir, journal),
   });
 }
@@ -380,17 +346,17 @@ function resolveReplication(raw: RawFlags, dir: string, journal: JournalConfig):
     role,
     servers: target.servers,
     auth: target.auth,
-    stream: flagValue(raw, 'journal-stream', streamName, 'sqlscribe'),
-    streamReplicas: flagValue(raw, 'journal-replicas', (text) => {
+    stream: read(raw, 'journal-stream', streamName),
+    streamReplicas: read(raw, 'journal-replicas', (text) => {
       const n = parsePositiveInteger(text);
       if (n > 5) throw new OptionsError(`expected 1 to 5 (JetStream keeps at most 5 copies), got ${quote(text)}`);
       return n;
-    }, 1),
-    timeoutMs: flagValue(raw, 'journal-timeout', durationMs, 5000),
-    node: flagValue(raw, 'node', nonEmpty, `${os.hostname()}:${dir}`),
-    advertise: flagValue<string | null>(raw, 'advertise', httpUrl, null),
-    promote: flagValue(raw, 'promote', parseBoolean, false),
-    minSeqWaitMs: flagValue(raw, 'min-seq-wait', durationMs, 5000),
+    }),
+    timeoutMs: read(raw, 'journal-timeout', durationMs),
+    node: flagValue(raw, 'node', nonEmpty, SERVER_FLAGS.node.fallback(os.hostname(), dir)),
+    advertise: read(raw, 'advertise', httpUrl),
+    promote: read(raw, 'promote', parseBoolean),
+    minSeqWaitMs: read(raw, 'min-seq-wait', durationMs),
   });
 }
 
@@ -398,13 +364,13 @@ function resolveReplication(raw: RawFlags, dir: string, journal: JournalConfig):
 
 type Resolve = (text: string) => string;
 
-function resolveStorage(raw: RawFlags, resolve: Resolve, cwd: string): Pick<Config, 'mode' | 'dbFile' | 'dir'> {
+function resolveStorage(raw: RawFlags, resolve: Resolve): Pick<Config, 'mode' | 'dbFile' | 'dir'> {
   if (raw.has('db') && raw.has('dir')) {
     throw new OptionsError('-db and -dir cannot be used together: -db serves one file, -dir a directory of databases');
   }
-  const dbFile = flagValue<string | null>(raw, 'db', resolve, null);
+  const dbFile = read(raw, 'db', resolve);
   if (dbFile !== null) return { mode: 'single', dbFile, dir: path.dirname(dbFile) };
-  return { mode: 'multi', dbFile: null, dir: flagValue(raw, 'dir', resolve, path.join(cwd, 'data')) };
+  return { mode: 'multi', dbFile: null, dir: flagValue(raw, 'dir', resolve, resolve(SERVER_FLAGS.dir.fallback)) };
 }
 
 type JournalConfig = Pick<Config, 'logFile' | 'logLevel' | 'logMaxSize' | 'logFsync' | 'logCompress'>;
@@ -417,11 +383,11 @@ type JournalConfig = Pick<Config, 'logFile' | 'logLevel' | 'logMaxSize' | 'logFs
  */
 function resolveJournal(raw: RawFlags, resolve: Resolve, storage: Pick<Config, 'dir' | 'dbFile'>): JournalConfig {
   const { dir, dbFile } = storage;
-  const level = flagValue(raw, 'log-level', logLevel, 'mod');
+  const level = read(raw, 'log-level', logLevel);
   const off = level === 'none' && !raw.has('log-file');
-  const logFile = off ? null : flagValue(raw, 'log-file', resolve, path.join(dir, 'journal', 'statements.jsonl'));
-  const logFsync = flagValue(raw, 'log-fsync', parseBoolean, true);
-  const logCompress = flagValue(raw, 'log-compress', parseBoolean, false);
+  const logFile = off ? null : flagValue(raw, 'log-file', resolve, SERVER_FLAGS['log-file'].fallback(dir));
+  const logFsync = read(raw, 'log-fsync', parseBoolean);
+  const logCompress = read(raw, 'log-compress', parseBoolean);
   if (logFile === null) {
     if (logCompress) throw new OptionsError('-log-compress: needs a journal; -log-level none turned it off');
     if (raw.has('log-max-size')) throw new OptionsError('-log-max-size: needs a journal; -log-level none turned it off');
@@ -431,7 +397,7 @@ function resolveJournal(raw: RawFlags, resolve: Resolve, storage: Pick<Config, '
   if (logFile !== null && logFile === dbFile) {
     throw new OptionsError('-log-file: must not be the database file given to -db');
   }
-  const logMaxSize = flagValue(raw, 'log-max-size', positiveSize, 10 * 1024 * 1024);
+  const logMaxSize = read(raw, 'log-max-size', positiveSize);
   // Without a journal there is nothing to sync, so the config says so.
   return { logFile, logLevel: level, logMaxSize, logFsync: logFile !== null && logFsync, logCompress };
 }
@@ -439,8 +405,8 @@ function resolveJournal(raw: RawFlags, resolve: Resolve, storage: Pick<Config, '
 type SnapshotConfig = Pick<Config, 'snapshotEvery' | 'snapshotDir' | 'logRetain'>;
 
 function resolveSnapshots(raw: RawFlags, resolve: Resolve, logFile: string | null, level: LogLevel): SnapshotConfig {
-  const every = flagValue<SnapshotEvery | null>(raw, 'snapshot-every', snapshotEvery, null);
-  const retain = flagValue<LogRetain | null>(raw, 'log-retain', logRetain, null);
+  const every = read(raw, 'snapshot-every', snapshotEvery);
+  const retain = read(raw, 'log-retain', logRetain);
   const dir = flagValue<string | null>(raw, 'snapshot-dir', resolve, null);
   // A snapshot is tagged with journal positions and completed by the journal: without one it restores nothing.
   const journaled = logFile !== null && (level === 'mod' || level === 'all');
@@ -452,7 +418,7 @@ function resolveSnapshots(raw: RawFlags, resolve: Resolve, logFile: string | nul
   if (retain !== null && every === null) {
     throw new OptionsError('-log-retain: needs -snapshot-every: only journal files a snapshot covers are removed');
   }
-  const snapshotDir = logFile === null ? null : dir ?? path.join(path.dirname(logFile), 'snapshots');
+  const snapshotDir = logFile === null ? null : dir ?? SERVER_FLAGS['snapshot-dir'].fallback(logFile);
   return { snapshotEvery: every, snapshotDir, logRetain: retain };
 }
 

@@ -1,5 +1,6 @@
 /** The follower's command line, read by the same parser as the server's and the replay tool's. */
-import { asksForHelp, flagHelp, flagValue, pathFrom, scanFlags, type FlagTable } from '../src/command-line';
+import { asksForHelp, flagHelp, pathFrom, scanFlags } from '../src/command-line';
+import { durationFlag, oneOfFlag, toggleFlag, unsetFlag, valueOrDefault } from '../src/flag-defaults';
 import { OptionsError, parseBoolean, parseDuration, parsePositiveInteger, quote } from '../src/options-values';
 import { ENTRY_KINDS, type EntryKind } from '../journal/record';
 import type { EntryFilter } from './filter';
@@ -30,28 +31,31 @@ export interface TailOptions {
 
 const KINDS = ENTRY_KINDS;
 
-const FLAGS: FlagTable = {
-  'log-file': { arg: '<journal>', help: 'the active journal file (required); rotated siblings, gzipped or not, are read too' },
-  'from-seq': { arg: '<n>', help: 'start at this seq (only when the cursor file does not exist yet)' },
-  'from-time': { arg: '<ISO time>', help: 'start at the first entry written at or after this time (only when the cursor file does not exist yet)' },
-  cursor: { arg: '<file>', help: 'keep the last handled seq here, and resume after it on start', default: 'none: start where -from-* says' },
-  out: { arg: '<file>', help: 'append each entry to this JSONL file, synced; the file is its own cursor, so each entry is in it exactly once across restarts' },
-  class: { arg: '<n[,n]>', help: 'only failed entries of these error classes (the thousands digit of the code)' },
-  code: { arg: '<n[,n]>', help: 'only failed entries with these error codes' },
-  db: { arg: '<name[,name]>', help: 'only entries of these databases (school and school.db both match school.db)' },
-  failed: { arg: null, help: 'only entries with ok=false', default: 'false' },
-  kind: { arg: `<${KINDS.join('|')}[,...]>`, help: 'only entries of these kinds' },
-  'token-name': { arg: '<name[,name]>', help: 'only entries caused by these tokens, by name (alumno-05 matches ALUMNO-05 too); a name, never a secret' },
-  format: { arg: '<json|text>', help: 'the entry as JSON (without crc; what -exec, -webhook and -out always get), or, on stdout only, a line "ts seq db token code error"', default: 'json' },
-  exec: { arg: '<command>', help: 'run this shell command per entry, the entry JSON on its stdin; exit 0 = delivered' },
-  webhook: { arg: '<url>', help: 'POST the entry JSON to this URL; a 2xx answer = delivered' },
-  retries: { arg: '<n>', help: 'give up (exit 1) after this many failed retries of one entry', default: 'retry forever' },
-  backoff: { arg: '<duration>', help: 'the first wait after a failed delivery; it doubles each time', default: '200ms' },
-  'max-backoff': { arg: '<duration>', help: 'the longest wait between retries', default: '30s' },
-  timeout: { arg: '<duration>', help: 'one -exec run or -webhook request that takes longer has failed', default: '30s' },
-  once: { arg: null, help: 'read to the current end of the journal and exit', default: 'false' },
-  poll: { arg: '<duration>', help: 'how often to look for new lines', default: '200ms' },
-};
+const FORMATS = ['json', 'text'] as const;
+
+/** The defaults here are what the parser takes and what -h shows (flag-defaults.ts). */
+export const TAIL_FLAGS = Object.freeze({
+  'log-file': unsetFlag('<journal>', null, { help: 'the active journal file (required); rotated siblings, gzipped or not, are read too' }),
+  'from-seq': unsetFlag('<n>', null, { help: 'start at this seq (only when the cursor file does not exist yet)' }),
+  'from-time': unsetFlag('<ISO time>', null, { help: 'start at the first entry written at or after this time (only when the cursor file does not exist yet)' }),
+  cursor: unsetFlag('<file>', 'none: start where -from-* says', { help: 'keep the last handled seq here, and resume after it on start' }),
+  out: unsetFlag('<file>', null, { help: 'append each entry to this JSONL file, synced; the file is its own cursor, so each entry is in it exactly once across restarts' }),
+  class: unsetFlag('<n[,n]>', null, { help: 'only failed entries of these error classes (the thousands digit of the code)' }),
+  code: unsetFlag('<n[,n]>', null, { help: 'only failed entries with these error codes' }),
+  db: unsetFlag('<name[,name]>', null, { help: 'only entries of these databases (school and school.db both match school.db)' }),
+  failed: toggleFlag(false, { help: 'only entries with ok=false' }),
+  kind: unsetFlag(`<${KINDS.join('|')}[,...]>`, null, { help: 'only entries of these kinds' }),
+  'token-name': unsetFlag('<name[,name]>', null, { help: 'only entries caused by these tokens, by name (alumno-05 matches ALUMNO-05 too); a name, never a secret' }),
+  format: oneOfFlag(FORMATS, 'json', { help: 'the entry as JSON (without crc; what -exec, -webhook and -out always get), or, on stdout only, a line "ts seq db token code error"' }),
+  exec: unsetFlag('<command>', null, { help: 'run this shell command per entry, the entry JSON on its stdin; exit 0 = delivered' }),
+  webhook: unsetFlag('<url>', null, { help: 'POST the entry JSON to this URL; a 2xx answer = delivered' }),
+  retries: unsetFlag('<n>', 'retry forever', { help: 'give up (exit 1) after this many failed retries of one entry' }),
+  backoff: durationFlag(200, { help: 'the first wait after a failed delivery; it doubles each time' }),
+  'max-backoff': durationFlag(30_000, { help: 'the longest wait between retries' }),
+  timeout: durationFlag(30_000, { help: 'one -exec run or -webhook request that takes longer has failed' }),
+  once: toggleFlag(false, { help: 'read to the current end of the journal and exit' }),
+  poll: durationFlag(200, { help: 'how often to look for new lines' }),
+});
 
 export const TAIL_USAGE = [
   'Usage: npm run tail -- -log-file <journal> [flags]',
@@ -62,7 +66,7 @@ export const TAIL_USAGE = [
   'neither skips nor repeats entries (except the one whose delivery a crash interrupted).',
   '',
   'Flags:',
-  ...flagHelp(FLAGS),
+  ...flagHelp(TAIL_FLAGS),
   '',
   'Exit codes: 0 done (-once) or stopped, 1 a delivery failed more than -retries times, 2 the',
   'command line or the journal is not usable.',
@@ -129,18 +133,18 @@ function positiveDuration(text: string): number {
 
 function readFilter(raw: ReturnType<typeof scanFlags>): EntryFilter {
   return {
-    classes: flagValue<number[] | null>(raw, 'class', listOf(parseCount), null),
-    codes: flagValue<number[] | null>(raw, 'code', listOf(parseCount), null),
-    dbs: flagValue<string[] | null>(raw, 'db', listOf(parseName), null),
-    failed: flagValue(raw, 'failed', parseBoolean, false),
-    kinds: flagValue<EntryKind[] | null>(raw, 'kind', listOf(parseKind), null),
-    tokenNames: flagValue<string[] | null>(raw, 'token-name', listOf(parseTokenName), null),
+    classes: valueOrDefault(raw, TAIL_FLAGS, 'class', listOf(parseCount)),
+    codes: valueOrDefault(raw, TAIL_FLAGS, 'code', listOf(parseCount)),
+    dbs: valueOrDefault(raw, TAIL_FLAGS, 'db', listOf(parseName)),
+    failed: valueOrDefault(raw, TAIL_FLAGS, 'failed', parseBoolean),
+    kinds: valueOrDefault(raw, TAIL_FLAGS, 'kind', listOf(parseKind)),
+    tokenNames: valueOrDefault(raw, TAIL_FLAGS, 'token-name', listOf(parseTokenName)),
   };
 }
 
 function readStart(raw: ReturnType<typeof scanFlags>): StartPoint {
-  const seq = flagValue<number | null>(raw, 'from-seq', parsePositiveInteger, null);
-  const time = flagValue<number | null>(raw, 'from-time', parseTime, null);
+  const seq = valueOrDefault(raw, TAIL_FLAGS, 'from-seq', parsePositiveInteger);
+  const time = valueOrDefault(raw, TAIL_FLAGS, 'from-time', parseTime);
   if (seq !== null && time !== null) throw new OptionsError('-from-seq and -from-time cannot be used together');
   if (seq !== null) return { seq };
   return time === null ? 'end' : { time };
@@ -149,37 +153,37 @@ function readStart(raw: ReturnType<typeof scanFlags>): StartPoint {
 /** @throws OptionsError with a one-line message naming the flag at fault. */
 export function parseTailOptions(argv: readonly string[], cwd: string): TailOptions | 'help' {
   if (asksForHelp(argv)) return 'help';
-  const raw = scanFlags(argv, FLAGS, 'tail');
+  const raw = scanFlags(argv, TAIL_FLAGS, 'tail');
   const resolve = pathFrom(cwd);
-  const logFile = flagValue<string | null>(raw, 'log-file', resolve, null);
+  const logFile = valueOrDefault(raw, TAIL_FLAGS, 'log-file', resolve);
   if (logFile === null) throw new OptionsError('-log-file is required');
-  const exec = flagValue<string | null>(raw, 'exec', parseCommand, null);
-  const webhook = flagValue<string | null>(raw, 'webhook', parseUrl, null);
+  const exec = valueOrDefault(raw, TAIL_FLAGS, 'exec', parseCommand);
+  const webhook = valueOrDefault(raw, TAIL_FLAGS, 'webhook', parseUrl);
   if (exec !== null && webhook !== null) throw new OptionsError('-exec and -webhook cannot be used together: run one follower (with its own -cursor) per target');
-  const out = flagValue<string | null>(raw, 'out', resolve, null);
+  const out = valueOrDefault(raw, TAIL_FLAGS, 'out', resolve);
   if (out !== null && (exec !== null || webhook !== null)) throw new OptionsError('-out cannot be used with -exec or -webhook: run one follower per target');
   if (out !== null && raw.has('cursor')) throw new OptionsError('-out keeps its own place (its last line): leave out -cursor');
-  const format = flagValue(raw, 'format', parseFormat, 'json');
+  const format = valueOrDefault(raw, TAIL_FLAGS, 'format', parseFormat);
   // JSON is what every target gets, so saying so is no contradiction; text is only ever written to stdout.
   if (format === 'text' && out !== null) throw new OptionsError('-format text applies to stdout only: -out always writes the entry JSON (leave out -format, or say -format json)');
   if (format === 'text' && (exec !== null || webhook !== null)) throw new OptionsError('-format text applies to stdout only: -exec and -webhook always get the entry JSON (leave out -format, or say -format json)');
-  const backoffMs = flagValue(raw, 'backoff', positiveDuration, 200);
-  const maxBackoffMs = flagValue(raw, 'max-backoff', positiveDuration, 30_000);
+  const backoffMs = valueOrDefault(raw, TAIL_FLAGS, 'backoff', positiveDuration);
+  const maxBackoffMs = valueOrDefault(raw, TAIL_FLAGS, 'max-backoff', positiveDuration);
   if (maxBackoffMs < backoffMs) throw new OptionsError('-max-backoff must be at least -backoff');
   return Object.freeze({
     logFile,
     start: readStart(raw),
-    cursor: flagValue<string | null>(raw, 'cursor', resolve, null),
+    cursor: valueOrDefault(raw, TAIL_FLAGS, 'cursor', resolve),
     filter: readFilter(raw),
     format,
     exec,
     webhook,
     out,
-    retries: flagValue<number | null>(raw, 'retries', parseCount, null),
+    retries: valueOrDefault(raw, TAIL_FLAGS, 'retries', parseCount),
     backoffMs,
     maxBackoffMs,
-    timeoutMs: flagValue(raw, 'timeout', positiveDuration, 30_000),
-    once: flagValue(raw, 'once', parseBoolean, false),
-    pollMs: flagValue(raw, 'poll', positiveDuration, 200),
+    timeoutMs: valueOrDefault(raw, TAIL_FLAGS, 'timeout', positiveDuration),
+    once: valueOrDefault(raw, TAIL_FLAGS, 'once', parseBoolean),
+    pollMs: valueOrDefault(raw, TAIL_FLAGS, 'poll', positiveDuration),
   });
 }

@@ -20,7 +20,7 @@ const FLOORS: ReadonlyArray<readonly [number, readonly string[]]> = [
   [4, ['src/bus/', 'src/exercises/']],
   [3, ['src/services/', 'src/tokens/', 'src/sessions/', 'src/pilots/', 'src/snapshots/', 'src/replication/', 'replay/', 'tail/']],
   [2, ['src/engine/', 'journal/']],
-  [1, ['src/access/', 'src/clock.ts', 'src/command-line.ts', 'src/database-names.ts', 'src/errors.ts', 'src/errors-markdown.ts', 'src/version.ts', 'src/json-text.ts', 'src/options.ts', 'src/options-values.ts', 'src/runtime-support.ts']],
+  [1, ['src/access/', 'src/clock.ts', 'src/command-line.ts', 'src/database-names.ts', 'src/errors.ts', 'src/errors-markdown.ts', 'src/flag-defaults.ts', 'src/flag-table.ts', 'src/flags-markdown.ts', 'src/version.ts', 'src/json-text.ts', 'src/options.ts', 'src/options-values.ts', 'src/runtime-support.ts']],
 ];
 
 function floorOf(file: string): number {
