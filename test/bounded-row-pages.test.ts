@@ -9,7 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { Engine } from '../src/engine/engine';
-import type { RowsRequest } from '../src/engine/protocol';
+import type { RowPage, RowsRequest } from '../src/engine/protocol';
 import { CHINOOK_SCRIPT } from './helpers/chinook';
 
 function chinook(t: Test, extra = ''): { engine: Engine; file: string } {
@@ -109,7 +109,7 @@ t.test('integers beyond 2^53, booleans, blobs and REAL keys come out of a page e
     INSERT INTO real_keys VALUES (1.0, 'one'), (2.5, 'two and a half'), (3.0, 'three');`);
   const reference = new Engine();
   t.teardown(() => reference.close());
-  const rows = (table: string, limit: number, after: string | null = null): [unknown, unknown] => [engine.rowsBounded(page(file, table, limit, 0, after)), reference.rows(page(file, table, limit, 0, after))];
+  const rows = (table: string, limit: number, after: string | null = null): [RowPage | undefined, RowPage] => [engine.rowsBounded(page(file, table, limit, 0, after)), reference.rows(page(file, table, limit, 0, after))];
   const [here, there] = rows('big_ints', 2);
   t.ok(here, 'read here');
   t.strictSame(here, there, 'the same page as an engine reads');
