@@ -41,7 +41,10 @@ export function readRowPage(connection: Connection, schema: TableSchema, request
   const page = more ? read.rows.slice(0, request.limit) : read.rows;
   const last = page.at(-1);
   // A key read as a number is an INTEGER (keyReadsExactly): the cursor says so, as it does of a bigint.
-  const lastKey = last === undefined ? undefined : query.keyAt.map((i) => (typeof last[i] === 'number' && !read.safe ? BigInt(last[i] as number) : last[i]));
+  const lastKey = last === undefined ? undefined : query.keyAt.map((i) => {
+    const value = last[i];
+    return typeof value === 'number' && !read.safe ? BigInt(value) : value;
+  });
   const next = more && lastKey !== undefined && order.key !== null ? nextCursor(schema, order.key, lastKey) : null;
   // `next` is made above from the raw key values: the rows may be converted in place now.
   const rows = query.keyColumns === 0 ? page : page.map((row) => row.slice(query.keyColumns));
