@@ -29,7 +29,7 @@ import { Refusals } from './services/refusals';
 import { commandMetrics, type CommandObserver } from './bus/middleware/command-metrics';
 import { refuseStoppedCalls } from './bus/middleware/stopped-calls';
 import { writesOnPrimary } from './bus/middleware/writes-on-primary';
-import { ServerRole } from './services/server-role';
+import { ServerRoleState } from './services/server-role';
 import { BatchRunner } from './services/batch-runner';
 import { CopyGate } from './services/copy-gate';
 import { DatabaseCopies } from './services/database-copies';
@@ -78,7 +78,7 @@ function noIndexReason(config: Config, journal: Journal): string {
   return journal.enabled ? 'the journal index is off (-history-index=false)' : 'the server keeps no statement journal (-log-level none)';
 }
 
-export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks, role: ServerRole = new ServerRole('standalone'), index: JournalIndex | null = null): Services {
+export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks, role: ServerRoleState = new ServerRoleState('standalone'), index: JournalIndex | null = null): Services {
   const { lockTimeoutMs, maxResultRows, maxResultBytes } = config;
   const directory = new DatabaseDirectory(config);
   const writePath = new WritePath(journal, hooks);

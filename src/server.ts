@@ -30,13 +30,13 @@ import { engineVersions } from './engine/engine-versions';
 import type { SnapshotManifest } from './snapshots/manifest';
 import { lockInstance } from './instance-lock';
 import { checkpointAtShutdown } from './shutdown-checkpoint';
-import { ServerRole } from './services/server-role';
+import { ServerRoleState } from './services/server-role';
 import { Replication } from './replication/replication';
 import type { Journal } from '../journal/journal';
 import type { EngineHost } from './engine/protocol';
 
 /** The replication of -journal-nats or -follow, or null: the journal stays local. */
-function replicationFor(config: Config, journal: Journal, role: ServerRole, engine: EngineHost, log: (message: string) => void): Replication | null {
+function replicationFor(config: Config, journal: Journal, role: ServerRoleState, engine: EngineHost, log: (message: string) => void): Replication | null {
   if (config.replication === null || config.logFile === null) return null;
   return new Replication({
     config,
@@ -111,7 +111,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // Subscribed before anything is appended; it catches up with the journal's files in the background.
   const index = config.historyIndex && logFile !== null && journal.enabled ? JournalIndex.open(logFile, journal, log) : null;
   const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
-  const role = new ServerRole(config.replication === null ? 'standalone' : 'primary');
+  const role = new ServerRoleState(config.replication === null ? 'standalone' : 'primary');
   const { bus, writePath, feed, tokens, copyGate, refusals } = composeServices(config, engine, journal, { repair, log, observer: metrics }, role, index);
   const replication = replicationFor(config, journal, role, engine, log);
   // A replica's databases are settled as far as its follower applied them; elsewhere the write path knows.

@@ -26,14 +26,14 @@
  * A server that requires no tokens has no principal, and nothing is checked.
  */
 import { EngineError } from '../errors';
-import { hasRole, mayTouch, type Principal, type Role } from '../access/principal';
+import { hasRole, mayTouch, type Principal, type AccessRole } from '../access/principal';
 import { normalizeDatabaseName } from '../database-names';
 import type { DatabaseDirectory } from '../services/database-directory';
 import type { Batch } from './batch';
 import type { Command, CommandType, DatabaseList } from './commands';
 
 interface Rule {
-  readonly role: Role;
+  readonly role: AccessRole;
   /** The command names a database the token must be allowed to use. */
   readonly db: boolean;
   readonly action: string;
@@ -92,7 +92,7 @@ function ruleOf(type: CommandType, options: AccessOptions): Rule {
   return type === 'restore-database' && options.restoreRole === 'admin' ? { ...rule, role: 'admin' } : rule;
 }
 
-export function requireRole(principal: Principal, needed: Role, action: string): void {
+export function requireRole(principal: Principal, needed: AccessRole, action: string): void {
   if (!hasRole(principal, needed)) throw new EngineError('ROLE_FORBIDDEN', { token: principal.name, role: principal.role, action, needed });
 }
 

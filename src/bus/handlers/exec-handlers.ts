@@ -14,7 +14,7 @@ import type { DatabaseDirectory } from '../../services/database-directory';
 import type { DatabaseLifecycle } from '../../services/database-lifecycle';
 import type { SessionManager } from '../../sessions/session-manager';
 import type { WritePath } from '../../services/write-path';
-import type { ServerRole } from '../../services/server-role';
+import type { ServerRoleState } from '../../services/server-role';
 import { errorFields, sqlOf } from '../../../journal/journal';
 import { parseBatch, toExecStatement, type Batch, type ParsedStatement } from '../batch';
 import type { CommandOf } from '../commands';
@@ -28,7 +28,7 @@ export interface ExecHandlerDeps {
   readonly writePath: WritePath;
   readonly maxStatements: number;
   /** Whether this server may write: a replica runs only batches that read. */
-  readonly role: ServerRole;
+  readonly role: ServerRoleState;
 }
 
 export function execHandlers(deps: ExecHandlerDeps): Pick<Handlers, 'exec'> {

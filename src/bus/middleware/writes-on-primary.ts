@@ -6,7 +6,7 @@
  */
 import type { CommandType } from '../commands';
 import type { Middleware } from '../command-bus';
-import type { ServerRole } from '../../services/server-role';
+import type { ServerRoleState } from '../../services/server-role';
 
 /** What each writing command is, in the refusal's words. */
 const WRITES: Partial<Record<CommandType, string>> = {
@@ -27,7 +27,7 @@ const WRITES: Partial<Record<CommandType, string>> = {
   'check-exercise': 'checking an answer',
 };
 
-export function writesOnPrimary(role: ServerRole): Middleware {
+export function writesOnPrimary(role: ServerRoleState): Middleware {
   return (command, _call, next) => {
     const action = WRITES[command.type];
     if (action === undefined) return next();
