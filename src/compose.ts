@@ -112,7 +112,7 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   });
   const handlers = {
     ...databaseHandlers({ directory, lifecycle, engine }),
-    ...execHandlers({ directory, lifecycle, batches, sessions, writePath, maxStatements: config.maxStatements, role }),
+    ...execHandlers({ directory, lifecycle, batches, sessions, writePath }),
     ...importHandlers({ directory, engine, batches }),
     ...sessionHandlers(directory, sessions),
     ...templateHandlers(directory, copies),
