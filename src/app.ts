@@ -71,7 +71,7 @@ export function createApp(
   serviceRoutes(router, config, metrics, readiness, replication);
   replicationRoutes(router, replication);
   databaseRoutes(router, bus, config.mode === 'single');
-  execRoutes(router, bus);
+  execRoutes(router, bus, config.maxStatements);
   txRoutes(router, bus);
   pilotRoutes(router, bus);
   openapiRoutes(router);

@@ -1,13 +1,30 @@
 /**
- * The composition root: which service gets which dependency, and the
- * command bus's handlers and middleware, in one place. Everything below is
- * built here and nowhere else; server.ts starts and stops what this returns.
+ * The composition root: which service gets which dependency, the journal,
+ * the engine, replication and the command bus's handlers and middleware, in
+ * one place. Everything below HTTP is built here and nowhere else;
+ * server.ts wires HTTP to what this returns and service-lifecycle.ts orders
+ * its start and stop.
  */
+import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import type { Journal } from '../journal/journal';
-import type { JournalIndex } from '../journal/journal-index';
+import { JournalIndex } from '../journal/journal-index';
+import { useWal } from './engine/connection-pool';
+import { BoundedReadHost } from './engine/host/bounded-read-host';
+import { ProcessEngineHost } from './engine/host/process-engine-host';
 import type { EngineHost } from './engine/protocol';
+import { Metrics } from './http/metrics';
+import { Readiness } from './http/readiness';
+import { lockInstance } from './instance-lock';
+import { openJournal } from './journal-setup';
 import type { Config } from './options';
+import { repairDatabase } from './recovery';
+import { databaseFileIn } from './database-names';
+import { Replication } from './replication/replication';
+import { ServiceLifecycle } from './service-lifecycle';
+import type { SnapshotManifest } from './snapshots/manifest';
+import { schedulerFor } from './snapshots/snapshot-scheduler';
 import { CommandBus, type Middleware } from './bus/command-bus';
 import { databaseHandlers } from './bus/handlers/database-handlers';
 import { execHandlers } from './bus/handlers/exec-handlers';
@@ -29,7 +46,7 @@ import { Refusals } from './services/refusals';
 import { commandMetrics, type CommandObserver } from './bus/middleware/command-metrics';
 import { refuseStoppedCalls } from './bus/middleware/stopped-calls';
 import { writesOnPrimary } from './bus/middleware/writes-on-primary';
-import { ServerRole } from './services/server-role';
+import { ServerRoleState } from './services/server-role';
 import { BatchRunner } from './services/batch-runner';
 import { CopyGate } from './services/copy-gate';
 import { DatabaseCopies } from './services/database-copies';
@@ -50,7 +67,7 @@ import { ExerciseProgress } from './exercises/exercise-progress';
 import { ExerciseService } from './exercises/exercise-service';
 import { ScratchCopies } from './exercises/scratch-copies';
 
-export interface ServiceHooks {
+interface ServiceHooks {
   /** Brings one database back in line with the journal (it lacks durable entries that could not be voided). */
   repair(db: string): Promise<void>;
   /** Told of failures that reach no client. */
@@ -59,7 +76,7 @@ export interface ServiceHooks {
   observer: CommandObserver;
 }
 
-export interface Services {
+interface Services {
   readonly bus: CommandBus;
   /** The one owner of "durable before applied": the server asks it how far the databases are settled. */
   readonly writePath: WritePath;
@@ -78,7 +95,7 @@ function noIndexReason(config: Config, journal: Journal): string {
   return journal.enabled ? 'the journal index is off (-history-index=false)' : 'the server keeps no statement journal (-log-level none)';
 }
 
-export function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks, role: ServerRole = new ServerRole('standalone'), index: JournalIndex | null = null): Services {
+function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks, role: ServerRoleState, index: JournalIndex | null): Services {
   const { lockTimeoutMs, maxResultRows, maxResultBytes } = config;
   const directory = new DatabaseDirectory(config);
   const writePath = new WritePath(journal, hooks);
@@ -112,7 +129,7 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   });
   const handlers = {
     ...databaseHandlers({ directory, lifecycle, engine }),
-    ...execHandlers({ directory, lifecycle, batches, sessions, writePath, maxStatements: config.maxStatements, role }),
+    ...execHandlers({ directory, lifecycle, batches, sessions, writePath }),
     ...importHandlers({ directory, engine, batches }),
     ...sessionHandlers(directory, sessions),
     ...templateHandlers(directory, copies),
@@ -134,4 +151,86 @@ export function composeServices(config: Config, engine: EngineHost, journal: Jou
   const feed = new JournalFeed(journal, config.logFile);
   const refusals = new Refusals(writePath, activity);
   return { bus: new CommandBus(handlers, middleware, close), writePath, feed, tokens, copyGate, refusals };
+}
+
+/** Everything a running server is made of but its HTTP side. */
+export interface Composition {
+  /** The counters /metrics shows; the HTTP side tallies requests into it. */
+  readonly metrics: Metrics;
+  /** False (503) until recovery is done. */
+  readonly readiness: Readiness;
+  readonly bus: CommandBus;
+  readonly feed: JournalFeed;
+  readonly tokens: TokenRegistry;
+  readonly refusals: Refusals;
+  readonly replication: Replication | null;
+  /** Once the server listens at `url`: recovery, then every endpoint serves. */
+  start(url: string): Promise<{ applied: number }>;
+  /** Stops everything but HTTP (server.ts stops that first). */
+  close(): Promise<void>;
+}
+
+/** The replication of -journal-nats or -follow, or null: the journal stays local. */
+function replicationFor(config: Config, journal: Journal, role: ServerRoleState, engine: EngineHost, log: (message: string) => void): Replication | null {
+  if (config.replication === null || config.logFile === null) return null;
+  return new Replication({
+    config,
+    replication: config.replication,
+    journal,
+    journalFile: config.logFile,
+    role,
+    primaryAppliedSeq: () => journal.lastSeq,
+    fileOf: databaseFileIn(config),
+    release: (file) => engine.closeDatabase(file),
+    log,
+  });
+}
+
+/** The single database exists and is in WAL mode from the start, before several engine processes open it at once. */
+function prepareSingleDatabase(file: string): void {
+  const db = new Database(file);
+  try {
+    useWal(db);
+  } finally {
+    db.close();
+  }
+}
+
+export async function composeServer(config: Config): Promise<Composition> {
+  // Before anything reads or writes the directory or the journal: a second server stops here.
+  const lock = lockInstance(config);
+  fs.mkdirSync(config.dir, { recursive: true });
+  // The single database exists from the start, so that /dbs lists a real file.
+  if (config.dbFile !== null) prepareSingleDatabase(config.dbFile);
+  const metrics = new Metrics();
+  const journal = await openJournal(config, metrics);
+  metrics.journalOpenedAt(journal.lastSeq);
+  const logFile = config.logFile;
+  const repair = logFile === null ? async () => undefined : (db: string) => repairDatabase(config, logFile, db);
+  const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
+  // Subscribed before anything is appended; it catches up with the journal's files in the background.
+  const index = config.historyIndex && logFile !== null && journal.enabled ? JournalIndex.open(logFile, journal, log) : null;
+  const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
+  const role = new ServerRoleState(config.replication === null ? 'standalone' : 'primary');
+  const { bus, writePath, feed, tokens, copyGate, refusals } = composeServices(config, engine, journal, { repair, log, observer: metrics }, role, index);
+  const replication = replicationFor(config, journal, role, engine, log);
+  // A replica's databases are settled as far as its follower applied them; elsewhere the write path knows.
+  const settled = (): number => replication?.settledThrough() ?? writePath.settledThrough();
+  const readiness = new Readiness();
+  if (replication !== null) metrics.replicationFrom(() => replication.status());
+  // A primary's rounds go to JetStream too, for new replicas to start from.
+  const afterRound = replication === null ? undefined : (manifest: SnapshotManifest) => replication.roundTaken(manifest);
+  const snapshots = schedulerFor(config, () => journal.lastSeq, settled, (work) => copyGate.snapshotting(work), afterRound);
+  const lifecycle = new ServiceLifecycle({ config, lock, journal, index, writePath, bus, role, replication, copyGate, readiness, snapshots, afterRound, settled, log });
+  return {
+    metrics,
+    readiness,
+    bus,
+    feed,
+    tokens,
+    refusals,
+    replication,
+    start: (url) => lifecycle.start(url),
+    close: () => lifecycle.close(),
+  };
 }

@@ -15,7 +15,7 @@ const ROOT = path.resolve(__dirname, '..');
 /** Floors, highest first: the first prefix a file's path starts with gives its floor. */
 const FLOORS: ReadonlyArray<readonly [number, readonly string[]]> = [
   [7, ['src/main.ts']],
-  [6, ['src/server.ts', 'src/compose.ts', 'src/recovery.ts', 'src/journal-setup.ts', 'src/applied-checkpoints.ts', 'src/shutdown-checkpoint.ts', 'src/instance-lock.ts']],
+  [6, ['src/server.ts', 'src/compose.ts', 'src/service-lifecycle.ts', 'src/recovery.ts', 'src/journal-setup.ts', 'src/applied-checkpoints.ts', 'src/shutdown-checkpoint.ts', 'src/instance-lock.ts']],
   [5, ['src/app.ts', 'src/routes/', 'src/http/', 'src/console/', 'src/openapi/']],
   [4, ['src/bus/', 'src/exercises/']],
   [3, ['src/services/', 'src/tokens/', 'src/sessions/', 'src/pilots/', 'src/snapshots/', 'src/replication/', 'replay/', 'tail/']],

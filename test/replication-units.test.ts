@@ -15,7 +15,7 @@ import { OptionsError, parseCommandLine, type Config } from '../src/options';
 import { entriesOf, headersOf, messageIdOf, parseMessage, type EntriesMessage, type StreamMessage } from '../src/replication/chunk-message';
 import { JetStreamUnavailableError, JournalShipper } from '../src/replication/journal-shipper';
 import { WrongLastSequenceError, type JournalStream, type StreamTail } from '../src/replication/journal-stream';
-import { ServerRole } from '../src/services/server-role';
+import { ServerRoleState } from '../src/services/server-role';
 import { scratchDir } from './helpers/scratch-dir';
 
 function entry(seq: number, epoch?: number): JournalEntry {
@@ -163,7 +163,7 @@ t.test('the writer waits for its shipper: a refused chunk is cut off the file, a
 });
 
 t.test('the role decides who may write, and the refusal names the primary', async (tt) => {
-  const role = new ServerRole('standalone');
+  const role = new ServerRoleState('standalone');
   tt.doesNotThrow(() => role.assertWritable('x'));
   role.becomeReplica();
   role.following('http://p:8080');

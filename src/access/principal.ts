@@ -4,15 +4,15 @@
  * the command bus ask them questions.
  */
 
-/** Ordered: each role may do everything the one before it may. */
+/** Ordered: each role may do everything the one before it may. (A server's own role is ServerRole, elsewhere.) */
 export const ROLES = ['read', 'write', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
+export type AccessRole = (typeof ROLES)[number];
 
 export interface Principal {
   /** Stable, never secret: what the journal and the engine shares key on. */
   readonly id: string;
   readonly name: string;
-  readonly role: Role;
+  readonly role: AccessRole;
   /** Database names or `*` globs, without `.db`. An admin touches every database whatever this says. */
   readonly databases: readonly string[];
 }
@@ -26,11 +26,11 @@ export interface TokenStamp {
   tokenName?: string;
 }
 
-export function isRole(value: unknown): value is Role {
+export function isAccessRole(value: unknown): value is AccessRole {
   return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
 }
 
-export function hasRole(principal: Principal, needed: Role): boolean {
+export function hasRole(principal: Principal, needed: AccessRole): boolean {
   return ROLES.indexOf(principal.role) >= ROLES.indexOf(needed);
 }
 

@@ -10,13 +10,13 @@
  */
 import fs from 'node:fs';
 import { OptionsError } from '../options-values';
-import { isRole, normalizePattern, type Role } from './principal';
+import { isAccessRole, normalizePattern, type AccessRole } from './principal';
 import { isSecretHash } from './token-secret';
 
 export interface FileToken {
   readonly id: string;
   readonly name: string;
-  readonly role: Role;
+  readonly role: AccessRole;
   readonly databases: readonly string[];
   readonly hash: string;
   /** ms since the epoch, or null for never. */
@@ -55,7 +55,7 @@ function parseToken(item: unknown, where: string): FileToken {
   const unknown = Object.keys(value).find((key) => !FIELDS.has(key));
   if (unknown !== undefined) throw new OptionsError(`${where}: unknown field ${JSON.stringify(unknown)} (known: ${[...FIELDS].join(', ')})`);
   if (!isTokenName(value.name)) throw new OptionsError(`${where}: "name" must be 1 to 64 characters of A-Z, a-z, 0-9, _, . and -`);
-  if (!isRole(value.role)) throw new OptionsError(`${where}: "role" must be admin, write or read`);
+  if (!isAccessRole(value.role)) throw new OptionsError(`${where}: "role" must be admin, write or read`);
   if (!isSecretHash(value.hash)) throw new OptionsError(`${where}: "hash" must be "sha256:" and 64 lowercase hex digits (the hash, never the secret)`);
   const databases = parseDatabases(value.databases, value.role, where);
   const expiresMs = value.expires === undefined ? null : typeof value.expires === 'string' ? Date.parse(value.expires) : NaN;
@@ -63,7 +63,7 @@ function parseToken(item: unknown, where: string): FileToken {
   return { id: `file:${value.name}`, name: value.name, role: value.role, databases, hash: value.hash, expiresMs };
 }
 
-function parseDatabases(raw: unknown, role: Role, where: string): string[] {
+function parseDatabases(raw: unknown, role: AccessRole, where: string): string[] {
   if (raw === undefined && role === 'admin') return ['*'];
   if (!Array.isArray(raw) || raw.length === 0) throw new OptionsError(`${where}: "databases" must be a non-empty array of names or patterns such as "clase-*"`);
   return raw.map((entry) => {

@@ -2,7 +2,8 @@
  * The commands that route handlers send to the command bus. A command says
  * what a client asked for, still unvalidated where the bus must validate it.
  */
-import type { SqlParams, StatementResult, RowPage } from '../engine/protocol';
+import type { StatementResult, RowPage } from '../engine/protocol';
+import type { Batch, RefusedBatch, SqlSource } from '../engine/batch';
 import type { TableSchema } from '../engine/schema';
 import type { SessionInfo } from '../sessions/session-manager';
 import type { PilotFilter, StoredPilot } from '../pilots/pilot-store';
@@ -20,12 +21,6 @@ import type { CheckOutcome, ClassQuery, EvidenceReport, ExerciseView, OwnProgres
 /** GET /class: one database of the class, with the template it can be reset to. */
 export interface ClassDatabase extends DatabaseActivity {
   template?: string;
-}
-
-/** One piece of SQL from a request, with its parameters if any. */
-export interface SqlSource {
-  readonly sql: string;
-  readonly params?: SqlParams;
 }
 
 /** What POST /dbs/{db}/import received: a script's text, a CSV's text for one table, or an uploaded .sqlite file (a temporary file the route owns). */
@@ -50,7 +45,8 @@ export type Command =
   | { readonly type: 'list-tables'; readonly db: unknown }
   | { readonly type: 'show-schema'; readonly db: unknown; readonly table: string }
   | { readonly type: 'read-rows'; readonly db: unknown; readonly table: string; readonly limit: number; readonly offset: number; readonly after: string | null }
-  | { readonly type: 'exec'; readonly db: unknown; readonly sources: readonly SqlSource[]; readonly session?: string }
+  /** `sources` as sent (the journal keeps their text), `batch` parsed from them before dispatch, so that every middleware knows whether it writes. */
+  | { readonly type: 'exec'; readonly db: unknown; readonly sources: readonly SqlSource[]; readonly batch: Batch | RefusedBatch; readonly session?: string }
   | { readonly type: 'begin-session'; readonly db: unknown }
   | { readonly type: 'end-session'; readonly session: string; readonly commit: boolean }
   | { readonly type: 'import'; readonly db: unknown; readonly upload: ImportUpload; readonly onProgress?: (statements: number, of: number) => void }

@@ -8,7 +8,7 @@
 import type { Journal } from '../../journal/journal';
 import type { ChunkShipper } from '../../journal/writer';
 import type { ReplicationConfig } from '../options';
-import type { ReplicationStatus, ServerRole } from '../services/server-role';
+import type { ReplicationStatus, ServerRoleState } from '../services/server-role';
 import type { FenceMessage } from './chunk-message';
 import type { JournalStream } from './journal-stream';
 import { JetStreamUnavailableError } from './journal-shipper';
@@ -27,7 +27,7 @@ export interface PrimaryRoleOptions {
   readonly config: ReplicationConfig;
   readonly journal: Journal;
   readonly journalFile: string;
-  readonly role: ServerRole;
+  readonly role: ServerRoleState;
   readonly url: string;
   readonly log: (message: string) => void;
   /** Between attempts to reach JetStream at start. @default 1000 */

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { EngineError } from '../errors';
 import type { Journal } from '../../journal/journal';
 import type { Config, ReplicationConfig } from '../options';
-import type { ReplicationStatus, ServerRole } from '../services/server-role';
+import type { ReplicationStatus, ServerRoleState } from '../services/server-role';
 import { readJournal } from '../../journal/reader';
 import { encodeLine } from '../../journal/record';
 import { entriesOf, type FenceMessage } from './chunk-message';
@@ -33,7 +33,7 @@ export interface ReplicaRoleOptions {
   readonly replication: ReplicationConfig;
   readonly journal: Journal;
   readonly journalFile: string;
-  readonly role: ServerRole;
+  readonly role: ServerRoleState;
   readonly url: string;
   /** A database's file, by its name in the journal. */
   readonly fileOf: (db: string) => string;

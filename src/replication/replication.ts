@@ -11,7 +11,7 @@
 import type { Journal } from '../../journal/journal';
 import type { Config, ReplicationConfig } from '../options';
 import { EngineError } from '../errors';
-import type { ReplicationControl, ReplicationStatus, ServerRole } from '../services/server-role';
+import type { ReplicationControl, ReplicationStatus, ServerRoleState } from '../services/server-role';
 import { PrimaryRole } from './primary-role';
 import { ReplicaRole } from './replica-role';
 import { SnapshotUploader } from './snapshot-uploader';
@@ -22,7 +22,7 @@ export interface ReplicationDeps {
   readonly replication: ReplicationConfig;
   readonly journal: Journal;
   readonly journalFile: string;
-  readonly role: ServerRole;
+  readonly role: ServerRoleState;
   /** The journal seq the databases hold on a primary: every durable entry is applied before its write is answered. */
   readonly primaryAppliedSeq: () => number;
   /** A database's file, by its name in the journal. */

@@ -3,7 +3,7 @@
  * `{ statements: [{ sql, params? }, …] }`, each with an optional `db`.
  */
 import { EngineError } from '../errors';
-import type { SqlSource } from '../bus/commands';
+import type { SqlSource } from '../engine/batch';
 import type { SqlParams } from '../engine/protocol';
 
 function badRequest(detail: string): EngineError {

@@ -7,6 +7,7 @@ import type { StatementResult } from '../engine/protocol';
 import { RawJson } from '../json-text';
 import { callOf } from '../http/request-deadline';
 import { sendJson } from '../http/respond';
+import { parseOrRefuse } from '../engine/batch';
 import { readExecBody } from './exec-body';
 import { queryValue } from './query';
 
@@ -27,14 +28,18 @@ function withRawRows(result: StatementResult): Omit<StatementResult, 'rows'> & {
   return rowsJson === undefined ? rest : { ...rest, rows: new RawJson(rowsJson) };
 }
 
-export function execRoutes(router: Router, bus: CommandBus): void {
+/** `maxStatements`: -max-statements, the most one batch may hold. */
+export function execRoutes(router: Router, bus: CommandBus, maxStatements: number): void {
   router.post('/exec', async (ctx) => {
     const body = ctx.request.body as Record<string, unknown> | undefined;
     const sources = readExecBody(body);
     const session = sessionIdOf(ctx);
+    // Parsed once, here: the bus's middleware and the handler all read this one batch.
+    const batch = parseOrRefuse(sources, maxStatements);
     // Database-level SQL in single-DB mode is a 405; a 405 carries Allow (RFC 9110), and POST is all /exec has.
     ctx.set('Allow', 'POST');
-    const outcome = await bus.dispatch(session === undefined ? { type: 'exec', db: body?.db, sources } : { type: 'exec', db: body?.db, sources, session }, callOf(ctx));
+    const command = session === undefined ? { type: 'exec', db: body?.db, sources, batch } as const : { type: 'exec', db: body?.db, sources, batch, session } as const;
+    const outcome = await bus.dispatch(command, callOf(ctx));
     const results = outcome.results.map(withRawRows);
     if (outcome.session !== undefined) {
       sendJson(ctx, 200, { ok: true, db: outcome.db, results, session: outcome.session.session, expires_unix: outcome.session.expires_unix });

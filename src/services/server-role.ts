@@ -7,7 +7,8 @@
  */
 import { EngineError } from '../errors';
 
-export type Role = 'standalone' | 'primary' | 'replica' | 'fenced';
+/** What this server is: not to be confused with a token's AccessRole (read, write, admin). */
+export type ServerRole = 'standalone' | 'primary' | 'replica' | 'fenced';
 
 /** Where a replica stands against its primary. */
 export interface ReplicaLag {
@@ -20,7 +21,7 @@ export interface ReplicaLag {
 
 /** What /health, /metrics and X-Journal-Seq say about replication. */
 export interface ReplicationStatus {
-  readonly role: Role;
+  readonly role: ServerRole;
   readonly stream: string;
   readonly node: string;
   readonly epoch: number;
@@ -36,16 +37,17 @@ export function notPrimary(by: { node: string; epoch: number; url: string }): En
   return new EngineError('NOT_PRIMARY', { node: by.node, epoch: by.epoch, primary: by.url === '' ? 'the new primary' : by.url }, { details: { primary: by.url, epoch: by.epoch } });
 }
 
-export class ServerRole {
-  private current: Role;
+/** The role this server holds now, and where its primary is: replication moves it, writes ask it. */
+export class ServerRoleState {
+  private current: ServerRole;
   private primaryUrl = '';
   private fencedBy: { node: string; epoch: number } | null = null;
 
-  constructor(initial: Role) {
+  constructor(initial: ServerRole) {
     this.current = initial;
   }
 
-  get role(): Role {
+  get role(): ServerRole {
     return this.current;
   }
 

@@ -12,7 +12,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { EngineError } from '../errors';
 import { systemClock, type Clock } from '../clock';
-import { ADMIN_PRINCIPAL, type Principal, type Role } from '../access/principal';
+import { ADMIN_PRINCIPAL, type Principal, type AccessRole } from '../access/principal';
 import type { FileToken } from '../access/tokens-file';
 import { hashSecret, newSecret, newTokenId } from '../access/token-secret';
 import type { StoredToken, TokenStateFile } from './token-state';
@@ -21,7 +21,7 @@ import type { StoredToken, TokenStateFile } from './token-state';
 export interface TokenView {
   readonly id: string;
   readonly name: string;
-  readonly role: Role;
+  readonly role: AccessRole;
   readonly databases: readonly string[];
   readonly created: string | null;
   readonly expires: string | null;
@@ -32,7 +32,7 @@ export interface TokenView {
 /** A token to make. */
 export interface TokenSpec {
   readonly name: string;
-  readonly role: Role;
+  readonly role: AccessRole;
   readonly databases: readonly string[];
   readonly expiresMs: number | null;
 }

@@ -7,7 +7,7 @@
  */
 import { numberedNames } from '../database-names';
 import { EngineError } from '../errors';
-import { isRole, normalizePattern, type Role } from '../access/principal';
+import { isAccessRole, normalizePattern, type AccessRole } from '../access/principal';
 import { isTokenName } from '../access/tokens-file';
 import type { TokenSpec } from './token-registry';
 
@@ -45,8 +45,8 @@ export function readTokenRequest(body: unknown, nowMs: number): TokenRequest {
   return { isClass, specs, from: value.from };
 }
 
-function readRole(raw: unknown): Role {
-  if (!isRole(raw)) throw invalid('"role" must be admin, write or read');
+function readRole(raw: unknown): AccessRole {
+  if (!isAccessRole(raw)) throw invalid('"role" must be admin, write or read');
   return raw;
 }
 
@@ -55,7 +55,7 @@ function readName(raw: unknown): string {
   return raw;
 }
 
-function readDatabases(raw: unknown, role: Role): string[] {
+function readDatabases(raw: unknown, role: AccessRole): string[] {
   if (raw === undefined && role === 'admin') return ['*'];
   if (!Array.isArray(raw) || raw.length === 0) throw invalid('"databases" must be a non-empty array of database names or patterns such as "clase-*"');
   return raw.map((entry) => {

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SYSTEM_PREFIX } from '../database-names';
-import { isRole, type Role } from '../access/principal';
+import { isAccessRole, type AccessRole } from '../access/principal';
 import { isSecretHash } from '../access/token-secret';
 
 export const TOKENS_STATE_FILE = `${SYSTEM_PREFIX}_tokens.json`;
@@ -17,7 +17,7 @@ export const TOKENS_STATE_FILE = `${SYSTEM_PREFIX}_tokens.json`;
 export interface StoredToken {
   readonly id: string;
   readonly name: string;
-  readonly role: Role;
+  readonly role: AccessRole;
   readonly databases: readonly string[];
   readonly hash: string;
   /** ISO time. */
@@ -29,7 +29,7 @@ export interface StoredToken {
 function isStoredToken(value: unknown): value is StoredToken {
   const v = value as Record<string, unknown> | null;
   return (
-    typeof v === 'object' && v !== null && typeof v.id === 'string' && typeof v.name === 'string' && isRole(v.role) &&
+    typeof v === 'object' && v !== null && typeof v.id === 'string' && typeof v.name === 'string' && isAccessRole(v.role) &&
     Array.isArray(v.databases) && v.databases.every((d) => typeof d === 'string') && isSecretHash(v.hash) &&
     typeof v.created === 'string' && (v.expires === null || typeof v.expires === 'string')
   );

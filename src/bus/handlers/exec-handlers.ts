@@ -7,16 +7,15 @@ import { EngineError } from '../../errors';
 import type { ClassifiedStatement } from '../../engine/dialect/statement';
 import type { CallContext, StatementResult } from '../../engine/protocol';
 import { stampOf, type Principal } from '../../access/principal';
-import { batchAccess, visibleDatabases } from '../access';
+import { visibleDatabases } from '../access';
 import type { BatchRunner } from '../../services/batch-runner';
 import { normalizeDatabaseName } from '../../database-names';
 import type { DatabaseDirectory } from '../../services/database-directory';
 import type { DatabaseLifecycle } from '../../services/database-lifecycle';
 import type { SessionManager } from '../../sessions/session-manager';
 import type { WritePath } from '../../services/write-path';
-import type { ServerRole } from '../../services/server-role';
 import { errorFields, sqlOf } from '../../../journal/journal';
-import { parseBatch, toExecStatement, type Batch, type ParsedStatement } from '../batch';
+import { isRefused, toExecStatement, type ParsedStatement } from '../../engine/batch';
 import type { CommandOf } from '../commands';
 import type { Handlers } from '../command-bus';
 
@@ -26,18 +25,22 @@ export interface ExecHandlerDeps {
   readonly batches: BatchRunner;
   readonly sessions: SessionManager;
   readonly writePath: WritePath;
-  readonly maxStatements: number;
-  /** Whether this server may write: a replica runs only batches that read. */
-  readonly role: ServerRole;
 }
 
+/**
+ * Runs the batch the route parsed. By now the bus's middleware has checked
+ * it against the token (batchAccess) and, on a replica, refused it if it
+ * writes (the command rules).
+ */
 export function execHandlers(deps: ExecHandlerDeps): Pick<Handlers, 'exec'> {
   const { directory, batches, sessions } = deps;
   return {
     exec: async (command, call) => {
-      const batch = await parseOrJournal(deps, command, call);
-      batchAccess(call.principal, batch);
-      if (!batch.readonly) deps.role.assertWritable('a batch that writes');
+      const batch = command.batch;
+      if (isRefused(batch)) {
+        await journalRefused(deps, command, call, batch.refused);
+        throw batch.refused;
+      }
       const statements = batch.statements.map(toExecStatement);
       const options = { jsonRows: true, sources: command.sources, call };
       if (command.session !== undefined) {
@@ -58,17 +61,10 @@ export function execHandlers(deps: ExecHandlerDeps): Pick<Handlers, 'exec'> {
  * failed batch too: it is journaled, so that alerts keyed on its class fire.
  * It ran nowhere, so it names no session and replay skips it.
  */
-async function parseOrJournal({ directory, writePath, maxStatements }: ExecHandlerDeps, command: CommandOf<'exec'>, call: CallContext): Promise<Batch> {
-  try {
-    return parseBatch(command.sources, maxStatements);
-  } catch (error) {
-    if (error instanceof EngineError) {
-      const statements = command.sources.map(({ sql, params }) => (params === undefined ? { sql } : { sql, params }));
-      const db = typeof command.db === 'string' ? tryNormalize(command.db) : directory.single ? directory.list()[0] ?? null : null;
-      await writePath.note('write', { db, session: null, kind: 'exec', sql: sqlOf(statements), statements, ok: false, ms: 0, ...errorFields(error), ...stampOf(call.principal) });
-    }
-    throw error;
-  }
+async function journalRefused({ directory, writePath }: ExecHandlerDeps, command: CommandOf<'exec'>, call: CallContext, error: EngineError): Promise<void> {
+  const statements = command.sources.map(({ sql, params }) => (params === undefined ? { sql } : { sql, params }));
+  const db = typeof command.db === 'string' ? tryNormalize(command.db) : directory.single ? directory.list()[0] ?? null : null;
+  await writePath.note('write', { db, session: null, kind: 'exec', sql: sqlOf(statements), statements, ok: false, ms: 0, ...errorFields(error), ...stampOf(call.principal) });
 }
 
 function tryNormalize(db: string): string | null {

@@ -1,13 +1,20 @@
 /**
  * Turns the SQL of a request into a checked batch: split into statements,
- * each classified, the batch's level decided, the limits applied.
+ * each classified, the batch's level decided, the limits applied. Below the
+ * bus, so that /exec parses a batch once, before it is dispatched, and the
+ * exercise checker parses answers with the same rules.
  */
 import { EngineError } from '../errors';
-import { classifyStatement } from '../engine/dialect/classify';
-import { splitStatements } from '../engine/dialect/split';
-import type { ClassifiedStatement } from '../engine/dialect/statement';
-import type { ExecStatement, SqlParams } from '../engine/protocol';
-import type { SqlSource } from './commands';
+import { classifyStatement } from './dialect/classify';
+import { splitStatements } from './dialect/split';
+import type { ClassifiedStatement } from './dialect/statement';
+import type { ExecStatement, SqlParams } from './protocol';
+
+/** One piece of SQL from a request, with its parameters if any. */
+export interface SqlSource {
+  readonly sql: string;
+  readonly params?: SqlParams;
+}
 
 export interface ParsedStatement {
   readonly statement: ClassifiedStatement;
@@ -51,6 +58,30 @@ export function parseBatch(sources: readonly SqlSource[], maxStatements: number)
   if (levels.size > 1) throw new EngineError('MIXED_BATCH');
   const readonly = statements.every(({ statement }) => statement.readonly);
   return { level: levels.has('database') ? 'database' : 'table', readonly, statements };
+}
+
+/**
+ * SQL that could not be parsed into a batch (a syntax error, a forbidden
+ * statement, too many statements). It travels to the handler with its
+ * command instead of being thrown at once, so that the token is checked
+ * first and the failure is journaled like any failed batch.
+ */
+export interface RefusedBatch {
+  readonly refused: EngineError;
+}
+
+/** parseBatch, with the refusal of SQL that cannot run kept as a value. */
+export function parseOrRefuse(sources: readonly SqlSource[], maxStatements: number): Batch | RefusedBatch {
+  try {
+    return parseBatch(sources, maxStatements);
+  } catch (error) {
+    if (error instanceof EngineError) return { refused: error };
+    throw error;
+  }
+}
+
+export function isRefused(batch: Batch | RefusedBatch): batch is RefusedBatch {
+  return 'refused' in batch;
 }
 
 /** A parsed statement as the engine takes it: its text, kind, parameters and savepoint name. */
