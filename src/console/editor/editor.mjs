@@ -1,3 +1,4 @@
+// @ts-check
 // The console's SQL editor: CodeMirror 6 with the SQLite dialect, bundled by
 // scripts/build-console.mjs into dist/console/editor.js so that the page
 // loads it from its own origin (no network, no bare module names at run time).
@@ -10,8 +11,13 @@ import { Decoration, EditorView, WidgetType, keymap } from '@codemirror/view';
 import { indentWithTab } from '@codemirror/commands';
 import { SQLite, sql } from '@codemirror/lang-sql';
 
-/** Sets the failing statement's range ({ start, end }) or clears it (null). */
-const setFailed = StateEffect.define();
+/**
+ * The failing statement's place in the text.
+ * @typedef {{ start: number, end: number }} Range
+ */
+
+/** Sets the failing statement's range or clears it (null). */
+const setFailed = /** @type {import('@codemirror/state').StateEffectType<Range | null>} */ (StateEffect.define());
 
 /** A visible word before the failing statement, so the mark is not colour alone. */
 class FailedFlag extends WidgetType {
@@ -33,6 +39,7 @@ class FailedFlag extends WidgetType {
  * clears it: the mark belongs to the text that was run.
  */
 function failedDecorations(doc, start, end) {
+  /** @type {RangeSetBuilder<Decoration>} */
   const builder = new RangeSetBuilder();
   builder.add(start, start, Decoration.widget({ widget: new FailedFlag(), side: -1 }));
   let first = true;
@@ -48,6 +55,7 @@ function failedDecorations(doc, start, end) {
   return builder.finish();
 }
 
+/** @type {StateField<import('@codemirror/view').DecorationSet>} */
 const failedField = StateField.define({
   create: () => Decoration.none,
   update(value, tr) {
@@ -103,8 +111,11 @@ function columnsSource(getSchema) {
  * Creates the editor in `parent`. `contentAttributes` go on the editable
  * element (its id, its accessible name); `onRun` is Ctrl/Cmd+Enter; `onChange`
  * receives the new text.
+ * @param {{ parent: Element, doc?: string, nonce?: string, contentAttributes?: Record<string, string>,
+ *   onRun?: () => void, onChange?: (text: string) => void }} options
  */
 export function createSqlEditor({ parent, doc = '', nonce = '', contentAttributes = {}, onRun = () => {}, onChange = () => {} }) {
+  /** @type {Record<string, string[]>} */
   let schema = {};
   const language = new Compartment();
   const languageFor = () => [
@@ -137,9 +148,13 @@ export function createSqlEditor({ parent, doc = '', nonce = '', contentAttribute
     setText(text) {
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, selection: { anchor: text.length } });
     },
-    /** Marks [start, end) as the failing statement; no arguments clears it. */
+    /**
+     * Marks [start, end) as the failing statement; no arguments clears it.
+     * @param {number} [start]
+     * @param {number} [end]
+     */
     markRange(start, end) {
-      view.dispatch({ effects: setFailed.of(start === undefined ? null : { start, end }) });
+      view.dispatch({ effects: setFailed.of(start === undefined ? null : { start, end: /** @type {number} */ (end) }) });
     },
     /** Table name → column names, for completion. */
     setSchema(next) {

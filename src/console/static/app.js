@@ -1,3 +1,4 @@
+// @ts-check
 // The console's entry point: the views chosen by the URL's hash (#data, #sql,
 // #history, #pilots, #teacher, #exercises, #lesson), loaded when shown.
 
@@ -14,15 +15,17 @@ import { loadDatabases, notifyError } from './state.js';
 
 const VIEWS = ['data', 'sql', 'history', 'pilots', 'teacher', 'exercises', 'lesson'];
 
+/** @returns {string | undefined} */
 function currentView() {
   const name = location.hash.replace(/^#/, '');
   return VIEWS.includes(name) ? name : undefined;
 }
 
+/** @param {string | undefined} name */
 async function show(name) {
   clear($('notice'));
   for (const view of VIEWS) $(`view-${view}`).hidden = view !== name;
-  for (const link of document.querySelectorAll('[data-nav]')) {
+  for (const link of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-nav]'))) {
     if (link.dataset.nav === name) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // Horizontal stacked bar charts in inline SVG, drawn at the width of their
 // container so that the text stays at the page's size on a projector and on a
 // phone. Each chart has a legend, a tooltip per segment (<title>) and its data

@@ -1,3 +1,4 @@
+// @ts-check
 // Who works in each database of the class: a class of tokens (POST /tokens
 // with a prefix) binds each student's token to the database of its own name,
 // so the Class view can list students by name and open a student's history

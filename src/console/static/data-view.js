@@ -1,21 +1,28 @@
+// @ts-check
 // The Data view: databases (list, create), the tables of the current database
 // with their schema (columns, types, keys, references, indexes), and rows page
 // by page.
 
 import { api, ApiError, codeLabel, messageText, query } from './api.js';
-import { $, clear, dataTable, h } from './dom.js';
+import { $, clear, dataTable, field, h } from './dom.js';
 import { resultTable } from './result-table.js';
 import { rowsStatements } from './rows-sql.js';
 import { loadDatabases, notify, notifyError, onChange, openInEditor, setDb, setSession, state } from './state.js';
 
 /** The rows shown: the table, the page, its sort ({ column, desc }) and a key it is filtered at ({ column, value }). */
+/**
+ * The rows panel: which table, which page, and how it is sorted, narrowed to a key and filtered.
+ * @type {{ table: string, offset: number, total: number, sort: { column: string, desc: boolean } | null,
+ *   where: { column: string, value: unknown } | null, filter: string }}
+ */
 const rowsView = { table: '', offset: 0, total: 0, sort: null, where: null, filter: '' };
 /** The schema records of the current database's tables, by name: column types and references. */
+/** @type {Map<string, any>} */
 let schemas = new Map();
 
 function renderDatabases() {
   const list = $('db-list');
-  const select = $('db-select');
+  const select = field('db-select');
   const single = state.mode === 'single-db';
   $('db-mode').textContent = single ? 'Single-database mode: this server serves one file.' : state.dbs.length === 0 ? 'No database yet: create one below.' : '';
   $('db-create').hidden = single;
@@ -85,7 +92,7 @@ async function readTables() {
     if (rowsView.table !== '' && !tables.some((table) => table.name === rowsView.table)) hideRows();
     else if (rowsView.table !== '') await showRows(rowsView.table, rowsView.offset, false);
   } catch (error) {
-    clear(container, h('p', { class: 'field-error' }, codeLabel(error.code), ' ', messageText(error)));
+    clear(container, h('p', { class: 'field-error' }, codeLabel(/** @type {ApiError} */ (error).code), ' ', messageText(error)));
   }
 }
 
@@ -95,7 +102,7 @@ function hideRows() {
 }
 
 function limit() {
-  return Number($('rows-limit').value);
+  return Number(field('rows-limit').value);
 }
 
 /** The open transaction session, when it is on the database shown: the Data view then reads through it. */
@@ -176,9 +183,9 @@ function renderWhere(table) {
 
 /** The control of the rows table that has the focus (the filter, or a header by its column), to give it back after a re-query. */
 function focusedControl() {
-  const active = document.activeElement;
+  const active = /** @type {HTMLElement | null} */ (document.activeElement);
   if (!active || !$('rows').contains(active)) return null;
-  if (active.classList.contains('rt-filter')) return { filter: true, caret: active.selectionStart };
+  if (active.classList.contains('rt-filter')) return { filter: true, caret: /** @type {HTMLInputElement} */ (active).selectionStart };
   const th = active.closest('th');
   return th ? { column: th.cellIndex } : null;
 }
@@ -186,7 +193,7 @@ function focusedControl() {
 function restoreFocus(focused) {
   if (!focused) return;
   if (focused.filter) {
-    const input = $('rows').querySelector('.rt-filter');
+    const input = /** @type {HTMLInputElement} */ ($('rows').querySelector('.rt-filter'));
     input.focus();
     input.setSelectionRange(focused.caret, focused.caret);
   } else {
@@ -212,10 +219,12 @@ async function showRows(table, offset, focus) {
     const holding = rowsView.filter === '' ? '' : ` holding “${rowsView.filter}”`;
     $('rows-status').textContent = page.total === 0 ? `No rows${holding}` : `Rows ${first}–${last} of ${page.total}${holding}`;
     const pager = $('rows-pager');
-    pager.querySelector('[data-page="first"]').disabled = page.offset === 0;
-    pager.querySelector('[data-page="prev"]').disabled = page.offset === 0;
-    pager.querySelector('[data-page="next"]').disabled = last >= page.total;
-    pager.querySelector('[data-page="last"]').disabled = last >= page.total;
+    /** @param {string} name */
+    const pagerButton = (name) => /** @type {HTMLButtonElement} */ (pager.querySelector(`[data-page="${name}"]`));
+    pagerButton('first').disabled = page.offset === 0;
+    pagerButton('prev').disabled = page.offset === 0;
+    pagerButton('next').disabled = last >= page.total;
+    pagerButton('last').disabled = last >= page.total;
     const focused = focusedControl();
     clear($('rows'), rowsTable(table, page));
     restoreFocus(focused);
@@ -227,7 +236,7 @@ async function showRows(table, offset, focus) {
 
 async function createDatabase(event) {
   event.preventDefault();
-  const input = $('db-name');
+  const input = field('db-name');
   const error = $('db-name-error');
   const name = input.value.trim();
   input.removeAttribute('aria-invalid');
@@ -253,10 +262,10 @@ async function createDatabase(event) {
 
 export function initDataView() {
   $('db-create').addEventListener('submit', createDatabase);
-  $('db-select').addEventListener('change', (event) => setDb(event.target.value));
+  $('db-select').addEventListener('change', (event) => setDb(/** @type {HTMLSelectElement} */ (event.target).value));
   $('rows-limit').addEventListener('change', () => rowsView.table && showRows(rowsView.table, 0, false));
   $('rows-pager').addEventListener('click', (event) => {
-    const page = event.target.closest('button')?.dataset.page;
+    const page = /** @type {Element} */ (event.target).closest('button')?.dataset.page;
     if (!page || rowsView.table === '') return;
     const size = limit();
     const lastOffset = Math.max(0, Math.floor((rowsView.total - 1) / size) * size);

@@ -1,3 +1,4 @@
+// @ts-check
 // Query history, per database, kept in this browser (localStorage): newest
 // first, a statement run again moves to the top, at most HISTORY_LIMIT a
 // database, so a whole term of lessons cannot fill the browser's storage.

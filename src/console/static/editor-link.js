@@ -1,3 +1,4 @@
+// @ts-check
 // Links that reopen a query: `/?db=<database>&sql=<statements>#sql`. Opening
 // one selects the database and fills the editor; it never runs anything, so a
 // link passed around a class cannot change data by being clicked.

@@ -1,3 +1,4 @@
+// @ts-check
 // What a constraint error is about, for the error box: the table and columns
 // the server names (NOT NULL, UNIQUE, PRIMARY KEY, a foreign key and the
 // parent it refers to, a CHECK's name), as a short list a learner can read.

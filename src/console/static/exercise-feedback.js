@@ -1,3 +1,4 @@
+// @ts-check
 // What a check answered, in words a learner can read: correct or not, the
 // columns missing or not asked for, how many rows were expected and came
 // back, the first missing and the first extra row (when the exercise shows

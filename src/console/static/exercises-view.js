@@ -1,3 +1,4 @@
+// @ts-check
 // The Exercises view, a student's: the tasks of a lesson (a set) in order,
 // the chosen task's prompt (Markdown, drawn safely by markdown.js), an editor
 // that completes the tables of the exercise's template, a Check button
@@ -8,7 +9,7 @@
 // token shows the same ones. Only the drafts of SQL stay in this tab.
 
 import { api, ApiError, query } from './api.js';
-import { $, clear, h } from './dom.js';
+import { $, clear, field, h } from './dom.js';
 import { markdownNodes } from './markdown.js';
 import { showFeedback } from './exercise-feedback.js';
 import { statementSpans } from './statement-spans.js';
@@ -109,7 +110,7 @@ async function check() {
     return;
   }
   checking = true;
-  $('exercise-check').disabled = true;
+  field('exercise-check').disabled = true;
   const exercise = current;
   try {
     const answer = await api('POST', `/exercises/${encodeURIComponent(exercise.id)}/check`, { body: { sql } });
@@ -128,7 +129,7 @@ async function check() {
     showFeedback({ correct: false, error: { code: error.code, message: error.message } }, statements);
   } finally {
     checking = false;
-    $('exercise-check').disabled = false;
+    field('exercise-check').disabled = false;
   }
 }
 
@@ -166,10 +167,10 @@ export function initExercisesView() {
     onChange: (text) => { if (current !== null) saveDraft(current.id, text); },
   });
   // The browser tests set the text through this handle, as for the SQL view's editor.
-  parent.sqlEditor = editor;
+  /** @type {HTMLElement & { sqlEditor?: unknown }} */ (parent).sqlEditor = editor;
   $('exercise-check').addEventListener('click', () => check().catch(notifyError));
   $('exercise-set').addEventListener('change', (event) => {
-    sessionStorage.setItem(SET_KEY, event.currentTarget.value);
+    sessionStorage.setItem(SET_KEY, /** @type {HTMLSelectElement} */ (event.currentTarget).value);
     current = null;
     loadExercises().catch(notifyError);
   });

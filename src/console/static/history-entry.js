@@ -1,3 +1,4 @@
+// @ts-check
 // One entry of a database's history (GET /dbs/{db}/history) as a timeline
 // item: when, who, what (the SQL as sent), and how it ended — a failure says
 // "Failed" with its code and message in words, not by colour alone — plus the

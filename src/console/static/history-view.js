@@ -1,3 +1,4 @@
+// @ts-check
 // The History view: the chosen database's history
 // from the server (GET /dbs/{db}/history), newest first, filtered to failed
 // entries and/or one person, page by page with the server's `next` cursor;
@@ -5,7 +6,7 @@
 // undone (restore-flow.js).
 
 import { api, query } from './api.js';
-import { $, clear, h } from './dom.js';
+import { $, clear, field, input } from './dom.js';
 import { historyItem } from './history-entry.js';
 import { restoreWithPreview } from './restore-flow.js';
 import { notify, notifyError, onChange, setDb, state } from './state.js';
@@ -13,6 +14,7 @@ import { notify, notifyError, onChange, setDb, state } from './state.js';
 const PAGE = 50;
 
 /** The page shown: `before` is the cursor it was asked with (null: the newest), `earlier` the cursors of the pages before it. */
+/** @type {{ before: number | null, earlier: Array<number | null>, next: number | null }} */
 const paging = { before: null, earlier: [], next: null };
 let loads = 0;
 
@@ -21,7 +23,7 @@ function bareName(db) {
 }
 
 function filters() {
-  return { failed: $('history-failed').checked, token: $('history-token').value.trim() };
+  return { failed: input('history-failed').checked, token: field('history-token').value.trim() };
 }
 
 function historyPath(db) {
@@ -39,8 +41,8 @@ function statusText(entries) {
 }
 
 function renderPager() {
-  $('history-newer').disabled = paging.before === null;
-  $('history-older').disabled = paging.next === null;
+  field('history-newer').disabled = paging.before === null;
+  field('history-older').disabled = paging.next === null;
 }
 
 /** Loads the page at `paging.before` for the chosen database. */
@@ -80,10 +82,10 @@ async function restore(to, entry) {
     const undone = done.undone?.count ?? 0;
     notify(`${bareName(db)} restored to the state after #${done.restored?.seq ?? to}: ${undone} statement${undone === 1 ? '' : 's'} undone; the restore is entry #${done.seq}, at the top (filters cleared to show it).`);
     // The restore is written under the token that asked for it: the timeline shows it whatever the filters were.
-    $('history-failed').checked = false;
-    $('history-token').value = '';
+    input('history-failed').checked = false;
+    field('history-token').value = '';
     await reload({ newest: true });
-    $('history-list').querySelector('li button')?.focus();
+    /** @type {HTMLButtonElement | null} */ ($('history-list').querySelector('li button'))?.focus();
   } catch (error) {
     notifyError(error);
   }
@@ -91,8 +93,8 @@ async function restore(to, entry) {
 
 /** Opens the History view of `db`, filtered to `token` (the Class view's student rows). */
 export function openHistory({ db, token = '' }) {
-  $('history-token').value = token;
-  $('history-failed').checked = false;
+  field('history-token').value = token;
+  input('history-failed').checked = false;
   paging.before = null;
   paging.earlier = [];
   setDb(db);

@@ -1,3 +1,4 @@
+// @ts-check
 // The Lesson view, a teacher's (admin token): write an exercise (every field
 // of POST/PUT /exercises), try its solution on the template before saving
 // (inside a transaction that is always rolled back, so the template never
@@ -8,7 +9,7 @@
 // level for the pilot record.
 
 import { api, ApiError, codeLabel, messageText, query, storedToken } from './api.js';
-import { $, clear, dataTable, h } from './dom.js';
+import { $, clear, dataTable, field, h, input } from './dom.js';
 import { markdownNodes } from './markdown.js';
 import { notify, notifyError } from './state.js';
 import { byName } from './class-students.js';
@@ -41,41 +42,41 @@ function formError(error) {
 }
 
 function definition() {
-  const tolerance = $('ex-tolerance').value.trim();
-  const position = $('ex-position').value.trim();
-  const check = $('ex-check').value.trim();
+  const tolerance = field('ex-tolerance').value.trim();
+  const position = field('ex-position').value.trim();
+  const check = field('ex-check').value.trim();
   return {
-    id: $('ex-id').value.trim(),
-    set: $('ex-set').value.trim(),
+    id: field('ex-id').value.trim(),
+    set: field('ex-set').value.trim(),
     ...(position === '' ? {} : { position: Number(position) }),
-    title: $('ex-title').value,
-    prompt: $('ex-prompt').value,
-    template: $('ex-template').value,
-    solution: $('ex-solution').value,
-    order: $('ex-order').value,
-    columns: $('ex-columns').value,
+    title: field('ex-title').value,
+    prompt: field('ex-prompt').value,
+    template: field('ex-template').value,
+    solution: field('ex-solution').value,
+    order: field('ex-order').value,
+    columns: field('ex-columns').value,
     ...(tolerance === '' ? {} : { tolerance: Number(tolerance) }),
     check: check === '' ? null : check,
-    showRows: $('ex-show-rows').checked,
+    showRows: input('ex-show-rows').checked,
   };
 }
 
 function fill(exercise) {
   editing = exercise?.id ?? null;
-  $('ex-id').value = exercise?.id ?? '';
-  $('ex-id').readOnly = editing !== null;
-  $('ex-set').value = exercise?.set ?? lessonSet;
-  $('ex-position').value = exercise?.position ?? '';
-  $('ex-title').value = exercise?.title ?? '';
-  $('ex-prompt').value = exercise?.prompt ?? '';
+  field('ex-id').value = exercise?.id ?? '';
+  input('ex-id').readOnly = editing !== null;
+  field('ex-set').value = exercise?.set ?? lessonSet;
+  field('ex-position').value = exercise?.position ?? '';
+  field('ex-title').value = exercise?.title ?? '';
+  field('ex-prompt').value = exercise?.prompt ?? '';
   if (exercise) ensureTemplateOption(exercise.template);
-  $('ex-template').value = exercise?.template ?? $('ex-template').value;
-  $('ex-solution').value = exercise?.solution ?? '';
-  $('ex-check').value = exercise?.check ?? '';
-  $('ex-order').value = exercise?.order ?? 'any';
-  $('ex-columns').value = exercise?.columns ?? 'position';
-  $('ex-tolerance').value = exercise?.tolerance ?? '';
-  $('ex-show-rows').checked = exercise?.showRows ?? false;
+  field('ex-template').value = exercise?.template ?? field('ex-template').value;
+  field('ex-solution').value = exercise?.solution ?? '';
+  field('ex-check').value = exercise?.check ?? '';
+  field('ex-order').value = exercise?.order ?? 'any';
+  field('ex-columns').value = exercise?.columns ?? 'position';
+  field('ex-tolerance').value = exercise?.tolerance ?? '';
+  input('ex-show-rows').checked = exercise?.showRows ?? false;
   $('exercise-form-h').textContent = editing === null ? 'Write an exercise' : `Edit ${editing}`;
   $('ex-delete').hidden = editing === null;
   clear($('ex-try-result'));
@@ -83,16 +84,16 @@ function fill(exercise) {
 }
 
 function ensureTemplateOption(name) {
-  const select = $('ex-template');
+  const select = /** @type {HTMLSelectElement} */ ($('ex-template'));
   if (![...select.options].some((option) => option.value === name)) select.append(h('option', { value: name }, name));
 }
 
 async function loadTemplates() {
   const list = await api('GET', '/dbs');
-  const chosen = $('ex-template').value;
+  const chosen = field('ex-template').value;
   clear($('ex-template'), (list.dbs ?? []).map((db) => h('option', { value: db }, db)));
   if (chosen !== '') ensureTemplateOption(chosen);
-  if (chosen !== '') $('ex-template').value = chosen;
+  if (chosen !== '') field('ex-template').value = chosen;
 }
 
 function resultOf(result) {
@@ -116,7 +117,7 @@ async function trySolution() {
     clear(out, h('p', { class: 'muted' }, 'Choose a template and write the solution first.'));
     return;
   }
-  $('ex-try').disabled = true;
+  field('ex-try').disabled = true;
   let session;
   try {
     session = (await api('POST', '/tx/begin', { body: { db: template } })).session;
@@ -133,7 +134,7 @@ async function trySolution() {
       typeof error.body.statement === 'number' ? h('p', null, `Failed at statement ${error.body.statement + 1}.`) : null));
   } finally {
     if (session) await api('POST', `/tx/rollback${query({ session })}`).catch(() => {});
-    $('ex-try').disabled = false;
+    field('ex-try').disabled = false;
   }
 }
 
@@ -242,7 +243,7 @@ function feedState(state) {
 }
 
 function csvLink() {
-  const link = $('progress-csv');
+  const link = /** @type {HTMLAnchorElement} */ ($('progress-csv'));
   link.href = `/exercises/progress${query({ set: lessonSet, format: 'csv' })}`;
   link.setAttribute('download', `progress${lessonSet === '' ? '' : `-${lessonSet}`}.csv`);
   link.hidden = lessonSet === '';
@@ -273,7 +274,7 @@ async function downloadCsv(event) {
 async function loadEvidence(event) {
   event?.preventDefault();
   if (lessonSet === '') return;
-  const thresholds = Object.fromEntries(['en_desarrollo', 'logrado', 'profundizado'].map((name) => [name, $(`ev-${name}`).value.trim()]));
+  const thresholds = Object.fromEntries(['en_desarrollo', 'logrado', 'profundizado'].map((name) => [name, field(`ev-${name}`).value.trim()]));
   try {
     evidence = await api('GET', `/exercises/evidence${query({ set: lessonSet, ...thresholds })}`);
   } catch (error) {
@@ -292,7 +293,7 @@ async function loadEvidence(event) {
 /** The counts go to the Pilots view's evidence fields; the teacher completes and records the pilot there. */
 function toPilotForm() {
   if (evidence === null) return;
-  for (const [key, , field] of LEVELS) $(field).value = String(evidence.aggregate_evidence[key]);
+  for (const [key, , id] of LEVELS) field(id).value = String(evidence.aggregate_evidence[key]);
   location.hash = '#pilots';
 }
 
@@ -305,7 +306,7 @@ export async function loadLesson() {
   if (!sets.includes(lessonSet)) lessonSet = sets[0] ?? '';
   clear($('lesson-set'), sets.length === 0 ? h('option', { value: '' }, '(no lessons yet)') : sets.map((set) => h('option', { value: set, selected: set === lessonSet ? true : undefined }, set)));
   renderExercises(all.filter((exercise) => exercise.set === lessonSet));
-  if (editing === null && $('ex-set').value === '') $('ex-set').value = lessonSet;
+  if (editing === null && field('ex-set').value === '') field('ex-set').value = lessonSet;
   csvLink();
   await Promise.all([loadTemplates(), loadProgress(), loadEvidence()]);
   stopFeed ??= followAttempts(scheduleProgress, feedState);
@@ -341,9 +342,9 @@ export function initLessonView() {
   $('ex-try').addEventListener('click', () => trySolution().catch(notifyError));
   $('ex-new').addEventListener('click', () => fill(null));
   $('ex-delete').addEventListener('click', () => editing !== null && remove(editing));
-  $('ex-preview-button').addEventListener('click', () => clear($('ex-preview'), markdownNodes($('ex-prompt').value)));
+  $('ex-preview-button').addEventListener('click', () => clear($('ex-preview'), markdownNodes(field('ex-prompt').value)));
   $('lesson-set').addEventListener('change', (event) => {
-    lessonSet = event.currentTarget.value;
+    lessonSet = /** @type {HTMLSelectElement} */ (event.currentTarget).value;
     sessionStorage.setItem(SET_KEY, lessonSet);
     loadLesson().catch(notifyError);
   });

@@ -1,3 +1,4 @@
+// @ts-check
 // A teacher's prompt, written in Markdown, drawn as DOM nodes: paragraphs,
 // **strong**, *emphasis*, `code`, fenced code blocks and lists. Only these
 // are understood; everything else (raw HTML included) stays literal text,

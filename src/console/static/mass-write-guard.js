@@ -1,3 +1,4 @@
+// @ts-check
 // Before the SQL view sends an UPDATE or DELETE without WHERE (one is enough,
 // anywhere in a batch), the console asks, naming the table and how many rows
 // it holds now: a learner's `DELETE FROM Track` meant for one row is the

@@ -1,10 +1,11 @@
+// @ts-check
 // The Pilots view: a form for a classroom pilot record, checked in the browser
 // against the schema the server publishes (GET /pilots/schema) and showing the
 // server's own refusals by field; the list of records (GET /pilots); and two
 // charts: evidence by school level (GET /pilots/summary) and decisions per date.
 
 import { api, ApiError, codeLabel, messageText, query } from './api.js';
-import { $, clear, dataTable, h } from './dom.js';
+import { $, clear, dataTable, field, h } from './dom.js';
 import { redrawOnResize, stackedBars } from './charts.js';
 import { notify, notifyError } from './state.js';
 import { validate } from './validate.js';
@@ -30,14 +31,18 @@ let allPilots = [];
 
 /* ---------- the form ---------- */
 
+/** @typedef {HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement} Control */
+
+/** @returns {HTMLFormElement} */
 function form() {
-  return $('pilot-form');
+  return /** @type {HTMLFormElement} */ ($('pilot-form'));
 }
 
 /** The record the form describes: empty inputs are left out, so the schema reports them as required. */
 function readForm() {
+  /** @type {Record<string, any>} */
   const record = {};
-  for (const input of form().querySelectorAll('input[name], select[name], textarea[name]')) {
+  for (const input of /** @type {NodeListOf<Control>} */ (form().querySelectorAll('input[name], select[name], textarea[name]'))) {
     const raw = input.value.trim();
     const kind = input.dataset.kind;
     let value;
@@ -58,7 +63,7 @@ function readForm() {
 function fieldFor(path) {
   // The nearest field for a path: /scope/class_codes/0 is shown at /scope/class_codes.
   for (let p = path; p !== '' && p !== '/'; p = p.slice(0, p.lastIndexOf('/'))) {
-    const field = form().querySelector(`.field[data-path="${CSS.escape(p)}"]`);
+    const field = /** @type {HTMLElement | null} */ (form().querySelector(`.field[data-path="${CSS.escape(p)}"]`));
     if (field) return field;
   }
   return null;
@@ -66,7 +71,7 @@ function fieldFor(path) {
 
 function clearErrors() {
   for (const field of form().querySelectorAll('.field')) {
-    field.querySelector(':scope > .field-error').textContent = '';
+    /** @type {HTMLElement} */ (field.querySelector(':scope > .field-error')).textContent = '';
     for (const control of field.querySelectorAll(':scope > input, :scope > select, :scope > textarea')) control.removeAttribute('aria-invalid');
   }
   clear($('pilot-form-errors'));
@@ -86,6 +91,7 @@ function describeBy(control, errorId) {
 function showViolations(violations, heading) {
   clearErrors();
   const loose = [];
+  /** @type {Control | null} */
   let first = null;
   for (const violation of violations) {
     const field = fieldFor(violation.path);
@@ -93,16 +99,16 @@ function showViolations(violations, heading) {
       loose.push(violation);
       continue;
     }
-    const error = field.querySelector(':scope > .field-error');
+    const error = /** @type {HTMLElement} */ (field.querySelector(':scope > .field-error'));
     error.textContent = error.textContent === '' ? violation.message.replace(/^./, (c) => c.toUpperCase()) : `${error.textContent}; ${violation.message}`;
-    const control = field.querySelector(':scope > input, :scope > select, :scope > textarea');
+    const control = /** @type {Control | null} */ (field.querySelector(':scope > input, :scope > select, :scope > textarea'));
     // A group's violation (/scope is required) is marked on its empty controls, so that the focused one is marked too.
-    const marked = control ? [control] : [...field.querySelectorAll('input, select, textarea')].filter((input) => input.value.trim() === '');
+    const marked = control ? [control] : [.../** @type {NodeListOf<Control>} */ (field.querySelectorAll('input, select, textarea'))].filter((input) => input.value.trim() === '');
     for (const each of marked) {
       each.setAttribute('aria-invalid', 'true');
       describeBy(each, error.id);
     }
-    const target = marked[0] ?? field.querySelector('input, select, textarea');
+    const target = marked[0] ?? /** @type {Control | null} */ (field.querySelector('input, select, textarea'));
     // Violations come in the schema's order (its required names before the values' checks): the first to show is the first on the page.
     if (target && (first === null || first.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_PRECEDING)) first = target;
   }
@@ -141,7 +147,7 @@ async function submit(event) {
     const created = await api('POST', '/pilots', { body: record });
     clearErrors();
     form().reset();
-    $('p-date').value = new Date().toISOString().slice(0, 10);
+    field('p-date').value = new Date().toISOString().slice(0, 10);
     notify(`Pilot #${created.id} recorded (${created.pilot.scope.subject}, ${created.pilot.date}).`);
     listOffset = 0;
     await loadPilots();
@@ -164,8 +170,8 @@ function renderList(page) {
   const first = page.total === 0 ? 0 : page.offset + 1;
   const last = page.offset + page.pilots.length;
   $('pilots-status').textContent = page.total === 0 ? 'No pilots recorded yet' : `Pilots ${first}–${last} of ${page.total}`;
-  $('pilots-pager').querySelector('[data-page="prev"]').disabled = page.offset === 0;
-  $('pilots-pager').querySelector('[data-page="next"]').disabled = last >= page.total;
+  /** @type {HTMLButtonElement} */ ($('pilots-pager').querySelector('[data-page="prev"]')).disabled = page.offset === 0;
+  /** @type {HTMLButtonElement} */ ($('pilots-pager').querySelector('[data-page="next"]')).disabled = last >= page.total;
   const rows = page.pilots.map(({ id, pilot }) => [
     id,
     pilot.date,
@@ -236,10 +242,10 @@ export async function loadPilots() {
 }
 
 export function initPilotsView() {
-  $('p-date').value = new Date().toISOString().slice(0, 10);
+  field('p-date').value = new Date().toISOString().slice(0, 10);
   form().addEventListener('submit', submit);
   $('pilots-pager').addEventListener('click', (event) => {
-    const page = event.target.closest('button')?.dataset.page;
+    const page = /** @type {Element} */ (event.target).closest('button')?.dataset.page;
     if (!page) return;
     listOffset = page === 'next' ? listOffset + PAGE : Math.max(0, listOffset - PAGE);
     loadPilots();

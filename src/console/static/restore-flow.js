@@ -1,3 +1,4 @@
+// @ts-check
 // "Restore to before this" and "Undo this restore": ask the server
 // for a dry run (POST /dbs/{db}/restore with dryRun), say in words what would
 // be undone — how many statements, by whom, since when, each with its rows —

@@ -1,3 +1,4 @@
+// @ts-check
 // One result table for the SQL view's results and the Data view's rows: values
 // shown by their type (FLOAT 7.0 stays 7.0, NULL unlike the text 'NULL',
 // booleans, blobs marked as base64), a header click sorts and shows the
@@ -5,6 +6,11 @@
 // and CSV/JSON downloads of what is shown.
 
 import { h } from './dom.js';
+
+/**
+ * A foreign key of a column: the table and column its values point at.
+ * @typedef {{ table: string, column: string }} Reference
+ */
 
 const PAGE_SIZE = 50;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -103,6 +109,11 @@ function matches(row, types, needle) {
  * `onSort(column, desc)`, which re-queries, and `sort` ({ column, desc }) says
  * how the rows given are ordered; with `onFilter` the filter box calls
  * `onFilter(text)` and `filter` is the text the rows given were filtered by.
+ * @param {{ columns: string[], rows: unknown[][], types?: Array<string | null>, references?: Array<Reference | null>,
+ *   label: string, name?: string, onSort?: (column: string, desc: boolean) => void,
+ *   sort?: { column: string, desc: boolean } | null, onFilter?: (text: string) => void, filter?: string,
+ *   onReference?: (reference: Reference, value: unknown) => void }} table
+ * @returns {HTMLDivElement}
  */
 export function resultTable({ columns, rows, types = [], references = [], label, name = 'result', onSort, sort, onFilter, filter: filtered = '', onReference }) {
   const view = { sortIndex: sort ? columns.indexOf(sort.column) : -1, desc: sort?.desc === true, filter: onFilter ? '' : filtered, page: 0 };

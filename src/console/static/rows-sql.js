@@ -1,3 +1,4 @@
+// @ts-check
 // The SQL the Data view reads a page of rows with when /rows cannot serve it:
 // through an open session, sorted, at a foreign key, or filtered. Pure: the
 // statements and their parameters for a POST /exec batch.

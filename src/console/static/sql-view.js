@@ -1,10 +1,11 @@
+// @ts-check
 // The SQL view: a multi-statement editor (Ctrl+Enter runs), results as tables
 // and messages, engine errors with their code and the failing statement marked
 // in the editor, and the transaction session controls with the idle countdown.
 
 import { api, ApiError, codeLabel, messageText, query, serverNowUnix } from './api.js';
 import { errorFieldsNode } from './error-fields.js';
-import { $, clear, h } from './dom.js';
+import { $, clear, field, h } from './dom.js';
 import { resultTable } from './result-table.js';
 import { statementSpans } from './statement-spans.js';
 import { loadDatabases, notify, notifyError, onChange, setDb, setEditorOpener, setSession, state } from './state.js';
@@ -140,7 +141,7 @@ function revealResults() {
   const from = $('sql-editor').getBoundingClientRect().top - REVEAL_MARGIN;
   const to = resultStartBottom() + REVEAL_MARGIN;
   if (to - from > window.innerHeight) {
-    $('results').closest('section').scrollIntoView({ block: 'start' });
+    /** @type {HTMLElement} */ ($('results').closest('section')).scrollIntoView({ block: 'start' });
     return;
   }
   // Any scroll in [to - innerHeight, from] shows both; the one nearest 0 moves least.
@@ -193,7 +194,7 @@ async function run() {
     return;
   }
   running = true;
-  $('sql-run').disabled = true;
+  field('sql-run').disabled = true;
   const session = state.session;
   try {
     if (!(await confirmMassWrites(sql, { db: state.db, session }, statements.length))) {
@@ -218,7 +219,7 @@ async function run() {
     revealResults();
   } finally {
     running = false;
-    $('sql-run').disabled = false;
+    field('sql-run').disabled = false;
   }
 }
 
@@ -231,12 +232,12 @@ function formatSeconds(seconds) {
 
 function renderSession() {
   const session = state.session;
-  const panel = $('tx-state').closest('.panel');
+  const panel = /** @type {HTMLElement} */ ($('tx-state').closest('.panel'));
   const badge = $('session-badge');
   clearInterval(timer);
-  $('tx-begin').disabled = Boolean(session);
-  $('tx-commit').disabled = !session;
-  $('tx-rollback').disabled = !session;
+  field('tx-begin').disabled = Boolean(session);
+  field('tx-commit').disabled = !session;
+  field('tx-rollback').disabled = !session;
   // Only the buttons that can act are shown, so the panel stays one line on a 1024 px projector.
   $('tx-begin').hidden = Boolean(session);
   $('tx-commit').hidden = !session;
@@ -307,7 +308,7 @@ export function initSqlView() {
     onChange: (text) => sessionStorage.setItem(SAVED_SQL, text),
   });
   // The browser tests set the text through this handle (typing would meet auto-closed brackets).
-  parent.sqlEditor = sqlEditor;
+  /** @type {HTMLElement & { sqlEditor?: unknown }} */ (parent).sqlEditor = sqlEditor;
   openQueryLink();
   $('sql-copy-link').addEventListener('click', copyLink);
   renderHistory();

@@ -1,3 +1,4 @@
+// @ts-check
 // The Class view, a teacher's: every student (or database) of the class by
 // name, one compact line each (thirty fit in two screens at 1366×768), with
 // the last activity and the newest error (GET /class, admin only); a click

@@ -1,3 +1,4 @@
+// @ts-check
 // Finds the UPDATE and DELETE statements of a script that have no WHERE: they
 // touch every row of their table, which a learner rarely means. The script is
 // split by the console's one splitter (statement-spans.js, the server's own);

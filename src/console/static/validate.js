@@ -1,3 +1,4 @@
+// @ts-check
 // Validates a value against the JSON Schema the server publishes at
 // GET /pilots/schema, for the keywords that schema uses (type, enum, required,
 // properties, additionalProperties, minLength, pattern, format: date, minimum,
