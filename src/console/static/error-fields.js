@@ -5,7 +5,11 @@
 
 import { h } from './dom.js';
 
-/** A <dl> of the body's table, columns, references and constraint; null when it names none. */
+/**
+ * A <dl> of the body's table, columns, references and constraint; null when it names none.
+ * @param {any} body an error body as the service answered it
+ * @returns {HTMLDListElement | null}
+ */
 export function errorFieldsNode(body) {
   const rows = [];
   if (typeof body?.table === 'string') rows.push(['Table', body.table]);
