@@ -29,7 +29,7 @@ async function show(name) {
     if (link.dataset.nav === name) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
-  document.title = `${{ data: 'Data', sql: 'SQL', history: 'History', pilots: 'Pilots', teacher: 'Class', exercises: 'Exercises', lesson: 'Lesson' }[name]} · sqlscribe console`;
+  document.title = `${/** @type {Record<string, string>} */ ({ data: 'Data', sql: 'SQL', history: 'History', pilots: 'Pilots', teacher: 'Class', exercises: 'Exercises', lesson: 'Lesson' })[String(name)]} · sqlscribe console`;
   if (name !== 'lesson') leaveLesson();
   try {
     if (name === 'data') {
@@ -54,7 +54,10 @@ async function show(name) {
   }
 }
 
-/** Whether to offer the Class and Lesson tabs (a teacher's): asked once the first view has loaded (and any token prompt is answered), and after a new token. */
+/**
+ * Whether to offer the Class and Lesson tabs (a teacher's): asked once the first view has loaded (and any token prompt is answered), and after a new token.
+ * @param {string | undefined} name
+ */
 function showThenProbe(name) {
   return show(name).then(() => Promise.all([probeClass(), probeLesson()]));
 }

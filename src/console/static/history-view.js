@@ -13,11 +13,17 @@ import { notify, notifyError, onChange, setDb, state } from './state.js';
 
 const PAGE = 50;
 
-/** The page shown: `before` is the cursor it was asked with (null: the newest), `earlier` the cursors of the pages before it. */
-/** @type {{ before: number | null, earlier: Array<number | null>, next: number | null }} */
+/**
+ * The page shown: `before` is the cursor it was asked with (null: the newest), `earlier` the cursors of the pages before it.
+ * @type {{ before: number | null, earlier: Array<number | null>, next: number | null }}
+ */
 const paging = { before: null, earlier: [], next: null };
 let loads = 0;
 
+/**
+ * @param {string} db
+ * @returns {string}
+ */
 function bareName(db) {
   return db.replace(/\.db$/, '');
 }
@@ -26,11 +32,19 @@ function filters() {
   return { failed: input('history-failed').checked, token: field('history-token').value.trim() };
 }
 
+/**
+ * @param {string} db
+ * @returns {string}
+ */
 function historyPath(db) {
   const { failed, token } = filters();
   return `/dbs/${encodeURIComponent(bareName(db))}/history${query({ limit: PAGE, before: paging.before ?? undefined, failed: failed ? 'true' : undefined, token })}`;
 }
 
+/**
+ * @param {Array<{ seq: number }>} entries
+ * @returns {string}
+ */
 function statusText(entries) {
   const { failed, token } = filters();
   const what = [failed ? 'failed entries' : 'entries', token ? `by ${token}` : null].filter(Boolean).join(' ');
@@ -61,7 +75,7 @@ export async function loadHistory() {
   paging.next = answer.next ?? null;
   $('history-list').dataset.db = db;
   $('history-status').textContent = statusText(answer.entries);
-  clear($('history-list'), answer.entries.map((entry) => historyItem(entry, restore)));
+  clear($('history-list'), answer.entries.map((/** @type {any} */ entry) => historyItem(entry, restore)));
   renderPager();
 }
 
@@ -73,6 +87,10 @@ function reload({ newest = false } = {}) {
   return loadHistory().catch(notifyError);
 }
 
+/**
+ * @param {number} to
+ * @param {any} entry
+ */
 async function restore(to, entry) {
   const db = state.db;
   const title = entry.kind === 'restoredb' ? `Undo restore #${entry.seq} of ${bareName(db)}?` : `Restore ${bareName(db)} to before #${entry.seq}?`;
@@ -91,7 +109,10 @@ async function restore(to, entry) {
   }
 }
 
-/** Opens the History view of `db`, filtered to `token` (the Class view's student rows). */
+/**
+ * Opens the History view of `db`, filtered to `token` (the Class view's student rows).
+ * @param {{ db: string, token?: string }} target
+ */
 export function openHistory({ db, token = '' }) {
   field('history-token').value = token;
   input('history-failed').checked = false;
