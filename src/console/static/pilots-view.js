@@ -24,9 +24,12 @@ const DECISIONS = [
 ];
 const PAGE = 10;
 
+/** @type {any} the pilot record's JSON Schema, as GET /pilots/schema answers it */
 let schema;
 let listOffset = 0;
+/** @type {any} GET /pilots/summary */
 let summary;
+/** @type {any[]} */
 let allPilots = [];
 
 /* ---------- the form ---------- */
@@ -60,6 +63,10 @@ function readForm() {
   return record;
 }
 
+/**
+ * @param {string} path
+ * @returns {HTMLElement | null}
+ */
 function fieldFor(path) {
   // The nearest field for a path: /scope/class_codes/0 is shown at /scope/class_codes.
   for (let p = path; p !== '' && p !== '/'; p = p.slice(0, p.lastIndexOf('/'))) {
@@ -77,6 +84,10 @@ function clearErrors() {
   clear($('pilot-form-errors'));
 }
 
+/**
+ * @param {Element} control
+ * @param {string} errorId
+ */
 function describeBy(control, errorId) {
   const ids = new Set((control.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean));
   ids.add(errorId);
@@ -87,6 +98,8 @@ function describeBy(control, errorId) {
  * Shows violations ({ path, message }) at their fields; those without a field
  * are listed above the form. Focuses the field in error that comes first in
  * the form, whatever order the violations came in.
+ * @param {Array<{ path: string, message: string }>} violations
+ * @param {import('./dom.js').Child} heading
  */
 function showViolations(violations, heading) {
   clearErrors();
@@ -120,7 +133,10 @@ function showViolations(violations, heading) {
   if (!first) summaryBox.scrollIntoView({ block: 'nearest' });
 }
 
-/** The server's refusal, at the fields it concerns. */
+/**
+ * The server's refusal, at the fields it concerns.
+ * @param {import('./api.js').ApiError} error
+ */
 function showServerError(error) {
   const code = error.code;
   const heading = h('span', null, h('span', { class: 'code-badge' }, codeLabel(code) || `HTTP ${error.status}`), messageText(error));
@@ -134,6 +150,7 @@ function showServerError(error) {
   showViolations(violations, heading);
 }
 
+/** @param {Event} event */
 async function submit(event) {
   event.preventDefault();
   const record = readForm();
@@ -161,18 +178,19 @@ async function loadSchema() {
   schema = await api('GET', '/pilots/schema');
   const select = $('p-decision');
   const choices = schema.properties?.decision?.enum ?? DECISIONS.map((d) => d.key);
-  clear(select, h('option', { value: '' }, '— choose —'), choices.map((value) => h('option', { value }, DECISIONS.find((d) => d.key === value)?.label ?? value)));
+  clear(select, h('option', { value: '' }, '— choose —'), choices.map((/** @type {string} */ value) => h('option', { value }, DECISIONS.find((d) => d.key === value)?.label ?? value)));
 }
 
 /* ---------- list and charts ---------- */
 
+/** @param {any} page the answer of GET /pilots */
 function renderList(page) {
   const first = page.total === 0 ? 0 : page.offset + 1;
   const last = page.offset + page.pilots.length;
   $('pilots-status').textContent = page.total === 0 ? 'No pilots recorded yet' : `Pilots ${first}–${last} of ${page.total}`;
   /** @type {HTMLButtonElement} */ ($('pilots-pager').querySelector('[data-page="prev"]')).disabled = page.offset === 0;
   /** @type {HTMLButtonElement} */ ($('pilots-pager').querySelector('[data-page="next"]')).disabled = last >= page.total;
-  const rows = page.pilots.map(({ id, pilot }) => [
+  const rows = page.pilots.map((/** @type {{ id: number, pilot: any }} */ { id, pilot }) => [
     id,
     pilot.date,
     `${pilot.scope.level} · ${pilot.scope.subject} · ${pilot.scope.objective}`,
