@@ -23,14 +23,19 @@ const LEVELS = [
   ['profundizado', 'Profundizado', 'p-ev-pr'],
 ];
 
+/** @type {string | null} the id of the exercise in the form, null for a new one */
 let editing = null;
 let lessonSet = '';
+/** @type {(() => void) | null} */
 let stopFeed = null;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
 let refreshTimer;
+/** @type {any} the answer of GET /exercises/evidence */
 let evidence = null;
 
 /* ---------- the exercise form ---------- */
 
+/** @param {unknown} error the refusal to show, or null to clear the box */
 function formError(error) {
   const box = $('exercise-form-error');
   if (error === null) {
@@ -61,6 +66,7 @@ function definition() {
   };
 }
 
+/** @param {any} exercise an exercise as GET /exercises/{id} answers a teacher, or null for a new one */
 function fill(exercise) {
   editing = exercise?.id ?? null;
   field('ex-id').value = exercise?.id ?? '';
@@ -83,6 +89,7 @@ function fill(exercise) {
   formError(null);
 }
 
+/** @param {string} name */
 function ensureTemplateOption(name) {
   const select = /** @type {HTMLSelectElement} */ ($('ex-template'));
   if (![...select.options].some((option) => option.value === name)) select.append(h('option', { value: name }, name));
@@ -91,11 +98,12 @@ function ensureTemplateOption(name) {
 async function loadTemplates() {
   const list = await api('GET', '/dbs');
   const chosen = field('ex-template').value;
-  clear($('ex-template'), (list.dbs ?? []).map((db) => h('option', { value: db }, db)));
+  clear($('ex-template'), (list.dbs ?? []).map((/** @type {string} */ db) => h('option', { value: db }, db)));
   if (chosen !== '') ensureTemplateOption(chosen);
   if (chosen !== '') field('ex-template').value = chosen;
 }
 
+/** @param {any} result the solution's result */
 function resultOf(result) {
   if (!result) return h('p', { class: 'muted' }, 'The solution returned nothing.');
   if (result.columns.length === 0) return h('p', { class: 'ok-message' }, result.message ?? 'Done.');
@@ -138,6 +146,7 @@ async function trySolution() {
   }
 }
 
+/** @param {Event} event */
 async function save(event) {
   event.preventDefault();
   const body = definition();
@@ -156,6 +165,7 @@ async function save(event) {
   }
 }
 
+/** @param {string} id */
 async function remove(id) {
   if (!window.confirm(`Delete the exercise ${id}? Its attempts stay in the journal.`)) return;
   try {
@@ -168,6 +178,7 @@ async function remove(id) {
   }
 }
 
+/** @param {any[]} exercises */
 function renderExercises(exercises) {
   clear($('lesson-exercises'), exercises.length === 0
     ? h('li', { class: 'muted' }, 'No exercises in this lesson yet.')
@@ -180,6 +191,7 @@ function renderExercises(exercises) {
 
 /* ---------- progress ---------- */
 
+/** @type {Record<string, [string, string]>} */
 const STATE_WORDS = {
   solved: ['✓', 'solved'],
   stuck: ['⚠', 'stuck'],
@@ -187,6 +199,11 @@ const STATE_WORDS = {
   'not-tried': ['·', 'not tried'],
 };
 
+/**
+ * @param {any} cell a student's state on one exercise
+ * @param {{ title: string }} exercise
+ * @param {string} student
+ */
 function cellNode(cell, exercise, student) {
   const [symbol, word] = STATE_WORDS[cell.state] ?? ['?', cell.state];
   const tries = cell.attempts > 0 ? ` ${cell.attempts}×` : '';
@@ -199,7 +216,9 @@ function cellNode(cell, exercise, student) {
     h('span', { 'aria-hidden': 'true', class: 'cell-symbol' }, symbol), ' ', word, tries);
 }
 
+/** @param {any} report the answer of GET /exercises/progress */
 function renderProgress(report) {
+  /** @type {any[]} */
   const students = [...report.students].sort((a, b) => byName(a.token, b.token));
   const stuck = students.filter((student) => student.stuck > 0).length;
   $('progress-summary').textContent = `${students.length} student${students.length === 1 ? '' : 's'}, ${report.exercises.length} exercise${report.exercises.length === 1 ? '' : 's'}; ${stuck} stuck (${report.stuck.attempts} or more wrong answers in ${report.stuck.minutes} minutes). As of ${new Date(report.at).toLocaleTimeString()}.`;
@@ -207,17 +226,17 @@ function renderProgress(report) {
     clear($('progress-grid'), h('p', { class: 'muted' }, report.exercises.length === 0 ? 'No exercises in this lesson yet.' : 'No students yet: make their tokens (POST /tokens).'));
     return;
   }
-  const byId = new Map(report.exercises.map((exercise) => [exercise.id, exercise]));
+  const byId = new Map(report.exercises.map((/** @type {any} */ exercise) => [exercise.id, exercise]));
   clear($('progress-grid'), h('div', { class: 'table-wrap', role: 'region', 'aria-label': 'Progress, students by exercises', tabindex: '0' },
     h('table', { class: 'progress-table' },
       h('thead', null, h('tr', null,
         h('th', { scope: 'col' }, 'Student'),
         h('th', { scope: 'col' }, 'Solved'),
-        report.exercises.map((exercise) => h('th', { scope: 'col', dataset: { exercise: exercise.id } }, `${exercise.position}. ${exercise.title}`)))),
+        report.exercises.map((/** @type {any} */ exercise) => h('th', { scope: 'col', dataset: { exercise: exercise.id } }, `${exercise.position}. ${exercise.title}`)))),
       h('tbody', null, students.map((student) => h('tr', { dataset: { token: student.token } },
         h('th', { scope: 'row' }, student.token),
         h('td', { class: 'num' }, `${student.solved} / ${report.exercises.length}`),
-        student.exercises.map((cell) => cellNode(cell, byId.get(cell.exercise) ?? { title: cell.exercise }, student.token))))))));
+        student.exercises.map((/** @type {any} */ cell) => cellNode(cell, byId.get(cell.exercise) ?? { title: cell.exercise }, student.token))))))));
 }
 
 async function loadProgress() {
@@ -235,6 +254,7 @@ function scheduleProgress() {
   refreshTimer = setTimeout(() => loadProgress().catch(notifyError), 250);
 }
 
+/** @param {'live' | 'down'} state */
 function feedState(state) {
   const live = $('progress-live');
   live.dataset.state = state;
@@ -249,12 +269,15 @@ function csvLink() {
   link.hidden = lessonSet === '';
 }
 
-/** The link needs the token, which a plain link cannot send: fetched, then handed to the browser as a file. */
+/**
+ * The link needs the token, which a plain link cannot send: fetched, then handed to the browser as a file.
+ * @param {MouseEvent} event
+ */
 async function downloadCsv(event) {
   const token = storedToken();
   if (token === null) return;
   event.preventDefault();
-  const link = event.currentTarget;
+  const link = /** @type {HTMLAnchorElement} */ (event.currentTarget);
   try {
     const response = await fetch(link.href, { headers: { 'X-Service-Token': token, Accept: 'text/csv' }, cache: 'no-store' });
     if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => null));
@@ -271,6 +294,7 @@ async function downloadCsv(event) {
 
 /* ---------- evidence ---------- */
 
+/** @param {Event} [event] */
 async function loadEvidence(event) {
   event?.preventDefault();
   if (lessonSet === '') return;
@@ -301,11 +325,12 @@ function toPilotForm() {
 
 export async function loadLesson() {
   const all = (await api('GET', '/exercises')).exercises ?? [];
-  const sets = [...new Set(all.map((exercise) => exercise.set))].sort();
+  /** @type {string[]} */
+  const sets = [...new Set(all.map((/** @type {any} */ exercise) => exercise.set))].sort();
   lessonSet = sessionStorage.getItem(SET_KEY) ?? lessonSet;
   if (!sets.includes(lessonSet)) lessonSet = sets[0] ?? '';
   clear($('lesson-set'), sets.length === 0 ? h('option', { value: '' }, '(no lessons yet)') : sets.map((set) => h('option', { value: set, selected: set === lessonSet ? true : undefined }, set)));
-  renderExercises(all.filter((exercise) => exercise.set === lessonSet));
+  renderExercises(all.filter((/** @type {any} */ exercise) => exercise.set === lessonSet));
   if (editing === null && field('ex-set').value === '') field('ex-set').value = lessonSet;
   csvLink();
   await Promise.all([loadTemplates(), loadProgress(), loadEvidence()]);
@@ -317,6 +342,7 @@ export async function loadLesson() {
  * admin token, or a server without tokens); asked without the token prompt.
  */
 export async function probeLesson() {
+  /** @type {Record<string, string>} */
   const headers = { Accept: 'application/json' };
   const token = storedToken();
   if (token !== null) headers['X-Service-Token'] = token;
