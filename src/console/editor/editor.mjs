@@ -37,6 +37,9 @@ class FailedFlag extends WidgetType {
  * One mark per line of the range (the first carries the id tests and the
  * error box refer to, so ids stay unique), and the flag before it. Any edit
  * clears it: the mark belongs to the text that was run.
+ * @param {import('@codemirror/state').Text} doc
+ * @param {number} start
+ * @param {number} end
  */
 function failedDecorations(doc, start, end) {
   /** @type {RangeSetBuilder<Decoration>} */
@@ -67,7 +70,12 @@ const failedField = StateField.define({
   provide: (field) => EditorView.decorations.from(field),
 });
 
-/** The text of the statement around `pos` (between semicolons: good enough to find its tables). */
+/**
+ * The text of the statement around `pos` (between semicolons: good enough to find its tables).
+ * @param {string} text
+ * @param {number} pos
+ * @returns {string}
+ */
 function statementAround(text, pos) {
   const start = text.lastIndexOf(';', pos - 1) + 1;
   const next = text.indexOf(';', pos);
@@ -76,8 +84,13 @@ function statementAround(text, pos) {
 
 const TABLE_REFERENCE = /\b(?:from|join|update|into|table)\s+(?:"((?:[^"]|"")+)"|`([^`]+)`|\[([^\]]+)\]|([A-Za-z_][\w$]*))/gi;
 
-/** Table names the statement names after FROM, JOIN, UPDATE, INTO. */
+/**
+ * Table names the statement names after FROM, JOIN, UPDATE, INTO.
+ * @param {string} statement
+ * @returns {string[]}
+ */
 export function referencedTables(statement) {
+  /** @type {string[]} */
   const names = [];
   for (const match of statement.matchAll(TABLE_REFERENCE)) {
     const name = match[1]?.replace(/""/g, '"') ?? match[2] ?? match[3] ?? match[4];
@@ -90,6 +103,8 @@ export function referencedTables(statement) {
  * Columns of the tables the current statement names, wherever a bare word is
  * typed: `SELECT ` before `FROM pupils` offers pupils' columns. lang-sql's own
  * source completes tables, `table.column` and keywords.
+ * @param {() => Record<string, string[]>} getSchema
+ * @returns {import('@codemirror/autocomplete').CompletionSource}
  */
 function columnsSource(getSchema) {
   return (context) => {
@@ -145,6 +160,7 @@ export function createSqlEditor({ parent, doc = '', nonce = '', contentAttribute
   return {
     view,
     getText: () => view.state.doc.toString(),
+    /** @param {string} text */
     setText(text) {
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, selection: { anchor: text.length } });
     },
@@ -156,7 +172,10 @@ export function createSqlEditor({ parent, doc = '', nonce = '', contentAttribute
     markRange(start, end) {
       view.dispatch({ effects: setFailed.of(start === undefined ? null : { start, end: /** @type {number} */ (end) }) });
     },
-    /** Table name → column names, for completion. */
+    /**
+     * Table name → column names, for completion.
+     * @param {Record<string, string[]>} next
+     */
     setSchema(next) {
       schema = next;
       view.dispatch({ effects: language.reconfigure(languageFor()) });

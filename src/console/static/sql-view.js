@@ -20,24 +20,36 @@ const SESSION_GONE = new Set([5002, 5003, 5007, 6008, 9008]);
 const SAVED_SQL = 'sqlscribe.sql';
 
 let running = false;
+/** @type {ReturnType<typeof setInterval> | undefined} */
 let timer;
 
 /* ---------- editor ---------- */
 
 // The editor is CodeMirror, bundled into dist/console/editor.js (see
 // src/console/editor/editor.mjs); this view only uses the handle it returns.
+/** @typedef {ReturnType<typeof import('./editor.js').createSqlEditor>} SqlEditor */
+/** @typedef {import('./statement-spans.js').ScriptSplit['statements'][number]} Statement */
+/** @type {SqlEditor} */
 let sqlEditor;
 
+/** @returns {SqlEditor} */
 function editor() {
   return sqlEditor;
 }
 
-/** Marks [start, end) of the editor's text as the failing statement; no arguments clears it. */
+/**
+ * Marks [start, end) of the editor's text as the failing statement; no arguments clears it.
+ * @param {number} [start]
+ * @param {number} [end]
+ */
 function markRange(start, end) {
   sqlEditor.markRange(start, end);
 }
 
-/** Puts `sql` in the editor and shows the SQL view (the Data view's "Query in SQL", through state.js). */
+/**
+ * Puts `sql` in the editor and shows the SQL view (the Data view's "Query in SQL", through state.js).
+ * @param {string} sql
+ */
 function showInEditor(sql) {
   sqlEditor.setText(sql);
   location.hash = '#sql';
@@ -59,7 +71,7 @@ async function refreshCompletions() {
   try {
     const { tables } = await api('GET', `/tables${query({ db: state.db })}`);
     if (load !== schemaLoad) return;
-    sqlEditor.setSchema(Object.fromEntries(tables.map((table) => [table.name, table.columns.map((column) => column.name)])));
+    sqlEditor.setSchema(Object.fromEntries(tables.map((/** @type {any} */ table) => [table.name, table.columns.map((/** @type {any} */ column) => column.name)])));
   } catch {
     // Completion is a help: without the schema the editor still highlights and runs.
   }
@@ -67,6 +79,7 @@ async function refreshCompletions() {
 
 /* ---------- history and links ---------- */
 
+/** @param {string[]} [list] */
 function renderHistory(list = readHistory(state.db)) {
   const items = list.map((sql, i) => h('li', null,
     h('button', { type: 'button', class: 'history-item', title: sql, onclick: () => { sqlEditor.setText(sql); sqlEditor.focus(); } },
@@ -98,12 +111,21 @@ function openQueryLink() {
 
 /* ---------- results ---------- */
 
+/**
+ * @param {Statement | undefined} statement
+ * @param {number} index
+ */
 function statementLabel(statement, index) {
   const text = statement?.text ?? '';
   const short = text.length > 80 ? `${text.slice(0, 77)}…` : text;
   return h('h3', null, `${index + 1}. `, h('code', null, short.replace(/\s+/g, ' ')));
 }
 
+/**
+ * @param {any} result one result of POST /exec
+ * @param {Statement | undefined} statement
+ * @param {number} index
+ */
 function resultNode(result, statement, index) {
   const parts = [statementLabel(statement, index)];
   if (typeof result.message === 'string') {
@@ -149,19 +171,32 @@ function revealResults() {
   window.scrollBy(0, by);
 }
 
-/** What the results show: the session's own view of the data, or committed data. */
+/**
+ * What the results show: the session's own view of the data, or committed data.
+ * @param {boolean} inSession
+ */
 function resultsSource(inSession) {
   const label = $('results-source');
   label.dataset.source = inSession ? 'session' : 'committed';
   label.textContent = inSession ? 'Inside your open transaction (not yet committed)' : 'Committed data';
 }
 
+/**
+ * @param {any[]} results
+ * @param {Statement[]} statements
+ * @param {boolean} inSession
+ */
 function showResults(results, statements, inSession) {
   resultsSource(inSession);
   clear($('results'), results.map((result, i) => resultNode(result, statements[i], i)));
   revealResults();
 }
 
+/**
+ * @param {ApiError} error
+ * @param {Statement[]} statements
+ * @param {boolean} inSession
+ */
 function errorNode(error, statements, inSession) {
   const index = typeof error.body.statement === 'number' ? error.body.statement : undefined;
   const failed = index === undefined ? undefined : statements[index];
@@ -201,6 +236,7 @@ async function run() {
       clear(results, h('p', { class: 'muted', id: 'sql-cancelled' }, 'Cancelled: nothing was sent.'));
       return;
     }
+    /** @type {{ sql: string, db?: string }} */
     const body = { sql };
     if (!session && state.db !== '') body.db = state.db;
     renderHistory(addToHistory(session?.db ?? state.db, sql));
@@ -225,6 +261,10 @@ async function run() {
 
 /* ---------- transaction session ---------- */
 
+/**
+ * @param {number} seconds
+ * @returns {string}
+ */
 function formatSeconds(seconds) {
   const whole = Math.max(0, Math.ceil(seconds));
   return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
@@ -281,6 +321,7 @@ async function begin() {
   }
 }
 
+/** @param {boolean} commit */
 async function end(commit) {
   const session = state.session;
   if (!session) return;
