@@ -1,5 +1,5 @@
 /**
- * The engine's fast paths of issue 7, in-process: write batches run as a
+ * The engine's fast paths, in-process: write batches run as a
  * group give what they give one by one, bounded point reads are recognised
  * only in their exact shape, and the cached row count follows every change.
  */

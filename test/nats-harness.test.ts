@@ -1,6 +1,6 @@
 /**
  * The nats-server helper (test/helpers/nats-server.ts) that the journal's
- * JetStream tests (issue 19) stand on: real `nats-server -js` processes from
+ * JetStream tests stand on: real `nats-server -js` processes from
  * Debian's package, on loopback. Without the binary this file fails with the
  * install line: it does not skip.
  *

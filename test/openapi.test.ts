@@ -1,5 +1,5 @@
 /**
- * The OpenAPI conformance test (issue 8): GET /openapi.json must describe the
+ * The OpenAPI conformance test: GET /openapi.json must describe the
  * real service, and the real service must answer as it says.
  *
  * - The document is a structurally valid OpenAPI 3.1 document: every path and

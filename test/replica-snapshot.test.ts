@@ -1,5 +1,5 @@
 /**
- * Replicas that start from a snapshot round kept in JetStream (issue 19):
+ * Replicas that start from a snapshot round kept in JetStream:
  * a primary with -snapshot-every puts its rounds in the object store
  * `<stream>_snapshots`, and a new replica installs the newest one, then
  * follows only the stream's tail — against a real nats-server on loopback.

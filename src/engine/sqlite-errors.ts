@@ -1,6 +1,7 @@
 /**
  * The one place where SQLite's and better-sqlite3's errors become catalog
- * errors (style.md: translate at one boundary, keep the original as cause).
+ * errors: they are translated at this one boundary, and the original is kept
+ * as the cause.
  */
 import { EngineError, type ErrorName, type ErrorParams } from '../errors';
 import { BOOL_CHECK_TEXT } from './types';

@@ -1,5 +1,5 @@
 /**
- * The bare baseline of the benchmark (issue 7): node:http and better-sqlite3
+ * The bare baseline of the benchmark: node:http and better-sqlite3
  * in one process, no framework, no authentication, no journal, no isolation,
  * no SQL checks. It answers the benchmark's requests with the same SQL and the
  * same JSON shapes as sqlscribe, so the ratio between the two is the price of

@@ -1,5 +1,5 @@
 /**
- * Start-up against a long journal (issue 12): 500,000 entries in 50 rotated
+ * Start-up against a long journal: 500,000 entries in 50 rotated
  * files, the databases they imply, a checkpoint that knows the last seq but
  * not what was applied (as after a crash), and one snapshot round 10,000
  * entries before the end. Recovery should read only the tail after the round.

@@ -1,5 +1,5 @@
 /**
- * Replay of many small entries (issue 15): a journal of 100,000 single-row
+ * Replay of many small entries: a journal of 100,000 single-row
  * INSERTs into one database, rebuilt by the replay tool as a user runs it
  * (`node dist/replay/cli.js -out`, a process of its own, journal read
  * included), against a raw better-sqlite3 loop inserting the same rows and

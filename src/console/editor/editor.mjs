@@ -1,3 +1,4 @@
+// @ts-check
 // The console's SQL editor: CodeMirror 6 with the SQLite dialect, bundled by
 // scripts/build-console.mjs into dist/console/editor.js so that the page
 // loads it from its own origin (no network, no bare module names at run time).
@@ -10,8 +11,13 @@ import { Decoration, EditorView, WidgetType, keymap } from '@codemirror/view';
 import { indentWithTab } from '@codemirror/commands';
 import { SQLite, sql } from '@codemirror/lang-sql';
 
-/** Sets the failing statement's range ({ start, end }) or clears it (null). */
-const setFailed = StateEffect.define();
+/**
+ * The failing statement's place in the text.
+ * @typedef {{ start: number, end: number }} Range
+ */
+
+/** Sets the failing statement's range or clears it (null). */
+const setFailed = /** @type {import('@codemirror/state').StateEffectType<Range | null>} */ (StateEffect.define());
 
 /** A visible word before the failing statement, so the mark is not colour alone. */
 class FailedFlag extends WidgetType {
@@ -31,8 +37,12 @@ class FailedFlag extends WidgetType {
  * One mark per line of the range (the first carries the id tests and the
  * error box refer to, so ids stay unique), and the flag before it. Any edit
  * clears it: the mark belongs to the text that was run.
+ * @param {import('@codemirror/state').Text} doc
+ * @param {number} start
+ * @param {number} end
  */
 function failedDecorations(doc, start, end) {
+  /** @type {RangeSetBuilder<Decoration>} */
   const builder = new RangeSetBuilder();
   builder.add(start, start, Decoration.widget({ widget: new FailedFlag(), side: -1 }));
   let first = true;
@@ -48,6 +58,7 @@ function failedDecorations(doc, start, end) {
   return builder.finish();
 }
 
+/** @type {StateField<import('@codemirror/view').DecorationSet>} */
 const failedField = StateField.define({
   create: () => Decoration.none,
   update(value, tr) {
@@ -59,7 +70,12 @@ const failedField = StateField.define({
   provide: (field) => EditorView.decorations.from(field),
 });
 
-/** The text of the statement around `pos` (between semicolons: good enough to find its tables). */
+/**
+ * The text of the statement around `pos` (between semicolons: good enough to find its tables).
+ * @param {string} text
+ * @param {number} pos
+ * @returns {string}
+ */
 function statementAround(text, pos) {
   const start = text.lastIndexOf(';', pos - 1) + 1;
   const next = text.indexOf(';', pos);
@@ -68,8 +84,13 @@ function statementAround(text, pos) {
 
 const TABLE_REFERENCE = /\b(?:from|join|update|into|table)\s+(?:"((?:[^"]|"")+)"|`([^`]+)`|\[([^\]]+)\]|([A-Za-z_][\w$]*))/gi;
 
-/** Table names the statement names after FROM, JOIN, UPDATE, INTO. */
+/**
+ * Table names the statement names after FROM, JOIN, UPDATE, INTO.
+ * @param {string} statement
+ * @returns {string[]}
+ */
 export function referencedTables(statement) {
+  /** @type {string[]} */
   const names = [];
   for (const match of statement.matchAll(TABLE_REFERENCE)) {
     const name = match[1]?.replace(/""/g, '"') ?? match[2] ?? match[3] ?? match[4];
@@ -82,6 +103,8 @@ export function referencedTables(statement) {
  * Columns of the tables the current statement names, wherever a bare word is
  * typed: `SELECT ` before `FROM pupils` offers pupils' columns. lang-sql's own
  * source completes tables, `table.column` and keywords.
+ * @param {() => Record<string, string[]>} getSchema
+ * @returns {import('@codemirror/autocomplete').CompletionSource}
  */
 function columnsSource(getSchema) {
   return (context) => {
@@ -103,8 +126,11 @@ function columnsSource(getSchema) {
  * Creates the editor in `parent`. `contentAttributes` go on the editable
  * element (its id, its accessible name); `onRun` is Ctrl/Cmd+Enter; `onChange`
  * receives the new text.
+ * @param {{ parent: Element, doc?: string, nonce?: string, contentAttributes?: Record<string, string>,
+ *   onRun?: () => void, onChange?: (text: string) => void }} options
  */
 export function createSqlEditor({ parent, doc = '', nonce = '', contentAttributes = {}, onRun = () => {}, onChange = () => {} }) {
+  /** @type {Record<string, string[]>} */
   let schema = {};
   const language = new Compartment();
   const languageFor = () => [
@@ -134,14 +160,22 @@ export function createSqlEditor({ parent, doc = '', nonce = '', contentAttribute
   return {
     view,
     getText: () => view.state.doc.toString(),
+    /** @param {string} text */
     setText(text) {
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, selection: { anchor: text.length } });
     },
-    /** Marks [start, end) as the failing statement; no arguments clears it. */
+    /**
+     * Marks [start, end) as the failing statement; no arguments clears it.
+     * @param {number} [start]
+     * @param {number} [end]
+     */
     markRange(start, end) {
-      view.dispatch({ effects: setFailed.of(start === undefined ? null : { start, end }) });
+      view.dispatch({ effects: setFailed.of(start === undefined ? null : { start, end: /** @type {number} */ (end) }) });
     },
-    /** Table name → column names, for completion. */
+    /**
+     * Table name → column names, for completion.
+     * @param {Record<string, string[]>} next
+     */
     setSchema(next) {
       schema = next;
       view.dispatch({ effects: language.reconfigure(languageFor()) });

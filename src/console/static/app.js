@@ -1,3 +1,4 @@
+// @ts-check
 // The console's entry point: the views chosen by the URL's hash (#data, #sql,
 // #history, #pilots, #teacher, #exercises, #lesson), loaded when shown.
 
@@ -14,19 +15,21 @@ import { loadDatabases, notifyError } from './state.js';
 
 const VIEWS = ['data', 'sql', 'history', 'pilots', 'teacher', 'exercises', 'lesson'];
 
+/** @returns {string | undefined} */
 function currentView() {
   const name = location.hash.replace(/^#/, '');
   return VIEWS.includes(name) ? name : undefined;
 }
 
+/** @param {string | undefined} name */
 async function show(name) {
   clear($('notice'));
   for (const view of VIEWS) $(`view-${view}`).hidden = view !== name;
-  for (const link of document.querySelectorAll('[data-nav]')) {
+  for (const link of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-nav]'))) {
     if (link.dataset.nav === name) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
-  document.title = `${{ data: 'Data', sql: 'SQL', history: 'History', pilots: 'Pilots', teacher: 'Class', exercises: 'Exercises', lesson: 'Lesson' }[name]} · sqlscribe console`;
+  document.title = `${/** @type {Record<string, string>} */ ({ data: 'Data', sql: 'SQL', history: 'History', pilots: 'Pilots', teacher: 'Class', exercises: 'Exercises', lesson: 'Lesson' })[String(name)]} · sqlscribe console`;
   if (name !== 'lesson') leaveLesson();
   try {
     if (name === 'data') {
@@ -51,7 +54,10 @@ async function show(name) {
   }
 }
 
-/** Whether to offer the Class and Lesson tabs (a teacher's): asked once the first view has loaded (and any token prompt is answered), and after a new token. */
+/**
+ * Whether to offer the Class and Lesson tabs (a teacher's): asked once the first view has loaded (and any token prompt is answered), and after a new token.
+ * @param {string | undefined} name
+ */
 function showThenProbe(name) {
   return show(name).then(() => Promise.all([probeClass(), probeLesson()]));
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // Horizontal stacked bar charts in inline SVG, drawn at the width of their
 // container so that the text stays at the page's size on a projector and on a
 // phone. Each chart has a legend, a tooltip per segment (<title>) and its data
@@ -10,25 +11,44 @@ const BAR = 30;
 const GAP_TOP = 8;
 const FONT = 18;
 
-/** Black or white, whichever reads better on `hex` (WCAG relative luminance). */
+/**
+ * Black or white, whichever reads better on `hex` (WCAG relative luminance).
+ * @param {string} hex
+ * @returns {string}
+ */
 function textOn(hex) {
   const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
   const luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b;
   return luminance > 0.179 ? '#000' : '#fff';
 }
 
+/**
+ * @param {string} color
+ * @returns {SVGSVGElement}
+ */
 function swatch(color) {
   return s('svg', { width: 18, height: 18, viewBox: '0 0 18 18', 'aria-hidden': 'true' }, s('rect', { width: 18, height: 18, rx: 3, fill: color, stroke: '#000', 'stroke-width': 1 }));
 }
 
-/** Rough width of a text in pixels at FONT size (0.6 em a character is generous for digits and most words). */
+/**
+ * Rough width of a text in pixels at FONT size (0.6 em a character is generous for digits and most words).
+ * @param {unknown} text
+ * @returns {number}
+ */
 function textWidth(text) {
   return String(text).length * FONT * 0.6;
 }
 
 /**
- * chart: { title, rows: [{ label, values: { key: n } }], series: [{ key, label, color }], empty }
- * Draws into `container`, replacing what was there.
+ * A chart: one bar a row, one segment a series, `empty` the sentence shown without rows.
+ * @typedef {{ title: string, rows: Array<{ label: string, values: Record<string, number | undefined> }>,
+ *   series: Array<{ key: string, label: string, color: string }>, empty: string }} Chart
+ */
+
+/**
+ * Draws `chart` into `container`, replacing what was there.
+ * @param {HTMLElement} container
+ * @param {Chart} chart
  */
 export function stackedBars(container, chart) {
   const { title, rows, series, empty } = chart;
@@ -75,9 +95,14 @@ export function stackedBars(container, chart) {
   clear(container, legend, svg, table);
 }
 
-/** Redraws `draw()` when the container changes width (rotating a phone, resizing a window). */
+/**
+ * Redraws `draw()` when the container changes width (rotating a phone, resizing a window).
+ * @param {HTMLElement} container
+ * @param {() => void} draw
+ */
 export function redrawOnResize(container, draw) {
   let lastWidth = container.clientWidth;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
   new ResizeObserver(() => {
     if (container.clientWidth === lastWidth) return;

@@ -1,3 +1,4 @@
+// @ts-check
 // Who works in each database of the class: a class of tokens (POST /tokens
 // with a prefix) binds each student's token to the database of its own name,
 // so the Class view can list students by name and open a student's history
@@ -6,9 +7,14 @@
 
 import { api } from './api.js';
 
-/** Database (bare name) → the names of the non-admin tokens bound to exactly that database. */
+/**
+ * Database (bare name) → the names of the non-admin tokens bound to exactly that database.
+ * @returns {Promise<Map<string, string[]>>}
+ */
 export async function studentsByDatabase() {
+  /** @type {Map<string, string[]>} */
   const byDb = new Map();
+  /** @type {any[]} */
   let tokens = [];
   try {
     tokens = (await api('GET', '/tokens')).tokens ?? [];
@@ -25,7 +31,12 @@ export async function studentsByDatabase() {
   return byDb;
 }
 
-/** Names in the order a class list is read: alumno-2 before alumno-10. */
+/**
+ * Names in the order a class list is read: alumno-2 before alumno-10.
+ * @param {string} a
+ * @param {string} b
+ * @returns {number}
+ */
 export function byName(a, b) {
   return a.localeCompare(b, 'en', { numeric: true, sensitivity: 'base' });
 }

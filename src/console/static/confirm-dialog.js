@@ -1,3 +1,4 @@
+// @ts-check
 // The console's own yes-or-no question: a modal <dialog> (focus kept inside,
 // Esc cancels, its title and text read out by screen readers), used instead of
 // window.confirm so the question can hold a list, a count and code, and so
@@ -5,16 +6,19 @@
 
 import { $, clear } from './dom.js';
 
+/** @type {Promise<boolean> | null} */
 let pending = null;
 
 /**
  * Asks `title` with `body` (nodes or text) and resolves true only on the
  * confirm button; Cancel, Esc and a second question while one is open are false.
  * Cancel has the focus first: Enter alone never confirms a destructive action.
+ * @param {{ title: string, body: import('./dom.js').Child, confirm: string }} question
+ * @returns {Promise<boolean>}
  */
 export function askConfirm({ title, body, confirm }) {
   if (pending) return Promise.resolve(false);
-  const dialog = $('confirm-dialog');
+  const dialog = /** @type {HTMLDialogElement} */ ($('confirm-dialog'));
   clear($('confirm-h'), title);
   clear($('confirm-body'), body);
   $('confirm-ok').textContent = confirm;

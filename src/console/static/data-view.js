@@ -1,21 +1,34 @@
+// @ts-check
 // The Data view: databases (list, create), the tables of the current database
 // with their schema (columns, types, keys, references, indexes), and rows page
 // by page.
 
 import { api, ApiError, codeLabel, messageText, query } from './api.js';
-import { $, clear, dataTable, h } from './dom.js';
+import { $, clear, dataTable, field, h } from './dom.js';
 import { resultTable } from './result-table.js';
 import { rowsStatements } from './rows-sql.js';
 import { loadDatabases, notify, notifyError, onChange, openInEditor, setDb, setSession, state } from './state.js';
 
 /** The rows shown: the table, the page, its sort ({ column, desc }) and a key it is filtered at ({ column, value }). */
+/**
+ * The rows panel: which table, which page, and how it is sorted, narrowed to a key and filtered.
+ * @type {{ table: string, offset: number, total: number, sort: { column: string, desc: boolean } | null,
+ *   where: { column: string, value: unknown } | null, filter: string }}
+ */
 const rowsView = { table: '', offset: 0, total: 0, sort: null, where: null, filter: '' };
 /** The schema records of the current database's tables, by name: column types and references. */
+/**
+ * A table's schema record as GET /tables answers it (its columns' fields are read as docs/api.md gives them).
+ * @typedef {{ name: string, kind?: string, columns: any[], primaryKey?: string, strict?: boolean, withoutRowid?: boolean,
+ *   indexes?: Array<{ name: string, column: string, unique: boolean }>, triggers?: Array<{ name: string, sql: string }> }} TableRecord
+ */
+
+/** @type {Map<string, TableRecord>} */
 let schemas = new Map();
 
 function renderDatabases() {
   const list = $('db-list');
-  const select = $('db-select');
+  const select = field('db-select');
   const single = state.mode === 'single-db';
   $('db-mode').textContent = single ? 'Single-database mode: this server serves one file.' : state.dbs.length === 0 ? 'No database yet: create one below.' : '';
   $('db-create').hidden = single;
@@ -24,17 +37,23 @@ function renderDatabases() {
   select.value = state.db;
 }
 
+/** @param {string} text */
 function flag(text) {
   return h('span', { class: 'tag' }, text);
 }
 
+/**
+ * @param {any} column a column of the schema record
+ * @returns {string}
+ */
 function defaultText(column) {
   if (!column.hasDefault) return '';
   return column.defaultSql ?? (column.default === null ? 'NULL' : JSON.stringify(column.default));
 }
 
+/** @param {TableRecord} table */
 function tableCard(table) {
-  const columns = table.columns.map((column) => [
+  const columns = table.columns.map((/** @type {any} */ column) => [
     h('code', null, column.name),
     column.type ?? 'any (computed)',
     h('span', null, column.pk ? flag('PRIMARY KEY') : null, column.unique ? flag('UNIQUE') : null, column.notNull ? flag('NOT NULL') : null),
@@ -58,6 +77,7 @@ function tableCard(table) {
       h('button', { type: 'button', onclick: () => openInEditor(`SELECT * FROM "${table.name.replace(/"/g, '""')}" LIMIT 100`) }, 'Query in SQL')));
 }
 
+/** @type {Promise<void> | null} */
 let tablesLoad = null;
 let tablesLoadDb = '';
 
@@ -80,12 +100,12 @@ async function readTables() {
   }
   try {
     const { tables } = await api('GET', `/tables${query({ db: state.db })}`);
-    schemas = new Map(tables.map((table) => [table.name, table]));
+    schemas = new Map(tables.map((/** @type {TableRecord} */ table) => [table.name, table]));
     clear(container, tables.length === 0 ? h('p', { class: 'muted' }, `No tables in ${state.db} yet: create one in the SQL view.`) : tables.map(tableCard));
-    if (rowsView.table !== '' && !tables.some((table) => table.name === rowsView.table)) hideRows();
+    if (rowsView.table !== '' && !tables.some((/** @type {TableRecord} */ table) => table.name === rowsView.table)) hideRows();
     else if (rowsView.table !== '') await showRows(rowsView.table, rowsView.offset, false);
   } catch (error) {
-    clear(container, h('p', { class: 'field-error' }, codeLabel(error.code), ' ', messageText(error)));
+    clear(container, h('p', { class: 'field-error' }, codeLabel(/** @type {ApiError} */ (error).code), ' ', messageText(error)));
   }
 }
 
@@ -95,7 +115,7 @@ function hideRows() {
 }
 
 function limit() {
-  return Number($('rows-limit').value);
+  return Number(field('rows-limit').value);
 }
 
 /** The open transaction session, when it is on the database shown: the Data view then reads through it. */
@@ -115,6 +135,10 @@ function renderSource() {
 /**
  * A page read with SQL through /exec: inside the open session (so its own
  * writes show), or sorted with ORDER BY. A read-only batch journals nothing.
+ * @param {string} table
+ * @param {number} offset
+ * @param {{ id: string } | null} session
+ * @returns {Promise<any>} the page, in the shape /rows answers
  */
 async function readWithSql(table, offset, session) {
   const record = schemas.get(table) ?? { name: table, columns: [] };
@@ -132,16 +156,25 @@ async function readWithSql(table, offset, session) {
   return { offset, total: Number(count.rows[0][0]), columns: page.columns, rows: page.rows, types: page.types };
 }
 
+/**
+ * @param {string} table
+ * @param {number} offset
+ * @returns {Promise<any>}
+ */
 async function readPage(table, offset) {
   const session = readingSession();
   if (session || rowsView.sort || rowsView.where || rowsView.filter !== '') return readWithSql(table, offset, session);
   return api('GET', `/rows${query({ db: state.db, table, limit: limit(), offset })}`);
 }
 
+/**
+ * @param {string} table
+ * @param {any} page
+ */
 function rowsTable(table, page) {
   const columns = new Map((schemas.get(table)?.columns ?? []).map((column) => [column.name, column]));
-  const types = page.columns.map((name, i) => page.types?.[i] ?? columns.get(name)?.type ?? null);
-  const references = page.columns.map((name) => columns.get(name)?.references ?? null);
+  const types = page.columns.map((/** @type {string} */ name, /** @type {number} */ i) => page.types?.[i] ?? columns.get(name)?.type ?? null);
+  const references = page.columns.map((/** @type {string} */ name) => columns.get(name)?.references ?? null);
   return resultTable({
     columns: page.columns, rows: page.rows, types, references, label: `Rows of ${table}`, name: table, sort: rowsView.sort,
     onSort: (column, desc) => {
@@ -157,7 +190,11 @@ function rowsTable(table, page) {
   });
 }
 
-/** A foreign-key link: the referenced table's rows, filtered at the key. */
+/**
+ * A foreign-key link: the referenced table's rows, filtered at the key.
+ * @param {{ table: string, column: string }} reference
+ * @param {unknown} value
+ */
 function openReference(reference, value) {
   location.hash = '#data';
   rowsView.sort = null;
@@ -165,6 +202,7 @@ function openReference(reference, value) {
   showRows(reference.table, 0, true);
 }
 
+/** @param {string} table */
 function renderWhere(table) {
   const where = rowsView.where;
   const box = $('rows-where');
@@ -176,24 +214,30 @@ function renderWhere(table) {
 
 /** The control of the rows table that has the focus (the filter, or a header by its column), to give it back after a re-query. */
 function focusedControl() {
-  const active = document.activeElement;
+  const active = /** @type {HTMLElement | null} */ (document.activeElement);
   if (!active || !$('rows').contains(active)) return null;
-  if (active.classList.contains('rt-filter')) return { filter: true, caret: active.selectionStart };
+  if (active.classList.contains('rt-filter')) return { filter: true, caret: /** @type {HTMLInputElement} */ (active).selectionStart };
   const th = active.closest('th');
   return th ? { column: th.cellIndex } : null;
 }
 
+/** @param {{ filter?: boolean, caret?: number | null, column?: number } | null} focused */
 function restoreFocus(focused) {
   if (!focused) return;
   if (focused.filter) {
-    const input = $('rows').querySelector('.rt-filter');
+    const input = /** @type {HTMLInputElement} */ ($('rows').querySelector('.rt-filter'));
     input.focus();
-    input.setSelectionRange(focused.caret, focused.caret);
+    input.setSelectionRange(focused.caret ?? null, focused.caret ?? null);
   } else {
-    $('rows').querySelectorAll('thead th')[focused.column]?.querySelector('button')?.focus();
+    $('rows').querySelectorAll('thead th')[/** @type {number} */ (focused.column)]?.querySelector('button')?.focus();
   }
 }
 
+/**
+ * @param {string} table
+ * @param {number} offset
+ * @param {boolean} focus
+ */
 async function showRows(table, offset, focus) {
   // Another table starts unsorted; its key filter is the caller's (openReference sets it, "Rows of" clears it).
   if (table !== rowsView.table) {
@@ -212,10 +256,12 @@ async function showRows(table, offset, focus) {
     const holding = rowsView.filter === '' ? '' : ` holding “${rowsView.filter}”`;
     $('rows-status').textContent = page.total === 0 ? `No rows${holding}` : `Rows ${first}–${last} of ${page.total}${holding}`;
     const pager = $('rows-pager');
-    pager.querySelector('[data-page="first"]').disabled = page.offset === 0;
-    pager.querySelector('[data-page="prev"]').disabled = page.offset === 0;
-    pager.querySelector('[data-page="next"]').disabled = last >= page.total;
-    pager.querySelector('[data-page="last"]').disabled = last >= page.total;
+    /** @param {string} name */
+    const pagerButton = (name) => /** @type {HTMLButtonElement} */ (pager.querySelector(`[data-page="${name}"]`));
+    pagerButton('first').disabled = page.offset === 0;
+    pagerButton('prev').disabled = page.offset === 0;
+    pagerButton('next').disabled = last >= page.total;
+    pagerButton('last').disabled = last >= page.total;
     const focused = focusedControl();
     clear($('rows'), rowsTable(table, page));
     restoreFocus(focused);
@@ -225,9 +271,10 @@ async function showRows(table, offset, focus) {
   }
 }
 
+/** @param {Event} event */
 async function createDatabase(event) {
   event.preventDefault();
-  const input = $('db-name');
+  const input = field('db-name');
   const error = $('db-name-error');
   const name = input.value.trim();
   input.removeAttribute('aria-invalid');
@@ -253,14 +300,14 @@ async function createDatabase(event) {
 
 export function initDataView() {
   $('db-create').addEventListener('submit', createDatabase);
-  $('db-select').addEventListener('change', (event) => setDb(event.target.value));
+  $('db-select').addEventListener('change', (event) => setDb(/** @type {HTMLSelectElement} */ (event.target).value));
   $('rows-limit').addEventListener('change', () => rowsView.table && showRows(rowsView.table, 0, false));
   $('rows-pager').addEventListener('click', (event) => {
-    const page = event.target.closest('button')?.dataset.page;
+    const page = /** @type {Element} */ (event.target).closest('button')?.dataset.page;
     if (!page || rowsView.table === '') return;
     const size = limit();
     const lastOffset = Math.max(0, Math.floor((rowsView.total - 1) / size) * size);
-    const offset = { first: 0, prev: Math.max(0, rowsView.offset - size), next: rowsView.offset + size, last: lastOffset }[page];
+    const offset = /** @type {Record<string, number>} */ ({ first: 0, prev: Math.max(0, rowsView.offset - size), next: rowsView.offset + size, last: lastOffset })[page];
     showRows(rowsView.table, offset, false);
   });
   onChange((what) => {

@@ -1,3 +1,4 @@
+// @ts-check
 // Query history, per database, kept in this browser (localStorage): newest
 // first, a statement run again moves to the top, at most HISTORY_LIMIT a
 // database, so a whole term of lessons cannot fill the browser's storage.
@@ -5,11 +6,20 @@
 export const HISTORY_LIMIT = 50;
 const PREFIX = 'sqlscribe.history.';
 
+/**
+ * @param {string} db
+ * @returns {string}
+ */
 function key(db) {
   return `${PREFIX}${db === '' ? '(none)' : db}`;
 }
 
-/** The runs of `db`, newest first; a damaged entry reads as empty. */
+/**
+ * The runs of `db`, newest first; a damaged entry reads as empty.
+ * @param {string} db
+ * @param {Storage} [storage]
+ * @returns {string[]}
+ */
 export function readHistory(db, storage = localStorage) {
   try {
     const list = JSON.parse(storage.getItem(key(db)) ?? '[]');
@@ -19,7 +29,13 @@ export function readHistory(db, storage = localStorage) {
   }
 }
 
-/** Records `sql` as the newest run of `db` and returns the new list. */
+/**
+ * Records `sql` as the newest run of `db` and returns the new list.
+ * @param {string} db
+ * @param {string} sql
+ * @param {Storage} [storage]
+ * @returns {string[]}
+ */
 export function addToHistory(db, sql, storage = localStorage) {
   const text = sql.trim();
   if (text === '') return readHistory(db, storage);

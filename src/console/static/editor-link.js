@@ -1,8 +1,15 @@
+// @ts-check
 // Links that reopen a query: `/?db=<database>&sql=<statements>#sql`. Opening
 // one selects the database and fills the editor; it never runs anything, so a
 // link passed around a class cannot change data by being clicked.
 
-/** The link to the console with `db` and `sql`, on the page's own origin. */
+/**
+ * The link to the console with `db` and `sql`, on the page's own origin.
+ * @param {string} db
+ * @param {string} sql
+ * @param {string} [base]
+ * @returns {string}
+ */
 export function queryLink(db, sql, base = location.href) {
   const url = new URL('/', base);
   if (db !== '') url.searchParams.set('db', db);
@@ -11,7 +18,11 @@ export function queryLink(db, sql, base = location.href) {
   return url.href;
 }
 
-/** The database and SQL a link carries, or null when the URL has no `sql`. */
+/**
+ * The database and SQL a link carries, or null when the URL has no `sql`.
+ * @param {string} [href]
+ * @returns {{ db: string, sql: string } | null}
+ */
 export function readQueryLink(href = location.href) {
   const url = new URL(href);
   const sql = url.searchParams.get('sql');

@@ -1,10 +1,15 @@
+// @ts-check
 // What a constraint error is about, for the error box: the table and columns
 // the server names (NOT NULL, UNIQUE, PRIMARY KEY, a foreign key and the
 // parent it refers to, a CHECK's name), as a short list a learner can read.
 
 import { h } from './dom.js';
 
-/** A <dl> of the body's table, columns, references and constraint; null when it names none. */
+/**
+ * A <dl> of the body's table, columns, references and constraint; null when it names none.
+ * @param {any} body an error body as the service answered it
+ * @returns {HTMLDListElement | null}
+ */
 export function errorFieldsNode(body) {
   const rows = [];
   if (typeof body?.table === 'string') rows.push(['Table', body.table]);

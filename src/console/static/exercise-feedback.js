@@ -1,3 +1,4 @@
+// @ts-check
 // What a check answered, in words a learner can read: correct or not, the
 // columns missing or not asked for, how many rows were expected and came
 // back, the first missing and the first extra row (when the exercise shows
@@ -8,18 +9,31 @@
 import { codeLabel } from './api.js';
 import { $, dataTable, h } from './dom.js';
 
+/**
+ * @param {{ expected: number, got: number }} rows
+ * @returns {string}
+ */
 function rowsText({ expected, got }) {
-  const plural = (n) => `${n} row${n === 1 ? '' : 's'}`;
+  const plural = (/** @type {number} */ n) => `${n} row${n === 1 ? '' : 's'}`;
   return expected === got ? `${plural(got)}, as expected.` : `Expected ${plural(expected)}; your answer gave ${plural(got)}.`;
 }
 
+/**
+ * @param {string} caption
+ * @param {unknown[]} row
+ * @param {string} id
+ */
 function rowTable(caption, row, id) {
   return h('div', { class: 'feedback-row', id },
     h('p', null, h('strong', null, caption)),
     dataTable({ columns: row.map((_, i) => `Column ${i + 1}`), rows: [row], label: caption }));
 }
 
-/** An engine error, as the SQL view's error box shows it. */
+/**
+ * An engine error, as the SQL view's error box shows it.
+ * @param {any} error the check's engine error
+ * @param {Array<{ text: string }>} statements
+ */
 function errorBox(error, statements) {
   const index = typeof error.statement === 'number' ? error.statement : undefined;
   return h('div', { class: 'error-box', id: 'exercise-error', dataset: { code: error.code ?? '' } },
@@ -30,7 +44,12 @@ function errorBox(error, statements) {
     h('p', { class: 'muted' }, 'Nothing was changed: answers run on a scratch copy.'));
 }
 
-/** The feedback of one check (`answer` is the body of POST /exercises/{id}/check). */
+/**
+ * The feedback of one check (`answer` is the body of POST /exercises/{id}/check).
+ * @param {any} answer
+ * @param {Array<{ text: string }>} [statements]
+ * @returns {HTMLDivElement}
+ */
 export function feedbackNode(answer, statements = []) {
   const feedback = answer.feedback ?? { rows: { expected: 0, got: 0 } };
   if (answer.correct) {
@@ -43,7 +62,7 @@ export function feedbackNode(answer, statements = []) {
     parts.push(errorBox(answer.error, statements));
   } else {
     if (feedback.columns) {
-      const { missing, extra } = feedback.columns;
+      const { missing, extra } = /** @type {{ missing: string[], extra: string[] }} */ (feedback.columns);
       if (missing.length > 0) parts.push(h('p', { class: 'feedback-columns' }, `Column${missing.length === 1 ? '' : 's'} missing: `, missing.map((name, i) => [i > 0 ? ', ' : '', h('code', null, name)])));
       if (extra.length > 0) parts.push(h('p', { class: 'feedback-columns' }, `Column${extra.length === 1 ? '' : 's'} not asked for: `, extra.map((name, i) => [i > 0 ? ', ' : '', h('code', null, name)])));
     }
@@ -56,6 +75,10 @@ export function feedbackNode(answer, statements = []) {
   return h('div', { class: 'verdict is-wrong', id: 'exercise-verdict', dataset: { correct: 'false' } }, parts);
 }
 
+/**
+ * @param {any} answer the body of POST /exercises/{id}/check
+ * @param {Array<{ text: string }>} statements
+ */
 export function showFeedback(answer, statements) {
   const box = $('exercise-feedback');
   box.replaceChildren(feedbackNode(answer, statements));

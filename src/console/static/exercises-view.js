@@ -1,3 +1,4 @@
+// @ts-check
 // The Exercises view, a student's: the tasks of a lesson (a set) in order,
 // the chosen task's prompt (Markdown, drawn safely by markdown.js), an editor
 // that completes the tables of the exercise's template, a Check button
@@ -8,7 +9,7 @@
 // token shows the same ones. Only the drafts of SQL stay in this tab.
 
 import { api, ApiError, query } from './api.js';
-import { $, clear, h } from './dom.js';
+import { $, clear, field, h } from './dom.js';
 import { markdownNodes } from './markdown.js';
 import { showFeedback } from './exercise-feedback.js';
 import { statementSpans } from './statement-spans.js';
@@ -18,15 +19,29 @@ import { notifyError } from './state.js';
 const SET_KEY = 'sqlscribe.exercise-set';
 const DRAFT_KEY = 'sqlscribe.exercise-drafts';
 
+/**
+ * A task as GET /exercises lists it for a student (no solution).
+ * @typedef {{ id: string, set: string, title: string, [field: string]: any }} Exercise
+ */
+
+/** @type {Exercise[]} */
 let exercises = [];
 /** Ids of the shown lesson's tasks the server counts as solved for this token. */
+/** @type {Set<string>} */
 let solved = new Set();
 /** The lesson shown: an answer about progress that comes back for another one is dropped. */
 let shownSet = '';
+/** @type {Exercise | null} */
 let current = null;
 let checking = false;
+/** @type {ReturnType<typeof import('./editor.js').createSqlEditor>} */
 let editor;
 
+/**
+ * @param {string} key
+ * @param {any} fallback
+ * @returns {any}
+ */
 function readJson(key, fallback) {
   try {
     return JSON.parse(sessionStorage.getItem(key) ?? 'null') ?? fallback;
@@ -35,7 +50,10 @@ function readJson(key, fallback) {
   }
 }
 
-/** This token's solved tasks of `set`, as the server keeps them (every check is journaled). */
+/**
+ * This token's solved tasks of `set`, as the server keeps them (every check is journaled).
+ * @param {string} set
+ */
 async function loadSolved(set) {
   if (set === '') {
     solved = new Set();
@@ -43,9 +61,13 @@ async function loadSolved(set) {
   }
   const own = await api('GET', `/exercises/mine${query({ set })}`);
   if (set !== shownSet) return;
-  solved = new Set((own.exercises ?? []).filter((cell) => cell.solved).map((cell) => cell.exercise));
+  solved = new Set((own.exercises ?? []).filter((/** @type {any} */ cell) => cell.solved).map((/** @type {any} */ cell) => cell.exercise));
 }
 
+/**
+ * @param {string} id
+ * @param {string} text
+ */
 function saveDraft(id, text) {
   const drafts = readJson(DRAFT_KEY, {});
   drafts[id] = text;
@@ -67,19 +89,23 @@ function renderTasks() {
       solved.has(exercise.id) ? h('span', { class: 'task-solved' }, ' solved') : h('span', { class: 'visually-hidden' }, ` task ${i + 1}, not solved yet`)))));
 }
 
-/** The template's tables, for the editor's completion (the student may not read the template itself). */
+/**
+ * The template's tables, for the editor's completion (the student may not read the template itself).
+ * @param {Exercise} exercise
+ */
 async function loadCompletions(exercise) {
   editor.setSchema({});
   try {
     const { tables } = await api('GET', `/exercises/${encodeURIComponent(exercise.id)}/tables`);
     if (current?.id !== exercise.id) return;
-    editor.setSchema(Object.fromEntries(tables.map((table) => [table.name, table.columns.map((column) => column.name)])));
-    $('exercise-tables').textContent = `Tables: ${tables.map((table) => table.name).join(', ')}`;
+    editor.setSchema(Object.fromEntries(tables.map((/** @type {any} */ table) => [table.name, table.columns.map((/** @type {any} */ column) => column.name)])));
+    $('exercise-tables').textContent = `Tables: ${tables.map((/** @type {any} */ table) => table.name).join(', ')}`;
   } catch {
     $('exercise-tables').textContent = '';
   }
 }
 
+/** @param {string} id */
 function choose(id) {
   current = exercises.find((exercise) => exercise.id === id) ?? null;
   renderTasks();
@@ -109,7 +135,7 @@ async function check() {
     return;
   }
   checking = true;
-  $('exercise-check').disabled = true;
+  field('exercise-check').disabled = true;
   const exercise = current;
   try {
     const answer = await api('POST', `/exercises/${encodeURIComponent(exercise.id)}/check`, { body: { sql } });
@@ -128,10 +154,14 @@ async function check() {
     showFeedback({ correct: false, error: { code: error.code, message: error.message } }, statements);
   } finally {
     checking = false;
-    $('exercise-check').disabled = false;
+    field('exercise-check').disabled = false;
   }
 }
 
+/**
+ * @param {string[]} sets
+ * @param {string} chosen
+ */
 function setOptions(sets, chosen) {
   clear($('exercise-set'), sets.length === 0 ? h('option', { value: '' }, '(no lessons yet)') : sets.map((set) => h('option', { value: set, selected: set === chosen ? true : undefined }, set)));
 }
@@ -139,14 +169,14 @@ function setOptions(sets, chosen) {
 /** The lessons (sets) there are, then the chosen one's tasks in order. */
 export async function loadExercises() {
   const all = (await api('GET', '/exercises')).exercises ?? [];
-  const sets = [...new Set(all.map((exercise) => exercise.set))].sort();
+  const sets = [...new Set(all.map((/** @type {Exercise} */ exercise) => exercise.set))].sort();
   let set = sessionStorage.getItem(SET_KEY) ?? '';
   if (!sets.includes(set)) set = sets[0] ?? '';
   setOptions(sets, set);
   shownSet = set;
   exercises = set === '' ? [] : (await api('GET', `/exercises${query({ set })}`)).exercises ?? [];
   await loadSolved(set);
-  const keep = current !== null && exercises.some((exercise) => exercise.id === current.id) ? current.id : exercises[0]?.id;
+  const keep = current !== null && exercises.some((exercise) => exercise.id === current?.id) ? current.id : exercises[0]?.id;
   if (keep === undefined) {
     current = null;
     $('exercise-task').hidden = true;
@@ -166,10 +196,10 @@ export function initExercisesView() {
     onChange: (text) => { if (current !== null) saveDraft(current.id, text); },
   });
   // The browser tests set the text through this handle, as for the SQL view's editor.
-  parent.sqlEditor = editor;
+  /** @type {HTMLElement & { sqlEditor?: unknown }} */ (parent).sqlEditor = editor;
   $('exercise-check').addEventListener('click', () => check().catch(notifyError));
   $('exercise-set').addEventListener('change', (event) => {
-    sessionStorage.setItem(SET_KEY, event.currentTarget.value);
+    sessionStorage.setItem(SET_KEY, /** @type {HTMLSelectElement} */ (event.currentTarget).value);
     current = null;
     loadExercises().catch(notifyError);
   });

@@ -1,3 +1,4 @@
+// @ts-check
 // The History view: the chosen database's history
 // from the server (GET /dbs/{db}/history), newest first, filtered to failed
 // entries and/or one person, page by page with the server's `next` cursor;
@@ -5,30 +6,45 @@
 // undone (restore-flow.js).
 
 import { api, query } from './api.js';
-import { $, clear, h } from './dom.js';
+import { $, clear, field, input } from './dom.js';
 import { historyItem } from './history-entry.js';
 import { restoreWithPreview } from './restore-flow.js';
 import { notify, notifyError, onChange, setDb, state } from './state.js';
 
 const PAGE = 50;
 
-/** The page shown: `before` is the cursor it was asked with (null: the newest), `earlier` the cursors of the pages before it. */
+/**
+ * The page shown: `before` is the cursor it was asked with (null: the newest), `earlier` the cursors of the pages before it.
+ * @type {{ before: number | null, earlier: Array<number | null>, next: number | null }}
+ */
 const paging = { before: null, earlier: [], next: null };
 let loads = 0;
 
+/**
+ * @param {string} db
+ * @returns {string}
+ */
 function bareName(db) {
   return db.replace(/\.db$/, '');
 }
 
 function filters() {
-  return { failed: $('history-failed').checked, token: $('history-token').value.trim() };
+  return { failed: input('history-failed').checked, token: field('history-token').value.trim() };
 }
 
+/**
+ * @param {string} db
+ * @returns {string}
+ */
 function historyPath(db) {
   const { failed, token } = filters();
   return `/dbs/${encodeURIComponent(bareName(db))}/history${query({ limit: PAGE, before: paging.before ?? undefined, failed: failed ? 'true' : undefined, token })}`;
 }
 
+/**
+ * @param {Array<{ seq: number }>} entries
+ * @returns {string}
+ */
 function statusText(entries) {
   const { failed, token } = filters();
   const what = [failed ? 'failed entries' : 'entries', token ? `by ${token}` : null].filter(Boolean).join(' ');
@@ -39,8 +55,8 @@ function statusText(entries) {
 }
 
 function renderPager() {
-  $('history-newer').disabled = paging.before === null;
-  $('history-older').disabled = paging.next === null;
+  field('history-newer').disabled = paging.before === null;
+  field('history-older').disabled = paging.next === null;
 }
 
 /** Loads the page at `paging.before` for the chosen database. */
@@ -59,7 +75,7 @@ export async function loadHistory() {
   paging.next = answer.next ?? null;
   $('history-list').dataset.db = db;
   $('history-status').textContent = statusText(answer.entries);
-  clear($('history-list'), answer.entries.map((entry) => historyItem(entry, restore)));
+  clear($('history-list'), answer.entries.map((/** @type {any} */ entry) => historyItem(entry, restore)));
   renderPager();
 }
 
@@ -71,6 +87,10 @@ function reload({ newest = false } = {}) {
   return loadHistory().catch(notifyError);
 }
 
+/**
+ * @param {number} to
+ * @param {any} entry
+ */
 async function restore(to, entry) {
   const db = state.db;
   const title = entry.kind === 'restoredb' ? `Undo restore #${entry.seq} of ${bareName(db)}?` : `Restore ${bareName(db)} to before #${entry.seq}?`;
@@ -80,19 +100,22 @@ async function restore(to, entry) {
     const undone = done.undone?.count ?? 0;
     notify(`${bareName(db)} restored to the state after #${done.restored?.seq ?? to}: ${undone} statement${undone === 1 ? '' : 's'} undone; the restore is entry #${done.seq}, at the top (filters cleared to show it).`);
     // The restore is written under the token that asked for it: the timeline shows it whatever the filters were.
-    $('history-failed').checked = false;
-    $('history-token').value = '';
+    input('history-failed').checked = false;
+    field('history-token').value = '';
     await reload({ newest: true });
-    $('history-list').querySelector('li button')?.focus();
+    /** @type {HTMLButtonElement | null} */ ($('history-list').querySelector('li button'))?.focus();
   } catch (error) {
     notifyError(error);
   }
 }
 
-/** Opens the History view of `db`, filtered to `token` (the Class view's student rows). */
+/**
+ * Opens the History view of `db`, filtered to `token` (the Class view's student rows).
+ * @param {{ db: string, token?: string }} target
+ */
 export function openHistory({ db, token = '' }) {
-  $('history-token').value = token;
-  $('history-failed').checked = false;
+  field('history-token').value = token;
+  input('history-failed').checked = false;
   paging.before = null;
   paging.earlier = [];
   setDb(db);

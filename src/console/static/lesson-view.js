@@ -1,3 +1,4 @@
+// @ts-check
 // The Lesson view, a teacher's (admin token): write an exercise (every field
 // of POST/PUT /exercises), try its solution on the template before saving
 // (inside a transaction that is always rolled back, so the template never
@@ -8,7 +9,7 @@
 // level for the pilot record.
 
 import { api, ApiError, codeLabel, messageText, query, storedToken } from './api.js';
-import { $, clear, dataTable, h } from './dom.js';
+import { $, clear, dataTable, field, h, input } from './dom.js';
 import { markdownNodes } from './markdown.js';
 import { notify, notifyError } from './state.js';
 import { byName } from './class-students.js';
@@ -22,14 +23,19 @@ const LEVELS = [
   ['profundizado', 'Profundizado', 'p-ev-pr'],
 ];
 
+/** @type {string | null} the id of the exercise in the form, null for a new one */
 let editing = null;
 let lessonSet = '';
+/** @type {(() => void) | null} */
 let stopFeed = null;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
 let refreshTimer;
+/** @type {any} the answer of GET /exercises/evidence */
 let evidence = null;
 
 /* ---------- the exercise form ---------- */
 
+/** @param {unknown} error the refusal to show, or null to clear the box */
 function formError(error) {
   const box = $('exercise-form-error');
   if (error === null) {
@@ -41,60 +47,63 @@ function formError(error) {
 }
 
 function definition() {
-  const tolerance = $('ex-tolerance').value.trim();
-  const position = $('ex-position').value.trim();
-  const check = $('ex-check').value.trim();
+  const tolerance = field('ex-tolerance').value.trim();
+  const position = field('ex-position').value.trim();
+  const check = field('ex-check').value.trim();
   return {
-    id: $('ex-id').value.trim(),
-    set: $('ex-set').value.trim(),
+    id: field('ex-id').value.trim(),
+    set: field('ex-set').value.trim(),
     ...(position === '' ? {} : { position: Number(position) }),
-    title: $('ex-title').value,
-    prompt: $('ex-prompt').value,
-    template: $('ex-template').value,
-    solution: $('ex-solution').value,
-    order: $('ex-order').value,
-    columns: $('ex-columns').value,
+    title: field('ex-title').value,
+    prompt: field('ex-prompt').value,
+    template: field('ex-template').value,
+    solution: field('ex-solution').value,
+    order: field('ex-order').value,
+    columns: field('ex-columns').value,
     ...(tolerance === '' ? {} : { tolerance: Number(tolerance) }),
     check: check === '' ? null : check,
-    showRows: $('ex-show-rows').checked,
+    showRows: input('ex-show-rows').checked,
   };
 }
 
+/** @param {any} exercise an exercise as GET /exercises/{id} answers a teacher, or null for a new one */
 function fill(exercise) {
   editing = exercise?.id ?? null;
-  $('ex-id').value = exercise?.id ?? '';
-  $('ex-id').readOnly = editing !== null;
-  $('ex-set').value = exercise?.set ?? lessonSet;
-  $('ex-position').value = exercise?.position ?? '';
-  $('ex-title').value = exercise?.title ?? '';
-  $('ex-prompt').value = exercise?.prompt ?? '';
+  field('ex-id').value = exercise?.id ?? '';
+  input('ex-id').readOnly = editing !== null;
+  field('ex-set').value = exercise?.set ?? lessonSet;
+  field('ex-position').value = exercise?.position ?? '';
+  field('ex-title').value = exercise?.title ?? '';
+  field('ex-prompt').value = exercise?.prompt ?? '';
   if (exercise) ensureTemplateOption(exercise.template);
-  $('ex-template').value = exercise?.template ?? $('ex-template').value;
-  $('ex-solution').value = exercise?.solution ?? '';
-  $('ex-check').value = exercise?.check ?? '';
-  $('ex-order').value = exercise?.order ?? 'any';
-  $('ex-columns').value = exercise?.columns ?? 'position';
-  $('ex-tolerance').value = exercise?.tolerance ?? '';
-  $('ex-show-rows').checked = exercise?.showRows ?? false;
+  field('ex-template').value = exercise?.template ?? field('ex-template').value;
+  field('ex-solution').value = exercise?.solution ?? '';
+  field('ex-check').value = exercise?.check ?? '';
+  field('ex-order').value = exercise?.order ?? 'any';
+  field('ex-columns').value = exercise?.columns ?? 'position';
+  field('ex-tolerance').value = exercise?.tolerance ?? '';
+  input('ex-show-rows').checked = exercise?.showRows ?? false;
   $('exercise-form-h').textContent = editing === null ? 'Write an exercise' : `Edit ${editing}`;
   $('ex-delete').hidden = editing === null;
   clear($('ex-try-result'));
   formError(null);
 }
 
+/** @param {string} name */
 function ensureTemplateOption(name) {
-  const select = $('ex-template');
+  const select = /** @type {HTMLSelectElement} */ ($('ex-template'));
   if (![...select.options].some((option) => option.value === name)) select.append(h('option', { value: name }, name));
 }
 
 async function loadTemplates() {
   const list = await api('GET', '/dbs');
-  const chosen = $('ex-template').value;
-  clear($('ex-template'), (list.dbs ?? []).map((db) => h('option', { value: db }, db)));
+  const chosen = field('ex-template').value;
+  clear($('ex-template'), (list.dbs ?? []).map((/** @type {string} */ db) => h('option', { value: db }, db)));
   if (chosen !== '') ensureTemplateOption(chosen);
-  if (chosen !== '') $('ex-template').value = chosen;
+  if (chosen !== '') field('ex-template').value = chosen;
 }
 
+/** @param {any} result the solution's result */
 function resultOf(result) {
   if (!result) return h('p', { class: 'muted' }, 'The solution returned nothing.');
   if (result.columns.length === 0) return h('p', { class: 'ok-message' }, result.message ?? 'Done.');
@@ -116,7 +125,7 @@ async function trySolution() {
     clear(out, h('p', { class: 'muted' }, 'Choose a template and write the solution first.'));
     return;
   }
-  $('ex-try').disabled = true;
+  field('ex-try').disabled = true;
   let session;
   try {
     session = (await api('POST', '/tx/begin', { body: { db: template } })).session;
@@ -133,10 +142,11 @@ async function trySolution() {
       typeof error.body.statement === 'number' ? h('p', null, `Failed at statement ${error.body.statement + 1}.`) : null));
   } finally {
     if (session) await api('POST', `/tx/rollback${query({ session })}`).catch(() => {});
-    $('ex-try').disabled = false;
+    field('ex-try').disabled = false;
   }
 }
 
+/** @param {Event} event */
 async function save(event) {
   event.preventDefault();
   const body = definition();
@@ -155,6 +165,7 @@ async function save(event) {
   }
 }
 
+/** @param {string} id */
 async function remove(id) {
   if (!window.confirm(`Delete the exercise ${id}? Its attempts stay in the journal.`)) return;
   try {
@@ -167,6 +178,7 @@ async function remove(id) {
   }
 }
 
+/** @param {any[]} exercises */
 function renderExercises(exercises) {
   clear($('lesson-exercises'), exercises.length === 0
     ? h('li', { class: 'muted' }, 'No exercises in this lesson yet.')
@@ -179,6 +191,7 @@ function renderExercises(exercises) {
 
 /* ---------- progress ---------- */
 
+/** @type {Record<string, [string, string]>} */
 const STATE_WORDS = {
   solved: ['✓', 'solved'],
   stuck: ['⚠', 'stuck'],
@@ -186,6 +199,11 @@ const STATE_WORDS = {
   'not-tried': ['·', 'not tried'],
 };
 
+/**
+ * @param {any} cell a student's state on one exercise
+ * @param {{ title: string }} exercise
+ * @param {string} student
+ */
 function cellNode(cell, exercise, student) {
   const [symbol, word] = STATE_WORDS[cell.state] ?? ['?', cell.state];
   const tries = cell.attempts > 0 ? ` ${cell.attempts}×` : '';
@@ -198,7 +216,9 @@ function cellNode(cell, exercise, student) {
     h('span', { 'aria-hidden': 'true', class: 'cell-symbol' }, symbol), ' ', word, tries);
 }
 
+/** @param {any} report the answer of GET /exercises/progress */
 function renderProgress(report) {
+  /** @type {any[]} */
   const students = [...report.students].sort((a, b) => byName(a.token, b.token));
   const stuck = students.filter((student) => student.stuck > 0).length;
   $('progress-summary').textContent = `${students.length} student${students.length === 1 ? '' : 's'}, ${report.exercises.length} exercise${report.exercises.length === 1 ? '' : 's'}; ${stuck} stuck (${report.stuck.attempts} or more wrong answers in ${report.stuck.minutes} minutes). As of ${new Date(report.at).toLocaleTimeString()}.`;
@@ -206,17 +226,17 @@ function renderProgress(report) {
     clear($('progress-grid'), h('p', { class: 'muted' }, report.exercises.length === 0 ? 'No exercises in this lesson yet.' : 'No students yet: make their tokens (POST /tokens).'));
     return;
   }
-  const byId = new Map(report.exercises.map((exercise) => [exercise.id, exercise]));
+  const byId = new Map(report.exercises.map((/** @type {any} */ exercise) => [exercise.id, exercise]));
   clear($('progress-grid'), h('div', { class: 'table-wrap', role: 'region', 'aria-label': 'Progress, students by exercises', tabindex: '0' },
     h('table', { class: 'progress-table' },
       h('thead', null, h('tr', null,
         h('th', { scope: 'col' }, 'Student'),
         h('th', { scope: 'col' }, 'Solved'),
-        report.exercises.map((exercise) => h('th', { scope: 'col', dataset: { exercise: exercise.id } }, `${exercise.position}. ${exercise.title}`)))),
+        report.exercises.map((/** @type {any} */ exercise) => h('th', { scope: 'col', dataset: { exercise: exercise.id } }, `${exercise.position}. ${exercise.title}`)))),
       h('tbody', null, students.map((student) => h('tr', { dataset: { token: student.token } },
         h('th', { scope: 'row' }, student.token),
         h('td', { class: 'num' }, `${student.solved} / ${report.exercises.length}`),
-        student.exercises.map((cell) => cellNode(cell, byId.get(cell.exercise) ?? { title: cell.exercise }, student.token))))))));
+        student.exercises.map((/** @type {any} */ cell) => cellNode(cell, byId.get(cell.exercise) ?? { title: cell.exercise }, student.token))))))));
 }
 
 async function loadProgress() {
@@ -234,6 +254,7 @@ function scheduleProgress() {
   refreshTimer = setTimeout(() => loadProgress().catch(notifyError), 250);
 }
 
+/** @param {'live' | 'down'} state */
 function feedState(state) {
   const live = $('progress-live');
   live.dataset.state = state;
@@ -242,18 +263,21 @@ function feedState(state) {
 }
 
 function csvLink() {
-  const link = $('progress-csv');
+  const link = /** @type {HTMLAnchorElement} */ ($('progress-csv'));
   link.href = `/exercises/progress${query({ set: lessonSet, format: 'csv' })}`;
   link.setAttribute('download', `progress${lessonSet === '' ? '' : `-${lessonSet}`}.csv`);
   link.hidden = lessonSet === '';
 }
 
-/** The link needs the token, which a plain link cannot send: fetched, then handed to the browser as a file. */
+/**
+ * The link needs the token, which a plain link cannot send: fetched, then handed to the browser as a file.
+ * @param {MouseEvent} event
+ */
 async function downloadCsv(event) {
   const token = storedToken();
   if (token === null) return;
   event.preventDefault();
-  const link = event.currentTarget;
+  const link = /** @type {HTMLAnchorElement} */ (event.currentTarget);
   try {
     const response = await fetch(link.href, { headers: { 'X-Service-Token': token, Accept: 'text/csv' }, cache: 'no-store' });
     if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => null));
@@ -270,10 +294,11 @@ async function downloadCsv(event) {
 
 /* ---------- evidence ---------- */
 
+/** @param {Event} [event] */
 async function loadEvidence(event) {
   event?.preventDefault();
   if (lessonSet === '') return;
-  const thresholds = Object.fromEntries(['en_desarrollo', 'logrado', 'profundizado'].map((name) => [name, $(`ev-${name}`).value.trim()]));
+  const thresholds = Object.fromEntries(['en_desarrollo', 'logrado', 'profundizado'].map((name) => [name, field(`ev-${name}`).value.trim()]));
   try {
     evidence = await api('GET', `/exercises/evidence${query({ set: lessonSet, ...thresholds })}`);
   } catch (error) {
@@ -292,7 +317,7 @@ async function loadEvidence(event) {
 /** The counts go to the Pilots view's evidence fields; the teacher completes and records the pilot there. */
 function toPilotForm() {
   if (evidence === null) return;
-  for (const [key, , field] of LEVELS) $(field).value = String(evidence.aggregate_evidence[key]);
+  for (const [key, , id] of LEVELS) field(id).value = String(evidence.aggregate_evidence[key]);
   location.hash = '#pilots';
 }
 
@@ -300,12 +325,13 @@ function toPilotForm() {
 
 export async function loadLesson() {
   const all = (await api('GET', '/exercises')).exercises ?? [];
-  const sets = [...new Set(all.map((exercise) => exercise.set))].sort();
+  /** @type {string[]} */
+  const sets = [...new Set(all.map((/** @type {any} */ exercise) => exercise.set))].sort();
   lessonSet = sessionStorage.getItem(SET_KEY) ?? lessonSet;
   if (!sets.includes(lessonSet)) lessonSet = sets[0] ?? '';
   clear($('lesson-set'), sets.length === 0 ? h('option', { value: '' }, '(no lessons yet)') : sets.map((set) => h('option', { value: set, selected: set === lessonSet ? true : undefined }, set)));
-  renderExercises(all.filter((exercise) => exercise.set === lessonSet));
-  if (editing === null && $('ex-set').value === '') $('ex-set').value = lessonSet;
+  renderExercises(all.filter((/** @type {any} */ exercise) => exercise.set === lessonSet));
+  if (editing === null && field('ex-set').value === '') field('ex-set').value = lessonSet;
   csvLink();
   await Promise.all([loadTemplates(), loadProgress(), loadEvidence()]);
   stopFeed ??= followAttempts(scheduleProgress, feedState);
@@ -316,6 +342,7 @@ export async function loadLesson() {
  * admin token, or a server without tokens); asked without the token prompt.
  */
 export async function probeLesson() {
+  /** @type {Record<string, string>} */
   const headers = { Accept: 'application/json' };
   const token = storedToken();
   if (token !== null) headers['X-Service-Token'] = token;
@@ -341,9 +368,9 @@ export function initLessonView() {
   $('ex-try').addEventListener('click', () => trySolution().catch(notifyError));
   $('ex-new').addEventListener('click', () => fill(null));
   $('ex-delete').addEventListener('click', () => editing !== null && remove(editing));
-  $('ex-preview-button').addEventListener('click', () => clear($('ex-preview'), markdownNodes($('ex-prompt').value)));
+  $('ex-preview-button').addEventListener('click', () => clear($('ex-preview'), markdownNodes(field('ex-prompt').value)));
   $('lesson-set').addEventListener('change', (event) => {
-    lessonSet = event.currentTarget.value;
+    lessonSet = /** @type {HTMLSelectElement} */ (event.currentTarget).value;
     sessionStorage.setItem(SET_KEY, lessonSet);
     loadLesson().catch(notifyError);
   });

@@ -1,3 +1,4 @@
+// @ts-check
 // A teacher's prompt, written in Markdown, drawn as DOM nodes: paragraphs,
 // **strong**, *emphasis*, `code`, fenced code blocks and lists. Only these
 // are understood; everything else (raw HTML included) stays literal text,
@@ -7,7 +8,11 @@ import { h } from './dom.js';
 
 const INLINE = /(`[^`\n]+`|\*\*[^*\n]+\*\*|__[^_\n]+__|\*[^*\s][^*\n]*\*|_[^_\s][^_\n]*_)/;
 
-/** Inline marks of one block's text, as nodes. */
+/**
+ * Inline marks of one block's text, as nodes.
+ * @param {string} text
+ * @returns {Array<Node | string>}
+ */
 export function inlineNodes(text) {
   return text.split(INLINE).filter((part) => part !== '').map((part) => {
     if (/^`[^`]+`$/.test(part)) return h('code', null, part.slice(1, -1));
@@ -19,6 +24,10 @@ export function inlineNodes(text) {
 
 const ITEM = /^\s{0,3}([-*+]|\d{1,3}[.)])\s+(.*)$/;
 
+/**
+ * @param {string[]} lines
+ * @returns {HTMLElement}
+ */
 function listNode(lines) {
   const ordered = /^\s{0,3}\d/.test(lines[0]);
   const items = [];
@@ -30,10 +39,15 @@ function listNode(lines) {
   return h(ordered ? 'ol' : 'ul', null, items.map((item) => h('li', null, inlineNodes(item))));
 }
 
-/** The prompt as an array of block nodes. */
+/**
+ * The prompt as an array of block nodes.
+ * @param {unknown} source
+ * @returns {HTMLElement[]}
+ */
 export function markdownNodes(source) {
   const blocks = [];
   const lines = String(source ?? '').replace(/\r\n?/g, '\n').split('\n');
+  /** @type {string[]} */
   let paragraph = [];
   const endParagraph = () => {
     if (paragraph.length === 0) return;

@@ -1,10 +1,11 @@
+// @ts-check
 // The Pilots view: a form for a classroom pilot record, checked in the browser
 // against the schema the server publishes (GET /pilots/schema) and showing the
 // server's own refusals by field; the list of records (GET /pilots); and two
 // charts: evidence by school level (GET /pilots/summary) and decisions per date.
 
 import { api, ApiError, codeLabel, messageText, query } from './api.js';
-import { $, clear, dataTable, h } from './dom.js';
+import { $, clear, dataTable, field, h } from './dom.js';
 import { redrawOnResize, stackedBars } from './charts.js';
 import { notify, notifyError } from './state.js';
 import { validate } from './validate.js';
@@ -23,21 +24,28 @@ const DECISIONS = [
 ];
 const PAGE = 10;
 
+/** @type {any} the pilot record's JSON Schema, as GET /pilots/schema answers it */
 let schema;
 let listOffset = 0;
+/** @type {any} GET /pilots/summary */
 let summary;
+/** @type {any[]} */
 let allPilots = [];
 
 /* ---------- the form ---------- */
 
+/** @typedef {HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement} Control */
+
+/** @returns {HTMLFormElement} */
 function form() {
-  return $('pilot-form');
+  return /** @type {HTMLFormElement} */ ($('pilot-form'));
 }
 
 /** The record the form describes: empty inputs are left out, so the schema reports them as required. */
 function readForm() {
+  /** @type {Record<string, any>} */
   const record = {};
-  for (const input of form().querySelectorAll('input[name], select[name], textarea[name]')) {
+  for (const input of /** @type {NodeListOf<Control>} */ (form().querySelectorAll('input[name], select[name], textarea[name]'))) {
     const raw = input.value.trim();
     const kind = input.dataset.kind;
     let value;
@@ -55,10 +63,14 @@ function readForm() {
   return record;
 }
 
+/**
+ * @param {string} path
+ * @returns {HTMLElement | null}
+ */
 function fieldFor(path) {
   // The nearest field for a path: /scope/class_codes/0 is shown at /scope/class_codes.
   for (let p = path; p !== '' && p !== '/'; p = p.slice(0, p.lastIndexOf('/'))) {
-    const field = form().querySelector(`.field[data-path="${CSS.escape(p)}"]`);
+    const field = /** @type {HTMLElement | null} */ (form().querySelector(`.field[data-path="${CSS.escape(p)}"]`));
     if (field) return field;
   }
   return null;
@@ -66,12 +78,16 @@ function fieldFor(path) {
 
 function clearErrors() {
   for (const field of form().querySelectorAll('.field')) {
-    field.querySelector(':scope > .field-error').textContent = '';
+    /** @type {HTMLElement} */ (field.querySelector(':scope > .field-error')).textContent = '';
     for (const control of field.querySelectorAll(':scope > input, :scope > select, :scope > textarea')) control.removeAttribute('aria-invalid');
   }
   clear($('pilot-form-errors'));
 }
 
+/**
+ * @param {Element} control
+ * @param {string} errorId
+ */
 function describeBy(control, errorId) {
   const ids = new Set((control.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean));
   ids.add(errorId);
@@ -82,10 +98,13 @@ function describeBy(control, errorId) {
  * Shows violations ({ path, message }) at their fields; those without a field
  * are listed above the form. Focuses the field in error that comes first in
  * the form, whatever order the violations came in.
+ * @param {Array<{ path: string, message: string }>} violations
+ * @param {import('./dom.js').Child} heading
  */
 function showViolations(violations, heading) {
   clearErrors();
   const loose = [];
+  /** @type {Control | null} */
   let first = null;
   for (const violation of violations) {
     const field = fieldFor(violation.path);
@@ -93,16 +112,16 @@ function showViolations(violations, heading) {
       loose.push(violation);
       continue;
     }
-    const error = field.querySelector(':scope > .field-error');
+    const error = /** @type {HTMLElement} */ (field.querySelector(':scope > .field-error'));
     error.textContent = error.textContent === '' ? violation.message.replace(/^./, (c) => c.toUpperCase()) : `${error.textContent}; ${violation.message}`;
-    const control = field.querySelector(':scope > input, :scope > select, :scope > textarea');
+    const control = /** @type {Control | null} */ (field.querySelector(':scope > input, :scope > select, :scope > textarea'));
     // A group's violation (/scope is required) is marked on its empty controls, so that the focused one is marked too.
-    const marked = control ? [control] : [...field.querySelectorAll('input, select, textarea')].filter((input) => input.value.trim() === '');
+    const marked = control ? [control] : [.../** @type {NodeListOf<Control>} */ (field.querySelectorAll('input, select, textarea'))].filter((input) => input.value.trim() === '');
     for (const each of marked) {
       each.setAttribute('aria-invalid', 'true');
       describeBy(each, error.id);
     }
-    const target = marked[0] ?? field.querySelector('input, select, textarea');
+    const target = marked[0] ?? /** @type {Control | null} */ (field.querySelector('input, select, textarea'));
     // Violations come in the schema's order (its required names before the values' checks): the first to show is the first on the page.
     if (target && (first === null || first.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_PRECEDING)) first = target;
   }
@@ -114,7 +133,10 @@ function showViolations(violations, heading) {
   if (!first) summaryBox.scrollIntoView({ block: 'nearest' });
 }
 
-/** The server's refusal, at the fields it concerns. */
+/**
+ * The server's refusal, at the fields it concerns.
+ * @param {import('./api.js').ApiError} error
+ */
 function showServerError(error) {
   const code = error.code;
   const heading = h('span', null, h('span', { class: 'code-badge' }, codeLabel(code) || `HTTP ${error.status}`), messageText(error));
@@ -128,6 +150,7 @@ function showServerError(error) {
   showViolations(violations, heading);
 }
 
+/** @param {Event} event */
 async function submit(event) {
   event.preventDefault();
   const record = readForm();
@@ -141,7 +164,7 @@ async function submit(event) {
     const created = await api('POST', '/pilots', { body: record });
     clearErrors();
     form().reset();
-    $('p-date').value = new Date().toISOString().slice(0, 10);
+    field('p-date').value = new Date().toISOString().slice(0, 10);
     notify(`Pilot #${created.id} recorded (${created.pilot.scope.subject}, ${created.pilot.date}).`);
     listOffset = 0;
     await loadPilots();
@@ -155,18 +178,19 @@ async function loadSchema() {
   schema = await api('GET', '/pilots/schema');
   const select = $('p-decision');
   const choices = schema.properties?.decision?.enum ?? DECISIONS.map((d) => d.key);
-  clear(select, h('option', { value: '' }, '— choose —'), choices.map((value) => h('option', { value }, DECISIONS.find((d) => d.key === value)?.label ?? value)));
+  clear(select, h('option', { value: '' }, '— choose —'), choices.map((/** @type {string} */ value) => h('option', { value }, DECISIONS.find((d) => d.key === value)?.label ?? value)));
 }
 
 /* ---------- list and charts ---------- */
 
+/** @param {any} page the answer of GET /pilots */
 function renderList(page) {
   const first = page.total === 0 ? 0 : page.offset + 1;
   const last = page.offset + page.pilots.length;
   $('pilots-status').textContent = page.total === 0 ? 'No pilots recorded yet' : `Pilots ${first}–${last} of ${page.total}`;
-  $('pilots-pager').querySelector('[data-page="prev"]').disabled = page.offset === 0;
-  $('pilots-pager').querySelector('[data-page="next"]').disabled = last >= page.total;
-  const rows = page.pilots.map(({ id, pilot }) => [
+  /** @type {HTMLButtonElement} */ ($('pilots-pager').querySelector('[data-page="prev"]')).disabled = page.offset === 0;
+  /** @type {HTMLButtonElement} */ ($('pilots-pager').querySelector('[data-page="next"]')).disabled = last >= page.total;
+  const rows = page.pilots.map((/** @type {{ id: number, pilot: any }} */ { id, pilot }) => [
     id,
     pilot.date,
     `${pilot.scope.level} · ${pilot.scope.subject} · ${pilot.scope.objective}`,
@@ -236,10 +260,10 @@ export async function loadPilots() {
 }
 
 export function initPilotsView() {
-  $('p-date').value = new Date().toISOString().slice(0, 10);
+  field('p-date').value = new Date().toISOString().slice(0, 10);
   form().addEventListener('submit', submit);
   $('pilots-pager').addEventListener('click', (event) => {
-    const page = event.target.closest('button')?.dataset.page;
+    const page = /** @type {Element} */ (event.target).closest('button')?.dataset.page;
     if (!page) return;
     listOffset = page === 'next' ? listOffset + PAGE : Math.max(0, listOffset - PAGE);
     loadPilots();

@@ -1,3 +1,4 @@
+// @ts-check
 // The journal's live feed for the progress grid: GET /journal as server-sent
 // events (admin only), read with fetch so that the token travels in its
 // header (EventSource cannot send one), only the `attempt` entries
@@ -10,12 +11,20 @@ import { storedToken } from './api.js';
 const FROM_NOW = '999999999999999';
 const RETRY_MS = 3000;
 
-/** Follows the journal until the returned stop() is called; `onState` hears 'live' or 'down'. */
+/**
+ * Follows the journal until the returned stop() is called; `onState` hears 'live' or 'down'.
+ * @param {(entry: any) => void} onAttempt called with each attempt entry, as the journal wrote it
+ * @param {(state: 'live' | 'down') => void} [onState]
+ * @returns {() => void} stop
+ */
 export function followAttempts(onAttempt, onState = () => {}) {
   let stopped = false;
+  /** @type {AbortController | undefined} */
   let controller;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let retry;
 
+  /** @param {string} event */
   function handle(event) {
     const data = event.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
     if (data === '') return;
@@ -29,6 +38,7 @@ export function followAttempts(onAttempt, onState = () => {}) {
 
   async function open() {
     controller = new AbortController();
+    /** @type {Record<string, string>} */
     const headers = { Accept: 'text/event-stream' };
     const token = storedToken();
     if (token !== null) headers['X-Service-Token'] = token;

@@ -1,3 +1,4 @@
+// @ts-check
 // One result table for the SQL view's results and the Data view's rows: values
 // shown by their type (FLOAT 7.0 stays 7.0, NULL unlike the text 'NULL',
 // booleans, blobs marked as base64), a header click sorts and shows the
@@ -6,16 +7,30 @@
 
 import { h } from './dom.js';
 
+/**
+ * A foreign key of a column: the table and column its values point at.
+ * @typedef {{ table: string, column: string }} Reference
+ */
+
 const PAGE_SIZE = 50;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** A FLOAT keeps its fraction: JSON writes 7.0 as 7, SQL shows it as 7.0. */
+/**
+ * A FLOAT keeps its fraction: JSON writes 7.0 as 7, SQL shows it as 7.0.
+ * @param {unknown} value
+ * @returns {string}
+ */
 function floatText(value) {
   const text = String(value);
   return /^-?\d+$/.test(text) ? `${text}.0` : text;
 }
 
-/** The text of a value as the student typed it in SQL; null stays null (NULL is no text). */
+/**
+ * The text of a value as the student typed it in SQL; null stays null (NULL is no text).
+ * @param {unknown} value
+ * @param {string | null | undefined} type
+ * @returns {string | null}
+ */
 export function valueText(value, type) {
   if (value === null || value === undefined) return null;
   if (typeof value === 'boolean') return value ? 'true' : 'false';
@@ -25,6 +40,13 @@ export function valueText(value, type) {
   return String(value);
 }
 
+/**
+ * @param {unknown} value
+ * @param {string | null | undefined} type
+ * @param {Reference | null | undefined} reference
+ * @param {((reference: Reference, value: unknown) => void) | undefined} onReference
+ * @returns {HTMLTableCellElement}
+ */
 function cell(value, type, reference, onReference) {
   const text = valueText(value, type);
   if (text === null) return h('td', { class: 'null', dataset: { kind: 'null' } }, 'NULL');
@@ -34,18 +56,27 @@ function cell(value, type, reference, onReference) {
   }
   const kind = typeof value === 'boolean' || type === 'BOOL' ? 'bool' : numeric ? 'number' : 'text';
   const content = reference && onReference
-    ? h('a', { href: '#data', class: 'fk-link', title: `Open the row of ${reference.table} whose ${reference.column} is ${text}`, onclick: (event) => { event.preventDefault(); onReference(reference, value); } }, text)
+    ? h('a', { href: '#data', class: 'fk-link', title: `Open the row of ${reference.table} whose ${reference.column} is ${text}`, onclick: (/** @type {MouseEvent} */ event) => { event.preventDefault(); onReference(reference, value); } }, text)
     : text;
   return h('td', { class: numeric ? 'num' : kind === 'bool' ? 'bool' : undefined, dataset: { kind } }, content);
 }
 
-/** SQLite's order: NULL, then numbers, then text, then blobs; text by its bytes (BINARY). */
+/**
+ * SQLite's order: NULL, then numbers, then text, then blobs; text by its bytes (BINARY).
+ * @param {unknown} value
+ * @returns {number}
+ */
 function rank(value) {
   if (value === null || value === undefined) return 0;
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return 1;
   return 2;
 }
 
+/**
+ * @param {unknown} a
+ * @param {unknown} b
+ * @returns {number}
+ */
 export function compareValues(a, b) {
   const ra = rank(a);
   const rb = rank(b);
@@ -56,7 +87,13 @@ export function compareValues(a, b) {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/** The ORDER BY a sort stands for: the column's name, or its position when the name is an expression. */
+/**
+ * The ORDER BY a sort stands for: the column's name, or its position when the name is an expression.
+ * @param {string[]} columns
+ * @param {number} index
+ * @param {boolean} desc
+ * @returns {string}
+ */
 export function orderByText(columns, index, desc) {
   const name = columns[index];
   const unique = columns.filter((other) => other === name).length === 1;
@@ -64,23 +101,43 @@ export function orderByText(columns, index, desc) {
   return `ORDER BY ${term}${desc ? ' DESC' : ''}`;
 }
 
+/**
+ * @param {string | null} text
+ * @returns {string}
+ */
 function csvField(text) {
   if (text === null) return '';
   return /[",\r\n]/.test(text) || /^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** CSV (RFC 4180): NULL is an empty field, values as the table shows them. */
+/**
+ * CSV (RFC 4180): NULL is an empty field, values as the table shows them.
+ * @param {string[]} columns
+ * @param {unknown[][]} rows
+ * @param {Array<string | null | undefined>} types
+ * @returns {string}
+ */
 export function toCsv(columns, rows, types) {
   const lines = [columns.map(csvField).join(',')];
   for (const row of rows) lines.push(row.map((value, i) => csvField(valueText(value, types[i]))).join(','));
   return `${lines.join('\r\n')}\r\n`;
 }
 
-/** JSON: one object per row, values as the service sent them (booleans and NULL kept). */
+/**
+ * JSON: one object per row, values as the service sent them (booleans and NULL kept).
+ * @param {string[]} columns
+ * @param {unknown[][]} rows
+ * @returns {string}
+ */
 export function toJson(columns, rows) {
   return `${JSON.stringify(rows.map((row) => Object.fromEntries(columns.map((name, i) => [name, row[i] ?? null]))), null, 2)}\n`;
 }
 
+/**
+ * @param {string} name
+ * @param {string} type
+ * @param {string} text
+ */
 function download(name, type, text) {
   const url = URL.createObjectURL(new Blob([text], { type }));
   const link = h('a', { href: url, download: name, hidden: true });
@@ -90,6 +147,12 @@ function download(name, type, text) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
+/**
+ * @param {unknown[]} row
+ * @param {Array<string | null | undefined>} types
+ * @param {string} needle
+ * @returns {boolean}
+ */
 function matches(row, types, needle) {
   if (needle === '') return true;
   return row.some((value, i) => (valueText(value, types[i]) ?? 'NULL').toLowerCase().includes(needle));
@@ -103,6 +166,11 @@ function matches(row, types, needle) {
  * `onSort(column, desc)`, which re-queries, and `sort` ({ column, desc }) says
  * how the rows given are ordered; with `onFilter` the filter box calls
  * `onFilter(text)` and `filter` is the text the rows given were filtered by.
+ * @param {{ columns: string[], rows: unknown[][], types?: Array<string | null>, references?: Array<Reference | null>,
+ *   label: string, name?: string, onSort?: (column: string, desc: boolean) => void,
+ *   sort?: { column: string, desc: boolean } | null, onFilter?: (text: string) => void, filter?: string,
+ *   onReference?: (reference: Reference, value: unknown) => void }} table
+ * @returns {HTMLDivElement}
  */
 export function resultTable({ columns, rows, types = [], references = [], label, name = 'result', onSort, sort, onFilter, filter: filtered = '', onReference }) {
   const view = { sortIndex: sort ? columns.indexOf(sort.column) : -1, desc: sort?.desc === true, filter: onFilter ? '' : filtered, page: 0 };
@@ -156,6 +224,7 @@ export function resultTable({ columns, rows, types = [], references = [], label,
     next.disabled = view.page >= pages - 1;
   }
 
+  /** @param {number} index */
   function sortBy(index) {
     view.desc = view.sortIndex === index ? !view.desc : false;
     view.sortIndex = index;
@@ -169,6 +238,7 @@ export function resultTable({ columns, rows, types = [], references = [], label,
     headRow.children[index]?.querySelector('button')?.focus();
   }
 
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let filterTimer;
   filter.value = filtered;
   filter.addEventListener('input', () => {

@@ -1,7 +1,12 @@
+// @ts-check
 // The SQL the Data view reads a page of rows with when /rows cannot serve it:
 // through an open session, sorted, at a foreign key, or filtered. Pure: the
 // statements and their parameters for a POST /exec batch.
 
+/**
+ * @param {string} name
+ * @returns {string}
+ */
 export function quoteName(name) {
   return `"${name.replace(/"/g, '""')}"`;
 }
@@ -11,6 +16,10 @@ export function quoteName(name) {
  * `table` is the schema record (name, primaryKey, columns); `where` is
  * { column, value } or null, `filter` a text ('' for none), `sort`
  * { column, desc } or null.
+ * @param {{ table: { name: string, primaryKey?: string, columns?: Array<{ name: string }> },
+ *   where: { column: string, value: unknown } | null, filter: string, sort: { column: string, desc: boolean } | null,
+ *   limit: number, offset: number }} page
+ * @returns {Array<{ sql: string, params: unknown[] }>}
  */
 export function rowsStatements({ table, where, filter, sort, limit, offset }) {
   const terms = [];

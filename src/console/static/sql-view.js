@@ -1,10 +1,11 @@
+// @ts-check
 // The SQL view: a multi-statement editor (Ctrl+Enter runs), results as tables
 // and messages, engine errors with their code and the failing statement marked
 // in the editor, and the transaction session controls with the idle countdown.
 
 import { api, ApiError, codeLabel, messageText, query, serverNowUnix } from './api.js';
 import { errorFieldsNode } from './error-fields.js';
-import { $, clear, h } from './dom.js';
+import { $, clear, field, h } from './dom.js';
 import { resultTable } from './result-table.js';
 import { statementSpans } from './statement-spans.js';
 import { loadDatabases, notify, notifyError, onChange, setDb, setEditorOpener, setSession, state } from './state.js';
@@ -19,24 +20,36 @@ const SESSION_GONE = new Set([5002, 5003, 5007, 6008, 9008]);
 const SAVED_SQL = 'sqlscribe.sql';
 
 let running = false;
+/** @type {ReturnType<typeof setInterval> | undefined} */
 let timer;
 
 /* ---------- editor ---------- */
 
 // The editor is CodeMirror, bundled into dist/console/editor.js (see
 // src/console/editor/editor.mjs); this view only uses the handle it returns.
+/** @typedef {ReturnType<typeof import('./editor.js').createSqlEditor>} SqlEditor */
+/** @typedef {import('./statement-spans.js').ScriptSplit['statements'][number]} Statement */
+/** @type {SqlEditor} */
 let sqlEditor;
 
+/** @returns {SqlEditor} */
 function editor() {
   return sqlEditor;
 }
 
-/** Marks [start, end) of the editor's text as the failing statement; no arguments clears it. */
+/**
+ * Marks [start, end) of the editor's text as the failing statement; no arguments clears it.
+ * @param {number} [start]
+ * @param {number} [end]
+ */
 function markRange(start, end) {
   sqlEditor.markRange(start, end);
 }
 
-/** Puts `sql` in the editor and shows the SQL view (the Data view's "Query in SQL", through state.js). */
+/**
+ * Puts `sql` in the editor and shows the SQL view (the Data view's "Query in SQL", through state.js).
+ * @param {string} sql
+ */
 function showInEditor(sql) {
   sqlEditor.setText(sql);
   location.hash = '#sql';
@@ -58,7 +71,7 @@ async function refreshCompletions() {
   try {
     const { tables } = await api('GET', `/tables${query({ db: state.db })}`);
     if (load !== schemaLoad) return;
-    sqlEditor.setSchema(Object.fromEntries(tables.map((table) => [table.name, table.columns.map((column) => column.name)])));
+    sqlEditor.setSchema(Object.fromEntries(tables.map((/** @type {any} */ table) => [table.name, table.columns.map((/** @type {any} */ column) => column.name)])));
   } catch {
     // Completion is a help: without the schema the editor still highlights and runs.
   }
@@ -66,6 +79,7 @@ async function refreshCompletions() {
 
 /* ---------- history and links ---------- */
 
+/** @param {string[]} [list] */
 function renderHistory(list = readHistory(state.db)) {
   const items = list.map((sql, i) => h('li', null,
     h('button', { type: 'button', class: 'history-item', title: sql, onclick: () => { sqlEditor.setText(sql); sqlEditor.focus(); } },
@@ -97,12 +111,21 @@ function openQueryLink() {
 
 /* ---------- results ---------- */
 
+/**
+ * @param {Statement | undefined} statement
+ * @param {number} index
+ */
 function statementLabel(statement, index) {
   const text = statement?.text ?? '';
   const short = text.length > 80 ? `${text.slice(0, 77)}…` : text;
   return h('h3', null, `${index + 1}. `, h('code', null, short.replace(/\s+/g, ' ')));
 }
 
+/**
+ * @param {any} result one result of POST /exec
+ * @param {Statement | undefined} statement
+ * @param {number} index
+ */
 function resultNode(result, statement, index) {
   const parts = [statementLabel(statement, index)];
   if (typeof result.message === 'string') {
@@ -140,7 +163,7 @@ function revealResults() {
   const from = $('sql-editor').getBoundingClientRect().top - REVEAL_MARGIN;
   const to = resultStartBottom() + REVEAL_MARGIN;
   if (to - from > window.innerHeight) {
-    $('results').closest('section').scrollIntoView({ block: 'start' });
+    /** @type {HTMLElement} */ ($('results').closest('section')).scrollIntoView({ block: 'start' });
     return;
   }
   // Any scroll in [to - innerHeight, from] shows both; the one nearest 0 moves least.
@@ -148,19 +171,32 @@ function revealResults() {
   window.scrollBy(0, by);
 }
 
-/** What the results show: the session's own view of the data, or committed data. */
+/**
+ * What the results show: the session's own view of the data, or committed data.
+ * @param {boolean} inSession
+ */
 function resultsSource(inSession) {
   const label = $('results-source');
   label.dataset.source = inSession ? 'session' : 'committed';
   label.textContent = inSession ? 'Inside your open transaction (not yet committed)' : 'Committed data';
 }
 
+/**
+ * @param {any[]} results
+ * @param {Statement[]} statements
+ * @param {boolean} inSession
+ */
 function showResults(results, statements, inSession) {
   resultsSource(inSession);
   clear($('results'), results.map((result, i) => resultNode(result, statements[i], i)));
   revealResults();
 }
 
+/**
+ * @param {ApiError} error
+ * @param {Statement[]} statements
+ * @param {boolean} inSession
+ */
 function errorNode(error, statements, inSession) {
   const index = typeof error.body.statement === 'number' ? error.body.statement : undefined;
   const failed = index === undefined ? undefined : statements[index];
@@ -193,13 +229,14 @@ async function run() {
     return;
   }
   running = true;
-  $('sql-run').disabled = true;
+  field('sql-run').disabled = true;
   const session = state.session;
   try {
     if (!(await confirmMassWrites(sql, { db: state.db, session }, statements.length))) {
       clear(results, h('p', { class: 'muted', id: 'sql-cancelled' }, 'Cancelled: nothing was sent.'));
       return;
     }
+    /** @type {{ sql: string, db?: string }} */
     const body = { sql };
     if (!session && state.db !== '') body.db = state.db;
     renderHistory(addToHistory(session?.db ?? state.db, sql));
@@ -218,12 +255,16 @@ async function run() {
     revealResults();
   } finally {
     running = false;
-    $('sql-run').disabled = false;
+    field('sql-run').disabled = false;
   }
 }
 
 /* ---------- transaction session ---------- */
 
+/**
+ * @param {number} seconds
+ * @returns {string}
+ */
 function formatSeconds(seconds) {
   const whole = Math.max(0, Math.ceil(seconds));
   return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
@@ -231,12 +272,12 @@ function formatSeconds(seconds) {
 
 function renderSession() {
   const session = state.session;
-  const panel = $('tx-state').closest('.panel');
+  const panel = /** @type {HTMLElement} */ ($('tx-state').closest('.panel'));
   const badge = $('session-badge');
   clearInterval(timer);
-  $('tx-begin').disabled = Boolean(session);
-  $('tx-commit').disabled = !session;
-  $('tx-rollback').disabled = !session;
+  field('tx-begin').disabled = Boolean(session);
+  field('tx-commit').disabled = !session;
+  field('tx-rollback').disabled = !session;
   // Only the buttons that can act are shown, so the panel stays one line on a 1024 px projector.
   $('tx-begin').hidden = Boolean(session);
   $('tx-commit').hidden = !session;
@@ -280,6 +321,7 @@ async function begin() {
   }
 }
 
+/** @param {boolean} commit */
 async function end(commit) {
   const session = state.session;
   if (!session) return;
@@ -307,7 +349,7 @@ export function initSqlView() {
     onChange: (text) => sessionStorage.setItem(SAVED_SQL, text),
   });
   // The browser tests set the text through this handle (typing would meet auto-closed brackets).
-  parent.sqlEditor = sqlEditor;
+  /** @type {HTMLElement & { sqlEditor?: unknown }} */ (parent).sqlEditor = sqlEditor;
   openQueryLink();
   $('sql-copy-link').addEventListener('click', copyLink);
   renderHistory();

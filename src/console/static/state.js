@@ -1,3 +1,4 @@
+// @ts-check
 // The console's shared state: the databases, the current database, the open
 // transaction session. Views subscribe to changes; the current database and
 // the session survive a reload of the tab (sessionStorage).
@@ -8,8 +9,13 @@ import { $, h, clear } from './dom.js';
 const DB_KEY = 'sqlscribe.db';
 const SESSION_KEY = 'sqlscribe.session';
 
+/** @type {Set<(what: 'db' | 'session' | 'dbs') => void>} */
 const listeners = new Set();
 
+/**
+ * @type {{ mode: 'multi-db' | 'single-db' | undefined, dbs: string[], db: string,
+ *   session: { id: string, db: string, expires_unix: number } | null }}
+ */
 export const state = {
   /** 'multi-db' or 'single-db' once /dbs answered. */
   mode: undefined,
@@ -28,14 +34,17 @@ function readSession() {
   }
 }
 
+/** @param {(what: 'db' | 'session' | 'dbs') => void} listener */
 export function onChange(listener) {
   listeners.add(listener);
 }
 
+/** @param {'db' | 'session' | 'dbs'} what */
 function changed(what) {
   for (const listener of listeners) listener(what);
 }
 
+/** @param {string} db */
 export function setDb(db) {
   if (state.db === db) return;
   state.db = db;
@@ -43,6 +52,7 @@ export function setDb(db) {
   changed('db');
 }
 
+/** @param {{ id: string, db: string, expires_unix: number } | null} session */
 export function setSession(session) {
   state.session = session;
   if (session) sessionStorage.setItem(SESSION_KEY, JSON.stringify(session));
@@ -52,12 +62,15 @@ export function setSession(session) {
 
 // The Data view's "Query in SQL" puts a query in the SQL view's editor: the SQL view says how, so
 // that the two views do not import each other (the SQL view already asks the Data view for tables).
+/** @type {(sql: string) => void} */
 let editorOpener = () => {};
 
+/** @param {(sql: string) => void} open */
 export function setEditorOpener(open) {
   editorOpener = open;
 }
 
+/** @param {string} sql */
 export function openInEditor(sql) {
   editorOpener(sql);
 }
@@ -72,9 +85,14 @@ export async function loadDatabases() {
   changed('dbs');
 }
 
+/** @type {ReturnType<typeof setTimeout> | undefined} */
 let noticeTimer;
 
-/** A short message at the top of the page; errors stay until the next message. */
+/**
+ * A short message at the top of the page; errors stay until the next message.
+ * @param {import('./dom.js').Child} message
+ * @param {{ error?: boolean }} [options]
+ */
 export function notify(message, { error = false } = {}) {
   const notice = $('notice');
   clearTimeout(noticeTimer);
@@ -84,12 +102,17 @@ export function notify(message, { error = false } = {}) {
   if (!error) noticeTimer = setTimeout(() => clear(notice), 8000);
 }
 
-/** An error of the service as a node: its code in a badge, then its message. */
+/**
+ * An error of the service as a node: its code in a badge, then its message.
+ * @param {unknown} error
+ * @returns {HTMLSpanElement}
+ */
 export function errorNode(error) {
   const code = error instanceof ApiError ? error.code : undefined;
   return h('span', null, code !== undefined ? h('span', { class: 'code-badge' }, codeLabel(code)) : null, messageText(error));
 }
 
+/** @param {unknown} error */
 export function notifyError(error) {
   notify(errorNode(error), { error: true });
 }

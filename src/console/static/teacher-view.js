@@ -1,3 +1,4 @@
+// @ts-check
 // The Class view, a teacher's: every student (or database) of the class by
 // name, one compact line each (thirty fit in two screens at 1366×768), with
 // the last activity and the newest error (GET /class, admin only); a click
@@ -13,10 +14,23 @@ import { notify, notifyError } from './state.js';
 import { byName, studentsByDatabase } from './class-students.js';
 import { openHistory } from './history-view.js';
 
+/**
+ * A database of GET /class, with the names of the students whose tokens are bound to it.
+ * @typedef {any} ClassEntry
+ */
+
+/**
+ * @param {string} db
+ * @returns {string}
+ */
 function bareName(db) {
   return db.replace(/\.db$/, '');
 }
 
+/**
+ * @param {string | null} ts
+ * @returns {string}
+ */
 function timeText(ts) {
   if (ts === null) return 'no activity seen';
   const date = new Date(ts);
@@ -25,6 +39,7 @@ function timeText(ts) {
   return date.toDateString() === new Date().toDateString() ? date.toLocaleTimeString() : date.toLocaleString();
 }
 
+/** @param {any} error a recent error of GET /class */
 function errorItem(error) {
   return h('li', { class: 'class-error', dataset: { code: error.code } },
     h('span', { class: 'code-badge' }, codeLabel(error.code)),
@@ -35,6 +50,7 @@ function errorItem(error) {
     h('span', { class: 'class-error-text' }, error.error.replace(/^\[SQ\d{4}\]\s*/, '')));
 }
 
+/** @param {any} refusal */
 function refusalRow(refusal) {
   return h('tr', { class: 'class-refusal', dataset: { code: refusal.code } },
     h('td', null, h('time', { datetime: refusal.ts }, new Date(refusal.ts).toLocaleTimeString())),
@@ -45,6 +61,7 @@ function refusalRow(refusal) {
     h('td', null, refusal.client));
 }
 
+/** @param {any[]} refused */
 function showRefused(refused) {
   clear($('class-refused'), refused.length === 0
     ? h('p', { class: 'muted' }, 'No request refused.')
@@ -54,6 +71,11 @@ function showRefused(refused) {
         h('tbody', null, refused.map(refusalRow)))));
 }
 
+/**
+ * @param {string} db
+ * @param {string} template
+ * @param {HTMLButtonElement} button
+ */
 async function reset(db, template, button) {
   if (!window.confirm(`Reset ${bareName(db)} to ${bareName(template)}? Its changes are lost.`)) return;
   button.disabled = true;
@@ -67,7 +89,10 @@ async function reset(db, template, button) {
   }
 }
 
-/** The newest error on one line, and the few before it folded under it. */
+/**
+ * The newest error on one line, and the few before it folded under it.
+ * @param {ClassEntry} entry
+ */
 function errorsCell(entry) {
   const errors = entry.recentErrors;
   if (errors.length === 0) return h('span', { class: 'muted' }, 'none');
@@ -81,13 +106,17 @@ function errorsCell(entry) {
   ];
 }
 
+/** @param {ClassEntry} entry */
 function resetCell(entry) {
   if (!entry.template) return h('span', { class: 'muted' }, '—');
-  return h('button', { type: 'button', class: 'reset', dataset: { db: entry.db }, onclick: (event) => reset(entry.db, entry.template, event.currentTarget) },
+  return h('button', { type: 'button', class: 'reset', dataset: { db: entry.db }, onclick: (/** @type {MouseEvent} */ event) => reset(entry.db, entry.template, /** @type {HTMLButtonElement} */ (event.currentTarget)) },
     'Reset ', h('span', { class: 'visually-hidden' }, `${bareName(entry.db)} `), 'to template');
 }
 
-/** A student's name (its token's, else the database's), which opens its history. */
+/**
+ * A student's name (its token's, else the database's), which opens its history.
+ * @param {ClassEntry} entry
+ */
 function nameCell(entry) {
   const name = entry.students[0] ?? bareName(entry.db);
   const token = entry.students.length === 1 ? name : '';
@@ -97,6 +126,7 @@ function nameCell(entry) {
     name !== bareName(entry.db) ? h('span', { class: 'muted' }, ` ${bareName(entry.db)}`) : null);
 }
 
+/** @param {ClassEntry} entry */
 function databaseRow(entry) {
   return h('tr', { dataset: { db: entry.db } },
     nameCell(entry),
@@ -107,6 +137,10 @@ function databaseRow(entry) {
     h('td', null, resetCell(entry)));
 }
 
+/**
+ * @param {ClassEntry} entry
+ * @returns {string}
+ */
 function nameOf(entry) {
   return entry.students[0] ?? bareName(entry.db);
 }
@@ -114,9 +148,9 @@ function nameOf(entry) {
 export async function loadClass() {
   const [view, students] = await Promise.all([api('GET', '/class'), studentsByDatabase()]);
   const databases = view.databases
-    .map((entry) => ({ ...entry, students: students.get(bareName(entry.db)) ?? [] }))
-    .sort((a, b) => byName(nameOf(a), nameOf(b)));
-  const stuck = databases.filter((entry) => entry.recentErrors.length > 0).length;
+    .map((/** @type {any} */ entry) => ({ ...entry, students: students.get(bareName(entry.db)) ?? [] }))
+    .sort((/** @type {ClassEntry} */ a, /** @type {ClassEntry} */ b) => byName(nameOf(a), nameOf(b)));
+  const stuck = databases.filter((/** @type {ClassEntry} */ entry) => entry.recentErrors.length > 0).length;
   $('class-summary').textContent = `${databases.length} database${databases.length === 1 ? '' : 's'}, ${stuck} with recent errors. By name; a name opens its history.`;
   clear($('class-list'), databases.length === 0
     ? h('p', { class: 'muted' }, 'No databases yet.')
@@ -129,6 +163,7 @@ export async function loadClass() {
 
 /** Shows the Class tab when this token may see the class; asked without the token prompt. */
 export async function probeClass() {
+  /** @type {Record<string, string>} */
   const headers = { Accept: 'application/json' };
   const token = storedToken();
   if (token !== null) headers['X-Service-Token'] = token;

@@ -1,3 +1,4 @@
+// @ts-check
 // Finds the UPDATE and DELETE statements of a script that have no WHERE: they
 // touch every row of their table, which a learner rarely means. The script is
 // split by the console's one splitter (statement-spans.js, the server's own);
@@ -7,10 +8,21 @@
 
 import { statementSpans } from './statement-spans.js';
 
+/** @type {Record<string, string>} */
 const QUOTES = { "'": "'", '"': '"', '`': '`', '[': ']' };
 
-/** The statement's top-level words and names, each { text, upper, quoted, depth }. */
+/**
+ * A word of a statement: its text, its upper case (null for a quoted name), and how deep in parentheses it is.
+ * @typedef {{ text: string, upper: string | null, quoted: boolean, depth: number }} Word
+ */
+
+/**
+ * The statement's top-level words and names, each { text, upper, quoted, depth }.
+ * @param {string} sql
+ * @returns {Word[]}
+ */
 function words(sql) {
+  /** @type {Word[]} */
   const found = [];
   let depth = 0;
   let i = 0;
@@ -42,7 +54,13 @@ function words(sql) {
   return found;
 }
 
-/** Just past the quote that closes the one at `start` (a doubled quote stands for one; `]` is never doubled). */
+/**
+ * Just past the quote that closes the one at `start` (a doubled quote stands for one; `]` is never doubled).
+ * @param {string} sql
+ * @param {number} start
+ * @param {string} close
+ * @returns {number}
+ */
 function closeQuote(sql, start, close) {
   let i = start + 1;
   for (;;) {
@@ -53,7 +71,11 @@ function closeQuote(sql, start, close) {
   }
 }
 
-/** The name as SQLite reads it: quotes removed, a doubled quote made single. */
+/**
+ * The name as SQLite reads it: quotes removed, a doubled quote made single.
+ * @param {string} text
+ * @returns {string}
+ */
 function unquote(text) {
   const open = text[0];
   if (!(open in QUOTES)) return text;
@@ -61,7 +83,12 @@ function unquote(text) {
   return open === '[' ? inner : inner.split(open + open).join(open);
 }
 
-/** `[schema .] name` starting at index `at` of `list`: its source text and its bare name, or null. */
+/**
+ * `[schema .] name` starting at index `at` of `list`: its source text and its bare name, or null.
+ * @param {Word[]} list
+ * @param {number} at
+ * @returns {{ sql: string, name: string } | null}
+ */
 function tableNameAt(list, at) {
   const first = list[at];
   if (!first || first.depth !== 0) return null;
@@ -72,13 +99,21 @@ function tableNameAt(list, at) {
   return { sql: first.text, name: unquote(first.text) };
 }
 
-/** Index of the statement's verb: its first word, or after a WITH clause the first top-level DML word. */
+/**
+ * Index of the statement's verb: its first word, or after a WITH clause the first top-level DML word.
+ * @param {Word[]} list
+ * @returns {number}
+ */
 function verbIndex(list) {
   if (list[0]?.upper !== 'WITH') return 0;
-  return list.findIndex((word) => word.depth === 0 && ['DELETE', 'UPDATE', 'INSERT', 'REPLACE', 'SELECT', 'VALUES'].includes(word.upper));
+  return list.findIndex((word) => word.depth === 0 && ['DELETE', 'UPDATE', 'INSERT', 'REPLACE', 'SELECT', 'VALUES'].includes(word.upper ?? ''));
 }
 
-/** { verb, table } when `sql` (one statement) is an UPDATE or DELETE without a top-level WHERE, else null. */
+/**
+ * { verb, table } when `sql` (one statement) is an UPDATE or DELETE without a top-level WHERE, else null.
+ * @param {string} sql
+ * @returns {{ verb: string, table: string, tableSql: string } | null}
+ */
 export function unboundedWrite(sql) {
   const list = words(sql);
   const at = verbIndex(list);
@@ -94,9 +129,14 @@ export function unboundedWrite(sql) {
   return hasWhere ? null : { verb, table: table.name, tableSql: table.sql };
 }
 
-/** Every statement of `script` that would touch all rows of its table, with its index in the script. */
+/**
+ * Every statement of `script` that would touch all rows of its table, with its index in the script.
+ * @param {string} script
+ * @returns {Array<{ verb: string, table: string, tableSql: string, index: number, text: string }>}
+ */
 export function unboundedWrites(script) {
-  return statementSpans(script).statements
+  const found = statementSpans(script).statements
     .map((statement, index) => ({ ...unboundedWrite(statement.text), index, text: statement.text }))
-    .filter((found) => found.verb !== undefined);
+    .filter((write) => write.verb !== undefined);
+  return /** @type {Array<{ verb: string, table: string, tableSql: string, index: number, text: string }>} */ (found);
 }

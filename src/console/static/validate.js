@@ -1,3 +1,4 @@
+// @ts-check
 // Validates a value against the JSON Schema the server publishes at
 // GET /pilots/schema, for the keywords that schema uses (type, enum, required,
 // properties, additionalProperties, minLength, pattern, format: date, minimum,
@@ -5,11 +6,20 @@
 // (src/pilots/pilot-validation.ts): { path: JSON Pointer, message }, so the
 // form shows the same errors before and after a round trip.
 
+/**
+ * A value the schema refuses: where (a JSON pointer) and why.
+ * @typedef {{ path: string, message: string }} Violation
+ */
+
 const DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-/** RFC 3339 full-date, as ajv-formats checks it: real months and days, leap years included. */
+/**
+ * RFC 3339 full-date, as ajv-formats checks it: real months and days, leap years included.
+ * @param {unknown} text
+ * @returns {boolean}
+ */
 export function isDate(text) {
-  const match = /^(\d\d\d\d)-(\d\d)-(\d\d)$/.exec(text);
+  const match = /^(\d\d\d\d)-(\d\d)-(\d\d)$/.exec(/** @type {string} */ (text));
   if (!match) return false;
   const year = Number(match[1]);
   const month = Number(match[2]);
@@ -18,6 +28,11 @@ export function isDate(text) {
   return month >= 1 && month <= 12 && day >= 1 && day <= (month === 2 && leap ? 29 : DAYS[month]);
 }
 
+/**
+ * @param {string} type
+ * @param {unknown} value
+ * @returns {boolean}
+ */
 function typeMatches(type, value) {
   switch (type) {
     case 'object': return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -31,12 +46,23 @@ function typeMatches(type, value) {
   }
 }
 
+/**
+ * @param {string} path
+ * @param {string | number} key
+ * @returns {string}
+ */
 function pointer(path, key) {
   return `${path}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
 }
 
+/**
+ * @param {any} schema a JSON Schema (the subset the pilot schema uses)
+ * @param {any} value
+ * @param {string} path
+ * @param {Violation[]} out
+ */
 function check(schema, value, path, out) {
-  if (schema.enum !== undefined && !schema.enum.some((allowed) => allowed === value)) {
+  if (schema.enum !== undefined && !schema.enum.some((/** @type {unknown} */ allowed) => allowed === value)) {
     out.push({ path, message: `must be one of ${schema.enum.join(', ')}` });
   }
   if (schema.type !== undefined && !typeMatches(schema.type, value)) {
@@ -65,8 +91,14 @@ function check(schema, value, path, out) {
   }
 }
 
-/** Every violation of `value` against `schema` at once; [] when it is valid. */
+/**
+ * Every violation of `value` against `schema` at once; [] when it is valid.
+ * @param {any} schema
+ * @param {unknown} value
+ * @returns {Violation[]}
+ */
 export function validate(schema, value) {
+  /** @type {Violation[]} */
   const out = [];
   check(schema, value, '', out);
   return out.map((v) => ({ ...v, path: v.path === '' ? '/' : v.path }));
