@@ -1,6 +1,6 @@
 /**
  * Real `nats-server -js` processes on loopback for the tests of the journal's
- * JetStream shipping (issue 19): one node, or a JetStream cluster.
+ * JetStream shipping: one node, or a JetStream cluster.
  *
  * The binary is Debian's package (apt-get install -y nats-server, 2.9.10),
  * never downloaded. Without it a test fails with the install line: it does not
