@@ -26,3 +26,15 @@ Module._extensions['.ts'] = function loadTypeScript(module, filename) {
   const { code } = esbuild.transformSync(fs.readFileSync(filename, 'utf8'), { ...OPTIONS, sourcefile: filename });
   module._compile(code, filename);
 };
+
+// tap's --import preloads make Node start the test file through its ES module
+// loader, which on Node 22 strips the types itself and then fails on `import`
+// in a CommonJS file. A .ts file is CommonJS here (package.json "type"), so on
+// Node 22 the hook below sends it back to the CommonJS loader above: a
+// commonjs format without source is loaded by Module._extensions. Node 24
+// hands it to Module._extensions by itself (and fails with the hook).
+const HOOKS = `export async function load(url, context, next) {
+  if (url.startsWith('file:') && url.endsWith('.ts')) return { format: 'commonjs', shortCircuit: true };
+  return next(url, context);
+}`;
+if (Number(process.versions.node.split('.')[0]) < 24) Module.register(`data:text/javascript,${encodeURIComponent(HOOKS)}`);
