@@ -13,28 +13,36 @@ const Module = require('node:module');
 const esbuild = require('esbuild');
 
 // What tsconfig.json says that changes the emitted code: ES2022 class fields, and
-// CommonJS modules with esModuleInterop (esbuild's default for a CommonJS import).
+// CommonJS modules with esModuleInterop (esbuild's default for a CommonJS import),
+// in which tsc turns `import()` into require() too.
 const OPTIONS = {
   loader: 'ts',
   format: 'cjs',
   target: 'es2022',
   sourcemap: 'inline',
+  supported: { 'dynamic-import': false },
   tsconfigRaw: { compilerOptions: { useDefineForClassFields: true } },
 };
 
-Module._extensions['.ts'] = function loadTypeScript(module, filename) {
+function loadTypeScript(module, filename) {
   const { code } = esbuild.transformSync(fs.readFileSync(filename, 'utf8'), { ...OPTIONS, sourcefile: filename });
   module._compile(code, filename);
-};
+}
+Module._extensions['.ts'] = loadTypeScript;
 
-// tap's --import preloads make Node start the test file through its ES module
-// loader, which on Node 22 strips the types itself and then fails on `import`
-// in a CommonJS file. A .ts file is CommonJS here (package.json "type"), so on
-// Node 22 the hook below sends it back to the CommonJS loader above: a
-// commonjs format without source is loaded by Module._extensions. Node 24
-// hands it to Module._extensions by itself (and fails with the hook).
+// tap's --import preloads make Node start the test file itself through its ES
+// module loader, which would strip the types on its own (and fails on syntax
+// that needs more than stripping, or on `import` in a CommonJS file). The hook
+// hands a .ts file to the CommonJS loader instead: a commonjs format without
+// source is loaded by Module._extensions, by the file's extension on Node 22
+// and through the '.js' handler on Node 24, which therefore passes .ts on.
+const loadJavaScript = Module._extensions['.js'];
+Module._extensions['.js'] = function loadByName(module, filename) {
+  if (filename.endsWith('.ts')) return loadTypeScript(module, filename);
+  return loadJavaScript.call(this, module, filename);
+};
 const HOOKS = `export async function load(url, context, next) {
   if (url.startsWith('file:') && url.endsWith('.ts')) return { format: 'commonjs', shortCircuit: true };
   return next(url, context);
 }`;
-if (Number(process.versions.node.split('.')[0]) < 24) Module.register(`data:text/javascript,${encodeURIComponent(HOOKS)}`);
+Module.register(`data:text/javascript,${encodeURIComponent(HOOKS)}`);
