@@ -10,7 +10,7 @@ import { startNats, startNatsCluster } from './helpers/nats-server';
 import { runReplay, type TestServer } from './helpers/server';
 import { encodeLine } from '../journal/record';
 import { createMarks, entryLines, journalSeqOf, journalSeqs, killAfter, marksOf, ok, Stage, writeLoad } from './helpers/replication';
-import { eventually } from './helpers/wait';
+import { eventually, sleep } from './helpers/wait';
 
 t.setTimeout(240_000);
 
@@ -335,7 +335,7 @@ t.test('a replica keeps answering while it applies a large import (entries are a
     const health = await ok(replica.get('/health'), 'health');
     answeredAt.push(Date.now());
     if (health.body.replication.appliedSeq >= seq || Date.now() > giveUpAt) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
   const window = (answeredAt.at(-1) ?? 0) - (answeredAt[0] ?? 0);
   const longest = Math.max(0, ...answeredAt.slice(1).map((at, i) => at - (answeredAt[i] as number)));

@@ -20,6 +20,7 @@ import type { Test } from 'tap';
 import { readJournal } from '../../journal/reader';
 import { attempt, runReplay, startServer, type TestServer } from './server';
 import { scratchDir } from './scratch-dir';
+import { sleep } from './wait';
 
 const INSERT_CLIENTS = 3;
 
@@ -67,7 +68,7 @@ async function killSoon(server: TestServer, journalDir: string, delayMs: number,
   while (Date.now() < deadline) {
     rotated = journalFileCount(journalDir) > before;
     if (onRotation && rotated) break;
-    await new Promise((resolve) => setTimeout(resolve, onRotation ? 1 : 10));
+    await sleep(onRotation ? 1 : 10);
   }
   const exited = new Promise((resolve) => server.child.once('exit', resolve));
   server.child.kill('SIGKILL');
