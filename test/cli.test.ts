@@ -7,6 +7,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { runCli, runReplay, runTail, startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
+import { sleep } from './helpers/wait';
 
 // Every server is a child process with engine sub-processes: on a loaded machine a start and a
 // stop can take seconds each, more than tap's default 30 s for the whole file.
@@ -164,7 +165,7 @@ t.test('accepts flags written -flag=value', async (t) => {
 t.test('leaves the request log off with -log-json=false', async (t) => {
   const { server } = await serve(t, ['-dir', 'data', '-log-json=false']);
   t.equal((await server.get('/health')).status, 200);
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await sleep(200);
   t.equal(server.stdout(), '', 'nothing on stdout');
 });
 

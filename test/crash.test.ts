@@ -32,7 +32,7 @@ import { fileEntries } from './helpers/journal-files';
 import { attempt, runReplay as replay, type TestServer } from './helpers/server';
 import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
-import { sleep } from './helpers/wait';
+import { sleep, waitFor } from './helpers/wait';
 
 t.setTimeout(120_000);
 
@@ -108,13 +108,6 @@ async function sessionLoop(server: TestServer, ledger: Ledger, prefix: string): 
   }
 }
 
-/** Waits until `ready()` holds or `limitMs` passed; answers the milliseconds waited. */
-async function waitFor(ready: () => boolean, limitMs: number): Promise<number> {
-  const started = Date.now();
-  while (!ready() && Date.now() - started < limitMs) await sleep(10);
-  return Date.now() - started;
-}
-
 /** Asserts what a restarted server holds against what the clients were told. */
 async function checkAfterRestart(tt: Test, server: TestServer, ledger: Ledger, label: string): Promise<void> {
   const health = await server.get('/health');
@@ -161,7 +154,9 @@ t.test('keeps every acknowledged write through SIGKILL at random moments, and st
     await sleep(delay);
     // On a loaded machine the first answers can come later than the random moment: a kill before any
     // acknowledgement checks nothing, so it waits (at most 5 s) for one insert of this cycle and one session overall.
-    const waited = await waitFor(() => ledger.acked.size > ackedBefore && ledger.groupsAcked.size > 0, 5000);
+    const waitStarted = Date.now();
+    await waitFor(() => ledger.acked.size > ackedBefore && ledger.groupsAcked.size > 0, { timeoutMs: 5000, everyMs: 10 }).catch(() => undefined);
+    const waited = Date.now() - waitStarted;
     await kill(server);
     const counts = await Promise.all(loops);
     tt.comment(`cycle ${index + 1}${cycle.fsync ? ' (-log-fsync)' : ''}: killed after ${delay + waited} ms; requests per client ${counts.join(', ')}`);

@@ -16,6 +16,7 @@ import { scratchDir } from './helpers/scratch-dir';
 import { boundRequest, type BoundReply } from './helpers/bound-request';
 import { nginxPath, renderConf, requireNginx, startNginx, type Proxy } from './helpers/nginx';
 import { findChromium, launch } from './helpers/browser';
+import { eventually, waitFor } from './helpers/wait';
 
 t.setTimeout(180_000);
 
@@ -41,13 +42,11 @@ function logLines(server: TestServer, path: string): Array<Record<string, unknow
   return server.stdout().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.path === path);
 }
 
-async function waitForLog(server: TestServer, path: string, count: number): Promise<Array<Record<string, unknown>>> {
-  for (let i = 0; i < 100; i++) {
+function waitForLog(server: TestServer, path: string, count: number): Promise<Array<Record<string, unknown>>> {
+  return waitFor(() => {
     const lines = logLines(server, path);
-    if (lines.length >= count) return lines;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`fewer than ${count} log lines for ${path}`);
+    return lines.length >= count ? lines : undefined;
+  }, { what: `${count} log lines for ${path}`, timeoutMs: 2000, everyMs: 20 });
 }
 
 t.test('without nginx the test fails, naming the apt-get line', async (t) => {
@@ -137,7 +136,7 @@ if (missing !== null) {
       const failed = await execFrom(A, 'school', 'SELECT * FROM no_such_table_zq');
       t.equal(failed.status, 400, 'setup: a failure');
       const sent = Date.now();
-      for (let i = 0; i < 100 && !events.some((event) => event.data.includes('no_such_table_zq')); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      await eventually(() => events.some((event) => event.data.includes('no_such_table_zq')), 2000, 20);
       const event = events.find((candidate) => candidate.data.includes('no_such_table_zq'));
       t.ok(event !== undefined && event.at - sent < 1000, `the failure arrived ${event === undefined ? 'never' : `${event.at - sent} ms after its answer`}`);
     });

@@ -13,6 +13,7 @@ import t from 'tap';
 import { MAIN, SERVER_NODE_FLAGS, startServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
 import { ROOT, UNIT, missingTool, timeSpanSeconds, unitSettings, writeAdminTokensFile } from './helpers/deploy-files';
+import { sleep } from './helpers/wait';
 
 t.setTimeout(120_000);
 
@@ -94,7 +95,7 @@ t.test("the unit's command line: SIGTERM with a request in flight answers it and
   tt.equal((await server.post('/dbs', { db: 'school' })).status, 201);
   // About a second of work in the engine: in flight when the signal comes.
   const slow = server.exec('school', 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) AS n FROM c');
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await sleep(300);
   const signalled = Date.now();
   const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
   server.child.kill('SIGTERM');

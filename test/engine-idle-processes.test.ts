@@ -11,6 +11,7 @@ import { ProcessEngineHost } from '../src/engine/host/process-engine-host';
 import type { ExecRequest } from '../src/engine/protocol';
 import { FakeClock } from './helpers/fake-clock';
 import { scratchDir } from './helpers/scratch-dir';
+import { sleep } from './helpers/wait';
 
 t.setTimeout(120_000);
 
@@ -32,7 +33,7 @@ const countTo = (n: number): string => `WITH RECURSIVE c(x) AS (SELECT 1 UNION A
 async function idleDownTo(host: ProcessEngineHost, clock: FakeClock, size: number): Promise<number> {
   for (let attempt = 0; attempt < 2400 && host.pids.length > size; attempt++) {
     clock.advance(IDLE_MS);
-    if (host.pids.length > size) await new Promise((resolve) => setTimeout(resolve, 25));
+    if (host.pids.length > size) await sleep(25);
   }
   return host.pids.length;
 }

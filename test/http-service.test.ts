@@ -8,6 +8,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer, type Reply, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
+import { sleep, waitFor } from './helpers/wait';
 import { getOver, keepAliveAgent } from './helpers/agent-request';
 
 // Every server is a child process with engine sub-processes: on a loaded machine a start and a
@@ -46,17 +47,6 @@ function assertError(t: Test, reply: Reply, status: number, code: number, what: 
   t.notMatch(reply.text, STACK_TEXT, `${what}: no stack trace in the body`);
 }
 
-/** Polls until `check` returns a value other than undefined. */
-async function waitFor<T>(check: () => T | undefined, what: string, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** All files under `root`, relative to it. */
 function filesUnder(root: string): string[] {
   return (fs.readdirSync(root, { recursive: true, withFileTypes: true }) as fs.Dirent[])
@@ -69,7 +59,7 @@ async function newLines(server: TestServer, from: number, count: number): Promis
   return waitFor(() => {
     const lines = server.stdout().split('\n').filter((line) => line !== '').slice(from);
     return lines.length >= count ? lines : undefined;
-  }, `${count} log lines`);
+  }, { what: `${count} log lines`, timeoutMs: 5000, everyMs: 20 });
 }
 
 const lineCount = (server: TestServer): number => server.stdout().split('\n').filter((line) => line !== '').length;
@@ -465,18 +455,17 @@ t.test('with -max-connections 2', async (t) => {
 
   t.test('admits new connections once the old ones are closed', async (t) => {
     // Once no connection was turned away for a second, the admitted ones are kept alive again.
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await sleep(1200);
     // The server notices the closes asynchronously: retry briefly on fresh connections.
     let e = agent();
     let status = 0;
-    const deadline = Date.now() + 5000;
-    while (Date.now() < deadline) {
+    await waitFor(async () => {
       status = (await getOver(e, server.url, '/health')).status;
-      if (status === 200) break;
+      if (status === 200) return true;
       e.destroy();
       e = agent();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      return false;
+    }, { timeoutMs: 5000, everyMs: 50 }).catch(() => undefined);
     t.equal(status, 200, 'a new connection is admitted');
     const f = agent();
     t.equal((await getOver(f, server.url, '/health')).status, 200, 'a second new connection is admitted');
@@ -502,7 +491,7 @@ t.test('with -log-json', async (t) => {
     ];
     for (const [method, p, status] of requests) t.equal((await server.request(method, p)).status, status, `${method} ${p}`);
     const lines = await newLines(server, from, requests.length);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     t.equal(lineCount(server) - from, requests.length, 'one line per request, no more');
     lines.forEach((line, i) => {
       const [method, p, status] = requests[i] as [string, string, number];

@@ -7,18 +7,17 @@ import t, { type Test } from 'tap';
 import { startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
 import { boundRequest } from './helpers/bound-request';
+import { waitFor } from './helpers/wait';
 
 const TOKEN = 'trust-proxy-admin';
 const FORGED = { 'x-forwarded-for': '203.0.113.66', forwarded: 'for=203.0.113.77', 'x-forwarded-proto': 'https' };
 
 /** The JSON lines a stream holds for this path, waited for (bounded). */
-async function linesFor(read: () => string, path: string): Promise<Array<Record<string, unknown>>> {
-  for (let i = 0; i < 100; i++) {
+function linesFor(read: () => string, path: string): Promise<Array<Record<string, unknown>>> {
+  return waitFor(() => {
     const found = read().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.path === path);
-    if (found.length > 0) return found;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`no log line for ${path}`);
+    return found.length > 0 ? found : undefined;
+  }, { what: `a log line for ${path}`, timeoutMs: 2000, everyMs: 20 });
 }
 
 async function serve(tt: Test, args: string[]): Promise<TestServer> {

@@ -62,7 +62,8 @@ async function warmEngines(tt: Test, server: TestServer, db: string): Promise<vo
   for (let attempt = 0; attempt < 5; attempt++) {
     const replies = await Promise.all(Array.from({ length: 4 }, () => server.exec(db, countTo(200_000))));
     failures = replies.filter((reply) => reply.status !== 200).map((reply) => reply.text.slice(0, 160));
-    if (failures.length === 0) break;
+    // On a loaded machine one call can end before the fourth arrives, and the pool stops at three: go again.
+    if (failures.length === 0 && enginePids(server).length === 4) break;
     tt.comment(`warm-up attempt ${attempt}: ${failures.join(' | ')}`);
   }
   tt.strictSame(failures, [], 'warm-up queries succeeded');

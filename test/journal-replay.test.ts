@@ -26,7 +26,7 @@ import { META_TABLE } from '../src/engine/journal-position';
 import { runReplay, type Reply, type TestServer, type ToolRun } from './helpers/server';
 import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
-import { sleep } from './helpers/wait';
+import { eventually, sleep } from './helpers/wait';
 
 t.setTimeout(120_000);
 
@@ -560,8 +560,7 @@ t.test('lets tail -F select every failed line by class, as it is written', async
     expected.push(3001);
     await fails(server, 'al', 'DELETE FROM nowhere', 2003);
   }
-  const deadline = Date.now() + 10_000;
-  while (alerts.length < expected.length && Date.now() < deadline) await sleep(50);
+  await eventually(() => alerts.length >= expected.length, 10_000, 50);
   tt.same(alerts.map((a) => a['code']), expected, 'every class-3 failure reached tail -F, in order, and nothing else');
   tt.ok(alerts.every((a) => a['ok'] === false && typeof a['error'] === 'string' && typeof a['seq'] === 'number'), 'each alert is a whole failed entry');
   tt.equal(unparsable, 0, 'every line tail saw is one JSON object');

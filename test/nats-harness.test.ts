@@ -18,6 +18,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { scratchDir } from './helpers/scratch-dir';
 import { natsServerPath, startNats, startNatsCluster } from './helpers/nats-server';
+import { sleep } from './helpers/wait';
 
 t.setTimeout(120_000);
 
@@ -40,7 +41,7 @@ async function within<T>(ms: number, what: string, fn: () => Promise<T>): Promis
       return await fn();
     } catch (error) {
       if (Date.now() >= deadline) throw new Error(`${what}: still failing after ${ms} ms: ${String(error)}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await sleep(250);
     }
   }
 }

@@ -1,13 +1,14 @@
 /**
- * The shared test helpers (sleep in helpers/wait.ts, execOk in
- * helpers/exec.ts) exist once; a test file that grows its own copy drifts
- * from the others, so this fails when one is defined again.
+ * The shared test helpers (sleep, waitFor and eventually in helpers/wait.ts,
+ * execOk in helpers/exec.ts) exist once; a test file that grows its own copy
+ * (a polling loop called `until` is a waitFor by another name) drifts from
+ * the others, so this fails when one is defined again.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 
-const HELPERS = ['sleep', 'execOk'];
+const HELPERS = ['sleep', 'waitFor', 'until', 'eventually', 'execOk'];
 const dir = __dirname;
 const files = [
   ...fs.readdirSync(dir).filter((name) => name.endsWith('.ts')),

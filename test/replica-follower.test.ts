@@ -19,6 +19,7 @@ import { readPosition, writePosition } from '../src/replication/replica-position
 import { SessionWindow } from '../src/replication/replica-session-window';
 import { startNats, type NatsNode } from './helpers/nats-server';
 import { scratchDir } from './helpers/scratch-dir';
+import { waitFor } from './helpers/wait';
 
 const HEADER = { service: 'sqlscribe', version: '0.1.0', level: 'mod', betterSqlite3: '12.11.1', sqlite: '3.50.4', node: 'v20', tz: 'UTC' } as const;
 
@@ -182,27 +183,12 @@ function seqsOf(lines: readonly string[]): number[] {
   return lines.map((line) => (JSON.parse(line) as { seq: number }).seq);
 }
 
-/** Polls for a condition, within bounds. */
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** Waits, within bounds, for a stream's connection to answer again after the server came back. */
-async function reachable(stream: JournalStream, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await stream.lastStreamSeq();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+async function reachable(stream: JournalStream): Promise<void> {
+  await waitFor(async () => {
+    await stream.lastStreamSeq();
+    return true;
+  }, { what: 'the stream to answer again', timeoutMs: 20_000, everyMs: 50 });
 }
 
 const CREATE = [eventEntry('createdb', 'a.db', null, { sql: null }), exec('a.db', 'CREATE TABLE t (k INTEGER PRIMARY KEY)')];
@@ -222,7 +208,7 @@ t.test('the replica copies the journal line for line and applies every entry', a
   t.ok(await replica.follower.waitFor(seq as number, 10_000), 'a chunk written while it follows');
   t.same(rows(replica, 'a.db').at(-1), 11);
   t.equal(await replica.follower.waitFor(1000, 50), false, 'waitFor times out on a seq never written');
-  await until(() => replica.follower.lag().primaryLastSeq === 13, 'the lag poll');
+  await waitFor(() => replica.follower.lag().primaryLastSeq === 13, { what: 'the lag poll', everyMs: 10 });
   t.same(replica.follower.lag(), { seqBehind: 0, secondsBehind: 0, primaryLastSeq: 13 });
   t.equal(replica.follower.epoch, 1);
   t.equal(replica.follower.halted, null);
@@ -268,7 +254,7 @@ t.test('a session spread over several chunks commits, across a restart too', asy
 
   const first = await startReplica(t, dir, 'SESSION');
   t.ok(await first.follower.waitFor(inSession as number, 10_000));
-  await until(() => first.follower.applied === 6, 'the other database\'s chunk');
+  await waitFor(() => first.follower.applied === 6, { what: 'the other database\'s chunk', everyMs: 10 });
   t.same(rows(first, 'a.db'), [], 'the open session is not in the database');
   t.equal(first.follower.settledThrough(), (begin as number) - 1, 'settled before the open session\'s begin');
   t.equal(first.follower.applied, 6);
@@ -343,7 +329,7 @@ t.test('a gap in the journal seqs halts the follower, loudly, without applying',
   last = await stream.publish(chunk([entryAt(1, CREATE[0] as NewEntry), entryAt(2, CREATE[1] as NewEntry)], 1), last, 5000);
   last = await stream.publish(chunk([entryAt(5, exec('a.db', 'INSERT INTO t VALUES (5)'))], 1), last, 5000);
   const replica = await startReplica(t, dir, 'GAP');
-  await until(() => replica.follower.halted !== null, 'the halt');
+  await waitFor(() => replica.follower.halted !== null, { what: 'the halt', everyMs: 10 });
   t.equal(replica.follower.applied, 2);
   t.same(rows(replica, 'a.db'), []);
   t.match(replica.logs.join('\n'), /REPLICA HALTED at journal seq 2/);

@@ -20,7 +20,8 @@ import { startNats } from './helpers/nats-server';
 import { scratchDir } from './helpers/scratch-dir';
 import { ServerFleet } from './helpers/server-fleet';
 import { runReplay } from './helpers/server';
-import { createMarks, entryLines, eventually, journalSeqOf, journalSeqs, marksOf, ok, placeIn, writeLoad } from './helpers/replication';
+import { createMarks, entryLines, journalSeqOf, journalSeqs, marksOf, ok, placeIn, writeLoad } from './helpers/replication';
+import { eventually } from './helpers/wait';
 
 t.setTimeout(240_000);
 

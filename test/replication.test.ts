@@ -9,7 +9,8 @@ import t, { type Test } from 'tap';
 import { startNats, startNatsCluster } from './helpers/nats-server';
 import { runReplay, type TestServer } from './helpers/server';
 import { encodeLine } from '../journal/record';
-import { createMarks, entryLines, eventually, journalSeqOf, journalSeqs, killAfter, marksOf, ok, Stage, writeLoad } from './helpers/replication';
+import { createMarks, entryLines, journalSeqOf, journalSeqs, killAfter, marksOf, ok, Stage, writeLoad } from './helpers/replication';
+import { eventually, sleep } from './helpers/wait';
 
 t.setTimeout(240_000);
 
@@ -329,12 +330,12 @@ t.test('a replica keeps answering while it applies a large import (entries are a
   // /health answered over and over while the replica is behind: the longest silence between two answers
   // shows whether applying the import held the server's thread (it would last as long as the apply).
   const answeredAt: number[] = [];
-  const until = Date.now() + 120_000;
+  const giveUpAt = Date.now() + 120_000;
   for (;;) {
     const health = await ok(replica.get('/health'), 'health');
     answeredAt.push(Date.now());
-    if (health.body.replication.appliedSeq >= seq || Date.now() > until) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    if (health.body.replication.appliedSeq >= seq || Date.now() > giveUpAt) break;
+    await sleep(20);
   }
   const window = (answeredAt.at(-1) ?? 0) - (answeredAt[0] ?? 0);
   const longest = Math.max(0, ...answeredAt.slice(1).map((at, i) => at - (answeredAt[i] as number)));

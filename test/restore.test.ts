@@ -12,7 +12,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { journalFirstSeq } from '../journal/reader';
 import { importChinook } from './helpers/chinook';
-import { eventually } from './helpers/replication';
+import { eventually } from './helpers/wait';
 import { runReplay, type Reply, type TestServer } from './helpers/server';
 import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';

@@ -11,19 +11,12 @@ import { readJournal } from '../journal/reader';
 import { listRounds } from '../src/snapshots/manifest';
 import { runReplay, startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
+import { waitFor } from './helpers/wait';
 
 async function ok(server: TestServer, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<any> {
   const reply = await server.request('POST', '/exec', { body, headers });
   if (reply.status !== 200) throw new Error(`${JSON.stringify(body)}: ${reply.status} ${reply.text}; stderr: ${server.stderr().slice(-2000)}`);
   return reply.body;
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const rotatedFiles = (dir: string): string[] => fs.readdirSync(dir).filter((name) => /^s\.\d{8}-\d{6}\.\d+\.jsonl$/.test(name));
@@ -50,14 +43,14 @@ t.test('retention drops only covered journal files, and a snapshot plus the tail
         const session = (await server.post('/tx/begin', { db: 'shop' })).body.session as string;
         await ok(server, { sql: `INSERT INTO t (v) VALUES ('in session ${i}')` }, { 'X-Service-Session': session });
         for (let j = 0; j < 16; j++) await ok(server, { db: 'notes', sql: `INSERT INTO t (v) VALUES ('beside the session ${j}')` });
-        await until('a round while the session is open', () => newestThrough() > before);
+        await waitFor(() => newestThrough() > before, { what: 'a round while the session is open', timeoutMs: 15_000 });
         t.equal((await server.post(`/tx/commit?session=${session}`)).status, 200);
       }
     }
-    await until('a round and a removed journal file', async () => {
+    await waitFor(async () => {
       const first = (await readJournal(logFile)).firstSeq ?? 1;
       return listRounds(snapshotDir).length > 0 && first > 1;
-    });
+    }, { what: 'a round and a removed journal file', timeoutMs: 15_000 });
     await ok(server, { db: 'shop', sql: "UPDATE t SET v = 'after the last round' WHERE id = 1" });
   } finally {
     t.equal(await server.stop(), 0);

@@ -11,6 +11,7 @@ import t from 'tap';
 import { encodeLine, type JournalEntry } from '../journal/record';
 import { execEntry, writeJournalFile } from './helpers/journal-build';
 import { runTail, spawnNode, TAIL } from './helpers/server';
+import { eventually } from './helpers/wait';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tail-journal-'));
 t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -125,10 +126,10 @@ t.test('webhook: retried while the receiver fails; a follower killed meanwhile l
   state.failing = 0;
   const first = spawnNode([...args, '-poll', '20ms'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   t.teardown(() => void first.kill('SIGKILL'));
-  for (let i = 0; i < 500 && state.accepted.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  await eventually(() => state.accepted.length >= 2, 5000, 10);
   state.failing = 1_000_000;
   const refusedBefore = state.refused;
-  for (let i = 0; i < 500 && state.refused < refusedBefore + 3; i++) await new Promise((r) => setTimeout(r, 10));
+  await eventually(() => state.refused >= refusedBefore + 3, 5000, 10);
   first.kill('SIGKILL');
   await new Promise((resolve) => first.once('close', resolve));
   t.ok(state.refused >= refusedBefore + 3, 'the receiver refused several tries');

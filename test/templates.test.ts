@@ -25,6 +25,7 @@ import { fileEntries } from './helpers/journal-files';
 import { runReplay, type Reply, type TestServer } from './helpers/server';
 import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
+import { eventually } from './helpers/wait';
 
 t.setTimeout(120_000);
 
@@ -295,8 +296,7 @@ t.test('replay from a snapshot round makes the copies and resets journaled after
   await makeClass(server);
   await server.post('/dbs', { prefix: 'early', count: 2, from: 'class' });
   for (let i = 10; i < 16; i++) await mustExec(server, 'class', `INSERT INTO pupils (id, name) VALUES (${i}, 'p${i}')`);
-  const deadline = Date.now() + 20_000;
-  while (listRounds(snapshots).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  await eventually(() => listRounds(snapshots).length > 0, 20_000);
   const round = listRounds(snapshots).at(-1);
   tt.ok(round !== undefined, 'a snapshot round was taken');
   await mustExec(server, 'class', "INSERT INTO pupils (id, name) VALUES (40, 'after the round')");

@@ -11,6 +11,7 @@ import { WritePath } from '../src/services/write-path';
 import type { JournaledRequest } from '../src/services/journaled-request';
 import type { EngineHost, ExecRequest, GroupOutcome, HeldGroup, JournalPosition } from '../src/engine/protocol';
 import { enospc, FakeJournal } from './helpers/fake-journal';
+import { sleep } from './helpers/wait';
 
 const REF = { name: 'a.db', file: '/nowhere/a.db' };
 
@@ -64,7 +65,7 @@ t.test('a batch commits only after its entry is written, with that seq', async (
   const { journal, engine, groups } = setup();
   journal.autoSettle = false;
   const answer = groups.run(REF, batch());
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  await sleep(5);
   t.same(engine.calls, ['exec 1'], 'ran, and holds its transaction while the entry is on its way');
   journal.appended[0]?.settle();
   const results = await answer;
@@ -80,7 +81,7 @@ t.test('a journal failure rolls the group back; each batch hears why it did not 
   // Both arrive before the database's turn starts, so they run as one group.
   const first = groups.run(REF, batch('INSERT INTO t VALUES (1)')).catch((e: unknown) => e);
   const second = groups.run(REF, batch('INSERT INTO t VALUES (1)')).catch((e: unknown) => e);
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  await sleep(5);
   t.same(engine.calls, ['exec 2']);
   // The group's entries are written together: the failure takes both.
   journal.appended[0]?.settle(enospc());

@@ -17,15 +17,15 @@ export class FakeClock implements Clock {
 
   /** Moves time on by `ms`, firing each timer that comes due, in order. */
   advance(ms: number): void {
-    const until = this.nowMs + ms;
+    const to = this.nowMs + ms;
     for (;;) {
-      const due = this.timers.filter((t) => t.at <= until).sort((a, b) => a.at - b.at)[0];
+      const due = this.timers.filter((t) => t.at <= to).sort((a, b) => a.at - b.at)[0];
       if (due === undefined) break;
       this.timers = this.timers.filter((t) => t !== due);
       this.nowMs = due.at;
       due.fn();
     }
-    this.nowMs = until;
+    this.nowMs = to;
   }
 
   /** Moves time on by `ms` without firing any timer: as if the process had been too busy to run them. */

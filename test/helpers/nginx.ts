@@ -11,6 +11,7 @@ import { accessSync, chmodSync, constants, mkdirSync, readFileSync, writeFileSyn
 import net from 'node:net';
 import path from 'node:path';
 import { scratchDir } from './scratch-dir';
+import { sleep } from './wait';
 
 export const NGINX_INSTALL = 'apt-get install -y nginx openssl';
 export const NGINX_CONF = path.resolve(__dirname, '../../deploy/nginx/sqlscribe.conf');
@@ -114,7 +115,7 @@ export async function startNginx(tt: HasTeardown, upstream: string): Promise<Pro
   };
   for (let i = 0; i < 100 && !(await accepting(port)); i++) {
     if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${stderr}${errorLog()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   if (!(await accepting(port))) throw new Error(`nginx did not listen on ${port}: ${stderr}${errorLog()}`);
   return { url: `https://localhost:${port}`, port, cert: readFileSync(cert, 'utf8'), child, errorLog };

@@ -110,16 +110,6 @@ export function entryLines(journal: string): string[] {
   return fs.readFileSync(journal, 'utf8').split('\n').filter((line) => line.startsWith('{"seq":'));
 }
 
-/** Polls `check` until it is true, at most `ms`; false when time ran out. */
-export async function eventually(check: () => Promise<boolean>, ms: number, everyMs = 100): Promise<boolean> {
-  const until = Date.now() + ms;
-  for (;;) {
-    if (await check().catch(() => false)) return true;
-    if (Date.now() >= until) return false;
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
-
 interface HasTeardown {
   teardown(fn: () => void | Promise<void>): void;
 }

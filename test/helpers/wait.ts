@@ -39,3 +39,16 @@ export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitO
     await sleep(everyMs);
   }
 }
+
+/**
+ * `waitFor` for a test that asserts on the outcome itself: true once `check`
+ * holds, false when it has not within `ms` (a check that throws has not held).
+ */
+export async function eventually(check: () => boolean | Promise<boolean>, ms: number, everyMs = 100): Promise<boolean> {
+  try {
+    await waitFor(check, { timeoutMs: ms, everyMs });
+    return true;
+  } catch {
+    return false;
+  }
+}

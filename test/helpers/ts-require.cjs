@@ -1,0 +1,48 @@
+/**
+ * Loads the TypeScript of the tests (and of src/, journal/, replay/, tail/ that
+ * they import) in tap's test processes, through package.json's "tap"
+ * "node-arg". tap's own loader (ts-node) loads the whole TypeScript compiler
+ * into every test process, about half a second of CPU each, over a hundred
+ * times a run, and again in each engine process a unit test forks from src/;
+ * esbuild only strips the types, in milliseconds. Type checking stays with
+ * `npm run lint` (tsc -p tsconfig.test.json), which `npm test` runs first.
+ */
+'use strict';
+const fs = require('node:fs');
+const Module = require('node:module');
+const esbuild = require('esbuild');
+
+// What tsconfig.json says that changes the emitted code: ES2022 class fields, and
+// CommonJS modules with esModuleInterop (esbuild's default for a CommonJS import),
+// in which tsc turns `import()` into require() too.
+const OPTIONS = {
+  loader: 'ts',
+  format: 'cjs',
+  target: 'es2022',
+  sourcemap: 'inline',
+  supported: { 'dynamic-import': false },
+  tsconfigRaw: { compilerOptions: { useDefineForClassFields: true } },
+};
+
+function loadTypeScript(module, filename) {
+  const { code } = esbuild.transformSync(fs.readFileSync(filename, 'utf8'), { ...OPTIONS, sourcefile: filename });
+  module._compile(code, filename);
+}
+Module._extensions['.ts'] = loadTypeScript;
+
+// tap's --import preloads make Node start the test file itself through its ES
+// module loader, which would strip the types on its own (and fails on syntax
+// that needs more than stripping, or on `import` in a CommonJS file). The hook
+// hands a .ts file to the CommonJS loader instead: a commonjs format without
+// source is loaded by Module._extensions, by the file's extension on Node 22
+// and through the '.js' handler on Node 24, which therefore passes .ts on.
+const loadJavaScript = Module._extensions['.js'];
+Module._extensions['.js'] = function loadByName(module, filename) {
+  if (filename.endsWith('.ts')) return loadTypeScript(module, filename);
+  return loadJavaScript.call(this, module, filename);
+};
+const HOOKS = `export async function load(url, context, next) {
+  if (url.startsWith('file:') && url.endsWith('.ts')) return { format: 'commonjs', shortCircuit: true };
+  return next(url, context);
+}`;
+Module.register(`data:text/javascript,${encodeURIComponent(HOOKS)}`);
