@@ -13,8 +13,8 @@ import { JournalError, readJournalLazily, type JournalContents } from '../journa
 import { EntryLineError, type ReadEntry } from '../journal/entry-line';
 import { engineMismatches } from './engine-check';
 import { rebuild } from './rebuild';
-import { versionLine } from '../src/command-line';
-import { OptionsError } from '../src/options-values';
+import { versionLine } from '../src/config/command-line';
+import { OptionsError } from '../src/config/options-values';
 import { version } from '../src/version';
 import { runtimeRefusal } from '../src/runtime-support';
 import { parseReplayOptions, REPLAY_USAGE, type ReplayOptions } from './replay-options';

@@ -13,7 +13,7 @@ import { entryOf, type ReadEntry } from '../journal/entry-line';
 import { JournalApplier, ReplayError } from './apply-entries';
 import { applyTogether, EntryBatch, isBatchable } from './entry-batch';
 import { supersededSeqs } from './superseded-entries';
-import { markRestored } from '../src/engine/database-copy';
+import { markRestored } from '../src/engine/files/database-copy';
 
 /**
  * Rebuilds the state a `restoredb` entry puts in place (point-in-time.ts)

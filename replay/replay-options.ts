@@ -1,9 +1,9 @@
 /** The replay tool's command line: its flags, read by the same parser as the server's. */
 import path from 'node:path';
-import { asksForHelp, asksForVersion, flagHelp, flagValue, pathFrom, scanFlags } from '../src/command-line';
-import { toggleFlag, typedFlag, unsetFlag, valueOrDefault } from '../src/flag-defaults';
+import { asksForHelp, asksForVersion, flagHelp, flagValue, pathFrom, scanFlags } from '../src/config/command-line';
+import { toggleFlag, typedFlag, unsetFlag, valueOrDefault } from '../src/config/flag-defaults';
 import { normalizeDatabaseName } from '../src/database-names';
-import { OptionsError, parseBoolean, quote } from '../src/options-values';
+import { OptionsError, parseBoolean, quote } from '../src/config/options-values';
 
 export interface ReplayOptions {
   readonly logFile: string;

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { syncFile } from '../src/engine/database-file';
+import { syncFile } from '../src/engine/files/database-file';
 
 /** Syncs every database in `dir` (and a WAL file left beside one), then the directory's names. */
 export function syncDatabases(dir: string): void {

@@ -3,7 +3,7 @@
  * by value with its type. Says the first difference, or nothing.
  */
 import Database from 'better-sqlite3';
-import { META_TABLE } from '../src/engine/journal-position';
+import { META_TABLE } from '../src/engine/files/journal-position';
 
 interface SchemaRow {
   type: string;

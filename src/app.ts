@@ -1,7 +1,7 @@
 /**
  * The Koa application, in the order every request passes through it:
  * client address → request log and metrics → lingering close → error handler → connection ceiling → console → auth (token, then admin-only paths) → readiness → journal seq (replication) → body → deadline → routes.
- * All but the routes are one middleware (src/http/bookkeeping.ts), the routes
+ * All but the routes are one middleware (src/http/bookkeeping/bookkeeping.ts), the routes
  * another (src/http/route-table.ts).
  */
 import Koa from 'koa';
@@ -9,13 +9,13 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { CommandBus } from './bus/command-bus';
 import { EngineError } from './errors';
-import { bookkeeping } from './http/bookkeeping';
+import { bookkeeping } from './http/bookkeeping/bookkeeping';
 import { jsonBody } from './http/body';
-import { LINGER_BYTES } from './http/lingering-close';
+import { LINGER_BYTES } from './http/bookkeeping/lingering-close';
 import { Metrics } from './http/metrics';
-import type { Readiness } from './http/readiness';
+import type { Readiness } from './http/bookkeeping/readiness';
 import { routeTable } from './http/route-table';
-import type { Config } from './options';
+import type { Config } from './config/options';
 import { databaseRoutes } from './routes/database-routes';
 import { execRoutes } from './routes/exec-routes';
 import { importRoutes, TRANSFER_PATH } from './routes/import-routes';

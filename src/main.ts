@@ -1,7 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=8
 /** The process entry: command line → config → server; signals stop it cleanly. */
-import { InstanceLockError } from './instance-lock';
-import { OptionsError, parseCommandLine } from './options';
+import { InstanceLockError } from './startup/instance-lock';
+import { OptionsError, parseCommandLine } from './config/options';
 import { runtimeRefusal } from './runtime-support';
 import { startServer } from './server';
 import { version } from './version';

@@ -6,11 +6,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
-import { composeServer } from './compose';
-import { trackConnections } from './http/connection-limit';
+import { composeServer } from './startup/compose';
+import { trackConnections } from './http/bookkeeping/connection-limit';
 import { bodyDeadline } from './http/body-timeout';
 import { answerParseErrors } from './http/parse-errors';
-import type { Config } from './options';
+import type { Config } from './config/options';
 
 export interface RunningServer {
   readonly url: string;

@@ -6,8 +6,8 @@
  */
 import { JournalError } from '../journal/reader';
 import type { JournalEntry } from '../journal/record';
-import { asksForVersion, versionLine } from '../src/command-line';
-import { OptionsError } from '../src/options-values';
+import { asksForVersion, versionLine } from '../src/config/command-line';
+import { OptionsError } from '../src/config/options-values';
 import { version } from '../src/version';
 import { CursorError, writeCursor } from './cursor';
 import { execSink, stdoutSink, webhookSink, type Deliver } from './deliver';

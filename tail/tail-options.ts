@@ -1,7 +1,7 @@
 /** The follower's command line, read by the same parser as the server's and the replay tool's. */
-import { asksForHelp, flagHelp, pathFrom, scanFlags } from '../src/command-line';
-import { durationFlag, oneOfFlag, toggleFlag, unsetFlag, valueOrDefault } from '../src/flag-defaults';
-import { OptionsError, parseBoolean, parseDuration, parsePositiveInteger, quote } from '../src/options-values';
+import { asksForHelp, flagHelp, pathFrom, scanFlags } from '../src/config/command-line';
+import { durationFlag, oneOfFlag, toggleFlag, unsetFlag, valueOrDefault } from '../src/config/flag-defaults';
+import { OptionsError, parseBoolean, parseDuration, parsePositiveInteger, quote } from '../src/config/options-values';
 import { ENTRY_KINDS, type EntryKind } from '../journal/record';
 import type { EntryFilter } from './filter';
 

@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import type { Context } from 'koa';
-import { authenticate } from '../src/http/auth';
+import { authenticate } from '../src/http/bookkeeping/auth';
 import { TokenRegistry } from '../src/tokens/token-registry';
 import { EngineError } from '../src/errors';
 

@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { parseCommandLine } from '../src/options';
-import { DatabaseDirectory } from '../src/services/database-directory';
+import { parseCommandLine } from '../src/config/options';
+import { DatabaseDirectory } from '../src/services/databases/database-directory';
 import { EngineError } from '../src/errors';
 
 function directory(dir: string): DatabaseDirectory {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { Engine } from '../src/engine/engine';
 import { classifyStatement } from '../src/engine/dialect/classify';
-import { pointLookup } from '../src/engine/bounded-read';
+import { pointLookup } from '../src/engine/in-server/bounded-read';
 import { newBatchContext } from '../src/engine/deterministic-functions';
 import type { ExecRequest } from '../src/engine/protocol';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Context } from 'koa';
 import t from 'tap';
 import { EngineError } from '../src/errors';
-import { errorHandler } from '../src/http/error-handler';
+import { errorHandler } from '../src/http/bookkeeping/error-handler';
 import { Metrics } from '../src/http/metrics';
 import { startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';

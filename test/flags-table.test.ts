@@ -10,14 +10,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { shownText } from '../src/flag-defaults';
-import { SERVER_FLAGS, type ServerFlag } from '../src/flag-table';
-import { FLAGS_BEGIN, FLAGS_END, flagsMarkdown, withFlagsSection } from '../src/flags-markdown';
-import { parseCommandLine, usage, type Config } from '../src/options';
-import { formatDuration, formatSize, parseDuration, parseSize } from '../src/options-values';
+import { shownText } from '../src/config/flag-defaults';
+import { SERVER_FLAGS, type ServerFlag } from '../src/config/flag-table';
+import { FLAGS_BEGIN, FLAGS_END, flagsMarkdown, withFlagsSection } from '../src/config/flags-markdown';
+import { parseCommandLine, usage, type Config } from '../src/config/options';
+import { formatDuration, formatSize, parseDuration, parseSize } from '../src/config/options-values';
 import { parseReplayOptions, REPLAY_FLAGS } from '../replay/replay-options';
 import { parseTailOptions, TAIL_FLAGS } from '../tail/tail-options';
-import type { TypedFlag } from '../src/flag-defaults';
+import type { TypedFlag } from '../src/config/flag-defaults';
 
 const ROOT = path.resolve(__dirname, '..');
 const CWD = path.resolve('/srv/app');
@@ -90,8 +90,8 @@ t.test('replay and tail: a default shown as a value, given as the flag, changes 
 });
 
 t.test('the Config comments restate no default', async (t) => {
-  const source = fs.readFileSync(path.join(ROOT, 'src', 'options.ts'), 'utf8');
-  t.notMatch(source, /@default/, 'src/options.ts: defaults are written in src/flag-table.ts only');
+  const source = fs.readFileSync(path.join(ROOT, 'src', 'config', 'options.ts'), 'utf8');
+  t.notMatch(source, /@default/, 'src/config/options.ts: defaults are written in src/config/flag-table.ts only');
 });
 
 t.test('a duration or size default is shown the way it is read back', async (t) => {

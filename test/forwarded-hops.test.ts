@@ -1,6 +1,6 @@
 import t from 'tap';
-import { clientAddress, forwardedElements, hopAddress, MAX_HOPS, TrustedProxies } from '../src/http/forwarded-hops';
-import { parseTrustedProxies } from '../src/options-values';
+import { clientAddress, forwardedElements, hopAddress, MAX_HOPS, TrustedProxies } from '../src/http/bookkeeping/forwarded-hops';
+import { parseTrustedProxies } from '../src/config/options-values';
 
 const trust = (text: string): TrustedProxies => new TrustedProxies(parseTrustedProxies(text));
 const NONE = new TrustedProxies([]);

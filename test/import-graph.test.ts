@@ -15,12 +15,12 @@ const ROOT = path.resolve(__dirname, '..');
 /** Floors, highest first: the first prefix a file's path starts with gives its floor. */
 const FLOORS: ReadonlyArray<readonly [number, readonly string[]]> = [
   [7, ['src/main.ts']],
-  [6, ['src/server.ts', 'src/compose.ts', 'src/service-lifecycle.ts', 'src/recovery.ts', 'src/journal-setup.ts', 'src/applied-checkpoints.ts', 'src/shutdown-checkpoint.ts', 'src/instance-lock.ts']],
+  [6, ['src/server.ts', 'src/startup/compose.ts', 'src/startup/service-lifecycle.ts', 'src/startup/recovery.ts', 'src/startup/journal-setup.ts', 'src/startup/applied-checkpoints.ts', 'src/startup/shutdown-checkpoint.ts', 'src/startup/instance-lock.ts']],
   [5, ['src/app.ts', 'src/routes/', 'src/http/', 'src/console/', 'src/openapi/']],
   [4, ['src/bus/', 'src/exercises/']],
   [3, ['src/services/', 'src/tokens/', 'src/sessions/', 'src/pilots/', 'src/snapshots/', 'src/replication/', 'replay/', 'tail/']],
   [2, ['src/engine/', 'journal/']],
-  [1, ['src/access/', 'src/clock.ts', 'src/command-line.ts', 'src/database-names.ts', 'src/errors.ts', 'src/errors-markdown.ts', 'src/flag-defaults.ts', 'src/flag-table.ts', 'src/flags-markdown.ts', 'src/version.ts', 'src/json-text.ts', 'src/options.ts', 'src/options-values.ts', 'src/runtime-support.ts']],
+  [1, ['src/access/', 'src/clock.ts', 'src/config/command-line.ts', 'src/database-names.ts', 'src/errors.ts', 'src/errors-markdown.ts', 'src/config/flag-defaults.ts', 'src/config/flag-table.ts', 'src/config/flags-markdown.ts', 'src/version.ts', 'src/json-text.ts', 'src/config/options.ts', 'src/config/options-values.ts', 'src/runtime-support.ts']],
 ];
 
 function floorOf(file: string): number {

@@ -10,11 +10,11 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import t, { type Test } from 'tap';
 import { isJournalFile } from '../journal/naming';
-import { DIRECTORY_LOCK, journalLockFile, takeLock } from '../src/instance-lock';
+import { DIRECTORY_LOCK, journalLockFile, takeLock } from '../src/startup/instance-lock';
 import { runCli, runReplay, startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
 
-const BUILT_LOCK = path.resolve(__dirname, '../dist/src/instance-lock.js');
+const BUILT_LOCK = path.resolve(__dirname, '../dist/src/startup/instance-lock.js');
 
 t.setTimeout(120_000);
 

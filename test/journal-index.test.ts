@@ -9,7 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { Journal } from '../journal/journal';
-import { indexFileOf, JournalIndex } from '../journal/journal-index';
+import { indexFileOf, JournalIndex } from '../journal/index/journal-index';
 import { journalFiles } from '../journal/naming';
 import { startServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';

@@ -15,9 +15,9 @@ import t, { type Test } from 'tap';
 import type { Context } from 'koa';
 import { EngineError } from '../src/errors';
 import { Metrics } from '../src/http/metrics';
-import { requestLog } from '../src/http/request-log';
+import { requestLog } from '../src/http/bookkeeping/request-log';
 import { Refusals, type Refusal } from '../src/services/refusals';
-import { WritePath } from '../src/services/write-path';
+import { WritePath } from '../src/services/writes/write-path';
 import { isError } from './helpers/assertions';
 import { sleep } from './helpers/wait';
 import { FakeJournal } from './helpers/fake-journal';
@@ -174,7 +174,7 @@ t.test('a journal that cannot take the entry fails nothing: the client still get
     set: () => undefined, get: () => '',
   } as unknown as Context;
   const answered = requestLog(new Metrics(), false, refusals)(ctx, async () => {
-    // What the error handler does with a 401 (src/http/error-handler.ts): answer it, and keep it for the log.
+    // What the error handler does with a 401 (src/http/bookkeeping/error-handler.ts): answer it, and keep it for the log.
     ctx.state.answeredError = new EngineError('UNAUTHORIZED');
     ctx.status = 401;
   });

@@ -22,7 +22,7 @@ import zlib from 'node:zlib';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { decodeLine, encodeLine, isHeader, type JournalEntry, type JournalHeader, type JournalLine } from '../journal/record';
-import { META_TABLE } from '../src/engine/journal-position';
+import { META_TABLE } from '../src/engine/files/journal-position';
 import { runReplay, type Reply, type TestServer, type ToolRun } from './helpers/server';
 import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';

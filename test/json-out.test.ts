@@ -5,7 +5,7 @@
  * integers exact.
  */
 import t from 'tap';
-import { JsonRowChunks } from '../src/engine/json-row-chunks';
+import { JsonRowChunks } from '../src/engine/rows/json-row-chunks';
 import { convertRowWeighed } from '../src/engine/values';
 import { jsonParts, RawJson, stringifyJson } from '../src/json-text';
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { OptionsError, parseCommandLine, parseDuration, parseSize, usage, type Config } from '../src/options';
+import { OptionsError, parseCommandLine, parseDuration, parseSize, usage, type Config } from '../src/config/options';
 
 const CWD = path.resolve('/srv/app');
 const MiB = 1024 * 1024;

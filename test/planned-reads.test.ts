@@ -11,7 +11,7 @@ import { Engine } from '../src/engine/engine';
 import { classifyStatement } from '../src/engine/dialect/classify';
 import { newBatchContext } from '../src/engine/deterministic-functions';
 import type { ExecRequest } from '../src/engine/protocol';
-import { textFacts } from '../src/engine/planned-read';
+import { textFacts } from '../src/engine/in-server/planned-read';
 import { CHINOOK_SCRIPT } from './helpers/chinook';
 
 const SCRIPT = CHINOOK_SCRIPT;

@@ -5,8 +5,8 @@
 import path from 'node:path';
 import t from 'tap';
 import { parseReplayOptions, REPLAY_USAGE } from '../replay/replay-options';
-import { parseCommandLine } from '../src/options';
-import { OptionsError } from '../src/options-values';
+import { parseCommandLine } from '../src/config/options';
+import { OptionsError } from '../src/config/options-values';
 
 import { optionsMessage } from './helpers/assertions';
 

@@ -11,10 +11,10 @@ import t from 'tap';
 import { encodeLine, type JournalEntry } from '../journal/record';
 import { JournalWriter, type NewEntry, type ShippedChunk } from '../journal/writer';
 import { EngineError } from '../src/errors';
-import { OptionsError, parseCommandLine, type Config } from '../src/options';
-import { entriesOf, headersOf, messageIdOf, parseMessage, type EntriesMessage, type StreamMessage } from '../src/replication/chunk-message';
-import { JetStreamUnavailableError, JournalShipper } from '../src/replication/journal-shipper';
-import { WrongLastSequenceError, type JournalStream, type StreamTail } from '../src/replication/journal-stream';
+import { OptionsError, parseCommandLine, type Config } from '../src/config/options';
+import { entriesOf, headersOf, messageIdOf, parseMessage, type EntriesMessage, type StreamMessage } from '../src/replication/stream/chunk-message';
+import { JetStreamUnavailableError, JournalShipper } from '../src/replication/primary/journal-shipper';
+import { WrongLastSequenceError, type JournalStream, type StreamTail } from '../src/replication/stream/journal-stream';
 import { ServerRoleState } from '../src/services/server-role';
 import { scratchDir } from './helpers/scratch-dir';
 

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import t from 'tap';
 import type { Context } from 'koa';
-import { callOf, requestDeadline } from '../src/http/request-deadline';
+import { callOf, requestDeadline } from '../src/http/bookkeeping/request-deadline';
 import type { RequestStop } from '../src/engine/protocol';
 
 interface FakeResponse extends EventEmitter {

@@ -9,10 +9,10 @@ import t, { type Test } from 'tap';
 import Database from 'better-sqlite3';
 import { Engine } from '../src/engine/engine';
 import { isEngineError } from '../src/errors';
-import { decodeCursor, encodeCursor } from '../src/engine/row-cursor';
-import { tableOrder } from '../src/engine/row-key';
-import { pageQuery } from '../src/engine/row-pages';
-import { readTableSchema } from '../src/engine/schema';
+import { decodeCursor, encodeCursor } from '../src/engine/rows/row-cursor';
+import { tableOrder } from '../src/engine/rows/row-key';
+import { pageQuery } from '../src/engine/rows/row-pages';
+import { readTableSchema } from '../src/engine/schema/schema';
 
 const TABLES = {
   plain: 'CREATE TABLE plain (v TEXT)',

@@ -14,7 +14,7 @@ import { writesOnPrimary } from '../src/bus/middleware/writes-on-primary';
 import { isRefused, parseOrRefuse } from '../src/engine/batch';
 import { EngineError } from '../src/errors';
 import type { Principal } from '../src/access/principal';
-import type { DatabaseDirectory } from '../src/services/database-directory';
+import type { DatabaseDirectory } from '../src/services/databases/database-directory';
 import { ServerRoleState } from '../src/services/server-role';
 
 const TYPES = Object.keys(COMMAND_RULES) as CommandType[];

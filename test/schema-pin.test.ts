@@ -2,7 +2,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { Engine } from '../src/engine/engine';
-import { SchemaCache } from '../src/engine/schema-cache';
+import { SchemaCache } from '../src/engine/schema/schema-cache';
 
 t.test('a pin inside a pin leaves the outer one in place', (t) => {
   const db = new Database(':memory:');

@@ -6,9 +6,9 @@ import {
   readTableSchema,
   type ColumnSchema,
   type TableSchema,
-} from '../src/engine/schema';
-import { defaultClauseSql } from '../src/engine/schema-defaults';
-import { rebuildCreateTable } from '../src/engine/schema-rebuild';
+} from '../src/engine/schema/schema';
+import { defaultClauseSql } from '../src/engine/schema/schema-defaults';
+import { rebuildCreateTable } from '../src/engine/schema/schema-rebuild';
 import { classifyStatement } from '../src/engine/dialect/classify';
 import { rewriteForStorage } from '../src/engine/dialect/rewrite';
 import { splitStatements } from '../src/engine/dialect/split';

@@ -6,8 +6,8 @@
 import t from 'tap';
 import { EngineError } from '../src/errors';
 import { SessionManager } from '../src/sessions/session-manager';
-import { WriteLocks } from '../src/services/write-locks';
-import { WritePath } from '../src/services/write-path';
+import { WriteLocks } from '../src/services/writes/write-locks';
+import { WritePath } from '../src/services/writes/write-path';
 import type { EngineHost, ExecStatement } from '../src/engine/protocol';
 import { enospc, FakeJournal } from './helpers/fake-journal';
 import { FakeEngine } from './helpers/fake-engine';

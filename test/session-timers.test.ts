@@ -7,8 +7,8 @@
  */
 import t, { type Test } from 'tap';
 import { SessionManager } from '../src/sessions/session-manager';
-import { WriteLocks } from '../src/services/write-locks';
-import { WritePath } from '../src/services/write-path';
+import { WriteLocks } from '../src/services/writes/write-locks';
+import { WritePath } from '../src/services/writes/write-path';
 import type { EngineHost, ExecStatement } from '../src/engine/protocol';
 import { EngineError } from '../src/errors';
 import { FakeClock } from './helpers/fake-clock';

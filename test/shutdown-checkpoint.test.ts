@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import type { Config } from '../src/options';
-import { checkpointAtShutdown, servedDatabaseFiles } from '../src/shutdown-checkpoint';
+import type { Config } from '../src/config/options';
+import { checkpointAtShutdown, servedDatabaseFiles } from '../src/startup/shutdown-checkpoint';
 
 /** A WAL database with `rows` rows left in its -wal: the returned connection stays open, so its close does not checkpoint. */
 function walOnly(file: string, rows: number): Database.Database {

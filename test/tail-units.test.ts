@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import type { JournalEntry } from '../journal/record';
-import { OptionsError } from '../src/options-values';
+import { OptionsError } from '../src/config/options-values';
 import { CursorError, readCursor, writeCursor } from '../tail/cursor';
 import { matches, NO_FILTER } from '../tail/filter';
 import { entryJson, entryText } from '../tail/format';

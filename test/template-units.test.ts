@@ -5,8 +5,8 @@
  */
 import t from 'tap';
 import { EngineError } from '../src/errors';
-import { copyNames, isCopyBody } from '../src/routes/copy-body';
-import { CopyGate } from '../src/services/copy-gate';
+import { copyNames, isCopyBody } from '../src/routes/request/copy-body';
+import { CopyGate } from '../src/services/databases/copy-gate';
 import { databasesNeeded } from '../replay/template-sources';
 import { supersededSeqs } from '../replay/superseded-entries';
 import { decodeLine, encodeLine, type JournalEntry } from '../journal/record';

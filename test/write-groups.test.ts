@@ -5,10 +5,10 @@
  */
 import t from 'tap';
 import { EngineError } from '../src/errors';
-import { WriteGroups } from '../src/services/write-groups';
-import { WriteLocks } from '../src/services/write-locks';
-import { WritePath } from '../src/services/write-path';
-import type { JournaledRequest } from '../src/services/journaled-request';
+import { WriteGroups } from '../src/services/writes/write-groups';
+import { WriteLocks } from '../src/services/writes/write-locks';
+import { WritePath } from '../src/services/writes/write-path';
+import type { JournaledRequest } from '../src/services/writes/journaled-request';
 import type { EngineHost, ExecRequest, GroupOutcome, HeldGroup, JournalPosition } from '../src/engine/protocol';
 import { enospc, FakeJournal } from './helpers/fake-journal';
 import { sleep } from './helpers/wait';

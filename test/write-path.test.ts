@@ -7,7 +7,7 @@
  */
 import t from 'tap';
 import { EngineError } from '../src/errors';
-import { WritePath, type ApplyStep } from '../src/services/write-path';
+import { WritePath, type ApplyStep } from '../src/services/writes/write-path';
 import type { JournalEvent } from '../journal/journal';
 import type { NewEntry } from '../journal/writer';
 import { enospc, FakeJournal } from './helpers/fake-journal';

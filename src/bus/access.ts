@@ -8,7 +8,7 @@
 import { EngineError } from '../errors';
 import { hasRole, mayTouch, type Principal, type AccessRole } from '../access/principal';
 import { normalizeDatabaseName } from '../database-names';
-import type { DatabaseDirectory } from '../services/database-directory';
+import type { DatabaseDirectory } from '../services/databases/database-directory';
 import type { Batch } from '../engine/batch';
 import { COMMAND_RULES, type CommandRule } from './command-rules';
 import type { Command, CommandType, DatabaseList } from './commands';

@@ -3,7 +3,7 @@
  * dispatch typed commands; each command type has exactly one handler (the
  * compiler checks the table is complete); every dispatch passes through the
  * same short chain of middleware, outermost first, before its handler runs.
- * What each handler needs is decided in one place, src/compose.ts.
+ * What each handler needs is decided in one place, src/startup/compose.ts.
  */
 import type { CallContext } from '../engine/protocol';
 import type { Command, CommandOf, CommandResults, CommandType } from './commands';

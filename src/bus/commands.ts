@@ -4,17 +4,17 @@
  */
 import type { StatementResult, RowPage } from '../engine/protocol';
 import type { Batch, RefusedBatch, SqlSource } from '../engine/batch';
-import type { TableSchema } from '../engine/schema';
+import type { TableSchema } from '../engine/schema/schema';
 import type { SessionInfo } from '../sessions/session-manager';
 import type { PilotFilter, StoredPilot } from '../pilots/pilot-store';
 import type { CreatedToken, TokenView } from '../tokens/token-registry';
 import type { PilotSummary, SummaryGrouping } from '../pilots/pilot-summary';
-import type { ExportFormat } from '../engine/database-export';
+import type { ExportFormat } from '../engine/transfer/database-export';
 import type { ColumnType } from '../engine/types';
 import type { DatabaseActivity, RecentRefusal } from '../services/class-activity';
-import type { RestoreOutcome } from '../services/database-restores';
+import type { RestoreOutcome } from '../services/databases/database-restores';
 import type { HistoryPage, HistoryRequest } from '../services/history';
-import type { TableSchema as TemplateTable } from '../engine/schema';
+import type { TableSchema as TemplateTable } from '../engine/schema/schema';
 import type { StoredExercise } from '../exercises/exercise-definition';
 import type { CheckOutcome, ClassQuery, EvidenceReport, ExerciseView, OwnProgress, ProgressReport } from '../exercises/exercise-types';
 

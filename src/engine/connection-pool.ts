@@ -5,8 +5,8 @@
  */
 import Database from 'better-sqlite3';
 import { DeterministicFunctions, newBatchContext, type BatchContext } from './deterministic-functions';
-import type { TableSchema } from './schema';
-import { SchemaCache } from './schema-cache';
+import type { TableSchema } from './schema/schema';
+import { SchemaCache } from './schema/schema-cache';
 
 /** Statements prepared once per connection and reused (prepare costs more than a point query). */
 const STATEMENT_CACHE_SIZE = 256;

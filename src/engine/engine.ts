@@ -4,23 +4,23 @@
  */
 import fs from 'node:fs';
 import { EngineError } from '../errors';
-import { replaceWithRestored, writeDatabaseCopy } from './database-copy';
-import { createDatabaseFile } from './database-file';
+import { replaceWithRestored, writeDatabaseCopy } from './files/database-copy';
+import { createDatabaseFile } from './files/database-file';
 import { isReadonlyKind, type StatementKind } from './dialect/statement';
 import { Connection, ConnectionPool, type ConnectionOptions } from './connection-pool';
-import { readPosition, recordPosition } from './journal-position';
+import { readPosition, recordPosition } from './files/journal-position';
 import type { ExecRequest, ExecStatement, GroupOutcome, JournalPosition, RowPage, RowsRequest, StatementResult } from './protocol';
-import { listTableSchemas, type TableSchema } from './schema';
+import { listTableSchemas, type TableSchema } from './schema/schema';
 import { SessionTransaction } from './session-transaction';
 import { runStatements, type StatementListener } from './statement-runner';
 import { toEngineError } from './sqlite-errors';
-import { boundedShape, isBoundedOn, type PointLookup } from './bounded-read';
-import { isPlannedBoundedOn, plannedShape, type TextFacts } from './planned-read';
+import { boundedShape, isBoundedOn, type PointLookup } from './in-server/bounded-read';
+import { isPlannedBoundedOn, plannedShape, type TextFacts } from './in-server/planned-read';
 import { rewriteForStorage } from './dialect/rewrite';
-import { readRowPage } from './row-pages';
-import { isRowPageBoundedOn } from './bounded-row-page';
+import { readRowPage } from './rows/row-pages';
+import { isRowPageBoundedOn } from './in-server/bounded-row-page';
 import { stringifyJson } from '../json-text';
-import { writeExport, type ExportRequest } from './database-export';
+import { writeExport, type ExportRequest } from './transfer/database-export';
 
 export interface EngineOptions {
   /** Most database handles kept open at once. @default 128 */

@@ -11,7 +11,7 @@ import type { Connection } from './connection-pool';
 import { rewriteForStorage } from './dialect/rewrite';
 import type { ExecStatement } from './protocol';
 import { toBindParameters } from './values';
-import { sqlLiteral, type StoredValue } from './sql-literal';
+import { sqlLiteral, type StoredValue } from './transfer/sql-literal';
 
 const SAVEPOINT = '_sqlscribe_fk_explain';
 

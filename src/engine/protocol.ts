@@ -5,10 +5,10 @@
  */
 import type { Principal } from '../access/principal';
 import type { StatementKind } from './dialect/statement';
-import type { TableSchema } from './schema';
+import type { TableSchema } from './schema/schema';
 import type { BatchContext } from './deterministic-functions';
 import type { EngineErrorData } from '../errors';
-import type { ExportRequest } from './database-export';
+import type { ExportRequest } from './transfer/database-export';
 import type { ColumnType } from './types';
 
 /** A value a client may bind to a parameter: JSON scalars only. */

@@ -11,7 +11,7 @@
 import { EngineError } from '../errors';
 import { RESERVED_SAVEPOINT_PREFIX } from './dialect/statement';
 import type { Connection } from './connection-pool';
-import { recordPosition } from './journal-position';
+import { recordPosition } from './files/journal-position';
 import type { ExecRequest, ExecStatement, StatementResult } from './protocol';
 import { runStatements, type StatementListener } from './statement-runner';
 import { quoteIdentifier } from './types';

@@ -10,11 +10,11 @@ import { isReadonlyKind, type StatementKind } from './dialect/statement';
 import type { Connection } from './connection-pool';
 import type { ExecStatement, ResultValue, StatementResult } from './protocol';
 import { isNameToken, isPunct, isWord, nameOf, tokenize } from './dialect/tokenize';
-import { readTableSchema } from './schema';
+import { readTableSchema } from './schema/schema';
 import { toEngineError } from './sqlite-errors';
 import { findForeignKeyFailure, foreignKeyError } from './foreign-key-failure';
 import { checkNamedParameters, convertRowWeighed, toBindParameters } from './values';
-import { JsonRowChunks } from './json-row-chunks';
+import { JsonRowChunks } from './rows/json-row-chunks';
 
 const MESSAGE_VERBS: Partial<Record<StatementKind, string>> = { insert: 'INSERT', update: 'UPDATE', delete: 'DELETE' };
 

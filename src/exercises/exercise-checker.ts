@@ -16,7 +16,7 @@ import { EngineError } from '../errors';
 import { newBatchContext } from '../engine/deterministic-functions';
 import type { CallContext, ExecStatement, StatementResult } from '../engine/protocol';
 import { parseBatch, toExecStatement, type Batch } from '../engine/batch';
-import type { DatabaseDirectory, DatabaseRef } from '../services/database-directory';
+import type { DatabaseDirectory, DatabaseRef } from '../services/databases/database-directory';
 import type { ExerciseDefinition } from './exercise-definition';
 import { compareResults, type ResultSet } from './result-compare';
 import type { ScratchCopies } from './scratch-copies';

@@ -13,7 +13,7 @@ import { hasRole, matchesPattern, stampOf, type Principal } from '../access/prin
 import type { Clock } from '../clock';
 import { EngineError, errorClass } from '../errors';
 import type { CallContext } from '../engine/protocol';
-import type { TableSchema } from '../engine/schema';
+import type { TableSchema } from '../engine/schema/schema';
 import type { EngineHost } from '../engine/protocol';
 import type { JournalEvent } from '../../journal/journal';
 import type { NewEntry } from '../../journal/writer';

@@ -15,9 +15,9 @@ import { EXERCISES_DATABASE } from '../database-names';
 import { EngineError } from '../errors';
 import type { StatementKind } from '../engine/dialect/statement';
 import type { EngineHost, ExecStatement, ResultValue, SqlValue } from '../engine/protocol';
-import type { BatchRunner } from '../services/batch-runner';
-import type { DatabaseDirectory, DatabaseRef } from '../services/database-directory';
-import type { DatabaseLifecycle } from '../services/database-lifecycle';
+import type { BatchRunner } from '../services/writes/batch-runner';
+import type { DatabaseDirectory, DatabaseRef } from '../services/databases/database-directory';
+import type { DatabaseLifecycle } from '../services/databases/database-lifecycle';
 import { lessonOrder, type ExerciseDefinition, type StoredExercise } from './exercise-definition';
 import { databaseStamp } from './file-stamp';
 

@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EngineHost } from '../engine/protocol';
-import type { DatabaseRef } from '../services/database-directory';
+import type { DatabaseRef } from '../services/databases/database-directory';
 import { databaseStamp } from './file-stamp';
 
 interface Base {

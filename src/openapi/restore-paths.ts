@@ -1,4 +1,4 @@
-/** POST /dbs/{db}/restore (src/services/database-restores.ts), time travel for one database, in the OpenAPI document. */
+/** POST /dbs/{db}/restore (src/services/databases/database-restores.ts), time travel for one database, in the OpenAPI document. */
 import type { JsonObject } from './error-responses';
 import { ENGINE, json, jsonBody, mergeErrors, ONE_DATABASE, operation, SERVED, WITH_BODY, WRITE } from './operation';
 

@@ -5,10 +5,10 @@
  * immutable evidence: they are only ever inserted.
  */
 import type { Principal } from '../access/principal';
-import type { BatchRunner } from '../services/batch-runner';
-import type { DatabaseLifecycle } from '../services/database-lifecycle';
+import type { BatchRunner } from '../services/writes/batch-runner';
+import type { DatabaseLifecycle } from '../services/databases/database-lifecycle';
 import { SYSTEM_PREFIX } from '../database-names';
-import type { DatabaseDirectory, DatabaseRef } from '../services/database-directory';
+import type { DatabaseDirectory, DatabaseRef } from '../services/databases/database-directory';
 import type { StatementKind } from '../engine/dialect/statement';
 import type { ExecStatement, ResultValue, SqlValue } from '../engine/protocol';
 import { EngineError } from '../errors';

@@ -9,12 +9,12 @@
  *   local journal ends.
  */
 import type { Journal } from '../../journal/journal';
-import type { Config, ReplicationConfig } from '../options';
+import type { Config, ReplicationConfig } from '../config/options';
 import { EngineError } from '../errors';
 import type { ReplicationControl, ReplicationStatus, ServerRoleState } from '../services/server-role';
-import { PrimaryRole } from './primary-role';
-import { ReplicaRole } from './replica-role';
-import { SnapshotUploader } from './snapshot-uploader';
+import { PrimaryRole } from './primary/primary-role';
+import { ReplicaRole } from './replica/replica-role';
+import { SnapshotUploader } from './primary/snapshot-uploader';
 import type { SnapshotManifest } from '../snapshots/manifest';
 
 export interface ReplicationDeps {

@@ -8,9 +8,9 @@
 import type Router from '@koa/router';
 import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
-import { callOf } from '../http/request-deadline';
+import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
-import { requiresTokens, type Config } from '../options';
+import { requiresTokens, type Config } from '../config/options';
 
 export function classRoutes(router: Router, bus: CommandBus, config: Config): void {
   router.get('/class', async (ctx) => {

@@ -4,10 +4,10 @@ import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
 import { RawJson } from '../json-text';
-import { callOf } from '../http/request-deadline';
+import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
-import { countQueryValue, queryValue, requiredQueryValue } from './query';
-import { copyNames, isCopyBody } from './copy-body';
+import { countQueryValue, queryValue, requiredQueryValue } from './request/query';
+import { copyNames, isCopyBody } from './request/copy-body';
 
 /** /rows pages: 25 rows unless asked, at most 1000. */
 export const ROWS_DEFAULT_LIMIT = 25;

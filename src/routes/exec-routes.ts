@@ -5,11 +5,11 @@ import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
 import type { StatementResult } from '../engine/protocol';
 import { RawJson } from '../json-text';
-import { callOf } from '../http/request-deadline';
+import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
 import { parseOrRefuse } from '../engine/batch';
-import { readExecBody } from './exec-body';
-import { queryValue } from './query';
+import { readExecBody } from './request/exec-body';
+import { queryValue } from './request/query';
 
 /** The session id of a request: the X-Service-Session header or ?session=. */
 export function sessionIdOf(ctx: Context): string | undefined {

@@ -7,11 +7,11 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
-import { callOf } from '../http/request-deadline';
+import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
 import type { ClassQuery, ProgressReport } from '../exercises/exercise-types';
 import { STUCK_ATTEMPTS, STUCK_MINUTES } from '../exercises/exercise-progress';
-import { queryValue } from './query';
+import { queryValue } from './request/query';
 
 function positiveQueryValue(ctx: Context, name: string, fallback: number): number {
   const value = queryValue(ctx, name);

@@ -8,10 +8,10 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
-import { callOf } from '../http/request-deadline';
+import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
 import type { HistoryBound, HistoryRequest } from '../services/history';
-import { queryValue } from './query';
+import { queryValue } from './request/query';
 
 export const HISTORY_DEFAULT_LIMIT = 50;
 export const HISTORY_MAX_LIMIT = 500;

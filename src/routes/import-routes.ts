@@ -7,12 +7,12 @@ import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
 import type { ImportOutcome, ImportSource, ImportUpload } from '../bus/commands';
 import { EngineError } from '../errors';
-import { parseCsvTypes } from '../engine/csv-import';
-import type { ExportFormat } from '../engine/database-export';
-import { callOf } from '../http/request-deadline';
+import { parseCsvTypes } from '../engine/transfer/csv-import';
+import type { ExportFormat } from '../engine/transfer/database-export';
+import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
 import { readUploadText, saveUpload } from '../http/upload-body';
-import { queryValue, requiredQueryValue } from './query';
+import { queryValue, requiredQueryValue } from './request/query';
 
 /** The paths whose requests are transfers: their bodies are not JSON, and their deadline is -import-timeout. */
 export const TRANSFER_PATH = /^\/dbs\/[^/]+\/(import|export)$/;

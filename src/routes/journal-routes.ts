@@ -3,7 +3,7 @@
  * server-sent events (Accept: text/event-stream).
  *
  * Who may read it: on a server with tokens, an admin token (the admin-only paths of
- * src/http/auth.ts refuse the others before this route runs). A
+ * src/http/bookkeeping/auth.ts refuse the others before this route runs). A
  * server without a token serves it only when started with -journal-feed: the
  * journal holds every statement and its parameters, which a server without a
  * token should not hand to whoever can reach its port just because it serves
@@ -16,10 +16,10 @@ import { ENTRY_KINDS } from '../../journal/record';
 import { EventStream } from '../http/event-stream';
 import type { Metrics } from '../http/metrics';
 import { normalizeDatabaseName } from '../database-names';
-import { requiresTokens, type Config } from '../options';
+import { requiresTokens, type Config } from '../config/options';
 import type { FeedFilter, JournalFeed } from '../services/journal-feed';
 import { JournalError } from '../../journal/reader';
-import { countQueryValue, queryValue } from './query';
+import { countQueryValue, queryValue } from './request/query';
 
 /** Entries in one NDJSON page, by default and at most. */
 export const MAX_PAGE_ENTRIES = 1000;

@@ -2,13 +2,13 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { EngineError } from '../errors';
-import { callOf } from '../http/request-deadline';
+import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
 import { DECISIONS, pilotSchema } from '../pilots/pilot-schema';
 import type { CommandBus } from '../bus/command-bus';
 import type { PilotFilter, StoredPilot } from '../pilots/pilot-store';
 import { ROWS_DEFAULT_LIMIT, ROWS_MAX_LIMIT } from './database-routes';
-import { countQueryValue, queryValue } from './query';
+import { countQueryValue, queryValue } from './request/query';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 

@@ -1,11 +1,11 @@
 /** GET /health and GET /metrics. */
 import type Router from '@koa/router';
-import type { Config } from '../options';
+import type { Config } from '../config/options';
 import type { Metrics } from '../http/metrics';
 import { sendJson } from '../http/respond';
-import { queryValue } from './query';
+import { queryValue } from './request/query';
 import { version } from '../version';
-import type { Readiness } from '../http/readiness';
+import type { Readiness } from '../http/bookkeeping/readiness';
 import type { ReplicationControl } from '../services/server-role';
 
 export function serviceRoutes(router: Router, config: Config, metrics: Metrics, readiness: Readiness, replication: ReplicationControl | null = null): void {

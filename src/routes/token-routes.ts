@@ -6,10 +6,10 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
-import { callOf } from '../http/request-deadline';
+import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
 import type { CreatedToken } from '../tokens/token-registry';
-import { queryValue } from './query';
+import { queryValue } from './request/query';
 
 function wantsCsv(ctx: Context): boolean {
   const format = queryValue(ctx, 'format');

@@ -2,9 +2,9 @@
 import type Router from '@koa/router';
 import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
-import { callOf } from '../http/request-deadline';
+import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
-import { queryValue } from './query';
+import { queryValue } from './request/query';
 
 export function txRoutes(router: Router, bus: CommandBus): void {
   router.post('/tx/begin', async (ctx) => {

@@ -4,7 +4,7 @@
  * cursor, so writes that land meanwhile (above the first page) neither shift
  * nor repeat what the next page holds.
  */
-import type { JournalIndex } from '../../journal/journal-index';
+import type { JournalIndex } from '../../journal/index/journal-index';
 import { EngineError } from '../errors';
 import { historyEntryOf, type HistoryEntry } from './history-entry';
 

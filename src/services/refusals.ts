@@ -3,7 +3,7 @@
  * what it tried to reach (401, 403, or a statement refused as hostile,
  * [SQ1003]) goes to the journal as a `refused` entry (at level `all` only:
  * the level decides, in Journal.records) and to the class view. The HTTP
- * layer finds them (src/http/refusal-trace.ts) and also logs and counts them.
+ * layer finds them (src/http/bookkeeping/refusal-trace.ts) and also logs and counts them.
  *
  * Nothing here may fail or delay the answer: the client gets its 401 or 403
  * whether or not the journal can take the entry (a failure is logged).

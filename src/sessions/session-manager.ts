@@ -7,15 +7,15 @@ import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock, type Timer } from '../clock';
 import { EngineError } from '../errors';
 import type { CallContext, EngineHost, EngineSession, ExecStatement, StatementResult } from '../engine/protocol';
-import type { DatabaseRef } from '../services/database-directory';
-import type { Release, WriteLocks } from '../services/write-locks';
-import { acquireWriteLock } from '../services/lock-errors';
+import type { DatabaseRef } from '../services/databases/database-directory';
+import type { Release, WriteLocks } from '../services/writes/write-locks';
+import { acquireWriteLock } from '../services/writes/lock-errors';
 import { newBatchContext } from '../engine/deterministic-functions';
 import { batchEntry, eventEntry, type RollbackReason } from '../../journal/journal';
 import { stampOf, type Principal, type TokenStamp } from '../access/principal';
 import type { JournalStatement } from '../../journal/record';
-import { sourcesOf } from '../services/journaled-request';
-import { isJournalUnavailable, journalUnavailable, type WritePath } from '../services/write-path';
+import { sourcesOf } from '../services/writes/journaled-request';
+import { isJournalUnavailable, journalUnavailable, type WritePath } from '../services/writes/write-path';
 
 export interface SessionOptions {
   idleTimeoutMs: number;

@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { syncFile } from '../engine/database-file';
+import { syncFile } from '../engine/files/database-file';
 
 export const MANIFEST_FORMAT = 1;
 

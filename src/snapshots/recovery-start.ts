@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
-import { readPosition } from '../engine/journal-position';
+import { readPosition } from '../engine/files/journal-position';
 import { listRounds } from './manifest';
 
 function appliedOf(file: string): number | undefined {

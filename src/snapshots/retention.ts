@@ -11,7 +11,7 @@ import path from 'node:path';
 import { journalFiles } from '../../journal/naming';
 import { firstSeqOfFile, leadingSeq, readFileLines } from '../../journal/reader';
 import { lastSeqOfFile } from '../../journal/tail';
-import type { LogRetain } from '../options';
+import type { LogRetain } from '../config/options';
 import { listRounds, type SnapshotRound } from './manifest';
 
 export interface RetentionInput {

@@ -8,8 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { syncFile } from '../engine/database-file';
-import { readPosition } from '../engine/journal-position';
+import { syncFile } from '../engine/files/database-file';
+import { readPosition } from '../engine/files/journal-position';
 import { PILOTS_DATABASE } from '../pilots/pilot-store';
 import { EXERCISES_DATABASE } from '../database-names';
 import { listRounds, MANIFEST_FORMAT, snapshotFileName, writeManifest, type SnapshotDatabase, type SnapshotManifest, type SnapshotRound } from './manifest';

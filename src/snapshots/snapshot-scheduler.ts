@@ -3,7 +3,7 @@
  * often. It lives beside the request path and never in it: a round that fails
  * is logged and tried again later, and nothing it does can stop the server.
  */
-import type { Config, LogRetain, SnapshotEvery } from '../options';
+import type { Config, LogRetain, SnapshotEvery } from '../config/options';
 import { listRounds, type SnapshotManifest } from './manifest';
 import { applyRetention } from './retention';
 import { takeSnapshotRound, type RoundSources } from './snapshot-round';

@@ -13,7 +13,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { EngineError } from '../errors';
 import { systemClock, type Clock } from '../clock';
 import { ADMIN_PRINCIPAL, type Principal, type AccessRole } from '../access/principal';
-import type { FileToken } from '../access/tokens-file';
+import type { FileToken } from '../config/tokens-file';
 import { hashSecret, newSecret, newTokenId } from '../access/token-secret';
 import type { StoredToken, TokenStateFile } from './token-state';
 

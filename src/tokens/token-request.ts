@@ -8,7 +8,7 @@
 import { numberedNames } from '../database-names';
 import { EngineError } from '../errors';
 import { isAccessRole, normalizePattern, type AccessRole } from '../access/principal';
-import { isTokenName } from '../access/tokens-file';
+import { isTokenName } from '../config/tokens-file';
 import type { TokenSpec } from './token-registry';
 
 /** The most tokens one request makes: a school's largest class, several times over. */

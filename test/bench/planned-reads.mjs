@@ -1,5 +1,5 @@
 /**
- * What reads decided bounded by their plan (src/engine/planned-read.ts) cost
+ * What reads decided bounded by their plan (src/engine/in-server/planned-read.ts) cost
  * and save, small and on its own (the lesson scenario of `npm run bench` is
  * the full measure):
  *

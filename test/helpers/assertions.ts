@@ -1,7 +1,7 @@
 /** Assertions and small helpers the HTTP suites share. */
 import type { Test } from 'tap';
 import type { Reply } from './server';
-import { OptionsError } from '../../src/options-values';
+import { OptionsError } from '../../src/config/options-values';
 
 /**
  * The reply is an engine error: this status, `ok: false`, one of these

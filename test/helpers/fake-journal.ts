@@ -1,5 +1,5 @@
 /** A journal for unit tests of the write path: appends settle when the test says so, or fail when told to. */
-import type { JournalPort } from '../../src/services/write-path';
+import type { JournalPort } from '../../src/services/writes/write-path';
 import type { JournalEvent } from '../../journal/journal';
 import type { NewEntry } from '../../journal/writer';
 

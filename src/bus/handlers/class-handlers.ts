@@ -1,7 +1,7 @@
 /** class-activity: the teacher's view of the class, from the journal's summaries and each database's template, and the requests refused. */
 import type { EngineHost } from '../../engine/protocol';
 import type { ClassActivity } from '../../services/class-activity';
-import type { DatabaseDirectory } from '../../services/database-directory';
+import type { DatabaseDirectory } from '../../services/databases/database-directory';
 import type { ClassDatabase } from '../commands';
 import type { Handlers } from '../command-bus';
 

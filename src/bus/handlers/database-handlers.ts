@@ -3,8 +3,8 @@ import { EngineError } from '../../errors';
 import type { EngineHost } from '../../engine/protocol';
 import { normalizeDatabaseName } from '../../database-names';
 import { stampOf } from '../../access/principal';
-import type { DatabaseDirectory } from '../../services/database-directory';
-import type { DatabaseLifecycle } from '../../services/database-lifecycle';
+import type { DatabaseDirectory } from '../../services/databases/database-directory';
+import type { DatabaseLifecycle } from '../../services/databases/database-lifecycle';
 import type { Handlers } from '../command-bus';
 
 export interface DatabaseHandlerDeps {

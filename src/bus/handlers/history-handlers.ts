@@ -1,7 +1,7 @@
 /** history: a database's journal entries, from the journal index. */
 import { normalizeDatabaseName } from '../../database-names';
 import { EngineError } from '../../errors';
-import type { DatabaseDirectory } from '../../services/database-directory';
+import type { DatabaseDirectory } from '../../services/databases/database-directory';
 import type { History } from '../../services/history';
 import type { Handlers } from '../command-bus';
 

@@ -13,12 +13,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { EngineError } from '../../errors';
-import { csvImport } from '../../engine/csv-import';
+import { csvImport } from '../../engine/transfer/csv-import';
 import { splitStatements } from '../../engine/dialect/split';
-import { importScript, type ImportScript } from '../../engine/import-script';
+import { importScript, type ImportScript } from '../../engine/transfer/import-script';
 import type { CallContext, EngineHost } from '../../engine/protocol';
-import type { BatchRunner } from '../../services/batch-runner';
-import type { DatabaseDirectory, DatabaseRef } from '../../services/database-directory';
+import type { BatchRunner } from '../../services/writes/batch-runner';
+import type { DatabaseDirectory, DatabaseRef } from '../../services/databases/database-directory';
 import type { ExportCopy, ImportSource } from '../commands';
 import type { Handlers } from '../command-bus';
 

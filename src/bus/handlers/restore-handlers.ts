@@ -1,8 +1,8 @@
 /** restore-database: a database given back an earlier state of its own (POST /dbs/{db}/restore). */
 import { stampOf } from '../../access/principal';
 import { EngineError } from '../../errors';
-import type { DatabaseRestores } from '../../services/database-restores';
-import type { DatabaseDirectory } from '../../services/database-directory';
+import type { DatabaseRestores } from '../../services/databases/database-restores';
+import type { DatabaseDirectory } from '../../services/databases/database-directory';
 import type { Handlers } from '../command-bus';
 
 export function restoreHandlers(directory: DatabaseDirectory, restores: DatabaseRestores): Pick<Handlers, 'restore-database'> {

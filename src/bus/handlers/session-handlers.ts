@@ -1,5 +1,5 @@
 /** begin-session, end-session: transactions held open across requests. */
-import type { DatabaseDirectory } from '../../services/database-directory';
+import type { DatabaseDirectory } from '../../services/databases/database-directory';
 import type { SessionManager } from '../../sessions/session-manager';
 import type { Handlers } from '../command-bus';
 

@@ -2,8 +2,8 @@
 import { stampOf } from '../../access/principal';
 import { EngineError } from '../../errors';
 import { normalizeDatabaseName } from '../../database-names';
-import type { DatabaseCopies } from '../../services/database-copies';
-import type { DatabaseDirectory } from '../../services/database-directory';
+import type { DatabaseCopies } from '../../services/databases/database-copies';
+import type { DatabaseDirectory } from '../../services/databases/database-directory';
 import type { Handlers } from '../command-bus';
 
 export function templateHandlers(directory: DatabaseDirectory, copies: DatabaseCopies): Pick<Handlers, 'copy-databases' | 'reset-database'> {

@@ -2,10 +2,10 @@
 import { EngineError } from '../../errors';
 import type { Clock } from '../../clock';
 import { stampOf } from '../../access/principal';
-import type { DatabaseDirectory } from '../../services/database-directory';
-import { MAX_COPIES, type DatabaseCopies } from '../../services/database-copies';
+import type { DatabaseDirectory } from '../../services/databases/database-directory';
+import { MAX_COPIES, type DatabaseCopies } from '../../services/databases/database-copies';
 import { normalizeDatabaseName } from '../../database-names';
-import type { DatabaseLifecycle } from '../../services/database-lifecycle';
+import type { DatabaseLifecycle } from '../../services/databases/database-lifecycle';
 import type { TokenRegistry } from '../../tokens/token-registry';
 import { readTokenRequest } from '../../tokens/token-request';
 import type { Handlers } from '../command-bus';

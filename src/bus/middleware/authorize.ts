@@ -4,7 +4,7 @@
  * /exec's batch is parsed before dispatch, so what it writes is checked
  * here too.
  */
-import type { DatabaseDirectory } from '../../services/database-directory';
+import type { DatabaseDirectory } from '../../services/databases/database-directory';
 import { isRefused } from '../../engine/batch';
 import { batchAccess, commandAccess, visibleList, type AccessOptions } from '../access';
 import type { Middleware } from '../command-bus';

@@ -8,8 +8,8 @@
  */
 import type { EngineErrorData } from '../../errors';
 import type { ExecRequest, GroupOutcome, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
-import type { TableSchema } from '../schema';
-import type { ExportRequest } from '../database-export';
+import type { TableSchema } from '../schema/schema';
+import type { ExportRequest } from '../transfer/database-export';
 
 /** Arguments and answers must survive structured clone: plain data only, `null` rather than `undefined` for "none". */
 export interface EngineMethods {

@@ -7,7 +7,7 @@ import { Engine } from '../engine';
 import { toEngineError } from '../sqlite-errors';
 import type { AnswerOf, ArgsOf, EngineCall, EngineMethod, EngineReply } from './engine-messages';
 import { progressWriter } from './progress-board';
-import { uploadStatements } from '../sqlite-upload';
+import { uploadStatements } from '../transfer/sqlite-upload';
 
 // A lock held for a moment by another process (a checkpoint, a last handle closing) is waited out here, not answered as SQLITE_BUSY.
 const engine = new Engine({ maxOpenDatabases: Number(process.env.SQLSCRIBE_MAX_OPEN_DATABASES) || 64, busyTimeoutMs: 1000 });

@@ -16,8 +16,8 @@
 import { EngineError } from '../../errors';
 import { systemClock, type Clock, type Timer } from '../../clock';
 import type { CallContext, EngineHost, EngineSession, ExecRequest, GroupOutcome, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
-import type { TableSchema } from '../schema';
-import type { ExportRequest } from '../database-export';
+import type { TableSchema } from '../schema/schema';
+import type { ExportRequest } from '../transfer/database-export';
 import { requestOf, type AnswerOf, type ArgsOf, type EngineMethod } from './engine-messages';
 import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
 import { EngineShares } from './engine-shares';

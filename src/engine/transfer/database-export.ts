@@ -1,0 +1,96 @@
+/**
+ * GET /dbs/{db}/export, the engine's half: the database written to a file in
+ * one read transaction (one snapshot, whatever writes come meanwhile), which
+ * the server then streams to the client and removes. A file rather than an
+ * answer over the process channel, so that a big database is never held
+ * whole in memory on either side.
+ */
+import fs from 'node:fs';
+import Database from 'better-sqlite3';
+import { EngineError } from '../../errors';
+import { csvRecord, type CsvField } from './csv-records';
+import { dumpStatements } from './sql-dump';
+import type { StoredValue } from './sql-literal';
+import { readTableSchema } from '../schema/schema';
+import { quoteIdentifier } from '../types';
+
+export type ExportFormat = 'sql' | 'sqlite' | 'csv';
+
+export interface ExportRequest {
+  readonly format: ExportFormat;
+  /** csv: the table. */
+  readonly table: string | null;
+  /** Where the copy goes (a new file). */
+  readonly out: string;
+}
+
+/** Writes text to a file a piece at a time. */
+class FileWriter {
+  private readonly fd: number;
+  constructor(file: string) {
+    this.fd = fs.openSync(file, 'wx');
+  }
+  write(text: string): void {
+    fs.writeSync(this.fd, text);
+  }
+  close(): void {
+    fs.closeSync(this.fd);
+  }
+}
+
+const SQL_HEADER = '-- sqlscribe export: load it with POST /dbs/{db}/import (Content-Type: application/sql) or sqlite3\n';
+
+function writeSql(db: Database.Database, out: string): void {
+  const file = new FileWriter(out);
+  try {
+    file.write(SQL_HEADER);
+    for (const statement of dumpStatements(db)) file.write(`${statement};\n`);
+  } finally {
+    file.close();
+  }
+}
+
+/** A new database file built from the dump: only the user's objects, none of the service's. */
+function writeSqlite(db: Database.Database, out: string): void {
+  const copy = new Database(out);
+  try {
+    copy.exec('BEGIN');
+    for (const statement of dumpStatements(db)) copy.exec(statement);
+    copy.exec('COMMIT');
+  } finally {
+    copy.close();
+  }
+}
+
+function csvValue(value: StoredValue): CsvField {
+  if (value === null) return null;
+  if (typeof value === 'bigint' || typeof value === 'number') return String(value);
+  if (typeof value === 'string') return value;
+  return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
+}
+
+function writeCsv(db: Database.Database, table: string, out: string): void {
+  const schema = readTableSchema(db, table);
+  if (schema === undefined) throw new EngineError('TABLE_NOT_FOUND', { table });
+  const file = new FileWriter(out);
+  try {
+    const names = schema.columns.map((column) => column.name);
+    file.write(csvRecord(names));
+    const read = db.prepare(`SELECT ${names.map(quoteIdentifier).join(', ')} FROM ${quoteIdentifier(schema.name)}`).raw(true).safeIntegers(true);
+    for (const row of read.iterate() as IterableIterator<StoredValue[]>) file.write(csvRecord(row.map(csvValue)));
+  } finally {
+    file.close();
+  }
+}
+
+/** Writes the export; the caller holds a read transaction on `db`. */
+export function writeExport(db: Database.Database, request: ExportRequest): void {
+  try {
+    if (request.format === 'sql') return writeSql(db, request.out);
+    if (request.format === 'sqlite') return writeSqlite(db, request.out);
+    return writeCsv(db, request.table ?? '', request.out);
+  } catch (error) {
+    fs.rmSync(request.out, { force: true });
+    throw error;
+  }
+}
