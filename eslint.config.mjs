@@ -8,7 +8,18 @@ import tseslint from 'typescript-eslint';
 const browserModules = ['src/console/static/**/*.js', 'src/console/editor/**/*.mjs'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.node/**', 'test/**', 'scripts/**', '**/*.d.ts', 'eslint.config.mjs', 'prettier.config.mjs'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.node/**',
+      'test/**',
+      'scripts/**',
+      '**/*.d.ts',
+      'eslint.config.mjs',
+      'prettier.config.mjs',
+    ],
+  },
   js.configs.recommended,
   {
     files: ['**/*.ts'],

@@ -18,7 +18,10 @@ const LAZY_KINDS: ReadonlySet<string> = new Set<EntryKind>(['exec', 'begin', 'co
 
 /** A line's text could not be decoded after all (valid checksum, bad JSON or shape: a writer bug). */
 export class EntryLineError extends Error {
-  constructor(readonly entryLine: EntryLine, readonly reason: Error) {
+  constructor(
+    readonly entryLine: EntryLine,
+    readonly reason: Error,
+  ) {
     super(`${entryLine.file}:${entryLine.line}: cannot be decoded: ${reason.message}`);
     this.name = 'EntryLineError';
   }

@@ -8,7 +8,14 @@ import type { BatchContext } from '../src/engine/deterministic-functions';
 import type { SqlParams, StatementResult } from '../src/engine/protocol';
 import type { JournalLevel, JournalStatement, RollbackReason } from './record';
 import type { JournalEntry } from './record';
-import { JournalWriter, type AppendListener, type ChunkShipper, type EngineChange, type JournalWriterOptions, type NewEntry } from './writer';
+import {
+  JournalWriter,
+  type AppendListener,
+  type ChunkShipper,
+  type EngineChange,
+  type JournalWriterOptions,
+  type NewEntry,
+} from './writer';
 
 export type { AppendedEntry, AppendListener, ChunkPosition, ChunkShipper, EngineChange, ShippedChunk } from './writer';
 
@@ -24,10 +31,14 @@ function levelRecords(level: JournalLevel, event: JournalEvent, ok: boolean): bo
   // An exercise's attempt is the class's record (progress is read from it): every level that keeps a journal keeps it.
   if (event === 'attempt') return level !== 'none';
   switch (level) {
-    case 'none': return false;
-    case 'error': return !ok && (event === 'read' || event === 'write');
-    case 'mod': return !ok || event !== 'read';
-    case 'all': return true;
+    case 'none':
+      return false;
+    case 'error':
+      return !ok && (event === 'read' || event === 'write');
+    case 'mod':
+      return !ok || event !== 'read';
+    case 'all':
+      return true;
   }
 }
 
@@ -49,7 +60,10 @@ export class Journal {
   /** A replica's journal is a copy of its primary's: it takes copied entries only (appendCopied). */
   private following = false;
 
-  private constructor(readonly level: JournalLevel, private readonly writer: JournalWriter | null) {}
+  private constructor(
+    readonly level: JournalLevel,
+    private readonly writer: JournalWriter | null,
+  ) {}
 
   static disabled(): Journal {
     return new Journal('none', null);
@@ -87,7 +101,10 @@ export class Journal {
    * Appends entries that must be written together, or not at all: the ones
    * the level records go to the writer as one chunk. `seqs` are theirs.
    */
-  appendAll(items: ReadonlyArray<{ event: JournalEvent; entry: NewEntry }>): { seqs: number[]; written: Promise<void> } {
+  appendAll(items: ReadonlyArray<{ event: JournalEvent; entry: NewEntry }>): {
+    seqs: number[];
+    written: Promise<void>;
+  } {
     const recorded = items.filter(({ event, entry }) => this.records(event, entry.ok));
     if (this.writer === null || recorded.length === 0) return { seqs: [], written: Promise.resolve() };
     return this.writer.appendAll(recorded.map(({ entry }) => entry));
@@ -114,13 +131,15 @@ export class Journal {
 
   /** See JournalWriter.appendCopied: a replica's copy of its primary's entries. */
   appendCopied(entries: readonly JournalEntry[]): Promise<void> {
-    if (this.writer === null) return Promise.reject(new Error('a replica needs a journal (-log-file) to copy its primary\'s into'));
+    if (this.writer === null)
+      return Promise.reject(new Error("a replica needs a journal (-log-file) to copy its primary's into"));
     return this.writer.appendCopied(entries);
   }
 
   /** See JournalWriter.startAfter: a replica's journal that begins after a snapshot round's base. */
   startAfter(seq: number): Promise<void> {
-    if (this.writer === null) return Promise.reject(new Error('a replica needs a journal (-log-file) to start from a snapshot'));
+    if (this.writer === null)
+      return Promise.reject(new Error('a replica needs a journal (-log-file) to start from a snapshot'));
     return this.writer.startAfter(seq);
   }
 
@@ -136,7 +155,9 @@ export class Journal {
 
 /** The entry of an executed batch, failed or not. */
 export function batchEntry(record: BatchRecord): NewEntry {
-  const statements: JournalStatement[] = record.sources.map((s) => (s.params === undefined ? { sql: s.sql } : { sql: s.sql, params: s.params }));
+  const statements: JournalStatement[] = record.sources.map((s) =>
+    s.params === undefined ? { sql: s.sql } : { sql: s.sql, params: s.params },
+  );
   const entry: NewEntry = {
     db: record.db,
     session: record.session,
@@ -159,13 +180,22 @@ export function sqlOf(sources: ReadonlyArray<{ sql: string }>): string {
 }
 
 export function errorFields(error: EngineError): Pick<NewEntry, 'code' | 'class' | 'error' | 'statement'> {
-  const fields: Pick<NewEntry, 'code' | 'class' | 'error' | 'statement'> = { code: error.code, class: errorClass(error.code), error: error.message };
+  const fields: Pick<NewEntry, 'code' | 'class' | 'error' | 'statement'> = {
+    code: error.code,
+    class: errorClass(error.code),
+    error: error.message,
+  };
   if (error.statement !== undefined) fields.statement = error.statement;
   return fields;
 }
 
 /** Entries of session and database events, which carry no statements. */
-export function eventEntry(kind: NewEntry['kind'], db: string, session: string | null, extra: Partial<NewEntry> = {}): NewEntry {
+export function eventEntry(
+  kind: NewEntry['kind'],
+  db: string,
+  session: string | null,
+  extra: Partial<NewEntry> = {},
+): NewEntry {
   return { db, session, kind, sql: null, ok: true, ms: 0, ...extra };
 }
 

@@ -122,7 +122,8 @@ function decode(text: string, file: string, lineNumber: number): ReturnType<type
   try {
     return decodeLine(text);
   } catch (err) {
-    if (err instanceof JournalLineError) throw new JournalError('corrupt', `${err.reason} error: ${err.message}`, file, lineNumber);
+    if (err instanceof JournalLineError)
+      throw new JournalError('corrupt', `${err.reason} error: ${err.message}`, file, lineNumber);
     throw err;
   }
 }

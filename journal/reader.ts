@@ -134,7 +134,12 @@ interface ReadState {
 
 function checkHeader(header: JournalHeader, file: string, line: number): void {
   if (header.format > JOURNAL_FORMAT) {
-    throw new JournalError('corrupt', `written in journal format ${header.format}; this reader knows format ${JOURNAL_FORMAT}`, file, line);
+    throw new JournalError(
+      'corrupt',
+      `written in journal format ${header.format}; this reader knows format ${JOURNAL_FORMAT}`,
+      file,
+      line,
+    );
   }
 }
 
@@ -240,7 +245,10 @@ async function readOneFile(file: string, state: ReadState, fromSeq: number): Pro
 
 /** A file listed a moment ago is gone: retention (or compression's rename) removed it meanwhile. */
 class FileVanished extends Error {
-  constructor(readonly file: string, override readonly cause: Error) {
+  constructor(
+    readonly file: string,
+    override readonly cause: Error,
+  ) {
     super(cause.message);
   }
 }
@@ -278,7 +286,12 @@ function checkSequence(located: readonly Located[]): void {
     const { seq } = current.entry;
     const expected = previous.entry.seq + 1;
     if (seq === previous.entry.seq) {
-      throw new JournalError('duplicate', `seq ${seq} appears twice (also at ${where(previous)})`, current.file, current.line);
+      throw new JournalError(
+        'duplicate',
+        `seq ${seq} appears twice (also at ${where(previous)})`,
+        current.file,
+        current.line,
+      );
     }
     if (seq !== expected) {
       const missing = seq - 1 === expected ? `seq ${expected} is missing` : `seq ${expected}–${seq - 1} are missing`;
@@ -301,7 +314,8 @@ function orderFiles(files: readonly string[], starts: ReadonlyMap<string, number
 function coveredBelow(file: string, fromSeq: number, starts: ReadonlyMap<string, number>): boolean {
   const start = starts.get(file);
   if (start === undefined || start >= fromSeq) return false;
-  for (const [other, otherStart] of starts) if (other !== file && otherStart > start && otherStart <= fromSeq) return true;
+  for (const [other, otherStart] of starts)
+    if (other !== file && otherStart > start && otherStart <= fromSeq) return true;
   return false;
 }
 
@@ -322,11 +336,18 @@ export async function readJournal(activeFile: string, options: { fromSeq?: numbe
  * checksum is checked but whose JSON is decoded only when used (entry-line.ts):
  * for a reader that goes through a long journal once, as replay does.
  */
-export function readJournalLazily(activeFile: string, options: { fromSeq?: number } = {}): Promise<LazyJournalContents> {
+export function readJournalLazily(
+  activeFile: string,
+  options: { fromSeq?: number } = {},
+): Promise<LazyJournalContents> {
   return readJournalRetrying(activeFile, options, true);
 }
 
-async function readJournalRetrying(activeFile: string, options: { fromSeq?: number }, lazy: boolean): Promise<LazyJournalContents> {
+async function readJournalRetrying(
+  activeFile: string,
+  options: { fromSeq?: number },
+  lazy: boolean,
+): Promise<LazyJournalContents> {
   // A server's retention may remove rotated files while they are read (they are then wholly covered
   // by a snapshot round), and compression renames a file it has finished: the read starts over with
   // the files as they are now.
@@ -340,14 +361,25 @@ async function readJournalRetrying(activeFile: string, options: { fromSeq?: numb
   }
 }
 
-async function readJournalOnce(activeFile: string, options: { fromSeq?: number }, lazy: boolean): Promise<LazyJournalContents> {
+async function readJournalOnce(
+  activeFile: string,
+  options: { fromSeq?: number },
+  lazy: boolean,
+): Promise<LazyJournalContents> {
   const found = await journalFiles(activeFile);
   if (found.length === 0) {
     throw new JournalError('missing', `no journal: neither ${activeFile} nor rotated files beside it exist`);
   }
   const files = found.sort(); // a stable reading order, so warnings and headers come out the same each time
   const fromSeq = options.fromSeq ?? 0;
-  const state: ReadState = { headers: [], located: [], warnings: [], starts: new Map(), lazy, noted: { file: '', start: Infinity } };
+  const state: ReadState = {
+    headers: [],
+    located: [],
+    warnings: [],
+    starts: new Map(),
+    lazy,
+    noted: { file: '', start: Infinity },
+  };
   const peeked = new Map<string, JournalHeader>();
   if (fromSeq > 1) {
     for (const file of files) {
@@ -362,7 +394,8 @@ async function readJournalOnce(activeFile: string, options: { fromSeq?: number }
   for (const file of files) if (!known.has(file)) await readOneFile(file, state, fromSeq);
   for (const file of files) {
     if (!known.has(file)) continue;
-    if (coveredBelow(file, fromSeq, state.starts)) state.headers.push({ file, header: peeked.get(file) as JournalHeader });
+    if (coveredBelow(file, fromSeq, state.starts))
+      state.headers.push({ file, header: peeked.get(file) as JournalHeader });
     else await readOneFile(file, state, fromSeq);
   }
 
@@ -386,7 +419,8 @@ async function readJournalOnce(activeFile: string, options: { fromSeq?: number }
 function checkStart(kept: readonly Located[], fromSeq: number, firstSeq: number | null): void {
   const first = kept[0];
   if (first === undefined || firstSeq === null || fromSeq <= firstSeq || first.entry.seq <= fromSeq) return;
-  const missing = first.entry.seq - 1 === fromSeq ? `seq ${fromSeq} is missing` : `seq ${fromSeq}–${first.entry.seq - 1} are missing`;
+  const missing =
+    first.entry.seq - 1 === fromSeq ? `seq ${fromSeq} is missing` : `seq ${fromSeq}–${first.entry.seq - 1} are missing`;
   throw new JournalError('gap', `${missing} (before ${where(first)})`);
 }
 

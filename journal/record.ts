@@ -43,7 +43,10 @@ export interface JournalHeader {
 export const ENGINE_FIELDS = ['betterSqlite3', 'sqlite', 'tz'] as const;
 
 /** The engine fields in which two headers differ; none when both ran on the same engine. */
-export function engineDifferences(a: Pick<JournalHeader, (typeof ENGINE_FIELDS)[number]>, b: Pick<JournalHeader, (typeof ENGINE_FIELDS)[number]>): Array<(typeof ENGINE_FIELDS)[number]> {
+export function engineDifferences(
+  a: Pick<JournalHeader, (typeof ENGINE_FIELDS)[number]>,
+  b: Pick<JournalHeader, (typeof ENGINE_FIELDS)[number]>,
+): Array<(typeof ENGINE_FIELDS)[number]> {
   return ENGINE_FIELDS.filter((key) => a[key] !== b[key]);
 }
 
@@ -71,10 +74,35 @@ export function engineDifferences(a: Pick<JournalHeader, (typeof ENGINE_FIELDS)[
  * for replay, recovery and replicas; the progress of a class is read from
  * these entries.
  */
-export type EntryKind = 'exec' | 'begin' | 'commit' | 'rollback' | 'createdb' | 'dropdb' | 'copydb' | 'resetdb' | 'restoredb' | 'void' | 'refused' | 'attempt';
+export type EntryKind =
+  | 'exec'
+  | 'begin'
+  | 'commit'
+  | 'rollback'
+  | 'createdb'
+  | 'dropdb'
+  | 'copydb'
+  | 'resetdb'
+  | 'restoredb'
+  | 'void'
+  | 'refused'
+  | 'attempt';
 
 /** Every kind, in the order the docs list them: the follower's -kind and the metrics name them. */
-export const ENTRY_KINDS: readonly EntryKind[] = ['exec', 'begin', 'commit', 'rollback', 'createdb', 'dropdb', 'copydb', 'resetdb', 'restoredb', 'void', 'refused', 'attempt'];
+export const ENTRY_KINDS: readonly EntryKind[] = [
+  'exec',
+  'begin',
+  'commit',
+  'rollback',
+  'createdb',
+  'dropdb',
+  'copydb',
+  'resetdb',
+  'restoredb',
+  'void',
+  'refused',
+  'attempt',
+];
 
 /**
  * Entries that record something that never reached a database: nothing is
@@ -189,9 +217,43 @@ export function crcOf(text: string): string {
  * set in. The short fields come first and the long SQL last, for people reading the file.
  */
 const FIELD_ORDER = [
-  'seq', 'ts', 'kind', 'format', 'service', 'version', 'level', 'betterSqlite3', 'sqlite', 'node', 'tz', 'started', 'firstSeq',
-  'db', 'from', 'session', 'tokenId', 'tokenName', 'client', 'request', 'exercise', 'correct', 'epoch', 'ok', 'code', 'class', 'error', 'statement', 'changes', 'ms', 'readonly', 'reason',
-  'clock', 'seed', 'voids', 'sql', 'statements',
+  'seq',
+  'ts',
+  'kind',
+  'format',
+  'service',
+  'version',
+  'level',
+  'betterSqlite3',
+  'sqlite',
+  'node',
+  'tz',
+  'started',
+  'firstSeq',
+  'db',
+  'from',
+  'session',
+  'tokenId',
+  'tokenName',
+  'client',
+  'request',
+  'exercise',
+  'correct',
+  'epoch',
+  'ok',
+  'code',
+  'class',
+  'error',
+  'statement',
+  'changes',
+  'ms',
+  'readonly',
+  'reason',
+  'clock',
+  'seed',
+  'voids',
+  'sql',
+  'statements',
 ] as const;
 const KNOWN_FIELDS = new Set<string>([...FIELD_ORDER, 'crc']);
 
@@ -249,7 +311,12 @@ export function verifyLine(text: string): void {
   const body = text.endsWith('\n') ? text.slice(0, -1) : text;
   const written = writtenCrc(body);
   // The crc of the JSON it covers, taken in two parts rather than from a copy of the line with its '}'.
-  if (written !== undefined && typeof nativeCrc32 === 'function' && nativeCrc32('}', nativeCrc32(body.slice(0, written.at))) === Number.parseInt(written.crc, 16)) return;
+  if (
+    written !== undefined &&
+    typeof nativeCrc32 === 'function' &&
+    nativeCrc32('}', nativeCrc32(body.slice(0, written.at))) === Number.parseInt(written.crc, 16)
+  )
+    return;
   verifiedJson(text); // says why the line is refused (or, without zlib.crc32, checks it the long way)
 }
 
@@ -268,7 +335,8 @@ function verifiedJson(text: string): string {
     throw new JournalLineError('checksum', 'the line has no checksum');
   }
   const json = `${body.slice(0, written.at)}}`;
-  if (crcValue(json) !== Number.parseInt(written.crc, 16)) throw new JournalLineError('checksum', `checksum ${written.crc} does not match the line (${crcOf(json)})`);
+  if (crcValue(json) !== Number.parseInt(written.crc, 16))
+    throw new JournalLineError('checksum', `checksum ${written.crc} does not match the line (${crcOf(json)})`);
   return json;
 }
 
@@ -312,8 +380,12 @@ const isSeed: Check = (v) => {
   }
   return true;
 };
-const oneOf = (...values: string[]): Check => (v) => typeof v === 'string' && values.includes(v);
-const isScalar: Check = (v) => v === null || isString(v) || isBoolean(v) || (typeof v === 'number' && Number.isFinite(v));
+const oneOf =
+  (...values: string[]): Check =>
+  (v) =>
+    typeof v === 'string' && values.includes(v);
+const isScalar: Check = (v) =>
+  v === null || isString(v) || isBoolean(v) || (typeof v === 'number' && Number.isFinite(v));
 
 const isParams: Check = (v) => {
   if (Array.isArray(v)) return v.every(isScalar);
@@ -423,7 +495,10 @@ function requireFields(value: Record<string, unknown>, checks: Record<string, Ch
 }
 
 /** Every entry field's check by name, and how many of them an entry must have. */
-const ENTRY_CHECKS = new Map<string, Check>([...Object.entries(ENTRY_FIELDS), ...Object.entries(OPTIONAL_ENTRY_FIELDS)]);
+const ENTRY_CHECKS = new Map<string, Check>([
+  ...Object.entries(ENTRY_FIELDS),
+  ...Object.entries(OPTIONAL_ENTRY_FIELDS),
+]);
 const REQUIRED_ENTRY_FIELDS: ReadonlySet<string> = new Set(Object.keys(ENTRY_FIELDS));
 
 /**
@@ -445,7 +520,8 @@ function entryFieldsPass(value: Record<string, unknown>): boolean {
 
 function requireNonNull(value: Record<string, unknown>, fields: readonly string[], why: string): void {
   for (const field of fields) {
-    if (value[field] === undefined || value[field] === null) throw new JournalLineError('shape', `"${field}" is required ${why}`);
+    if (value[field] === undefined || value[field] === null)
+      throw new JournalLineError('shape', `"${field}" is required ${why}`);
   }
 }
 

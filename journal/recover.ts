@@ -22,7 +22,11 @@ export interface Recovered {
   activeHeader: JournalHeader | undefined;
 }
 
-export async function recoverJournal(fs: JournalFileSystem, file: string, warn: (message: string) => void): Promise<Recovered> {
+export async function recoverJournal(
+  fs: JournalFileSystem,
+  file: string,
+  warn: (message: string) => void,
+): Promise<Recovered> {
   await fs.mkdir(path.dirname(file));
   const settled = await settleInterruptedRotation(fs, file);
   if (settled !== undefined) warn(settled);
@@ -35,7 +39,11 @@ export async function recoverJournal(fs: JournalFileSystem, file: string, warn: 
 }
 
 /** The active file's size after repairing its tail; undefined when there is none (an empty one held nothing, so it goes). */
-async function repairedSize(fs: JournalFileSystem, file: string, warn: (message: string) => void): Promise<number | undefined> {
+async function repairedSize(
+  fs: JournalFileSystem,
+  file: string,
+  warn: (message: string) => void,
+): Promise<number | undefined> {
   if ((await fs.size(file)) === undefined) return undefined;
   const repaired = repairTornTail(file);
   if (repaired > 0) warn(`journal ${file}: removed a torn last line (${repaired} bytes, never acknowledged)`);

@@ -19,7 +19,10 @@ export function nextName(activeFile: string): string {
  * synced), so the rename is finished; a `.next` beside an active file was never
  * installed and is removed. Returns what was done, for a warning.
  */
-export async function settleInterruptedRotation(fs: JournalFileSystem, activeFile: string): Promise<string | undefined> {
+export async function settleInterruptedRotation(
+  fs: JournalFileSystem,
+  activeFile: string,
+): Promise<string | undefined> {
   const next = nextName(activeFile);
   if ((await fs.size(next)) === undefined) return undefined;
   if ((await fs.size(activeFile)) === undefined) {
@@ -85,7 +88,10 @@ export class ActiveFileInstaller {
   private rotated: string | undefined;
   private size = 0;
 
-  constructor(private readonly fs: JournalFileSystem, private readonly activeFile: string) {}
+  constructor(
+    private readonly fs: JournalFileSystem,
+    private readonly activeFile: string,
+  ) {}
 
   async install(header: string, now: Date): Promise<Installed> {
     const { fs, activeFile } = this;

@@ -23,7 +23,8 @@ function readTail(file: string): { text: string; start: number } | undefined {
       fs.readSync(fd, buffer, 0, buffer.length, start);
       // The last complete line must start inside the window: a line break before the one that ends it.
       const last = buffer.lastIndexOf(0x0a);
-      if (start === 0 || (last > 0 && buffer.lastIndexOf(0x0a, last - 1) >= 0)) return { text: buffer.toString('utf8'), start };
+      if (start === 0 || (last > 0 && buffer.lastIndexOf(0x0a, last - 1) >= 0))
+        return { text: buffer.toString('utf8'), start };
     }
   } finally {
     fs.closeSync(fd);

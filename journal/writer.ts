@@ -14,7 +14,13 @@
  *   the disk has room.
  */
 import { compressRotated } from './compression';
-import { closeQuietly, nodeFileSystem, writeFully, type JournalFileHandle, type JournalFileSystem } from './file-system';
+import {
+  closeQuietly,
+  nodeFileSystem,
+  writeFully,
+  type JournalFileHandle,
+  type JournalFileSystem,
+} from './file-system';
 import { encodeLine, engineDifferences, JOURNAL_FORMAT, type JournalEntry, type JournalHeader } from './record';
 import { firstSeqOfFile } from './reader';
 import { recoverJournal } from './recover';
@@ -204,13 +210,17 @@ export class JournalWriter {
    */
   appendCopied(entries: readonly JournalEntry[]): Promise<void> {
     if (this.closed) return Promise.reject(new JournalUnavailableError(closedError()));
-    if (this.shipper !== null) return Promise.reject(new Error('copied entries cannot be written while the journal is shipped'));
+    if (this.shipper !== null)
+      return Promise.reject(new Error('copied entries cannot be written while the journal is shipped'));
     const promises: Promise<void>[] = [];
     for (const entry of entries) {
-      if (entry.seq !== this.assignedSeq + 1) return Promise.reject(new Error(`entry ${entry.seq} does not follow ${this.assignedSeq}`));
+      if (entry.seq !== this.assignedSeq + 1)
+        return Promise.reject(new Error(`entry ${entry.seq} does not follow ${this.assignedSeq}`));
       this.assignedSeq = entry.seq;
       const line = encodeLine(entry);
-      promises.push(new Promise<void>((resolve, reject) => this.pending.push({ seq: entry.seq, entry, line, resolve, reject })));
+      promises.push(
+        new Promise<void>((resolve, reject) => this.pending.push({ seq: entry.seq, entry, line, resolve, reject })),
+      );
     }
     this.pump();
     return Promise.all(promises).then(() => undefined);
@@ -227,7 +237,9 @@ export class JournalWriter {
     if (this.closed) throw new JournalUnavailableError(closedError());
     if (!Number.isSafeInteger(seq) || seq < 0) throw new Error(`a journal cannot start after seq ${seq}`);
     if (this.assignedSeq !== 0 || this.running !== null || this.pending.length > 0) {
-      throw new Error(`the journal can start after seq ${seq} only while it holds no entry (it is at seq ${this.assignedSeq})`);
+      throw new Error(
+        `the journal can start after seq ${seq} only while it holds no entry (it is at seq ${this.assignedSeq})`,
+      );
     }
     const handle = this.handle;
     this.handle = null;
@@ -253,7 +265,8 @@ export class JournalWriter {
     this.durableSize = recovered.activeSize ?? 0;
     this.rotationDue = recovered.activeSize !== undefined && recovered.activeSize >= this.options.maxSize;
     if (recovered.activeSize !== undefined) {
-      this.activeFirstSeq = recovered.activeHeader?.firstSeq ?? (await firstSeqOfFile(this.options.file)) ?? recovered.lastSeq + 1;
+      this.activeFirstSeq =
+        recovered.activeHeader?.firstSeq ?? (await firstSeqOfFile(this.options.file)) ?? recovered.lastSeq + 1;
     }
     // Every entry of a file was written by the engine its header names: another engine begins a new file.
     const previous = recovered.activeHeader;
@@ -265,7 +278,9 @@ export class JournalWriter {
       await this.ensureActive();
     } catch (err) {
       if (!TRANSIENT_CODES.has(String((err as NodeJS.ErrnoException).code))) throw err;
-      this.warn(`journal ${this.options.file}: cannot be opened yet (${(err as Error).message}); the next write tries again`);
+      this.warn(
+        `journal ${this.options.file}: cannot be opened yet (${(err as Error).message}); the next write tries again`,
+      );
     }
   }
 
@@ -290,9 +305,14 @@ export class JournalWriter {
     const promises: Promise<void>[] = [];
     for (const entry of entries) {
       const seq = ++this.assignedSeq;
-      const full: JournalEntry = this.shipper === null ? { seq, ts: new Date().toISOString(), ...entry } : { seq, ts: new Date().toISOString(), ...entry, epoch: this.shipper.epoch };
+      const full: JournalEntry =
+        this.shipper === null
+          ? { seq, ts: new Date().toISOString(), ...entry }
+          : { seq, ts: new Date().toISOString(), ...entry, epoch: this.shipper.epoch };
       const line = encodeLine(full);
-      promises.push(new Promise<void>((resolve, reject) => this.pending.push({ seq, entry: full, line, resolve, reject })));
+      promises.push(
+        new Promise<void>((resolve, reject) => this.pending.push({ seq, entry: full, line, resolve, reject })),
+      );
       seqs.push(seq);
     }
     // One pump after all of them: the chunk it starts takes every pending entry at once.
@@ -329,7 +349,12 @@ export class JournalWriter {
       if (this.options.fsync) await handle.datasync();
       // Taken once, so a shipper set while the chunk is on its way does not see half of it.
       const shipper = this.shipper;
-      if (shipper !== null) await shipper.ship({ firstSeq: (chunk[0] as Pending).seq, lastSeq: (chunk[chunk.length - 1] as Pending).seq, lines });
+      if (shipper !== null)
+        await shipper.ship({
+          firstSeq: (chunk[0] as Pending).seq,
+          lastSeq: (chunk[chunk.length - 1] as Pending).seq,
+          lines,
+        });
     } catch (cause) {
       await this.cutBack();
       const refused = [...chunk, ...this.pending];
@@ -342,7 +367,12 @@ export class JournalWriter {
     const position: ChunkPosition = { fileFirstSeq: this.activeFirstSeq, offset: this.durableSize };
     this.durableSize += buffer.length;
     this.durableSeq = (chunk[chunk.length - 1] as Pending).seq;
-    this.options.observer?.written(chunk.map((p) => p.entry), buffer.length, (performance.now() - started) / 1000, this.durableSeq);
+    this.options.observer?.written(
+      chunk.map((p) => p.entry),
+      buffer.length,
+      (performance.now() - started) / 1000,
+      this.durableSeq,
+    );
     if (this.durableSize >= this.options.maxSize) this.rotationDue = this.rotateWhenIdle = true;
     this.tellListeners(chunk, position);
     for (const p of chunk) p.resolve();
@@ -381,7 +411,8 @@ export class JournalWriter {
 
   /** The handle of an active file that ends with a whole line and is below maxSize, rotating or reopening as needed. */
   private async ensureActive(): Promise<JournalFileHandle> {
-    if (this.rotationDue || (this.handle === null && (await this.fs.size(this.options.file)) === undefined)) await this.rotate();
+    if (this.rotationDue || (this.handle === null && (await this.fs.size(this.options.file)) === undefined))
+      await this.rotate();
     this.handle ??= await this.reopen();
     return this.handle;
   }
@@ -423,20 +454,30 @@ export class JournalWriter {
     try {
       await this.rotate();
     } catch (err) {
-      this.warn(`journal ${this.options.file}: rotation failed (${(err as Error).message}); the next write tries again`);
+      this.warn(
+        `journal ${this.options.file}: rotation failed (${(err as Error).message}); the next write tries again`,
+      );
     }
   }
 
   private headerLine(): string {
     const firstSeq = this.durableSeq + 1;
     this.activeFirstSeq = firstSeq;
-    return encodeLine({ kind: 'header', format: JOURNAL_FORMAT, started: this.started, ...this.options.header, firstSeq });
+    return encodeLine({
+      kind: 'header',
+      format: JOURNAL_FORMAT,
+      started: this.started,
+      ...this.options.header,
+      firstSeq,
+    });
   }
 
   private queueCompression(plain: string): void {
     this.compression = this.compression
       .then(() => compressRotated(this.fs, plain))
-      .catch((err: Error) => this.warn(`journal ${plain}: compression failed (${err.message}); it stays plain until the next start`));
+      .catch((err: Error) =>
+        this.warn(`journal ${plain}: compression failed (${err.message}); it stays plain until the next start`),
+      );
   }
 
   /** Writes what is pending, waits for compression, and closes the file; later appends are refused. */

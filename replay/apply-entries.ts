@@ -17,7 +17,10 @@ import type { JournalEntry, JournalStatement } from '../journal/record';
 const UNREPEATABLE_CODES = new Set([6007, 6008, 9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008]);
 
 export class ReplayError extends Error {
-  constructor(readonly entry: JournalEntry, message: string) {
+  constructor(
+    readonly entry: JournalEntry,
+    message: string,
+  ) {
     super(`entry seq ${entry.seq} (${entry.kind} on ${entry.db ?? 'the directory'}): ${message}`);
   }
 }
@@ -41,13 +44,17 @@ const SPLIT_CACHE_MAX_LENGTH = 4096;
 function splitSource(sql: string): SplitStatement[] {
   return splitStatements(sql).map((text) => {
     const classified = classifyStatement(text);
-    return classified.savepoint === undefined ? { sql: text, kind: classified.kind } : { sql: text, kind: classified.kind, savepoint: classified.savepoint };
+    return classified.savepoint === undefined
+      ? { sql: text, kind: classified.kind }
+      : { sql: text, kind: classified.kind, savepoint: classified.savepoint };
   });
 }
 
 /** Spelled out rather than spread: a spread per entry cost more than the entry's INSERT, and left objects of many shapes. */
 function withParams(statement: SplitStatement, params: SqlParams): ExecStatement {
-  return statement.savepoint === undefined ? { sql: statement.sql, kind: statement.kind, params } : { sql: statement.sql, kind: statement.kind, params, savepoint: statement.savepoint };
+  return statement.savepoint === undefined
+    ? { sql: statement.sql, kind: statement.kind, params }
+    : { sql: statement.sql, kind: statement.kind, params, savepoint: statement.savepoint };
 }
 
 class SourceSplits {
@@ -66,7 +73,8 @@ class SourceSplits {
 
   /** What the engine runs for one source: its statements, each with the source's parameters. */
   execStatements(source: JournalStatement, into: ExecStatement[]): void {
-    for (const statement of this.of(source.sql)) into.push(source.params === undefined ? statement : withParams(statement, source.params));
+    for (const statement of this.of(source.sql))
+      into.push(source.params === undefined ? statement : withParams(statement, source.params));
   }
 }
 
@@ -78,7 +86,14 @@ class SourceSplits {
  */
 export function cutsSessionShort(entry: JournalEntry, db: string): boolean {
   if (entry.session !== null || entry.db !== db) return false;
-  return entry.kind === 'createdb' || entry.kind === 'dropdb' || entry.kind === 'copydb' || entry.kind === 'resetdb' || entry.kind === 'restoredb' || (entry.kind === 'exec' && entry.ok && entry.readonly !== true);
+  return (
+    entry.kind === 'createdb' ||
+    entry.kind === 'dropdb' ||
+    entry.kind === 'copydb' ||
+    entry.kind === 'resetdb' ||
+    entry.kind === 'restoredb' ||
+    (entry.kind === 'exec' && entry.ok && entry.readonly !== true)
+  );
 }
 
 export class JournalApplier {
@@ -88,23 +103,40 @@ export class JournalApplier {
   /** fileOf by database name, worked out once per name rather than once per entry. */
   private readonly files = new Map<string, string>();
 
-  constructor(private readonly engine: Engine, private readonly fileOf: (db: string) => string) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly fileOf: (db: string) => string,
+  ) {}
 
   apply(entry: JournalEntry): void {
     this.endSessionCutShort(entry);
     switch (entry.kind) {
-      case 'createdb': return this.createDatabase(entry);
-      case 'dropdb': return this.dropDatabase(entry);
+      case 'createdb':
+        return this.createDatabase(entry);
+      case 'dropdb':
+        return this.dropDatabase(entry);
       case 'copydb':
-      case 'resetdb': return this.copyDatabase(entry);
-      case 'begin': return this.begin(entry);
-      case 'exec': return entry.session === null ? this.exec(entry) : this.execInSession(entry);
-      case 'commit': return this.endSession(entry, true);
-      case 'rollback': return this.endSession(entry, false);
-      case 'restoredb': throw new ReplayError(entry, 'a restore is applied by rebuild (rebuild.ts), which rebuilds the state it puts in place');
-      case 'void': return; // rebuild leaves out the entries a void names; the void itself changes nothing
-      case 'refused': return; // an audit trace: the request never reached the database
-      case 'attempt': return; // an exercise's answer ran on a scratch copy that was thrown away
+      case 'resetdb':
+        return this.copyDatabase(entry);
+      case 'begin':
+        return this.begin(entry);
+      case 'exec':
+        return entry.session === null ? this.exec(entry) : this.execInSession(entry);
+      case 'commit':
+        return this.endSession(entry, true);
+      case 'rollback':
+        return this.endSession(entry, false);
+      case 'restoredb':
+        throw new ReplayError(
+          entry,
+          'a restore is applied by rebuild (rebuild.ts), which rebuilds the state it puts in place',
+        );
+      case 'void':
+        return; // rebuild leaves out the entries a void names; the void itself changes nothing
+      case 'refused':
+        return; // an audit trace: the request never reached the database
+      case 'attempt':
+        return; // an exercise's answer ran on a scratch copy that was thrown away
     }
   }
 
@@ -140,7 +172,12 @@ export class JournalApplier {
     const statements: ExecStatement[] = [];
     for (const source of entry.statements ?? []) this.splits.execStatements(source, statements);
     // No rows are kept: only the changes matter (a RETURNING statement still runs to its end).
-    return { file: this.fileOfDb(entry.db as string), statements, maxResultRows: 0, context: { clockMs: entry.clock ?? 0, seed: entry.seed ?? '0' } };
+    return {
+      file: this.fileOfDb(entry.db as string),
+      statements,
+      maxResultRows: 0,
+      context: { clockMs: entry.clock ?? 0, seed: entry.seed ?? '0' },
+    };
   }
 
   private fileOfDb(db: string): string {
@@ -165,7 +202,8 @@ export class JournalApplier {
    */
   private copyDatabase(entry: JournalEntry): void {
     const source = this.fileOf(entry.from as string);
-    if (!fs.existsSync(source)) throw new ReplayError(entry, `its source ${entry.from} does not exist at this point of the journal`);
+    if (!fs.existsSync(source))
+      throw new ReplayError(entry, `its source ${entry.from} does not exist at this point of the journal`);
     this.engine.copyDatabase(source, this.fileOf(entry.db as string), entry.seq, entry.from as string);
   }
 
@@ -186,7 +224,10 @@ export class JournalApplier {
       this.engine.execHeld(this.request(entry));
       this.engine.commitHeld(entry.seq);
     } catch (error) {
-      throw new ReplayError(entry, `succeeded live but failed on replay: ${error instanceof Error ? error.message : String(error)}`);
+      throw new ReplayError(
+        entry,
+        `succeeded live but failed on replay: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
 
@@ -210,9 +251,16 @@ export class JournalApplier {
     } catch (error) {
       failure = error;
     }
-    if (entry.ok && failure !== undefined) throw new ReplayError(entry, `succeeded live but failed on replay: ${failure instanceof Error ? failure.message : inspect(failure)}`);
+    if (entry.ok && failure !== undefined)
+      throw new ReplayError(
+        entry,
+        `succeeded live but failed on replay: ${failure instanceof Error ? failure.message : inspect(failure)}`,
+      );
     if (!entry.ok && !(failure instanceof EngineError && failure.code === entry.code)) {
-      throw new ReplayError(entry, `failed live with [SQ${entry.code}] but ${failure === undefined ? 'succeeded' : `failed with ${failure instanceof Error ? String(failure) : inspect(failure)}`} on replay`);
+      throw new ReplayError(
+        entry,
+        `failed live with [SQ${entry.code}] but ${failure === undefined ? 'succeeded' : `failed with ${failure instanceof Error ? String(failure) : inspect(failure)}`} on replay`,
+      );
     }
   }
 

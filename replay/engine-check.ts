@@ -17,14 +17,29 @@ export interface EngineMismatch {
 }
 
 /** Headers in journal order with the seqs each file holds; a file without firstSeq (an old format) holds anything. */
-function fileRanges(headers: JournalContents['headers']): Array<{ file: string; header: JournalHeader; first: number; last: number }> {
-  const known = headers.filter(({ header }) => header.firstSeq !== undefined).sort((a, b) => (a.header.firstSeq as number) - (b.header.firstSeq as number));
-  const ranges = known.map(({ file, header }, i) => ({ file, header, first: header.firstSeq as number, last: (known[i + 1]?.header.firstSeq ?? Infinity) - 1 }));
-  const unknown = headers.filter(({ header }) => header.firstSeq === undefined).map(({ file, header }) => ({ file, header, first: -Infinity, last: Infinity }));
+function fileRanges(
+  headers: JournalContents['headers'],
+): Array<{ file: string; header: JournalHeader; first: number; last: number }> {
+  const known = headers
+    .filter(({ header }) => header.firstSeq !== undefined)
+    .sort((a, b) => (a.header.firstSeq as number) - (b.header.firstSeq as number));
+  const ranges = known.map(({ file, header }, i) => ({
+    file,
+    header,
+    first: header.firstSeq as number,
+    last: (known[i + 1]?.header.firstSeq ?? Infinity) - 1,
+  }));
+  const unknown = headers
+    .filter(({ header }) => header.firstSeq === undefined)
+    .map(({ file, header }) => ({ file, header, first: -Infinity, last: Infinity }));
   return [...unknown, ...ranges];
 }
 
-export function engineMismatches(headers: JournalContents['headers'], entries: readonly Pick<JournalEntry, 'seq'>[], here: Pick<JournalHeader, 'betterSqlite3' | 'sqlite' | 'tz'>): EngineMismatch[] {
+export function engineMismatches(
+  headers: JournalContents['headers'],
+  entries: readonly Pick<JournalEntry, 'seq'>[],
+  here: Pick<JournalHeader, 'betterSqlite3' | 'sqlite' | 'tz'>,
+): EngineMismatch[] {
   const seqs = entries.map((entry) => entry.seq);
   const holdsAny = (first: number, last: number): boolean => seqs.some((seq) => seq >= first && seq <= last);
   const mismatches: EngineMismatch[] = [];

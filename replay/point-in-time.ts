@@ -35,16 +35,29 @@ export type Target = { seq: number } | { time: number };
  * not exist at that point. Throws TooOldError (restore-plan.ts) when what is
  * kept does not reach that far back.
  */
-export async function rebuildDatabaseAt(source: JournalSource, db: string, until: Target, out: string, yieldEvery?: number): Promise<string | null> {
+export async function rebuildDatabaseAt(
+  source: JournalSource,
+  db: string,
+  until: Target,
+  out: string,
+  yieldEvery?: number,
+): Promise<string | null> {
   const { round } = await planRestore({ logFile: source.logFile, snapshotDir: source.snapshotDir, until });
   const contents = await readJournal(source.logFile, round === undefined ? {} : { fromSeq: round.base + 1 });
   const needed = databasesNeeded(contents.entries, db);
-  const entries = contents.entries.filter((entry) => needed.has(entry.db as string) && ('seq' in until ? entry.seq <= until.seq : Date.parse(entry.ts) <= until.time));
+  const entries = contents.entries.filter(
+    (entry) =>
+      needed.has(entry.db as string) && ('seq' in until ? entry.seq <= until.seq : Date.parse(entry.ts) <= until.time),
+  );
   fs.mkdirSync(out, { recursive: true });
   if (round !== undefined) for (const name of needed) copyRound(round, source.snapshotDir as string, out, name);
   const engine = new Engine({ syncCommits: false, maxOpenDatabases: 16 });
   try {
-    await rebuild(engine, entries, { fileOf: (name) => path.join(out, name), restorer: restorerFor(source), ...(yieldEvery === undefined ? {} : { yieldEvery }) });
+    await rebuild(engine, entries, {
+      fileOf: (name) => path.join(out, name),
+      restorer: restorerFor(source),
+      ...(yieldEvery === undefined ? {} : { yieldEvery }),
+    });
   } finally {
     engine.close();
   }
@@ -65,7 +78,12 @@ export function restorerFor(source: JournalSource, scratchParent?: string): Rest
  * The state a `restoredb` entry puts in place, rebuilt into a scratch
  * directory that `use` may read; the directory is removed afterwards.
  */
-export async function withRestoredState<T>(source: JournalSource, entry: JournalEntry, use: (file: string) => T | Promise<T>, scratchParent?: string): Promise<T> {
+export async function withRestoredState<T>(
+  source: JournalSource,
+  entry: JournalEntry,
+  use: (file: string) => T | Promise<T>,
+  scratchParent?: string,
+): Promise<T> {
   const dir = fs.mkdtempSync(path.join(scratchParent ?? os.tmpdir(), 'sqlscribe-restore-'));
   try {
     const file = await rebuildDatabaseAt(source, entry.db as string, { seq: entry.to as number }, dir);

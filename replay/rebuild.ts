@@ -47,7 +47,10 @@ export interface RebuildResult {
 class Positions {
   private readonly known = new Map<string, JournalPosition | null>();
 
-  constructor(private readonly engine: Engine, private readonly fileOf: (db: string) => string) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly fileOf: (db: string) => string,
+  ) {}
 
   get(db: string): JournalPosition | null {
     if (!this.known.has(db)) {
@@ -64,7 +67,8 @@ class Positions {
 
 /** Whether the entry is already reflected in its database (or has nothing to do). */
 function alreadyApplied(entry: JournalEntry, position: JournalPosition | null): boolean {
-  if (entry.kind === 'createdb' || entry.kind === 'copydb' || entry.kind === 'resetdb') return position?.created === entry.seq;
+  if (entry.kind === 'createdb' || entry.kind === 'copydb' || entry.kind === 'resetdb')
+    return position?.created === entry.seq;
   if (entry.kind === 'dropdb') return position === null || position.applied > entry.seq;
   // A restored file records the restore as its last applied entry, and keeps the creation of the state it was given.
   if (entry.kind === 'restoredb') return position !== null && position.applied >= entry.seq;
@@ -74,10 +78,12 @@ function alreadyApplied(entry: JournalEntry, position: JournalPosition | null): 
 /** The position after applying the entry. */
 function advance(entry: JournalEntry, position: JournalPosition | null): JournalPosition | null {
   if (entry.kind === 'createdb') return { applied: entry.seq, created: entry.seq };
-  if (entry.kind === 'copydb' || entry.kind === 'resetdb') return { applied: entry.seq, created: entry.seq, template: entry.from as string };
+  if (entry.kind === 'copydb' || entry.kind === 'resetdb')
+    return { applied: entry.seq, created: entry.seq, template: entry.from as string };
   if (entry.kind === 'dropdb') return null;
   const base = position ?? { applied: 0, created: 0 };
-  const commits = entry.kind === 'commit' || (entry.kind === 'exec' && entry.session === null && entry.ok && entry.readonly !== true);
+  const commits =
+    entry.kind === 'commit' || (entry.kind === 'exec' && entry.session === null && entry.ok && entry.readonly !== true);
   return commits ? { applied: entry.seq, created: base.created } : base;
 }
 
@@ -104,7 +110,10 @@ class Rebuilder {
   private readonly failed = new Set<string>();
   readonly result: RebuildResult = { applied: 0, skipped: 0 };
 
-  constructor(private readonly engine: Engine, private readonly options: RebuildOptions) {
+  constructor(
+    private readonly engine: Engine,
+    private readonly options: RebuildOptions,
+  ) {
     this.applier = new JournalApplier(engine, options.fileOf);
     this.positions = new Positions(engine, options.fileOf);
   }
@@ -142,7 +151,8 @@ class Rebuilder {
   private apply(entry: JournalEntry, db: string): void {
     const position = this.positions.get(db);
     // A database the journal never created (the single database of -db) starts empty.
-    if (position === null && entry.kind !== 'createdb' && entry.kind !== 'dropdb' && !isCopy(entry)) this.engine.createDatabase(this.options.fileOf(db));
+    if (position === null && entry.kind !== 'createdb' && entry.kind !== 'dropdb' && !isCopy(entry))
+      this.engine.createDatabase(this.options.fileOf(db));
     if (isCopy(entry)) this.checkSource(entry);
     if (isBatchable(entry)) {
       this.applier.endSessionCutShort(entry);
@@ -162,7 +172,11 @@ class Rebuilder {
     const from = entry.from as string;
     if (this.failed.has(from)) throw new ReplayError(entry, `its source ${from} could not be brought up to this point`);
     const applied = this.positions.get(from)?.applied ?? 0;
-    if (applied > entry.seq) throw new ReplayError(entry, `its source ${from} already holds entry ${applied}, later than the copy: it cannot be copied as it was at seq ${entry.seq}`);
+    if (applied > entry.seq)
+      throw new ReplayError(
+        entry,
+        `its source ${from} already holds entry ${applied}, later than the copy: it cannot be copied as it was at seq ${entry.seq}`,
+      );
   }
 
   /** Commits the gathered entries; on failure, the entries from the one that failed on count as skipped. */
@@ -203,7 +217,8 @@ class Rebuilder {
     const file = this.options.fileOf(db);
     try {
       const restorer = this.options.restorer;
-      if (restorer === undefined) throw new ReplayError(entry, 'a restore needs the journal it was made from to be rebuilt');
+      if (restorer === undefined)
+        throw new ReplayError(entry, 'a restore needs the journal it was made from to be rebuilt');
       await restorer(entry, (state) => {
         markRestored(state, entry.seq);
         this.engine.restoreDatabase(state, file);
@@ -226,13 +241,18 @@ class Rebuilder {
  * lazily, entry-line.ts) are decoded one at a time as they are reached: what is
  * decoded is used at once and dies young.
  */
-export async function rebuild(engine: Engine, entries: readonly ReadEntry[], options: RebuildOptions): Promise<RebuildResult> {
+export async function rebuild(
+  engine: Engine,
+  entries: readonly ReadEntry[],
+  options: RebuildOptions,
+): Promise<RebuildResult> {
   const rebuilder = new Rebuilder(engine, options);
   const voided = voidedSeqs(entries);
   // Entries a later drop or reset wipes out: recovery could not always make them again (superseded-entries.ts).
   const superseded = supersededSeqs(entries);
   for (const [index, entry] of entries.entries()) {
-    if (options.yieldEvery !== undefined && index % options.yieldEvery === options.yieldEvery - 1) await new Promise((resolve) => setImmediate(resolve));
+    if (options.yieldEvery !== undefined && index % options.yieldEvery === options.yieldEvery - 1)
+      await new Promise((resolve) => setImmediate(resolve));
     if (index % 1000 === 0) options.onProgress?.(index, entries.length);
     // A refused request names the database it asked for, which it never reached (and which may not exist).
     if (entry.db === null || entry.kind === 'void' || isTraceOnly(entry)) continue;

@@ -25,12 +25,23 @@ export const REPLAY_FLAGS = Object.freeze({
   'log-file': unsetFlag('<journal>', null, { help: 'the active journal file (required)' }),
   out: unsetFlag('<dir>', null, { help: 'where the rebuilt databases go; it must hold no database yet (required)' }),
   db: unsetFlag('<name>', 'every database', { help: 'rebuild only this database' }),
-  until: unsetFlag('<seq|time>', 'the end of the journal', { help: 'stop at this seq, or at this ISO time (point-in-time restore)' }),
-  verify: unsetFlag('<file|dir>', null, { help: 'compare the rebuild with live database files; exit 1 at the first difference' }),
+  until: unsetFlag('<seq|time>', 'the end of the journal', {
+    help: 'stop at this seq, or at this ISO time (point-in-time restore)',
+  }),
+  verify: unsetFlag('<file|dir>', null, {
+    help: 'compare the rebuild with live database files; exit 1 at the first difference',
+  }),
   force: toggleFlag(false, { help: 'replay a journal written by another better-sqlite3, SQLite or time zone' }),
   /** Derived from -log-file. */
-  'snapshot-dir': typedFlag('<dir>', snapshotsBeside, { words: 'snapshots beside the journal file' }, { help: 'where the server\'s snapshots are' }),
-  'no-snapshots': toggleFlag(false, { help: 'ignore snapshots: rebuild from the journal alone (it must start at seq 1)' }),
+  'snapshot-dir': typedFlag(
+    '<dir>',
+    snapshotsBeside,
+    { words: 'snapshots beside the journal file' },
+    { help: "where the server's snapshots are" },
+  ),
+  'no-snapshots': toggleFlag(false, {
+    help: 'ignore snapshots: rebuild from the journal alone (it must start at seq 1)',
+  }),
 });
 
 export const REPLAY_USAGE = [
@@ -67,7 +78,8 @@ export function parseReplayOptions(argv: readonly string[], cwd: string): Replay
   if (out === null) throw new OptionsError('-out is required');
   const noSnapshots = valueOrDefault(raw, REPLAY_FLAGS, 'no-snapshots', parseBoolean);
   const snapshotDir = flagValue<string | null>(raw, 'snapshot-dir', resolve, null);
-  if (snapshotDir !== null && noSnapshots) throw new OptionsError('-snapshot-dir and -no-snapshots cannot be used together');
+  if (snapshotDir !== null && noSnapshots)
+    throw new OptionsError('-snapshot-dir and -no-snapshots cannot be used together');
   return Object.freeze({
     logFile,
     out,
@@ -75,6 +87,6 @@ export function parseReplayOptions(argv: readonly string[], cwd: string): Replay
     until: valueOrDefault(raw, REPLAY_FLAGS, 'until', parseUntil),
     verify: valueOrDefault(raw, REPLAY_FLAGS, 'verify', resolve),
     force: valueOrDefault(raw, REPLAY_FLAGS, 'force', parseBoolean),
-    snapshotDir: noSnapshots ? null : snapshotDir ?? REPLAY_FLAGS['snapshot-dir'].fallback(logFile),
+    snapshotDir: noSnapshots ? null : (snapshotDir ?? REPLAY_FLAGS['snapshot-dir'].fallback(logFile)),
   });
 }

@@ -43,10 +43,13 @@ export async function planRestore(options: PlanOptions): Promise<RestorePlan> {
   const oldest = rounds[0];
   const target = describeTarget(options.until);
   if (oldest !== undefined) {
-    throw new TooOldError(`${target} is older than what is kept: the oldest point that can be restored is seq ${oldest.through} (${oldest.throughTime})`);
+    throw new TooOldError(
+      `${target} is older than what is kept: the oldest point that can be restored is seq ${oldest.through} (${oldest.throughTime})`,
+    );
   }
   const why = dir === null ? '-no-snapshots was given' : `no snapshot in ${dir} covers the entries before it`;
-  if (options.until === null) throw new TooOldError(`cannot rebuild: the journal starts at seq ${first} (older entries were removed) and ${why}`);
+  if (options.until === null)
+    throw new TooOldError(`cannot rebuild: the journal starts at seq ${first} (older entries were removed) and ${why}`);
   throw new TooOldError(`${target} is older than what is kept: the journal starts at seq ${first} and ${why}`);
 }
 

@@ -6,10 +6,15 @@
 import type { JournalEntry } from '../journal/record';
 
 /** `db` and, through its copy and reset entries, the databases it was copied from, and theirs. */
-export function databasesNeeded(entries: readonly (Pick<JournalEntry, 'db' | 'kind'> & { readonly from?: string | undefined })[], db: string): Set<string> {
+export function databasesNeeded(
+  entries: readonly (Pick<JournalEntry, 'db' | 'kind'> & { readonly from?: string | undefined })[],
+  db: string,
+): Set<string> {
   const needed = new Set([db]);
-  const copies = entries.filter((entry) => (entry.kind === 'copydb' || entry.kind === 'resetdb') && entry.from !== undefined);
-  for (let grown = true; grown; ) {
+  const copies = entries.filter(
+    (entry) => (entry.kind === 'copydb' || entry.kind === 'resetdb') && entry.from !== undefined,
+  );
+  for (let grown = true; grown;) {
     grown = false;
     for (const entry of copies) {
       if (!needed.has(entry.db as string) || needed.has(entry.from as string)) continue;

@@ -20,12 +20,20 @@ function open(file: string): Database.Database {
 
 /** The user's schema: SQLite's own objects and the service's bookkeeping are not part of it. */
 function schemaOf(db: Database.Database): SchemaRow[] {
-  return (db.prepare(`SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' AND tbl_name <> ? ORDER BY type, name`).all(META_TABLE) as SchemaRow[]);
+  return db
+    .prepare(
+      `SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' AND tbl_name <> ? ORDER BY type, name`,
+    )
+    .all(META_TABLE) as SchemaRow[];
 }
 
 function rowsQuery(db: Database.Database, table: string): string {
   const quoted = `"${table.replace(/"/g, '""')}"`;
-  const withoutRowid = (db.prepare('SELECT wr FROM pragma_table_list WHERE name = ?').safeIntegers(false).get(table) as { wr: number } | undefined)?.wr === 1;
+  const withoutRowid =
+    (
+      db.prepare('SELECT wr FROM pragma_table_list WHERE name = ?').safeIntegers(false).get(table) as
+        { wr: number } | undefined
+    )?.wr === 1;
   // Rowids are part of the state: replay must give the same ones.
   return withoutRowid ? `SELECT * FROM ${quoted}` : `SELECT rowid AS "(rowid)", * FROM ${quoted} ORDER BY rowid`;
 }
@@ -49,7 +57,8 @@ function compareSchemas(live: SchemaRow[], rebuilt: SchemaRow[]): string | null 
   for (const row of live) {
     const other = rebuiltByKey.get(key(row));
     if (!other) return `${key(row)} is missing from the rebuild`;
-    if (other.sql !== row.sql) return `${key(row)} differs: live ${JSON.stringify(row.sql)}, rebuilt ${JSON.stringify(other.sql)}`;
+    if (other.sql !== row.sql)
+      return `${key(row)} differs: live ${JSON.stringify(row.sql)}, rebuilt ${JSON.stringify(other.sql)}`;
     rebuiltByKey.delete(key(row));
   }
   const extra = rebuiltByKey.keys().next();
@@ -59,7 +68,10 @@ function compareSchemas(live: SchemaRow[], rebuilt: SchemaRow[]): string | null 
 function compareTable(live: Database.Database, rebuilt: Database.Database, table: string): string | null {
   const liveRows = live.prepare(rowsQuery(live, table)).raw(true).iterate() as IterableIterator<unknown[]>;
   const rebuiltRows = rebuilt.prepare(rowsQuery(rebuilt, table)).raw(true).iterate() as IterableIterator<unknown[]>;
-  const columns = live.prepare(rowsQuery(live, table)).columns().map((column) => column.name);
+  const columns = live
+    .prepare(rowsQuery(live, table))
+    .columns()
+    .map((column) => column.name);
   for (let index = 0; ; index++) {
     const a = liveRows.next();
     const b = rebuiltRows.next();

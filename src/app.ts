@@ -83,22 +83,24 @@ export function createApp(
   importRoutes(router, bus, config.maxImportBytes);
 
   const isTransfer = (ctx: Context): boolean => TRANSFER_PATH.test(ctx.path);
-  koa.use(bookkeeping({
-    trustProxy: config.trustProxy,
-    metrics,
-    logJson: config.logJson,
-    refusals,
-    lingerBytes: Math.max(LINGER_BYTES, 4 * config.maxBodyBytes),
-    maxBodyBytes: config.maxBodyBytes,
-    maxConnections: config.maxConnections,
-    console: { serves: isConsolePath, serve: consoleRoutes() },
-    tokens: tokens.enabled ? tokens : null,
-    adminPaths: ADMIN_PATHS,
-    readiness,
-    journalSeq: replication === null ? null : { source: replication, waitMs: config.replication?.minSeqWaitMs ?? 0 },
-    body: jsonBody(config.maxBodyBytes, isTransfer),
-    timeoutMs: (ctx) => (isTransfer(ctx) ? config.importTimeoutMs : config.requestTimeoutMs),
-  }));
+  koa.use(
+    bookkeeping({
+      trustProxy: config.trustProxy,
+      metrics,
+      logJson: config.logJson,
+      refusals,
+      lingerBytes: Math.max(LINGER_BYTES, 4 * config.maxBodyBytes),
+      maxBodyBytes: config.maxBodyBytes,
+      maxConnections: config.maxConnections,
+      console: { serves: isConsolePath, serve: consoleRoutes() },
+      tokens: tokens.enabled ? tokens : null,
+      adminPaths: ADMIN_PATHS,
+      readiness,
+      journalSeq: replication === null ? null : { source: replication, waitMs: config.replication?.minSeqWaitMs ?? 0 },
+      body: jsonBody(config.maxBodyBytes, isTransfer),
+      timeoutMs: (ctx) => (isTransfer(ctx) ? config.importTimeoutMs : config.requestTimeoutMs),
+    }),
+  );
   koa.use(routeTable(router, unmatched(router)));
   // Errors are answered by the bookkeeping's error handler; Koa's default handler would print them again.
   koa.silent = true;

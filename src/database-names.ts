@@ -44,5 +44,6 @@ export interface DatabasePlaces {
 
 /** A database's file, by its name in the journal: single-DB mode's file by its base name, the others in the data directory. */
 export function databaseFileIn(places: DatabasePlaces): (db: string) => string {
-  return (db) => (places.dbFile !== null && db === path.basename(places.dbFile) ? places.dbFile : path.join(places.dir, db));
+  return (db) =>
+    places.dbFile !== null && db === path.basename(places.dbFile) ? places.dbFile : path.join(places.dir, db);
 }

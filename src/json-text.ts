@@ -70,13 +70,13 @@ function writeValue(value: unknown, out: Parts): boolean {
   else if (value instanceof RawJson) {
     if (typeof value.text === 'string') out.splice(value.text);
     else for (const chunk of value.text) out.splice(chunk);
-  }
-  else if (value === null || typeof value !== 'object') {
+  } else if (value === null || typeof value !== 'object') {
     const text = JSON.stringify(value);
     if (text === undefined) return false;
     out.add(text);
   } else if (Array.isArray(value)) writeArray(value, out);
-  else if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return writeValue((value as { toJSON: () => unknown }).toJSON(), out);
+  else if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    return writeValue((value as { toJSON: () => unknown }).toJSON(), out);
   else writeObject(value as Record<string, unknown>, out);
   return true;
 }
@@ -138,7 +138,7 @@ export function jsonParts(value: unknown): string[] {
   } finally {
     marked = null;
   }
-  return raws.length === 0 ? [text] : spliced(text, raws) ?? written(value);
+  return raws.length === 0 ? [text] : (spliced(text, raws) ?? written(value));
 }
 
 /**

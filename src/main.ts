@@ -34,7 +34,10 @@ async function main(): Promise<void> {
   process.stderr.write(`sqlscribe ${version} listening on ${server.url} (${config.mode}-db, ${where})\n`);
   const recovered = await server.ready;
   const stop = (): void => {
-    server.close().then(() => process.exit(0), () => process.exit(1));
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -55,5 +58,7 @@ main().catch((error: unknown) => {
 // A rejection nobody handled is a bug, but one request's bug must not stop the
 // service for every other client: it is logged, with its stack, and the server serves on.
 process.on('unhandledRejection', (reason: unknown) => {
-  process.stderr.write(`sqlscribe: internal error, serving on: ${reason instanceof Error ? reason.stack ?? reason.message : String(reason)}\n`);
+  process.stderr.write(
+    `sqlscribe: internal error, serving on: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`,
+  );
 });

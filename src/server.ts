@@ -49,7 +49,16 @@ function connectionTimeouts(config: Config): http.ServerOptions {
 
 export async function startServer(config: Config): Promise<RunningServer> {
   const services = await composeServer(config);
-  const { koa } = createApp(config, services.bus, services.readiness, services.metrics, services.feed, services.tokens, services.replication, services.refusals);
+  const { koa } = createApp(
+    config,
+    services.bus,
+    services.readiness,
+    services.metrics,
+    services.feed,
+    services.tokens,
+    services.replication,
+    services.refusals,
+  );
   const handle = koa.callback();
   // Koa answers every error itself (errorHandler): the promise is only awaited there.
   const server = http.createServer(connectionTimeouts(config), (req, res) => void handle(req, res));

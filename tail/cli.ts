@@ -83,7 +83,12 @@ async function run(options: TailOptions): Promise<number> {
   if (options.cursor !== null && !fromCursor) writeCursor(options.cursor, cursorAt.seq);
   const deliver = withRetries(sinkOf(options), options, say);
   const handler = handlerFor(options, deliver, cursorAt);
-  const follower = new Follower(options.logFile, next, { handle: handler.handle, rewound: handler.rewound, warn: say }, options.pollMs);
+  const follower = new Follower(
+    options.logFile,
+    next,
+    { handle: handler.handle, rewound: handler.rewound, warn: say },
+    options.pollMs,
+  );
   stopOnSignals();
   for (;;) {
     const caughtUp = await follower.poll();
@@ -108,7 +113,8 @@ async function main(): Promise<number> {
     return await run(options);
   } catch (error) {
     if (error instanceof OptionsError) say(`${error.message} (run with -h for help)`);
-    else if (error instanceof JournalError || error instanceof CursorError || error instanceof OutFileError) say(error.message);
+    else if (error instanceof JournalError || error instanceof CursorError || error instanceof OutFileError)
+      say(error.message);
     else if (error instanceof GaveUpError) {
       say(error.message);
       return 1;
@@ -117,7 +123,10 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code), (error: unknown) => {
-  say(`failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
-  process.exit(2);
-});
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    say(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(2);
+  },
+);

@@ -40,7 +40,12 @@ export function execSink(command: string, timeoutMs: number): Deliver {
       child.once('exit', (code, signal) => {
         clearTimeout(timer);
         if (code === 0) resolve();
-        else reject(new DeliveryError(`-exec ${signal === null ? `exited with ${code}` : `was killed by ${signal}`} for seq ${entry.seq}`));
+        else
+          reject(
+            new DeliveryError(
+              `-exec ${signal === null ? `exited with ${code}` : `was killed by ${signal}`} for seq ${entry.seq}`,
+            ),
+          );
       });
       // A command that does not read its stdin closes the pipe: that is not a failed delivery.
       child.stdin.on('error', () => undefined);
@@ -65,6 +70,7 @@ export function webhookSink(url: string, timeoutMs: number): Deliver {
     }
     // The body is read so that the connection can be reused.
     await response.arrayBuffer().catch(() => undefined);
-    if (response.status < 200 || response.status > 299) throw new DeliveryError(`-webhook ${url} answered ${response.status} for seq ${entry.seq}`);
+    if (response.status < 200 || response.status > 299)
+      throw new DeliveryError(`-webhook ${url} answered ${response.status} for seq ${entry.seq}`);
   };
 }

@@ -12,11 +12,20 @@ export interface EntryFilter {
   readonly tokenNames: readonly string[] | null;
 }
 
-export const NO_FILTER: EntryFilter = { classes: null, codes: null, dbs: null, failed: false, kinds: null, tokenNames: null };
+export const NO_FILTER: EntryFilter = {
+  classes: null,
+  codes: null,
+  dbs: null,
+  failed: false,
+  kinds: null,
+  tokenNames: null,
+};
 
 function dbMatches(names: readonly string[], db: string | null): boolean {
   if (db === null) return false;
-  return names.some((name) => name === db || `${name}.db` === db || name.toLowerCase() === db || `${name.toLowerCase()}.db` === db);
+  return names.some(
+    (name) => name === db || `${name}.db` === db || name.toLowerCase() === db || `${name.toLowerCase()}.db` === db,
+  );
 }
 
 function tokenMatches(names: readonly string[], tokenName: string | undefined): boolean {

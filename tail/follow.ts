@@ -106,7 +106,9 @@ export class Follower {
       if (contents.firstSeq === null || contents.firstSeq <= this.nextSeq) {
         throw new JournalError('gap', `seq ${this.nextSeq} was not found though the journal starts before it`);
       }
-      this.hooks.warn(`seq ${this.nextSeq}–${first.seq - 1} are no longer in the journal (retention removed them); going on from seq ${first.seq}`);
+      this.hooks.warn(
+        `seq ${this.nextSeq}–${first.seq - 1} are no longer in the journal (retention removed them); going on from seq ${first.seq}`,
+      );
       this.nextSeq = first.seq;
     }
     for (const entry of contents.entries) await this.take(entry);
@@ -129,7 +131,7 @@ export class Follower {
     const bytes = await this.readRange(active.offset, now.size);
     // Split on newline bytes, so that the offset counts bytes exactly whatever the text holds.
     const base = active.offset;
-    for (let start = 0; ; ) {
+    for (let start = 0; ;) {
       const end = bytes.indexOf(10, start);
       if (end === -1) return 'caught-up';
       const outcome = await this.takeLine(bytes.subarray(start, end).toString('utf8'), base + start);
@@ -173,7 +175,9 @@ export class Follower {
   private async shrunk(): Promise<ReadOutcome> {
     const last = await lastSeqOfJournal(this.logFile);
     if (last + 1 < this.nextSeq) {
-      this.hooks.warn(`the journal was cut back to seq ${last} (a write failed after this follower read it): seq ${last + 1}–${this.nextSeq - 1} were handled but withdrawn; handling what is written under those seqs again`);
+      this.hooks.warn(
+        `the journal was cut back to seq ${last} (a write failed after this follower read it): seq ${last + 1}–${this.nextSeq - 1} were handled but withdrawn; handling what is written under those seqs again`,
+      );
       this.nextSeq = last + 1;
       this.hooks.rewound(this.nextSeq);
     }

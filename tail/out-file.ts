@@ -37,10 +37,12 @@ export function lastDeliveredSeq(file: string): number | undefined {
     const previous = buffer.lastIndexOf(0x0a, end - 1);
     const line = buffer.subarray(previous + 1, end).toString('utf8');
     const seq = (JSON.parse(line) as { seq?: unknown }).seq;
-    if (typeof seq !== 'number' || !Number.isSafeInteger(seq)) throw new OutFileError(`${file}: its last line has no seq`);
+    if (typeof seq !== 'number' || !Number.isSafeInteger(seq))
+      throw new OutFileError(`${file}: its last line has no seq`);
     return seq;
   } catch (error) {
-    if (error instanceof SyntaxError) throw new OutFileError(`${file}: its last line is not an entry (${error.message})`);
+    if (error instanceof SyntaxError)
+      throw new OutFileError(`${file}: its last line is not an entry (${error.message})`);
     throw error;
   } finally {
     fs.closeSync(fd);
@@ -53,7 +55,7 @@ export function outFileSink(file: string): Deliver {
   return async (entry) => {
     fd ??= fs.openSync(file, 'a');
     const line = Buffer.from(`${entryJson(entry)}\n`, 'utf8');
-    for (let at = 0; at < line.length; ) at += fs.writeSync(fd, line, at, line.length - at);
+    for (let at = 0; at < line.length;) at += fs.writeSync(fd, line, at, line.length - at);
     fs.fdatasyncSync(fd);
   };
 }

@@ -25,7 +25,12 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * `warn`. Throws GaveUpError after the last allowed retry: the caller then
  * stops without moving the cursor past the entry.
  */
-export function withRetries(deliver: Deliver, policy: RetryPolicy, warn: (message: string) => void, wait = sleep): Deliver {
+export function withRetries(
+  deliver: Deliver,
+  policy: RetryPolicy,
+  warn: (message: string) => void,
+  wait = sleep,
+): Deliver {
   return async (entry: JournalEntry) => {
     for (let attempt = 1; ; attempt++) {
       try {

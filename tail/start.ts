@@ -21,7 +21,12 @@ async function firstAtOrAfter(logFile: string, time: number): Promise<number> {
 }
 
 /** `out`: the -out file, whose last line says where to go on (out-file.ts). */
-export async function startSeq(logFile: string, start: StartPoint, cursor: string | null, out: string | null = null): Promise<{ next: number; fromCursor: boolean }> {
+export async function startSeq(
+  logFile: string,
+  start: StartPoint,
+  cursor: string | null,
+  out: string | null = null,
+): Promise<{ next: number; fromCursor: boolean }> {
   const saved = out !== null ? lastDeliveredSeq(out) : cursor === null ? undefined : readCursor(cursor);
   if (saved !== undefined) return { next: saved + 1, fromCursor: true };
   if (start === 'end') return { next: await endOfJournal(logFile), fromCursor: false };

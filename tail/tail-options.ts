@@ -35,19 +35,37 @@ const FORMATS = ['json', 'text'] as const;
 
 /** The defaults here are what the parser takes and what -h shows (flag-defaults.ts). */
 export const TAIL_FLAGS = Object.freeze({
-  'log-file': unsetFlag('<journal>', null, { help: 'the active journal file (required); rotated siblings, gzipped or not, are read too' }),
+  'log-file': unsetFlag('<journal>', null, {
+    help: 'the active journal file (required); rotated siblings, gzipped or not, are read too',
+  }),
   'from-seq': unsetFlag('<n>', null, { help: 'start at this seq (only when the cursor file does not exist yet)' }),
-  'from-time': unsetFlag('<ISO time>', null, { help: 'start at the first entry written at or after this time (only when the cursor file does not exist yet)' }),
-  cursor: unsetFlag('<file>', 'none: start where -from-* says', { help: 'keep the last handled seq here, and resume after it on start' }),
-  out: unsetFlag('<file>', null, { help: 'append each entry to this JSONL file, synced; the file is its own cursor, so each entry is in it exactly once across restarts' }),
-  class: unsetFlag('<n[,n]>', null, { help: 'only failed entries of these error classes (the thousands digit of the code)' }),
+  'from-time': unsetFlag('<ISO time>', null, {
+    help: 'start at the first entry written at or after this time (only when the cursor file does not exist yet)',
+  }),
+  cursor: unsetFlag('<file>', 'none: start where -from-* says', {
+    help: 'keep the last handled seq here, and resume after it on start',
+  }),
+  out: unsetFlag('<file>', null, {
+    help: 'append each entry to this JSONL file, synced; the file is its own cursor, so each entry is in it exactly once across restarts',
+  }),
+  class: unsetFlag('<n[,n]>', null, {
+    help: 'only failed entries of these error classes (the thousands digit of the code)',
+  }),
   code: unsetFlag('<n[,n]>', null, { help: 'only failed entries with these error codes' }),
-  db: unsetFlag('<name[,name]>', null, { help: 'only entries of these databases (school and school.db both match school.db)' }),
+  db: unsetFlag('<name[,name]>', null, {
+    help: 'only entries of these databases (school and school.db both match school.db)',
+  }),
   failed: toggleFlag(false, { help: 'only entries with ok=false' }),
   kind: unsetFlag(`<${KINDS.join('|')}[,...]>`, null, { help: 'only entries of these kinds' }),
-  'token-name': unsetFlag('<name[,name]>', null, { help: 'only entries caused by these tokens, by name (alumno-05 matches ALUMNO-05 too); a name, never a secret' }),
-  format: oneOfFlag(FORMATS, 'json', { help: 'the entry as JSON (without crc; what -exec, -webhook and -out always get), or, on stdout only, a line "ts seq db token code error"' }),
-  exec: unsetFlag('<command>', null, { help: 'run this shell command per entry, the entry JSON on its stdin; exit 0 = delivered' }),
+  'token-name': unsetFlag('<name[,name]>', null, {
+    help: 'only entries caused by these tokens, by name (alumno-05 matches ALUMNO-05 too); a name, never a secret',
+  }),
+  format: oneOfFlag(FORMATS, 'json', {
+    help: 'the entry as JSON (without crc; what -exec, -webhook and -out always get), or, on stdout only, a line "ts seq db token code error"',
+  }),
+  exec: unsetFlag('<command>', null, {
+    help: 'run this shell command per entry, the entry JSON on its stdin; exit 0 = delivered',
+  }),
   webhook: unsetFlag('<url>', null, { help: 'POST the entry JSON to this URL; a 2xx answer = delivered' }),
   retries: unsetFlag('<n>', 'retry forever', { help: 'give up (exit 1) after this many failed retries of one entry' }),
   backoff: durationFlag(200, { help: 'the first wait after a failed delivery; it doubles each time' }),
@@ -84,7 +102,8 @@ function parseCount(text: string): number {
 }
 
 function parseKind(text: string): EntryKind {
-  if (!(KINDS as readonly string[]).includes(text)) throw new OptionsError(`expected one of ${KINDS.join(', ')}, got ${quote(text)}`);
+  if (!(KINDS as readonly string[]).includes(text))
+    throw new OptionsError(`expected one of ${KINDS.join(', ')}, got ${quote(text)}`);
   return text as EntryKind;
 }
 
@@ -94,13 +113,15 @@ function parseName(text: string): string {
 }
 
 function parseTokenName(text: string): string {
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(text)) throw new OptionsError(`expected a token name (1 to 64 of A-Z a-z 0-9 _ . -), got ${quote(text)}`);
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(text))
+    throw new OptionsError(`expected a token name (1 to 64 of A-Z a-z 0-9 _ . -), got ${quote(text)}`);
   return text;
 }
 
 function parseTime(text: string): number {
   const time = Date.parse(text);
-  if (Number.isNaN(time)) throw new OptionsError(`expected an ISO time such as 2026-11-21T10:15:00Z, got ${quote(text)}`);
+  if (Number.isNaN(time))
+    throw new OptionsError(`expected an ISO time such as 2026-11-21T10:15:00Z, got ${quote(text)}`);
   return time;
 }
 
@@ -116,7 +137,8 @@ function parseUrl(text: string): string {
   } catch {
     throw new OptionsError(`expected an http:// or https:// URL, got ${quote(text)}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OptionsError(`expected an http:// or https:// URL, got ${quote(text)}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new OptionsError(`expected an http:// or https:// URL, got ${quote(text)}`);
   return text;
 }
 
@@ -159,14 +181,25 @@ export function parseTailOptions(argv: readonly string[], cwd: string): TailOpti
   if (logFile === null) throw new OptionsError('-log-file is required');
   const exec = valueOrDefault(raw, TAIL_FLAGS, 'exec', parseCommand);
   const webhook = valueOrDefault(raw, TAIL_FLAGS, 'webhook', parseUrl);
-  if (exec !== null && webhook !== null) throw new OptionsError('-exec and -webhook cannot be used together: run one follower (with its own -cursor) per target');
+  if (exec !== null && webhook !== null)
+    throw new OptionsError(
+      '-exec and -webhook cannot be used together: run one follower (with its own -cursor) per target',
+    );
   const out = valueOrDefault(raw, TAIL_FLAGS, 'out', resolve);
-  if (out !== null && (exec !== null || webhook !== null)) throw new OptionsError('-out cannot be used with -exec or -webhook: run one follower per target');
-  if (out !== null && raw.has('cursor')) throw new OptionsError('-out keeps its own place (its last line): leave out -cursor');
+  if (out !== null && (exec !== null || webhook !== null))
+    throw new OptionsError('-out cannot be used with -exec or -webhook: run one follower per target');
+  if (out !== null && raw.has('cursor'))
+    throw new OptionsError('-out keeps its own place (its last line): leave out -cursor');
   const format = valueOrDefault(raw, TAIL_FLAGS, 'format', parseFormat);
   // JSON is what every target gets, so saying so is no contradiction; text is only ever written to stdout.
-  if (format === 'text' && out !== null) throw new OptionsError('-format text applies to stdout only: -out always writes the entry JSON (leave out -format, or say -format json)');
-  if (format === 'text' && (exec !== null || webhook !== null)) throw new OptionsError('-format text applies to stdout only: -exec and -webhook always get the entry JSON (leave out -format, or say -format json)');
+  if (format === 'text' && out !== null)
+    throw new OptionsError(
+      '-format text applies to stdout only: -out always writes the entry JSON (leave out -format, or say -format json)',
+    );
+  if (format === 'text' && (exec !== null || webhook !== null))
+    throw new OptionsError(
+      '-format text applies to stdout only: -exec and -webhook always get the entry JSON (leave out -format, or say -format json)',
+    );
   const backoffMs = valueOrDefault(raw, TAIL_FLAGS, 'backoff', positiveDuration);
   const maxBackoffMs = valueOrDefault(raw, TAIL_FLAGS, 'max-backoff', positiveDuration);
   if (maxBackoffMs < backoffMs) throw new OptionsError('-max-backoff must be at least -backoff');

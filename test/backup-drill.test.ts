@@ -23,7 +23,18 @@ t.test('a whole server restored from its backup holds and serves what the live o
   const scratch = scratchDir(tt);
   const live = path.join(scratch, 'live');
   const journal = path.join(live, 'journal/statements.jsonl');
-  const flags = ['-dir', path.join(live, 'data'), '-log-file', journal, '-log-max-size', '4K', '-snapshot-every', '40', '-log-retain', '1'];
+  const flags = [
+    '-dir',
+    path.join(live, 'data'),
+    '-log-file',
+    journal,
+    '-log-max-size',
+    '4K',
+    '-snapshot-every',
+    '40',
+    '-log-retain',
+    '1',
+  ];
   const server = await startServer(flags, { cwd: scratch });
   tt.teardown(() => server.stop());
   for (const db of ['school', 'lab']) {
@@ -33,14 +44,18 @@ t.test('a whole server restored from its backup holds and serves what the live o
   for (let i = 0; i < 150; i++) {
     const db = i % 3 === 0 ? 'lab' : 'school';
     // datetime('now') and random(): replay gives the recorded values, not new ones.
-    const reply = await server.exec(db, `INSERT INTO pupils VALUES (${i}, 'pupil ' || ${i} || ' ' || random(), datetime('now'))`);
+    const reply = await server.exec(
+      db,
+      `INSERT INTO pupils VALUES (${i}, 'pupil ' || ${i} || ' ' || random(), datetime('now'))`,
+    );
     tt.equal(reply.status, 200, reply.text.slice(0, 200));
   }
   tt.equal((await server.exec('school', 'DELETE FROM pupils WHERE id % 10 = 0')).status, 200);
   const journalDir = path.dirname(journal);
   const rounds = fs.readdirSync(path.join(journalDir, 'snapshots')).filter((name) => name.startsWith('round-'));
   tt.ok(rounds.length >= 1, `rounds were taken: ${rounds.join(', ')}`);
-  const hasSeqOne = (await runReplay(['-log-file', journal, '-out', path.join(scratch, 'x'), '-no-snapshots'], scratch)).code;
+  const hasSeqOne = (await runReplay(['-log-file', journal, '-out', path.join(scratch, 'x'), '-no-snapshots'], scratch))
+    .code;
   tt.equal(hasSeqOne, 2, 'retention removed the journal start: only the rounds and the rest restore it');
 
   // The backup, while the server runs (docs/deploy.md: the script, from cron or a timer).
@@ -49,8 +64,16 @@ t.test('a whole server restored from its backup holds and serves what the live o
   tt.equal(backup.status, 0, backup.stderr);
   const copy = path.join(backups, 'latest');
   const copied = fs.readdirSync(copy);
-  tt.ok(copied.includes('statements.jsonl') && copied.includes('statements.jsonl.checkpoint') && copied.includes('snapshots'), copied.join(' '));
-  tt.notOk(copied.some((name) => name.endsWith('.db') || name.endsWith('.lock') || name.includes('.index')), 'no live database, lock or index');
+  tt.ok(
+    copied.includes('statements.jsonl') &&
+      copied.includes('statements.jsonl.checkpoint') &&
+      copied.includes('snapshots'),
+    copied.join(' '),
+  );
+  tt.notOk(
+    copied.some((name) => name.endsWith('.db') || name.endsWith('.lock') || name.includes('.index')),
+    'no live database, lock or index',
+  );
 
   // The restore on the "new machine": the copy becomes the journal directory, replay rebuilds the data.
   const restored = path.join(scratch, 'new-machine');
@@ -60,13 +83,19 @@ t.test('a whole server restored from its backup holds and serves what the live o
   const rebuilt = await runReplay(['-log-file', newJournal, '-out', path.join(restored, 'data')], scratch);
   tt.equal(rebuilt.code, 0, rebuilt.stderr);
   // No write since the backup: the live files are the state to compare with.
-  const verified = await runReplay(['-log-file', newJournal, '-out', path.join(scratch, 'check'), '-verify', path.join(live, 'data')], scratch);
+  const verified = await runReplay(
+    ['-log-file', newJournal, '-out', path.join(scratch, 'check'), '-verify', path.join(live, 'data')],
+    scratch,
+  );
   tt.equal(verified.code, 0, `replay -verify against the live data: ${verified.stdout}${verified.stderr}`);
 
   const query = { sql: 'SELECT id, name, at FROM pupils ORDER BY id' };
   const liveRows = await Promise.all(['school', 'lab'].map((db) => server.exec(db, query.sql)));
   await server.stop();
-  const again = await startServer(['-dir', path.join(restored, 'data'), '-log-file', newJournal, '-snapshot-every', '40', '-log-retain', '1'], { cwd: scratch });
+  const again = await startServer(
+    ['-dir', path.join(restored, 'data'), '-log-file', newJournal, '-snapshot-every', '40', '-log-retain', '1'],
+    { cwd: scratch },
+  );
   tt.teardown(() => again.stop());
   for (const [i, db] of ['school', 'lab'].entries()) {
     const reply = await again.exec(db, query.sql);

@@ -38,10 +38,26 @@ t.test('prototype keys anywhere in a body are 400 [SQ1006]', async (tt) => {
   const cases: Array<[string, string, string]> = [
     ['__proto__ at the top of /exec', '/exec', `{"__proto__":{"db":"other"},"db":"class","sql":"${insert}"}`],
     ['__proto__ spelled with an escape', '/exec', `{"\\u005f_proto__":{},"db":"class","sql":"${insert}"}`],
-    ['a parameter named __proto__', '/exec', '{"db":"class","sql":"INSERT INTO t VALUES (:__proto__)","params":{"__proto__":"a"}}'],
-    ['a parameter named constructor', '/exec', '{"db":"class","sql":"INSERT INTO t VALUES (:constructor)","params":{"constructor":"a"}}'],
-    ['a parameter named prototype', '/exec', '{"db":"class","sql":"INSERT INTO t VALUES (:prototype)","params":{"prototype":"a"}}'],
-    ['constructor.prototype inside statements', '/exec', `{"db":"class","statements":[{"sql":"${insert}","params":{"constructor":{"prototype":{"x":1}}}}]}`],
+    [
+      'a parameter named __proto__',
+      '/exec',
+      '{"db":"class","sql":"INSERT INTO t VALUES (:__proto__)","params":{"__proto__":"a"}}',
+    ],
+    [
+      'a parameter named constructor',
+      '/exec',
+      '{"db":"class","sql":"INSERT INTO t VALUES (:constructor)","params":{"constructor":"a"}}',
+    ],
+    [
+      'a parameter named prototype',
+      '/exec',
+      '{"db":"class","sql":"INSERT INTO t VALUES (:prototype)","params":{"prototype":"a"}}',
+    ],
+    [
+      'constructor.prototype inside statements',
+      '/exec',
+      `{"db":"class","statements":[{"sql":"${insert}","params":{"constructor":{"prototype":{"x":1}}}}]}`,
+    ],
     ['__proto__ in POST /dbs', '/dbs', '{"__proto__":{"x":1},"db":"extra"}'],
     ['__proto__ in POST /tx/begin', '/tx/begin', '{"__proto__":{"x":1},"db":"class"}'],
     ['__proto__ in POST /pilots', '/pilots', '{"__proto__":{"admin":true}}'],
@@ -55,10 +71,19 @@ t.test('lone UTF-16 surrogates are 400 [SQ1015], a proper pair is stored exactly
   const cases: Array<[string, string]> = [
     ['a high surrogate in SQL', `{"db":"class","sql":"INSERT INTO t VALUES ('\\ud800')"}`],
     ['a low surrogate in SQL', `{"db":"class","sql":"INSERT INTO t VALUES ('a\\udc00b')"}`],
-    ['a lone surrogate in a positional parameter', '{"db":"class","sql":"INSERT INTO t VALUES (?)","params":["\\udfff"]}'],
+    [
+      'a lone surrogate in a positional parameter',
+      '{"db":"class","sql":"INSERT INTO t VALUES (?)","params":["\\udfff"]}',
+    ],
     ['a pair in the wrong order', '{"db":"class","sql":"INSERT INTO t VALUES (?)","params":["\\udc00\\ud800"]}'],
-    ['a lone surrogate in a parameter name', '{"db":"class","sql":"INSERT INTO t VALUES (:a)","params":{"\\ud800":"x"}}'],
-    ['a lone surrogate inside statements', '{"db":"class","statements":[{"sql":"INSERT INTO t VALUES (?)","params":["\\ud83d"]}]}'],
+    [
+      'a lone surrogate in a parameter name',
+      '{"db":"class","sql":"INSERT INTO t VALUES (:a)","params":{"\\ud800":"x"}}',
+    ],
+    [
+      'a lone surrogate inside statements',
+      '{"db":"class","statements":[{"sql":"INSERT INTO t VALUES (?)","params":["\\ud83d"]}]}',
+    ],
   ];
   for (const [label, body] of cases) isError(tt, await raw('/exec', body), 400, 1015, label);
   tt.strictSame(await rowsOf('SELECT count(*) FROM t'), [[0]], 'nothing was stored, altered or not');
@@ -80,15 +105,28 @@ t.test('integers JSON would round are 400 [SQ1006]; the exact range and SQL lite
     isError(tt, reply, 400, 1006, label);
     tt.match(reply.body?.error, /9007199254740991/, `${label}: the message names the bound`);
   }
-  isError(tt, await raw('/exec', '{"db":"class","sql":"INSERT INTO n VALUES (:v)","params":{":v":9007199254740993}}'), 400, 1006, 'a named parameter');
+  isError(
+    tt,
+    await raw('/exec', '{"db":"class","sql":"INSERT INTO n VALUES (:v)","params":{":v":9007199254740993}}'),
+    400,
+    1006,
+    'a named parameter',
+  );
   tt.strictSame(await rowsOf('SELECT count(*) FROM n'), [[0]], 'nothing was stored rounded');
 
-  const edges = await raw('/exec', '{"db":"class","statements":[{"sql":"INSERT INTO n VALUES (?)","params":[9007199254740991]},{"sql":"INSERT INTO n VALUES (?)","params":[-9007199254740991]}]}');
+  const edges = await raw(
+    '/exec',
+    '{"db":"class","statements":[{"sql":"INSERT INTO n VALUES (?)","params":[9007199254740991]},{"sql":"INSERT INTO n VALUES (?)","params":[-9007199254740991]}]}',
+  );
   tt.equal(edges.status, 200, '±(2^53 − 1) are accepted');
   const literal = await raw('/exec', '{"db":"class","sql":"INSERT INTO n VALUES (9007199254740993)"}');
   tt.equal(literal.status, 200, 'a big integer written in the SQL text is not a JSON number');
   const read = await server.exec('class', 'SELECT v FROM n ORDER BY v');
-  tt.match(read.text, /\[\[-9007199254740991\],\[9007199254740991\],\[9007199254740993\]\]/, 'all three read back exactly');
+  tt.match(
+    read.text,
+    /\[\[-9007199254740991\],\[9007199254740991\],\[9007199254740993\]\]/,
+    'all three read back exactly',
+  );
 });
 
 t.test('after every refused form the server is healthy and logged no fault', async (tt) => {

@@ -28,7 +28,7 @@ function page(file: string, table: string, limit: number, offset = 0, after: str
   return { file, table, limit, offset, after };
 }
 
-t.test('bounded pages are read here and equal the engine\'s pages, walking by cursor to the end', async (t) => {
+t.test("bounded pages are read here and equal the engine's pages, walking by cursor to the end", async (t) => {
   const { engine, file } = chinook(t);
   const reference = new Engine();
   t.teardown(() => reference.close());
@@ -52,11 +52,17 @@ t.test('bounded pages are read here and equal the engine\'s pages, walking by cu
   t.equal(rows, 3503, 'the walk met every Track row once');
   const pairs = engine.rowsBounded(page(file, 'PlaylistTrack', 10));
   t.ok(pairs?.next, 'a two-term key gives a cursor');
-  t.equal(engine.rowsBounded(page(file, 'PlaylistTrack', 10, 0, pairs?.next ?? null)), undefined, 'whose pages go to the engines');
+  t.equal(
+    engine.rowsBounded(page(file, 'PlaylistTrack', 10, 0, pairs?.next ?? null)),
+    undefined,
+    'whose pages go to the engines',
+  );
 });
 
 t.test('pages that could walk or sort without a bound go to the engines', async (t) => {
-  const { engine, file } = chinook(t, `
+  const { engine, file } = chinook(
+    t,
+    `
     CREATE VIEW artist_names AS SELECT Name FROM Artist;
     CREATE TABLE made (id INTEGER PRIMARY KEY, v TEXT, twice TEXT GENERATED ALWAYS AS (v || v) VIRTUAL);
     INSERT INTO made (v) VALUES ('a'), ('b');
@@ -65,7 +71,8 @@ t.test('pages that could walk or sort without a bound go to the engines', async 
     CREATE TABLE loose (code TEXT PRIMARY KEY, v INT);
     INSERT INTO loose VALUES ('b', 2), ('a', 1), (NULL, 0);
     CREATE TABLE big (id INTEGER PRIMARY KEY);
-    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) INSERT INTO big SELECT i FROM n;`);
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) INSERT INTO big SELECT i FROM n;`,
+  );
   t.ok(engine.rowsBounded(page(file, 'Artist', 10)), 'a plain table: here');
   t.equal(engine.rowsBounded(page(file, 'artist_names', 10)), undefined, 'a view runs its own SELECT');
   t.equal(engine.rowsBounded(page(file, 'made', 10)), undefined, 'generated columns run an expression per row');
@@ -86,7 +93,10 @@ t.test('a big file or sqlite_stat4 sends every page to the engines', async (t) =
   other.exec('ANALYZE');
   other.close();
   t.equal(engine.rowsBounded(page(file, 'Genre', 10)), undefined, 'not after ANALYZE');
-  const { engine: second, file: secondFile } = chinook(t, 'CREATE TABLE heavy (id INTEGER PRIMARY KEY, v BLOB); INSERT INTO heavy VALUES (1, zeroblob(34000000));');
+  const { engine: second, file: secondFile } = chinook(
+    t,
+    'CREATE TABLE heavy (id INTEGER PRIMARY KEY, v BLOB); INSERT INTO heavy VALUES (1, zeroblob(34000000));',
+  );
   t.equal(second.rowsBounded(page(secondFile, 'Genre', 10)), undefined, 'over 32 MB');
 });
 
@@ -102,14 +112,20 @@ t.test('a page read here follows rows another connection adds', async (t) => {
 });
 
 t.test('integers beyond 2^53, booleans, blobs and REAL keys come out of a page exactly', async (t) => {
-  const { engine, file } = chinook(t, `
+  const { engine, file } = chinook(
+    t,
+    `
     CREATE TABLE big_ints (id INT PRIMARY KEY, n INT, flag INT CHECK (flag IN (0, 1)), b BLOB) STRICT;
     INSERT INTO big_ints VALUES (1, 9007199254740993, 1, x'0102'), (2, 5, 0, NULL), (9223372036854775807, -9223372036854775807, 1, NULL);
     CREATE TABLE real_keys (k REAL PRIMARY KEY NOT NULL, v TEXT);
-    INSERT INTO real_keys VALUES (1.0, 'one'), (2.5, 'two and a half'), (3.0, 'three');`);
+    INSERT INTO real_keys VALUES (1.0, 'one'), (2.5, 'two and a half'), (3.0, 'three');`,
+  );
   const reference = new Engine();
   t.teardown(() => reference.close());
-  const rows = (table: string, limit: number, after: string | null = null): [RowPage | undefined, RowPage] => [engine.rowsBounded(page(file, table, limit, 0, after)), reference.rows(page(file, table, limit, 0, after))];
+  const rows = (table: string, limit: number, after: string | null = null): [RowPage | undefined, RowPage] => [
+    engine.rowsBounded(page(file, table, limit, 0, after)),
+    reference.rows(page(file, table, limit, 0, after)),
+  ];
   const [here, there] = rows('big_ints', 2);
   t.ok(here, 'read here');
   t.strictSame(here, there, 'the same page as an engine reads');
@@ -119,8 +135,8 @@ t.test('integers beyond 2^53, booleans, blobs and REAL keys come out of a page e
   t.match(last?.rowsJson, /9223372036854775807,-9223372036854775807/, 'the largest key and the smallest value, exact');
   // A non-STRICT REAL key: its cursor must say REAL, whichever way the page was read.
   const [first, firstThere] = rows('real_keys', 1);
-  t.strictSame(first, firstThere, 'a REAL key\'s page and cursor, the same');
+  t.strictSame(first, firstThere, "a REAL key's page and cursor, the same");
   const [second, secondThere] = rows('real_keys', 1, first?.next ?? null);
-  t.strictSame(second, secondThere, 'the page after a REAL key\'s cursor, the same');
+  t.strictSame(second, secondThere, "the page after a REAL key's cursor, the same");
   t.match(second?.rowsJson, /two and a half/);
 });

@@ -12,7 +12,6 @@ import { CHINOOK_LESSON, CHINOOK_SCRIPT } from './helpers/chinook';
 import { scratchDir } from './helpers/scratch-dir';
 import { startServer, type TestServer } from './helpers/server';
 
-
 /**
  * The lesson lives in fixtures/chinook/lesson.json, shared with the lesson
  * scenario of `npm run bench` (test/bench/lesson.mjs), so that the statements
@@ -26,7 +25,10 @@ function expectedAnswers(): Array<{ columns: string[]; rows: unknown[][] }> {
   db.exec(SCRIPT);
   const answers = LESSON.map(({ sql }) => {
     const statement = db.prepare(sql);
-    return { columns: statement.columns().map((column) => column.name), rows: statement.raw(true).all() as unknown[][] };
+    return {
+      columns: statement.columns().map((column) => column.name),
+      rows: statement.raw(true).all() as unknown[][],
+    };
   });
   db.close();
   return answers;
@@ -41,7 +43,10 @@ t.test('the unmodified Chinook script loads in one import and a lesson answers a
   const server: TestServer = await startServer(['-dir', path.join(dir, 'data')], { cwd: dir });
   tt.teardown(() => server.stop());
   tt.equal((await server.post('/dbs', { db: 'chinook' })).status, 201);
-  const loaded = await server.request('POST', '/dbs/chinook/import', { rawBody: SCRIPT, headers: { 'content-type': 'application/sql' } });
+  const loaded = await server.request('POST', '/dbs/chinook/import', {
+    rawBody: SCRIPT,
+    headers: { 'content-type': 'application/sql' },
+  });
   tt.equal(loaded.status, 200, loaded.text.slice(0, 300));
   tt.match(loaded.body, { ok: true, db: 'chinook.db', format: 'sql', statements: 57, changes: 15607 });
 

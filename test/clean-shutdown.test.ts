@@ -37,14 +37,22 @@ function ok(tt: Test, reply: Reply, label: string): void {
  * acknowledged: under this load an engine process may be lost (SQ9007), and a
  * refused insert committed nothing, so only acknowledged rows are expected.
  */
-async function writeMany(tt: Test, server: TestServer, dbs: Array<string | undefined>, count: number): Promise<number[]> {
+async function writeMany(
+  tt: Test,
+  server: TestServer,
+  dbs: Array<string | undefined>,
+  count: number,
+): Promise<number[]> {
   const acknowledged = dbs.map(() => 0);
   for (let round = 0; round < count; round++) {
     // Ids unique across the round too: in single-DB mode every request goes to the same file.
-    const inserts = dbs.map((db, i) => server.exec(db, `INSERT INTO t (id, v) VALUES (${round * dbs.length + i}, 'row')`));
+    const inserts = dbs.map((db, i) =>
+      server.exec(db, `INSERT INTO t (id, v) VALUES (${round * dbs.length + i}, 'row')`),
+    );
     (await Promise.all(inserts)).forEach((reply, i) => {
       if (reply.status === 200) acknowledged[i] = (acknowledged[i] ?? 0) + 1;
-      else tt.equal(reply.body?.code, 9007, `only a lost engine process refuses an insert: ${reply.text.slice(0, 300)}`);
+      else
+        tt.equal(reply.body?.code, 9007, `only a lost engine process refuses an insert: ${reply.text.slice(0, 300)}`);
     });
     await Promise.all(dbs.map((db) => server.exec(db, 'SELECT count(*) FROM t')));
   }
@@ -89,7 +97,9 @@ async function stop(tt: Test, server: TestServer): Promise<void> {
 }
 
 async function multiServer(tt: Test, dir: string, names: string[]): Promise<TestServer> {
-  const server = await startServer(['-dir', 'data', '-log-file', path.join('journal', 'statements.jsonl')], { cwd: dir });
+  const server = await startServer(['-dir', 'data', '-log-file', path.join('journal', 'statements.jsonl')], {
+    cwd: dir,
+  });
   tt.teardown(() => void server.stop());
   for (const db of names) {
     tt.equal((await server.post('/dbs', { db })).status, 201, `create ${db}`);
@@ -109,8 +119,10 @@ t.test('multi-DB: every .db alone holds every committed row after SIGTERM', asyn
   for (const db of withOutside) openOutside(tt, path.join(dir, 'data', `${db}.db`));
   await stop(tt, server);
   const expected = (i: number): number => (acknowledged[i] ?? 0) + (i === 0 ? SESSION_ROWS : 0);
-  const short = names.filter((db, i) => countInCopy(path.join(dir, 'data', `${db}.db`), path.join(dir, 'copies')) < expected(i));
-  tt.same(short, [], 'no copy misses a row (the session\'s included)');
+  const short = names.filter(
+    (db, i) => countInCopy(path.join(dir, 'data', `${db}.db`), path.join(dir, 'copies')) < expected(i),
+  );
+  tt.same(short, [], "no copy misses a row (the session's included)");
   const walWithData = withOutside.filter((db) => fs.statSync(path.join(dir, 'data', `${db}.db-wal`)).size > 0);
   tt.same(walWithData, [], 'every -wal kept open by an outside reader is empty');
 });
@@ -126,5 +138,9 @@ t.test('single-DB: the -db file alone holds every committed row after SIGTERM', 
   const acknowledged = await writeMany(tt, server, [undefined, undefined, undefined], 20);
   await commitSession(tt, server, undefined);
   await stop(tt, server);
-  tt.equal(countInCopy(file, path.join(dir, 'copies')), acknowledged.reduce((a, b) => a + b, 0) + SESSION_ROWS, 'every row, the session\'s too');
+  tt.equal(
+    countInCopy(file, path.join(dir, 'copies')),
+    acknowledged.reduce((a, b) => a + b, 0) + SESSION_ROWS,
+    "every row, the session's too",
+  );
 });

@@ -53,8 +53,14 @@ t.test('prints the usage with -h and exits 0', async (t) => {
 });
 
 t.test('prints the version with -version or --version and exits 0, for the server, replay and tail', async (t) => {
-  const { version } = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../package.json'), 'utf8')) as { version: string };
-  const tools = [['sqlscribe', runCli], ['sqlscribe replay', runReplay], ['sqlscribe tail', runTail]] as const;
+  const { version } = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../package.json'), 'utf8')) as {
+    version: string;
+  };
+  const tools = [
+    ['sqlscribe', runCli],
+    ['sqlscribe replay', runReplay],
+    ['sqlscribe tail', runTail],
+  ] as const;
   for (const [name, run] of tools) {
     for (const flag of ['-version', '--version']) {
       const cwd = scratchDir(t);
@@ -136,7 +142,13 @@ t.test('creates the -db file when missing and serves it', async (t) => {
 // ── flag spellings ───────────────────────────────────────────────────────────
 
 /** Asserts that `-dir <dirName>` and `-token <token>` took effect, whatever their spelling. */
-async function assertDirAndToken(t: Test, server: TestServer, cwd: string, dirName: string, token: string): Promise<void> {
+async function assertDirAndToken(
+  t: Test,
+  server: TestServer,
+  cwd: string,
+  dirName: string,
+  token: string,
+): Promise<void> {
   t.equal((await server.get('/health')).status, 401, 'the token is required');
   const health = await server.get('/health', { 'X-Service-Token': token });
   t.equal(health.status, 200, 'the token is accepted');

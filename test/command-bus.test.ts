@@ -62,12 +62,14 @@ const noClose = async (): Promise<void> => undefined;
 
 t.test('middleware wraps the handler, outermost first, and sees its result', async (t) => {
   const ran: string[] = [];
-  const layer = (name: string): Middleware => async (command, _call, next) => {
-    ran.push(`${name} before ${command.type}`);
-    const result = await next();
-    ran.push(`${name} after`);
-    return result;
-  };
+  const layer =
+    (name: string): Middleware =>
+    async (command, _call, next) => {
+      ran.push(`${name} before ${command.type}`);
+      const result = await next();
+      ran.push(`${name} after`);
+      return result;
+    };
   const bus = new CommandBus(handlers(ran), [layer('outer'), layer('inner')], noClose);
   t.same(await bus.dispatch({ type: 'list-databases' }), { mode: 'multi-db', dbs: ['a'] });
   t.same(ran, ['outer before list-databases', 'inner before list-databases', 'handler', 'inner after', 'outer after']);
@@ -89,19 +91,26 @@ t.test('a command whose request stopped never reaches its handler', async (t) =>
     const bus = new CommandBus(handlers(ran), [refuseStoppedCalls], noClose);
     const controller = new AbortController();
     controller.abort(stop satisfies RequestStop);
-    const error: unknown = await bus.dispatch({ type: 'list-databases' }, { signal: controller.signal }).catch((e: unknown) => e);
+    const error: unknown = await bus
+      .dispatch({ type: 'list-databases' }, { signal: controller.signal })
+      .catch((e: unknown) => e);
     t.equal(error instanceof EngineError ? error.errorName : error, code, `${stop.reason}: answered ${code}`);
     t.same(ran, [], `${stop.reason}: the handler did not run`);
   }
   const ran: string[] = [];
   const live = new AbortController();
-  await new CommandBus(handlers(ran), [refuseStoppedCalls], noClose).dispatch({ type: 'list-databases' }, { signal: live.signal });
+  await new CommandBus(handlers(ran), [refuseStoppedCalls], noClose).dispatch(
+    { type: 'list-databases' },
+    { signal: live.signal },
+  );
   t.same(ran, ['handler'], 'a live request runs');
 });
 
 t.test('every command is counted by outcome and timed with the given clock', async (t) => {
   const seen: Array<[string, string, number]> = [];
-  const observer = { command: (type: string, outcome: string, seconds: number) => void seen.push([type, outcome, seconds]) };
+  const observer = {
+    command: (type: string, outcome: string, seconds: number) => void seen.push([type, outcome, seconds]),
+  };
   let clock = 0;
   const now = (): number => (clock += 250);
   const constraint = new EngineError('CONSTRAINT_UNIQUE', { detail: 't.x' });

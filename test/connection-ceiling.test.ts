@@ -38,7 +38,11 @@ t.test('every 503 at the ceiling counts in errors_total, none in faults_total', 
   tt.equal(seen503, turnedAway.length, 'every connection over the ceiling got a 503');
   const after = JSON.parse((await getOver(a, server.url, '/metrics')).text);
   const prometheus = (await getOver(b, server.url, '/metrics?format=prometheus')).text;
-  tt.equal(after.errors_total - before.errors_total, seen503, 'errors_total grew by the number of 503s the clients saw');
+  tt.equal(
+    after.errors_total - before.errors_total,
+    seen503,
+    'errors_total grew by the number of 503s the clients saw',
+  );
   tt.equal(after.requests_by_status['503'], seen503, 'as requests_by_status says');
   tt.equal(after.faults_total, 0, 'faults_total leaves the 503s out');
   tt.equal(sample(prometheus, 'sqlscribe_errors_total'), after.errors_total, 'Prometheus has the same errors_total');
@@ -52,7 +56,14 @@ interface Tally {
 }
 
 /** Client `id` asks until every client was served or `until`; it waits as Retry-After says (at most 1 s) after a 503, 100 ms otherwise. */
-async function client(id: number, agent: http.Agent, url: string, until: number, tally: Tally, everyone: number): Promise<void> {
+async function client(
+  id: number,
+  agent: http.Agent,
+  url: string,
+  until: number,
+  tally: Tally,
+  everyone: number,
+): Promise<void> {
   while (Date.now() < until && tally.served.size < everyone) {
     let answer: AgentReply | undefined;
     try {
@@ -81,9 +92,19 @@ t.test('clients turned away at the ceiling get their turn; keep-alive without pr
   const tally: Tally = { statuses: new Map(), served: new Set(), errors: 0 };
   const started = Date.now();
   await Promise.all(agents.map((agent, id) => client(id, agent, server.url, started + 15_000, tally, agents.length)));
-  tt.comment(`clients served ${tally.served.size} of ${agents.length} in ${Date.now() - started} ms; statuses ${JSON.stringify([...tally.statuses])}, connection errors ${tally.errors}`);
-  tt.equal(tally.served.size, agents.length, 'every one of 80 clients was served within 15 s against -max-connections 8');
-  tt.strictSame([...tally.statuses.keys()].filter((status) => status !== 200 && status !== 503), [], 'answers were 200 or 503 only');
+  tt.comment(
+    `clients served ${tally.served.size} of ${agents.length} in ${Date.now() - started} ms; statuses ${JSON.stringify([...tally.statuses])}, connection errors ${tally.errors}`,
+  );
+  tt.equal(
+    tally.served.size,
+    agents.length,
+    'every one of 80 clients was served within 15 s against -max-connections 8',
+  );
+  tt.strictSame(
+    [...tally.statuses.keys()].filter((status) => status !== 200 && status !== 503),
+    [],
+    'answers were 200 or 503 only',
+  );
   tt.equal(tally.errors, 0, 'no connection failed');
 
   for (const agent of agents) agent.destroy();

@@ -12,7 +12,21 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { PROJECTOR_SMALL, PROJECTOR_WIDE, SCREENSHOTS, axeViolations, editorText, findChromium, launch, openConsole, runSql, serverIn, setEditorText, text, waitForText } from './helpers/browser';
+import {
+  PROJECTOR_SMALL,
+  PROJECTOR_WIDE,
+  SCREENSHOTS,
+  axeViolations,
+  editorText,
+  findChromium,
+  launch,
+  openConsole,
+  runSql,
+  serverIn,
+  setEditorText,
+  text,
+  waitForText,
+} from './helpers/browser';
 
 t.setTimeout(120_000);
 
@@ -26,7 +40,11 @@ t.test('the page carries a fresh style nonce; the assets and the rest of the pol
     tt.ok(match, `style-src names a nonce: ${policy}`);
     const nonce = match?.[1] ?? '';
     tt.match(page.text, `<meta name="csp-nonce" content="${nonce}">`, 'the page can read the nonce');
-    tt.match(policy, /^default-src 'none'; script-src 'self'; style-src 'self' 'nonce-[^']+'; img-src 'self' data:; connect-src 'self';/, 'nothing else is loosened');
+    tt.match(
+      policy,
+      /^default-src 'none'; script-src 'self'; style-src 'self' 'nonce-[^']+'; img-src 'self' data:; connect-src 'self';/,
+      'nothing else is loosened',
+    );
     nonces.push(nonce);
   }
   tt.not(nonces[0], nonces[1], 'a new nonce per response');
@@ -46,7 +64,9 @@ async function completionLabels(page: Page): Promise<string[]> {
 }
 
 if (chromiumPath === undefined) {
-  t.fail("chromium is missing: the browser tests need Debian's chromium (apt-get update && apt-get install -y chromium), or CHROMIUM_PATH naming a Chromium binary");
+  t.fail(
+    "chromium is missing: the browser tests need Debian's chromium (apt-get update && apt-get install -y chromium), or CHROMIUM_PATH naming a Chromium binary",
+  );
 } else {
   const executablePath = chromiumPath;
 
@@ -57,7 +77,12 @@ if (chromiumPath === undefined) {
     const { page, problems } = await openConsole(context, `${server.url}/`);
     const violations: string[] = [];
     await page.exposeFunction('reportCsp', (what: string) => violations.push(what));
-    const listen = (): void => document.addEventListener('securitypolicyviolation', (event) => (window as unknown as { reportCsp(s: string): void }).reportCsp(`${event.violatedDirective} ${event.blockedURI}`));
+    const listen = (): void =>
+      document.addEventListener('securitypolicyviolation', (event) =>
+        (window as unknown as { reportCsp(s: string): void }).reportCsp(
+          `${event.violatedDirective} ${event.blockedURI}`,
+        ),
+      );
     await page.addInitScript(listen);
     await page.evaluate(listen);
 
@@ -70,19 +95,43 @@ if (chromiumPath === undefined) {
     tt.test('the editor is CodeMirror, named, and its styles applied', async (t2) => {
       t2.equal(await page.locator('#sql-editor .cm-editor').count(), 1);
       t2.equal(await page.getAttribute('#sql-input', 'contenteditable'), 'true', '#sql-input is the editable element');
-      t2.equal(await page.getAttribute('#sql-input', 'aria-labelledby'), 'editor-h', 'its accessible name is the heading');
-      const styled = await page.evaluate(() => Array.from(document.querySelectorAll('style')).some((style) => style.nonce !== '' && /\.cm-/.test(style.textContent ?? '')));
+      t2.equal(
+        await page.getAttribute('#sql-input', 'aria-labelledby'),
+        'editor-h',
+        'its accessible name is the heading',
+      );
+      const styled = await page.evaluate(() =>
+        Array.from(document.querySelectorAll('style')).some(
+          (style) => style.nonce !== '' && /\.cm-/.test(style.textContent ?? ''),
+        ),
+      );
       t2.ok(styled, "CodeMirror's styles are in a <style> that carries the nonce");
       // Its base theme sets .cm-editor to a flex column: only there when the <style> applied.
-      t2.equal(await page.evaluate(() => getComputedStyle(document.querySelector('.cm-editor')!).display), 'flex', 'and the browser applied them');
+      t2.equal(
+        await page.evaluate(() => getComputedStyle(document.querySelector('.cm-editor')!).display),
+        'flex',
+        'and the browser applied them',
+      );
     });
 
     tt.test('a run creates tables; the highlighting has token classes', async (t2) => {
-      await runSql(page, "CREATE TABLE pupils (id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INT);\nINSERT INTO pupils (name, age) VALUES ('Ana', 13), ('Bruno', 14);");
+      await runSql(
+        page,
+        "CREATE TABLE pupils (id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INT);\nINSERT INTO pupils (name, age) VALUES ('Ana', 13), ('Bruno', 14);",
+      );
       t2.equal(await page.locator('#results article.result').count(), 2);
       await setEditorText(page, "SELECT name, 42 FROM pupils WHERE name = 'Ana'");
-      const tokens = await page.evaluate(() => Array.from(document.querySelectorAll('#sql-input .cm-line span')).map((span) => ({ text: span.textContent, cls: span.className, color: getComputedStyle(span).color })));
-      t2.ok(tokens.length >= 3 && tokens.every((token) => token.cls !== ''), 'highlighted tokens are spans with a token class');
+      const tokens = await page.evaluate(() =>
+        Array.from(document.querySelectorAll('#sql-input .cm-line span')).map((span) => ({
+          text: span.textContent,
+          cls: span.className,
+          color: getComputedStyle(span).color,
+        })),
+      );
+      t2.ok(
+        tokens.length >= 3 && tokens.every((token) => token.cls !== ''),
+        'highlighted tokens are spans with a token class',
+      );
       const keyword = tokens.find((token) => token.text === 'SELECT');
       const string = tokens.find((token) => token.text === "'Ana'");
       const number = tokens.find((token) => token.text === '42');
@@ -126,7 +175,7 @@ if (chromiumPath === undefined) {
       await page.keyboard.press('Control+Home');
       await page.keyboard.type('SELECT sub');
       await page.keyboard.press('Control+Space');
-      t2.ok((await completionLabels(page)).includes('subject'), 'the new table\'s column');
+      t2.ok((await completionLabels(page)).includes('subject'), "the new table's column");
       await page.keyboard.press('Escape');
     });
 
@@ -140,7 +189,7 @@ if (chromiumPath === undefined) {
     });
 
     tt.test('a failing statement is marked, with a word as well as colour', async (t2) => {
-      const failing = 'INSERT INTO pupils (id, name) VALUES (1, \'Dup\')';
+      const failing = "INSERT INTO pupils (id, name) VALUES (1, 'Dup')";
       await runSql(page, `SELECT 1;\n${failing};`);
       await page.locator('#sql-error').waitFor();
       t2.equal(await text(page, '#sql-failed-mark'), failing, 'the failing statement is decorated');
@@ -157,7 +206,10 @@ if (chromiumPath === undefined) {
       await page.click('#sql-history-box summary');
       const entries = await page.locator('#sql-history .history-item').allInnerTexts();
       t2.match(entries[0], /SELECT name FROM pupils ORDER BY name$/, 'the newest run first');
-      t2.ok(entries.some((entry) => entry.endsWith('CREATE TABLE teachers (id INTEGER PRIMARY KEY, subject TEXT)')), 'earlier runs below');
+      t2.ok(
+        entries.some((entry) => entry.endsWith('CREATE TABLE teachers (id INTEGER PRIMARY KEY, subject TEXT)')),
+        'earlier runs below',
+      );
       await page.reload();
       await page.waitForSelector('body[data-ready="true"]');
       await page.click('#sql-history-box summary');
@@ -165,20 +217,28 @@ if (chromiumPath === undefined) {
       t2.same(after, entries, 'the same list after a reload');
       await setEditorText(page, '');
       const second = page.locator('#sql-history .history-item').nth(1);
-      t2.equal(await second.getAttribute('title'), "SELECT 1;\nINSERT INTO pupils (id, name) VALUES (1, 'Dup');", 'a run keeps its line breaks');
+      t2.equal(
+        await second.getAttribute('title'),
+        "SELECT 1;\nINSERT INTO pupils (id, name) VALUES (1, 'Dup');",
+        'a run keeps its line breaks',
+      );
       await second.click();
-      t2.equal(await editorText(page), "SELECT 1;\nINSERT INTO pupils (id, name) VALUES (1, 'Dup');", 'a click puts it back in the editor');
+      t2.equal(
+        await editorText(page),
+        "SELECT 1;\nINSERT INTO pupils (id, name) VALUES (1, 'Dup');",
+        'a click puts it back in the editor',
+      );
       t2.ok(await page.evaluate(() => document.activeElement?.id === 'sql-input'), 'and focuses the editor');
     });
 
     tt.test('history is bounded per database and a repeated run moves to the top', async (t2) => {
       // A string, so that the test's CommonJS compilation does not rewrite the browser's import().
-      const lists = await page.evaluate(`import('/console/editor-history.js').then((history) => {
+      const lists = (await page.evaluate(`import('/console/editor-history.js').then((history) => {
         for (let i = 0; i < history.HISTORY_LIMIT + 10; i++) history.addToHistory('bounded.db', 'SELECT ' + i);
         const full = history.readHistory('bounded.db');
         const again = history.addToHistory('bounded.db', 'SELECT 30');
         return { limit: history.HISTORY_LIMIT, full, again, other: history.readHistory('other.db') };
-      })`) as { limit: number; full: string[]; again: string[]; other: string[] };
+      })`)) as { limit: number; full: string[]; again: string[]; other: string[] };
       t2.equal(lists.limit, 50);
       t2.equal(lists.full.length, 50, 'at most 50 a database');
       t2.equal(lists.full[0], 'SELECT 59', 'newest first');
@@ -214,7 +274,12 @@ if (chromiumPath === undefined) {
       const before = await page.locator('#results').innerHTML();
       await page.keyboard.press('Control+Enter');
       // The run ends (Run enabled again, so Tab can land on it) after the results show: wait for both.
-      await page.waitForFunction((old) => document.getElementById('results')!.innerHTML !== old && !(document.getElementById('sql-run') as HTMLButtonElement).disabled, before);
+      await page.waitForFunction(
+        (old) =>
+          document.getElementById('results')!.innerHTML !== old &&
+          !(document.getElementById('sql-run') as HTMLButtonElement).disabled,
+        before,
+      );
       t2.match(await text(page, '#results'), /seven/);
       await page.focus('#sql-input');
       await page.keyboard.press('Tab');
@@ -225,9 +290,14 @@ if (chromiumPath === undefined) {
     });
 
     tt.test('accessibility and projector screenshots', async (t2) => {
-      await setEditorText(page, "SELECT name, age\nFROM pupils\nWHERE age > 12\nORDER BY name;");
-      await page.evaluate(() => { (document.getElementById('sql-history-box') as HTMLDetailsElement).open = true; });
-      for (const [size, file] of [[PROJECTOR_SMALL, 'console-editor-1024.png'], [PROJECTOR_WIDE, 'console-editor-1366.png']] as const) {
+      await setEditorText(page, 'SELECT name, age\nFROM pupils\nWHERE age > 12\nORDER BY name;');
+      await page.evaluate(() => {
+        (document.getElementById('sql-history-box') as HTMLDetailsElement).open = true;
+      });
+      for (const [size, file] of [
+        [PROJECTOR_SMALL, 'console-editor-1024.png'],
+        [PROJECTOR_WIDE, 'console-editor-1366.png'],
+      ] as const) {
         await page.setViewportSize(size);
         await page.screenshot({ path: path.join(SCREENSHOTS, file) });
       }

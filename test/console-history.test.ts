@@ -11,7 +11,16 @@
 import path from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { PROJECTOR_WIDE, SCREENSHOTS, axeViolations, findChromium, launch, openConsole, serverIn, text } from './helpers/browser';
+import {
+  PROJECTOR_WIDE,
+  SCREENSHOTS,
+  axeViolations,
+  findChromium,
+  launch,
+  openConsole,
+  serverIn,
+  text,
+} from './helpers/browser';
 import type { TestServer } from './helpers/server';
 
 t.setTimeout(240_000);
@@ -21,7 +30,8 @@ const admin = { 'X-Service-Token': ADMIN };
 const TRACKS = 3503;
 
 async function trackCount(server: TestServer): Promise<number> {
-  return (await server.post('/exec', { db: 'alumno-07', sql: 'SELECT count(*) FROM Track' }, admin)).body.results[0].rows[0][0] as number;
+  return (await server.post('/exec', { db: 'alumno-07', sql: 'SELECT count(*) FROM Track' }, admin)).body.results[0]
+    .rows[0][0] as number;
 }
 
 async function seriousViolations(page: Page): Promise<string[]> {
@@ -30,7 +40,9 @@ async function seriousViolations(page: Page): Promise<string[]> {
 
 /** The seqs of the timeline, top to bottom. */
 function seqs(page: Page): Promise<number[]> {
-  return page.locator('#history-list > li').evaluateAll((items) => items.map((item) => Number((item as HTMLElement).dataset.seq)));
+  return page
+    .locator('#history-list > li')
+    .evaluateAll((items) => items.map((item) => Number((item as HTMLElement).dataset.seq)));
 }
 
 async function showHistory(page: Page, db: string): Promise<void> {
@@ -40,13 +52,18 @@ async function showHistory(page: Page, db: string): Promise<void> {
 
 /** Waits until the timeline's top entry is a new one (after a restore). */
 async function topChanged(page: Page, before: number): Promise<void> {
-  await page.waitForFunction((old) => Number((document.querySelector('#history-list > li') as HTMLElement | null)?.dataset.seq ?? 0) > old, before);
+  await page.waitForFunction(
+    (old) => Number((document.querySelector('#history-list > li') as HTMLElement | null)?.dataset.seq ?? 0) > old,
+    before,
+  );
 }
 
 const chromiumPath = findChromium();
 
 if (chromiumPath === undefined) {
-  t.fail("chromium is missing: the browser tests need Debian's chromium (apt-get update && apt-get install -y chromium), or CHROMIUM_PATH naming a Chromium binary");
+  t.fail(
+    "chromium is missing: the browser tests need Debian's chromium (apt-get update && apt-get install -y chromium), or CHROMIUM_PATH naming a Chromium binary",
+  );
 } else {
   const executablePath = chromiumPath;
 
@@ -54,10 +71,24 @@ if (chromiumPath === undefined) {
     const server = await serverIn(tt, ['-token', ADMIN]);
     tt.equal((await server.post('/dbs', { db: 'lesson' }, admin)).status, 201);
     const tracks = Array.from({ length: TRACKS }, (_, n) => `(${n + 1}, 'Track ${n + 1}')`).join(', ');
-    tt.equal((await server.post('/exec', { db: 'lesson', sql: `CREATE TABLE Track (id INT PRIMARY KEY, name TEXT NOT NULL); INSERT INTO Track VALUES ${tracks}` }, admin)).status, 200);
+    tt.equal(
+      (
+        await server.post(
+          '/exec',
+          {
+            db: 'lesson',
+            sql: `CREATE TABLE Track (id INT PRIMARY KEY, name TEXT NOT NULL); INSERT INTO Track VALUES ${tracks}`,
+          },
+          admin,
+        )
+      ).status,
+      200,
+    );
     const made = await server.post('/tokens', { prefix: 'alumno', count: 8, role: 'write', from: 'lesson' }, admin);
     tt.equal(made.status, 201, 'a class of eight, each with a copy of the lesson');
-    const secrets = new Map<string, string>((made.body.tokens as Array<{ name: string; secret: string }>).map((token) => [token.name, token.secret]));
+    const secrets = new Map<string, string>(
+      (made.body.tokens as Array<{ name: string; secret: string }>).map((token) => [token.name, token.secret]),
+    );
     const as = (name: string): Record<string, string> => ({ 'X-Service-Token': secrets.get(name) ?? '' });
     const write = async (who: Record<string, string>, db: string, sql: string, status = 200): Promise<void> => {
       const reply = await server.post('/exec', { db, sql }, who);
@@ -68,7 +99,8 @@ if (chromiumPath === undefined) {
     await write(admin, 'alumno-07', "UPDATE Track SET name = 'Checked' WHERE id = 3");
     await write(as('alumno-07'), 'alumno-07', 'DELETE FROM Track');
     await write(as('alumno-07'), 'alumno-07', "INSERT INTO Track VALUES (1, 'only')");
-    for (let n = 0; n < 60; n++) await write(as('alumno-08'), 'alumno-08', `INSERT INTO Track VALUES (${10_000 + n}, 'n${n}')`);
+    for (let n = 0; n < 60; n++)
+      await write(as('alumno-08'), 'alumno-08', `INSERT INTO Track VALUES (${10_000 + n}, 'n${n}')`);
 
     const context = await launch(tt, executablePath);
     const { page, problems } = await openConsole(context, `${server.url}/#history`);
@@ -81,11 +113,19 @@ if (chromiumPath === undefined) {
 
     await tt.test('the timeline: newest first, who, when, the SQL, a failure in words', async (t2) => {
       const order = await seqs(page);
-      t2.same(order, [...order].sort((a, b) => b - a), 'newest first');
+      t2.same(
+        order,
+        [...order].sort((a, b) => b - a),
+        'newest first',
+      );
       const failed = page.locator('#history-list > li[data-state="failed"]');
       t2.equal(await failed.count(), 1);
       const failure = await failed.innerText();
-      t2.match(failure, /Failed\s*\[SQ3003\]\s*PRIMARY KEY constraint failed: Track\.id/, 'marked with the word, its code and its message');
+      t2.match(
+        failure,
+        /Failed\s*\[SQ3003\]\s*PRIMARY KEY constraint failed: Track\.id/,
+        'marked with the word, its code and its message',
+      );
       t2.match(failure, /alumno-07/, 'who');
       t2.match(failure, /INSERT INTO Track VALUES \(2, 'Again'\)/, 'the SQL as sent');
       t2.ok(await failed.locator('time[datetime]').count(), 'when');
@@ -99,12 +139,18 @@ if (chromiumPath === undefined) {
 
     await tt.test('filters: failed entries only, one person', async (t2) => {
       await page.check('#history-failed');
-      await page.waitForFunction(() => Array.from(document.querySelectorAll('#history-list > li')).every((li) => (li as HTMLElement).dataset.state === 'failed'));
+      await page.waitForFunction(() =>
+        Array.from(document.querySelectorAll('#history-list > li')).every(
+          (li) => (li as HTMLElement).dataset.state === 'failed',
+        ),
+      );
       t2.equal(await page.locator('#history-list > li').count(), 1, 'only the failure');
       await page.uncheck('#history-failed');
       await page.fill('#history-token', 'admin');
       await page.click('#history-filters button[type="submit"]');
-      await page.waitForFunction(() => !(document.getElementById('history-list')?.innerText ?? '').includes('alumno-07'));
+      await page.waitForFunction(
+        () => !(document.getElementById('history-list')?.innerText ?? '').includes('alumno-07'),
+      );
       const who = await page.locator('#history-list .who').allInnerTexts();
       t2.ok(who.length > 0 && who.every((name) => name === 'admin'), `only admin's entries (${who.join(', ')})`);
       t2.match(await text(page, '#history-status'), /by admin/);
@@ -113,28 +159,45 @@ if (chromiumPath === undefined) {
       await page.waitForSelector('#history-list > li[data-state="failed"]');
     });
 
-    await tt.test('pages with the server\'s cursor', async (t2) => {
+    await tt.test("pages with the server's cursor", async (t2) => {
       await showHistory(page, 'alumno-08.db');
       await page.waitForFunction(() => document.querySelectorAll('#history-list > li').length === 50);
       const first = await seqs(page);
       t2.ok(await page.isEnabled('#history-older'), 'an older page');
       t2.ok(await page.isDisabled('#history-newer'));
       await page.click('#history-older');
-      await page.waitForFunction((top) => Number((document.querySelector('#history-list > li') as HTMLElement).dataset.seq) < top, first[first.length - 1] ?? 0);
+      await page.waitForFunction(
+        (top) => Number((document.querySelector('#history-list > li') as HTMLElement).dataset.seq) < top,
+        first[first.length - 1] ?? 0,
+      );
       const second = await seqs(page);
-      t2.ok(second.length >= 10 && (second[0] ?? 0) < (first[first.length - 1] ?? 0), `the next ${second.length}, older than the first page`);
+      t2.ok(
+        second.length >= 10 && (second[0] ?? 0) < (first[first.length - 1] ?? 0),
+        `the next ${second.length}, older than the first page`,
+      );
       await page.click('#history-newer');
-      await page.waitForFunction((top) => Number((document.querySelector('#history-list > li') as HTMLElement).dataset.seq) === top, first[0] ?? 0);
+      await page.waitForFunction(
+        (top) => Number((document.querySelector('#history-list > li') as HTMLElement).dataset.seq) === top,
+        first[0] ?? 0,
+      );
       t2.same(await seqs(page), first, 'back to the newest page');
     });
 
     await tt.test('restore to before the DELETE: previewed in words, then done', async (t2) => {
       await showHistory(page, 'alumno-07.db');
       const top = (await seqs(page))[0] ?? 0;
-      await page.locator('#history-list > li', { hasText: 'DELETE FROM Track' }).locator('button.restore-before').click();
+      await page
+        .locator('#history-list > li', { hasText: 'DELETE FROM Track' })
+        .locator('button.restore-before')
+        .click();
       await page.waitForSelector('#confirm-dialog[open] #restore-summary');
       const summary = await text(page, '#restore-summary');
-      t2.match(summary, new RegExp(`undoes 2 statements by alumno-07 since \\d{1,2}:\\d{2}.*: DELETE FROM Track \\(${TRACKS.toLocaleString('en-US')} rows\\), INSERT INTO Track VALUES \\(1, 'only'\\) \\(1 row\\)`));
+      t2.match(
+        summary,
+        new RegExp(
+          `undoes 2 statements by alumno-07 since \\d{1,2}:\\d{2}.*: DELETE FROM Track \\(${TRACKS.toLocaleString('en-US')} rows\\), INSERT INTO Track VALUES \\(1, 'only'\\) \\(1 row\\)`,
+        ),
+      );
       t2.equal(await page.locator('#confirm-body .restore-undone li').count(), 2, 'each undone statement listed');
       t2.same(await seriousViolations(page), [], 'axe: the restore preview');
       await page.screenshot({ path: path.join(SCREENSHOTS, 'console-restore-preview-1366.png') });

@@ -9,7 +9,18 @@
 import path from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { PROJECTOR_WIDE, SCREENSHOTS, axeViolations, findChromium, launch, openConsole, runSql, serverIn, setEditorText, text } from './helpers/browser';
+import {
+  PROJECTOR_WIDE,
+  SCREENSHOTS,
+  axeViolations,
+  findChromium,
+  launch,
+  openConsole,
+  runSql,
+  serverIn,
+  setEditorText,
+  text,
+} from './helpers/browser';
 import type { TestServer } from './helpers/server';
 
 t.setTimeout(180_000);
@@ -29,7 +40,9 @@ async function runAndAsk(page: Page, sql: string): Promise<void> {
 const chromiumPath = findChromium();
 
 if (chromiumPath === undefined) {
-  t.fail("chromium is missing: the browser tests need Debian's chromium (apt-get update && apt-get install -y chromium), or CHROMIUM_PATH naming a Chromium binary");
+  t.fail(
+    "chromium is missing: the browser tests need Debian's chromium (apt-get update && apt-get install -y chromium), or CHROMIUM_PATH naming a Chromium binary",
+  );
 } else {
   const executablePath = chromiumPath;
 
@@ -37,7 +50,10 @@ if (chromiumPath === undefined) {
     const server = await serverIn(tt);
     tt.equal((await server.post('/dbs', { db: 'shop' })).status, 201);
     const rows = Array.from({ length: 1203 }, (_, n) => `(${n + 1}, 'T${n + 1}')`).join(', ');
-    const seeded = await server.exec('shop', `CREATE TABLE Track (id INT PRIMARY KEY, name TEXT); INSERT INTO Track VALUES ${rows}; CREATE TABLE "Play list" (id INT PRIMARY KEY); INSERT INTO "Play list" VALUES (1), (2)`);
+    const seeded = await server.exec(
+      'shop',
+      `CREATE TABLE Track (id INT PRIMARY KEY, name TEXT); INSERT INTO Track VALUES ${rows}; CREATE TABLE "Play list" (id INT PRIMARY KEY); INSERT INTO "Play list" VALUES (1), (2)`,
+    );
     tt.equal(seeded.status, 200, seeded.text);
     const context = await launch(tt, executablePath);
     const { page, problems } = await openConsole(context, `${server.url}/#sql`);
@@ -48,9 +64,16 @@ if (chromiumPath === undefined) {
     await tt.test('the question names the table and its rows; Cancel sends nothing', async (t2) => {
       await runAndAsk(page, 'SELECT 1;\nDELETE FROM Track');
       t2.equal(await text(page, '#confirm-h'), 'Change every row of Track?');
-      t2.match(await text(page, '#confirm-body'), /Statement 2: DELETE FROM Track\s+has no WHERE: it deletes all 1,203 rows of Track\./);
+      t2.match(
+        await text(page, '#confirm-body'),
+        /Statement 2: DELETE FROM Track\s+has no WHERE: it deletes all 1,203 rows of Track\./,
+      );
       t2.equal(await page.evaluate(() => document.activeElement?.id), 'confirm-cancel', 'Cancel has the focus');
-      t2.same((await axeViolations(page)).map((v) => `${v.id}: ${v.help}`), [], 'axe: the question');
+      t2.same(
+        (await axeViolations(page)).map((v) => `${v.id}: ${v.help}`),
+        [],
+        'axe: the question',
+      );
       await page.screenshot({ path: path.join(SCREENSHOTS, 'console-mass-delete-1366.png') });
       await page.keyboard.press('Escape');
       await page.waitForSelector('#sql-cancelled');
@@ -63,14 +86,21 @@ if (chromiumPath === undefined) {
     });
 
     await tt.test('an UPDATE inside a batch, a quoted name, Run anyway', async (t2) => {
-      await runAndAsk(page, 'UPDATE Track SET name = upper(name) WHERE id = 1;\nUPDATE "Play list" SET id = id + 10;\nSELECT 2');
+      await runAndAsk(
+        page,
+        'UPDATE Track SET name = upper(name) WHERE id = 1;\nUPDATE "Play list" SET id = id + 10;\nSELECT 2',
+      );
       const item = page.locator('#confirm-body li');
       t2.equal(await item.count(), 1, 'only the statement without WHERE');
       t2.match(await item.innerText(), /Statement 2: .*changes all 2 rows of Play list/s);
       t2.equal(await item.getAttribute('data-rows'), '2');
       await page.click('#confirm-ok');
       await page.waitForSelector('#results article.result >> nth=2');
-      t2.same((await server.exec('shop', 'SELECT id FROM "Play list" ORDER BY id')).body.results[0].rows, [[11], [12]], 'sent after Run anyway');
+      t2.same(
+        (await server.exec('shop', 'SELECT id FROM "Play list" ORDER BY id')).body.results[0].rows,
+        [[11], [12]],
+        'sent after Run anyway',
+      );
     });
 
     await tt.test('a WHERE, even always true, and a subquery WHERE in UPDATE are told apart', async (t2) => {

@@ -11,7 +11,10 @@ import { PROJECTOR_WIDE, findChromium, launch, openConsole, runSql, serverIn } f
 
 t.setTimeout(180_000);
 
-interface Box { top: number; bottom: number }
+interface Box {
+  top: number;
+  bottom: number;
+}
 
 async function boxes(page: Page, startSelector: string): Promise<{ editor: Box; start: Box; height: number }> {
   return page.evaluate((selector) => {
@@ -19,21 +22,33 @@ async function boxes(page: Page, startSelector: string): Promise<{ editor: Box; 
       const box = element?.getBoundingClientRect();
       return { top: box?.top ?? NaN, bottom: box?.bottom ?? NaN };
     };
-    return { editor: place(document.querySelector('#sql-editor')), start: place(document.querySelector(selector)), height: window.innerHeight };
+    return {
+      editor: place(document.querySelector('#sql-editor')),
+      start: place(document.querySelector(selector)),
+      height: window.innerHeight,
+    };
   }, startSelector);
 }
 
 /** The whole editor (every line of the statements) and `startSelector` lie inside the window. */
 async function bothInView(t2: Test, page: Page, startSelector: string, what: string): Promise<void> {
   const { editor, start, height } = await boxes(page, startSelector);
-  t2.ok(editor.top >= 0 && editor.bottom <= height, `${what}: the statements are in view (${Math.round(editor.top)}–${Math.round(editor.bottom)} of ${height})`);
-  t2.ok(start.top >= 0 && start.bottom <= height, `${what}: the start of the result is in view (${Math.round(start.top)}–${Math.round(start.bottom)} of ${height})`);
+  t2.ok(
+    editor.top >= 0 && editor.bottom <= height,
+    `${what}: the statements are in view (${Math.round(editor.top)}–${Math.round(editor.bottom)} of ${height})`,
+  );
+  t2.ok(
+    start.top >= 0 && start.bottom <= height,
+    `${what}: the start of the result is in view (${Math.round(start.top)}–${Math.round(start.bottom)} of ${height})`,
+  );
 }
 
 const chromiumPath = findChromium();
 
 if (chromiumPath === undefined) {
-  t.fail("chromium is missing: the browser tests need Debian's chromium (apt-get update && apt-get install -y chromium), or CHROMIUM_PATH naming a Chromium binary");
+  t.fail(
+    "chromium is missing: the browser tests need Debian's chromium (apt-get update && apt-get install -y chromium), or CHROMIUM_PATH naming a Chromium binary",
+  );
 } else {
   const executablePath = chromiumPath;
 
@@ -41,7 +56,15 @@ if (chromiumPath === undefined) {
     const server = await serverIn(tt);
     tt.equal((await server.post('/dbs', { db: 'lab' })).status, 201);
     const rows = Array.from({ length: 200 }, (_, n) => `(${n + 1}, 'P${n + 1}')`).join(', ');
-    tt.equal((await server.exec('lab', `CREATE TABLE pupils (id INT PRIMARY KEY, name TEXT); INSERT INTO pupils VALUES ${rows}`)).status, 200);
+    tt.equal(
+      (
+        await server.exec(
+          'lab',
+          `CREATE TABLE pupils (id INT PRIMARY KEY, name TEXT); INSERT INTO pupils VALUES ${rows}`,
+        )
+      ).status,
+      200,
+    );
     const context = await launch(tt, executablePath);
     const { page, problems } = await openConsole(context, `${server.url}/#sql`);
     await page.setViewportSize(PROJECTOR_WIDE);
@@ -70,7 +93,20 @@ if (chromiumPath === undefined) {
     await tt.test('with a transaction open and nine lines of SQL', async (t2) => {
       await page.click('#tx-begin');
       await page.waitForSelector('#tx-state[data-state="active"]');
-      await runSql(page, ['SELECT id,', '  name', 'FROM pupils', 'WHERE id <= 100', '  AND id > 0', '  AND name IS NOT NULL', 'ORDER BY', '  id', 'LIMIT 100'].join('\n'));
+      await runSql(
+        page,
+        [
+          'SELECT id,',
+          '  name',
+          'FROM pupils',
+          'WHERE id <= 100',
+          '  AND id > 0',
+          '  AND name IS NOT NULL',
+          'ORDER BY',
+          '  id',
+          'LIMIT 100',
+        ].join('\n'),
+      );
       await bothInView(t2, page, '#results tbody tr', 'in a session');
       await page.click('#tx-rollback');
       await page.waitForSelector('#tx-state[data-state="none"]');

@@ -11,7 +11,20 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { PROJECTOR_SMALL, PROJECTOR_WIDE, SCREENSHOTS, axeViolations, findChromium, launch, openConsole, runSql, serverIn, sidewaysOverflow, text, waitForText } from './helpers/browser';
+import {
+  PROJECTOR_SMALL,
+  PROJECTOR_WIDE,
+  SCREENSHOTS,
+  axeViolations,
+  findChromium,
+  launch,
+  openConsole,
+  runSql,
+  serverIn,
+  sidewaysOverflow,
+  text,
+  waitForText,
+} from './helpers/browser';
 
 t.setTimeout(180_000);
 
@@ -36,10 +49,13 @@ function marksSql(): string {
 
 /** Where an element is in the window: its top and bottom, and the window's height. */
 function placeOf(page: Page, selector: string): Promise<{ top: number; bottom: number; height: number }> {
-  return page.locator(selector).first().evaluate((element) => {
-    const box = element.getBoundingClientRect();
-    return { top: box.top, bottom: box.bottom, height: window.innerHeight };
-  });
+  return page
+    .locator(selector)
+    .first()
+    .evaluate((element) => {
+      const box = element.getBoundingClientRect();
+      return { top: box.top, bottom: box.bottom, height: window.innerHeight };
+    });
 }
 
 async function columnTexts(page: Page, scope: string, column: number): Promise<string[]> {
@@ -49,7 +65,9 @@ async function columnTexts(page: Page, scope: string, column: number): Promise<s
 const chromiumPath = findChromium();
 
 if (chromiumPath === undefined) {
-  t.fail("chromium is missing: the browser tests need Debian's chromium (apt-get update && apt-get install -y chromium), or CHROMIUM_PATH naming a Chromium binary");
+  t.fail(
+    "chromium is missing: the browser tests need Debian's chromium (apt-get update && apt-get install -y chromium), or CHROMIUM_PATH naming a Chromium binary",
+  );
 } else {
   const executablePath = chromiumPath;
 
@@ -84,13 +102,23 @@ if (chromiumPath === undefined) {
         const panel = await placeOf(page, '.panel.tx');
         const lineHeight = await page.evaluate(() => parseFloat(getComputedStyle(document.body).fontSize));
         // One line of buttons (2.5rem) and the panel's padding; at 200% the same, in CSS pixels.
-        t2.ok(panel.bottom - panel.top <= lineHeight * 4, `${name}: the session panel is one line (${Math.round(panel.bottom - panel.top)}px)`);
+        t2.ok(
+          panel.bottom - panel.top <= lineHeight * 4,
+          `${name}: the session panel is one line (${Math.round(panel.bottom - panel.top)}px)`,
+        );
         const editor = await placeOf(page, '#sql-input');
-        t2.ok(editor.top >= panel.bottom && editor.top < editor.height - 20, `${name}: the editor starts on screen, below the panel (top ${Math.round(editor.top)} of ${editor.height})`);
-        if (zoom === 1 && size === PROJECTOR_SMALL) await page.screenshot({ path: path.join(SCREENSHOTS, 'console-session-1024.png') });
+        t2.ok(
+          editor.top >= panel.bottom && editor.top < editor.height - 20,
+          `${name}: the editor starts on screen, below the panel (top ${Math.round(editor.top)} of ${editor.height})`,
+        );
+        if (zoom === 1 && size === PROJECTOR_SMALL)
+          await page.screenshot({ path: path.join(SCREENSHOTS, 'console-session-1024.png') });
         await runSql(page, `SELECT id, pupil, score FROM marks WHERE id <= ${100 + i} ORDER BY id`);
         const result = await placeOf(page, '#results article.result');
-        t2.ok(result.top >= 0 && result.top < result.height - 60, `${name}: the result's top is in view (${Math.round(result.top)} of ${result.height})`);
+        t2.ok(
+          result.top >= 0 && result.top < result.height - 60,
+          `${name}: the result's top is in view (${Math.round(result.top)} of ${result.height})`,
+        );
         const firstRow = await placeOf(page, '#results tbody tr');
         t2.ok(firstRow.bottom <= firstRow.height, `${name}: its first row is in view`);
         t2.equal(await sidewaysOverflow(page), 0, `${name}: no sideways scroll of the page`);
@@ -123,7 +151,19 @@ if (chromiumPath === undefined) {
     tt.test('the filter keeps the rows holding the text', async (t2) => {
       await runSql(page, 'SELECT id, pupil FROM marks ORDER BY id');
       await page.fill('#results .rt-filter', 'P11');
-      t2.same(await columnTexts(page, '#results', 2), ['P11', 'P110', 'P111', 'P112', 'P113', 'P114', 'P115', 'P116', 'P117', 'P118', 'P119']);
+      t2.same(await columnTexts(page, '#results', 2), [
+        'P11',
+        'P110',
+        'P111',
+        'P112',
+        'P113',
+        'P114',
+        'P115',
+        'P116',
+        'P117',
+        'P118',
+        'P119',
+      ]);
       t2.equal(await text(page, '#results .rt-status'), 'Rows 1–11 of 11 (filtered from 120)');
       await page.fill('#results .rt-filter', '');
     });
@@ -147,12 +187,20 @@ if (chromiumPath === undefined) {
       t2.equal(await first.nth(1).getAttribute('data-kind'), 'null', 'NULL is marked as NULL');
       t2.equal(await second.nth(1).getAttribute('data-kind'), 'text', "the text 'NULL' is text");
       t2.equal(await second.nth(1).innerText(), 'NULL');
-      t2.not(await first.nth(1).evaluate((cell) => getComputedStyle(cell).fontStyle), await second.nth(1).evaluate((cell) => getComputedStyle(cell).fontStyle), 'and they look different');
+      t2.not(
+        await first.nth(1).evaluate((cell) => getComputedStyle(cell).fontStyle),
+        await second.nth(1).evaluate((cell) => getComputedStyle(cell).fontStyle),
+        'and they look different',
+      );
       t2.equal(await first.nth(2).innerText(), 'false');
       t2.equal(await second.nth(2).innerText(), 'true');
       t2.equal(await first.nth(3).getAttribute('data-kind'), 'blob');
       t2.match(await first.nth(3).innerText(), /^base64\s+AQI=$/, 'a blob is base64, marked as such');
-      t2.equal(await page.getAttribute('#results thead th:nth-child(1)', 'data-type'), 'FLOAT', 'the header names the type');
+      t2.equal(
+        await page.getAttribute('#results thead th:nth-child(1)', 'data-type'),
+        'FLOAT',
+        'the header names the type',
+      );
       t2.equal(await page.getAttribute('#results thead th:nth-child(5)', 'data-type'), null, 'an expression has none');
     });
 
@@ -162,7 +210,11 @@ if (chromiumPath === undefined) {
       await page.locator('#results thead th:nth-child(1) button').click();
       const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#results .rt-csv')]);
       t2.equal(csv.suggestedFilename(), 'result-1.csv');
-      t2.equal(readFileSync(await csv.path(), 'utf8'), 'id,score,note,passed\r\n3,3.5,note 3,false\r\n2,2.5,NULL,true\r\n1,7.0,,false\r\n', 'sorted as shown; NULL is an empty field, the text NULL is NULL');
+      t2.equal(
+        readFileSync(await csv.path(), 'utf8'),
+        'id,score,note,passed\r\n3,3.5,note 3,false\r\n2,2.5,NULL,true\r\n1,7.0,,false\r\n',
+        'sorted as shown; NULL is an empty field, the text NULL is NULL',
+      );
       const [json] = await Promise.all([page.waitForEvent('download'), page.click('#results .rt-json')]);
       t2.equal(json.suggestedFilename(), 'result-1.json');
       t2.same(JSON.parse(readFileSync(await json.path(), 'utf8')), [
@@ -176,10 +228,15 @@ if (chromiumPath === undefined) {
       await runSql(page, 'SELECT * FROM marks ORDER BY id');
       await page.locator('#results thead th:nth-child(3) button').click();
       t2.same(await axeViolations(page), []);
-      for (const [size, file] of [[PROJECTOR_SMALL, 'console-tables-1024.png'], [PROJECTOR_WIDE, 'console-tables-1366.png']] as const) {
+      for (const [size, file] of [
+        [PROJECTOR_SMALL, 'console-tables-1024.png'],
+        [PROJECTOR_WIDE, 'console-tables-1366.png'],
+      ] as const) {
         await page.setViewportSize(size);
         await page.locator('#results-h').scrollIntoViewIfNeeded();
-        await page.evaluate(() => document.getElementById('results')!.closest('section')!.scrollIntoView({ block: 'start' }));
+        await page.evaluate(() =>
+          document.getElementById('results')!.closest('section')!.scrollIntoView({ block: 'start' }),
+        );
         await page.screenshot({ path: path.join(SCREENSHOTS, file) });
       }
       await page.setViewportSize(PROJECTOR_WIDE);
@@ -187,14 +244,21 @@ if (chromiumPath === undefined) {
 
     tt.test('the Data view sorts by re-querying with ORDER BY', async (t2) => {
       await page.click('nav [data-nav="data"]');
-      await page.locator('article.table-card[data-table="marks"]').getByRole('button', { name: 'Rows of marks' }).click();
+      await page
+        .locator('article.table-card[data-table="marks"]')
+        .getByRole('button', { name: 'Rows of marks' })
+        .click();
       await waitForText(page, '#rows-status', 'Rows 1–25 of 120');
       t2.equal(await text(page, '#rows-source'), 'Committed data');
       t2.equal(await text(page, '#data-source'), 'Committed data');
       const score = page.locator('#rows thead th', { hasText: 'score' }).locator('button');
       await score.click();
       await page.waitForSelector('#rows thead th[aria-sort="ascending"]');
-      t2.same((await columnTexts(page, '#rows', 3)).slice(0, 7), ['2.5', '3.5', '4.5', '5.5', '6.5', '7.0', '7.5'], 'the whole table, sorted');
+      t2.same(
+        (await columnTexts(page, '#rows', 3)).slice(0, 7),
+        ['2.5', '3.5', '4.5', '5.5', '6.5', '7.0', '7.5'],
+        'the whole table, sorted',
+      );
       await page.locator('#rows thead th', { hasText: 'score' }).locator('button').click();
       await page.waitForSelector('#rows thead th[aria-sort="descending"]');
       t2.equal((await columnTexts(page, '#rows', 3))[0], '120.5', 'the largest score of all pages comes first');
@@ -208,8 +272,16 @@ if (chromiumPath === undefined) {
     tt.test('the Data view filters all the rows, not just the page', async (t2) => {
       await page.fill('#rows .rt-filter', 'P11');
       await waitForText(page, '#rows-status', 'Rows 1–11 of 11 holding “P11”');
-      t2.same(await columnTexts(page, '#rows', 2), ['P119', 'P118', 'P117', 'P116', 'P115', 'P114', 'P113', 'P112', 'P111', 'P110', 'P11'], 'filtered by the server, still sorted');
-      t2.equal(await page.evaluate(() => document.activeElement?.classList.contains('rt-filter')), true, 'the filter keeps the focus');
+      t2.same(
+        await columnTexts(page, '#rows', 2),
+        ['P119', 'P118', 'P117', 'P116', 'P115', 'P114', 'P113', 'P112', 'P111', 'P110', 'P11'],
+        'filtered by the server, still sorted',
+      );
+      t2.equal(
+        await page.evaluate(() => document.activeElement?.classList.contains('rt-filter')),
+        true,
+        'the filter keeps the focus',
+      );
       await page.fill('#rows .rt-filter', '');
       await waitForText(page, '#rows-status', 'Rows 1–25 of 120');
       await page.click('#rows-pager [data-page="next"]');
@@ -240,7 +312,11 @@ if (chromiumPath === undefined) {
       t2.same(await columnTexts(page, '#rows', 2), ['Rosa', 'Tomás', 'Uma'], 'the session sees its own insert');
       t2.equal(await text(page, '#rows-source'), 'Inside your open transaction (not yet committed)');
       t2.equal(await text(page, '#data-source'), 'Inside your open transaction (not yet committed)');
-      t2.equal((await server.exec('lab', 'SELECT count(*) FROM teachers')).body?.results?.[0]?.rows?.[0]?.[0], 2, 'not committed');
+      t2.equal(
+        (await server.exec('lab', 'SELECT count(*) FROM teachers')).body?.results?.[0]?.rows?.[0]?.[0],
+        2,
+        'not committed',
+      );
       await page.click('nav [data-nav="sql"]');
       await page.click('#tx-rollback');
       await page.waitForSelector('#tx-state[data-state="none"]');

@@ -20,17 +20,34 @@ import t, { type Test } from 'tap';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
-import { DESKTOP, PHONE, SCREENSHOTS, editorText, fillPilotForm, findChromium, launch, openConsole, runSql, serverIn, setEditorText, sidewaysOverflow, text, waitForText } from './helpers/browser';
+import {
+  DESKTOP,
+  PHONE,
+  SCREENSHOTS,
+  editorText,
+  fillPilotForm,
+  findChromium,
+  launch,
+  openConsole,
+  runSql,
+  serverIn,
+  setEditorText,
+  sidewaysOverflow,
+  text,
+  waitForText,
+} from './helpers/browser';
 
 t.setTimeout(120_000);
-
 
 async function count(server: TestServer, db: string, table: string): Promise<number> {
   const reply = await server.exec(db, `SELECT count(*) FROM ${table}`);
   return reply.body?.results?.[0]?.rows?.[0]?.[0];
 }
 
-const PUPILS = Array.from({ length: 12 }, (_, i) => `('Pupil ${String(i + 1).padStart(2, '0')}', ${10 + (i % 4)}, 1)`).join(', ');
+const PUPILS = Array.from(
+  { length: 12 },
+  (_, i) => `('Pupil ${String(i + 1).padStart(2, '0')}', ${10 + (i % 4)}, 1)`,
+).join(', ');
 
 t.test('the console is served without the token, everything with data still needs it', async (tt) => {
   const server = await serverIn(tt, ['-token', 's3cret']);
@@ -39,7 +56,11 @@ t.test('the console is served without the token, everything with data still need
   tt.match(page.headers.get('content-type'), /^text\/html/);
   tt.match(page.headers.get('content-security-policy'), /default-src 'none'; script-src 'self'/);
   tt.match(page.text, /<script type="module" src="\/console\/app.js"><\/script>/);
-  for (const [asset, type] of [['app.js', /^text\/javascript/], ['console.css', /^text\/css/], ['favicon.svg', /^image\/svg\+xml/]] as const) {
+  for (const [asset, type] of [
+    ['app.js', /^text\/javascript/],
+    ['console.css', /^text\/css/],
+    ['favicon.svg', /^image\/svg\+xml/],
+  ] as const) {
     const reply = await server.get(`/console/${asset}`);
     tt.equal(reply.status, 200, asset);
     tt.match(reply.headers.get('content-type'), type, asset);
@@ -64,7 +85,9 @@ t.test('the console is served without the token, everything with data still need
 const chromiumPath = findChromium();
 
 if (chromiumPath === undefined) {
-  t.fail("chromium is missing: the browser tests need Debian's chromium (apt-get update && apt-get install -y chromium), or CHROMIUM_PATH naming a Chromium binary");
+  t.fail(
+    "chromium is missing: the browser tests need Debian's chromium (apt-get update && apt-get install -y chromium), or CHROMIUM_PATH naming a Chromium binary",
+  );
 } else {
   const executablePath = chromiumPath;
 
@@ -96,26 +119,41 @@ if (chromiumPath === undefined) {
       t2.match(await text(page, '#notice'), /school\.db created/);
       await page.fill('#db-name', 'School');
       await page.press('#db-name', 'Enter');
-      t2.match(await waitForText(page, '#db-name-error', /SQ2007/), /\[SQ2007\]\s*database already exists/, 'a refusal shows its engine code');
+      t2.match(
+        await waitForText(page, '#db-name-error', /SQ2007/),
+        /\[SQ2007\]\s*database already exists/,
+        'a refusal shows its engine code',
+      );
       t2.equal(await page.getAttribute('#db-name', 'aria-invalid'), 'true');
     });
 
     tt.test('create tables and insert rows from the SQL editor (Ctrl+Enter)', async (t2) => {
       await page.click('nav [data-nav="sql"]');
       await page.waitForSelector('#view-sql:not([hidden])');
-      await runSql(page, [
-        'CREATE TABLE teachers (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);',
-        'CREATE TABLE pupils (id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INT, teacher INT REFERENCES teachers(id) ON DELETE CASCADE, enrolled BOOL DEFAULT TRUE);',
-        'CREATE INDEX pupils_age ON pupils (age);',
-        "INSERT INTO teachers (name) VALUES ('Rosa');",
-        `INSERT INTO pupils (name, age, teacher) VALUES ${PUPILS};`,
-        "SELECT name, age, enrolled FROM pupils WHERE age = 13 ORDER BY name",
-      ].join('\n'));
+      await runSql(
+        page,
+        [
+          'CREATE TABLE teachers (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);',
+          'CREATE TABLE pupils (id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INT, teacher INT REFERENCES teachers(id) ON DELETE CASCADE, enrolled BOOL DEFAULT TRUE);',
+          'CREATE INDEX pupils_age ON pupils (age);',
+          "INSERT INTO teachers (name) VALUES ('Rosa');",
+          `INSERT INTO pupils (name, age, teacher) VALUES ${PUPILS};`,
+          'SELECT name, age, enrolled FROM pupils WHERE age = 13 ORDER BY name',
+        ].join('\n'),
+      );
       const results = page.locator('#results article.result');
       t2.equal(await results.count(), 6, 'one result per statement');
       t2.match(await results.nth(4).innerText(), /INSERT 12 · 12 rows affected/, 'affected rows');
       const selected = await results.nth(5).locator('tbody tr').allInnerTexts();
-      t2.same(selected.map((row) => row.split('\t')), [['Pupil 04', '13', 'true'], ['Pupil 08', '13', 'true'], ['Pupil 12', '13', 'true']], 'a SELECT is a table');
+      t2.same(
+        selected.map((row) => row.split('\t')),
+        [
+          ['Pupil 04', '13', 'true'],
+          ['Pupil 08', '13', 'true'],
+          ['Pupil 12', '13', 'true'],
+        ],
+        'a SELECT is a table',
+      );
       t2.same(await results.nth(5).locator('thead th').allInnerTexts(), ['name', 'age', 'enrolled']);
       t2.equal(await count(server, 'school', 'pupils'), 12, 'committed');
     });
@@ -141,18 +179,29 @@ if (chromiumPath === undefined) {
       t2.ok(await page.isDisabled('#rows-pager [data-page="prev"]'), 'no previous page on the first');
       await page.click('#rows-pager [data-page="next"]');
       t2.equal(await waitForText(page, '#rows-status', 'Rows 11–12 of 12'), 'Rows 11–12 of 12');
-      t2.same((await page.locator('#rows tbody tr td:nth-child(2)').allInnerTexts()), ['Pupil 11', 'Pupil 12'], 'the second page, in key order');
+      t2.same(
+        await page.locator('#rows tbody tr td:nth-child(2)').allInnerTexts(),
+        ['Pupil 11', 'Pupil 12'],
+        'the second page, in key order',
+      );
       t2.ok(await page.isDisabled('#rows-pager [data-page="next"]'), 'no next page on the last');
       await page.screenshot({ path: path.join(SCREENSHOTS, 'console-data.png'), fullPage: true });
       await card.getByRole('button', { name: 'Query in SQL' }).click();
       await page.waitForSelector('#view-sql:not([hidden])');
-      t2.equal(await editorText(page), 'SELECT * FROM "pupils" LIMIT 100', '"Query in SQL" puts the table\'s query in the SQL view\'s editor');
+      t2.equal(
+        await editorText(page),
+        'SELECT * FROM "pupils" LIMIT 100',
+        '"Query in SQL" puts the table\'s query in the SQL view\'s editor',
+      );
     });
 
     tt.test('a failing statement: its engine code, the statement marked in the editor', async (t2) => {
       await page.click('nav [data-nav="sql"]');
       const failing = "INSERT INTO pupils (id, name) VALUES (1, 'Ana again')";
-      await runSql(page, `INSERT INTO pupils (name, age) VALUES ('Fede', 10);\n${failing};\nSELECT count(*) FROM pupils`);
+      await runSql(
+        page,
+        `INSERT INTO pupils (name, age) VALUES ('Fede', 10);\n${failing};\nSELECT count(*) FROM pupils`,
+      );
       const error = page.locator('#sql-error');
       t2.equal(await error.getAttribute('data-code'), '3003');
       t2.equal(await error.getAttribute('data-statement'), '1');
@@ -175,11 +224,26 @@ if (chromiumPath === undefined) {
       await page.click('#tx-begin');
       await page.waitForSelector('#tx-state[data-state="active"]');
       t2.match(await text(page, '#tx-state'), /^Session [0-9a-f]{16} active on school\.db/);
-      t2.match(await text(page, '#tx-timer'), /^Rolls back if idle for (5:00|4:[0-5]\d)$/, 'the idle time left, from expires_unix');
-      t2.match(await text(page, '#session-badge'), /^Transaction open · (5:00|4:[0-5]\d)$/, 'visible in the header, whatever the view');
+      t2.match(
+        await text(page, '#tx-timer'),
+        /^Rolls back if idle for (5:00|4:[0-5]\d)$/,
+        'the idle time left, from expires_unix',
+      );
+      t2.match(
+        await text(page, '#session-badge'),
+        /^Transaction open · (5:00|4:[0-5]\d)$/,
+        'visible in the header, whatever the view',
+      );
       t2.ok(await page.isDisabled('#tx-begin'), 'one session at a time');
-      await runSql(page, "INSERT INTO pupils (name, age, teacher) VALUES ('Gala', 9, 1);\nSELECT count(*) AS n FROM pupils");
-      t2.equal(await text(page, '#results article.result:nth-child(2) tbody td'), '13', 'the session sees its own insert');
+      await runSql(
+        page,
+        "INSERT INTO pupils (name, age, teacher) VALUES ('Gala', 9, 1);\nSELECT count(*) AS n FROM pupils",
+      );
+      t2.equal(
+        await text(page, '#results article.result:nth-child(2) tbody td'),
+        '13',
+        'the session sees its own insert',
+      );
       t2.equal(await count(server, 'school', 'pupils'), 12, 'outside, the state before the session');
       await page.click('#tx-commit');
       await page.waitForSelector('#tx-state[data-state="none"]');
@@ -203,8 +267,16 @@ if (chromiumPath === undefined) {
 
     tt.test('the browser checks a pilot record with the rules the server applies', async (t2) => {
       const bad = {
-        date: '2026-02-30', scope: { class_codes: [], level: 7 }, commit: 'XYZ', planned_minutes: 0, actual_minutes: 1.5,
-        aggregate_evidence: { logrado: -1, x: 1 }, incidents: [3], decision: 'nope', extra: true, responsible_role: 'x',
+        date: '2026-02-30',
+        scope: { class_codes: [], level: 7 },
+        commit: 'XYZ',
+        planned_minutes: 0,
+        actual_minutes: 1.5,
+        aggregate_evidence: { logrado: -1, x: 1 },
+        incidents: [3],
+        decision: 'nope',
+        extra: true,
+        responsible_role: 'x',
       };
       const server400 = await server.post('/pilots', bad);
       t2.equal(server400.status, 400);
@@ -214,28 +286,41 @@ if (chromiumPath === undefined) {
         const schema = await (await fetch('/pilots/schema')).json();
         return validate(schema, ${JSON.stringify(bad)});
       })()`);
-      const sorted = (list: Array<{ path: string; message: string }>) => list.map((v) => `${v.path} ${v.message}`).sort();
+      const sorted = (list: Array<{ path: string; message: string }>) =>
+        list.map((v) => `${v.path} ${v.message}`).sort();
       t2.same(sorted(byBrowser), sorted(server400.body.violations), 'the same violations, paths and words');
     });
 
     tt.test('pilot records: a field error, a refusal by the server, then a valid one', async (t2) => {
       const posts: string[] = [];
       page.on('request', (request) => {
-        if (request.method() === 'POST' && new URL(request.url()).pathname === '/pilots') posts.push(request.postData() ?? '');
+        if (request.method() === 'POST' && new URL(request.url()).pathname === '/pilots')
+          posts.push(request.postData() ?? '');
       });
       await fillPilotForm(page, { classes: '7A, 7B', decision: 'conservar' });
       await page.click('#pilot-form button[type="submit"]');
-      t2.equal(await waitForText(page, '[data-path="/commit"] > .field-error', /hexadecimal/), 'Must be 7 to 40 lowercase hexadecimal characters');
+      t2.equal(
+        await waitForText(page, '[data-path="/commit"] > .field-error', /hexadecimal/),
+        'Must be 7 to 40 lowercase hexadecimal characters',
+      );
       t2.equal(await page.getAttribute('#p-commit', 'aria-invalid'), 'true');
       t2.match(await page.getAttribute('#p-commit', 'aria-describedby'), /p-commit-error/);
-      t2.equal(await page.evaluate(() => document.activeElement?.id), 'p-commit', 'the first field in error has the focus');
+      t2.equal(
+        await page.evaluate(() => document.activeElement?.id),
+        'p-commit',
+        'the first field in error has the focus',
+      );
       t2.equal(await page.locator('#pilot-form .field-error:not(:empty)').count(), 1, 'only that field');
       t2.same(posts, [], 'nothing was sent');
 
       await page.fill('#p-commit', 'abc1234');
       await page.fill('#p-notes', 'Parents can call +34 612 345 678');
       await page.click('#pilot-form button[type="submit"]');
-      t2.match(await waitForText(page, '[data-path="/notes_without_personal_data"] > .field-error', /personal data/), /phone number/, 'the server\'s refusal, at its field');
+      t2.match(
+        await waitForText(page, '[data-path="/notes_without_personal_data"] > .field-error', /personal data/),
+        /phone number/,
+        "the server's refusal, at its field",
+      );
       t2.match(await text(page, '#pilot-form-errors'), /\[SQ1017\]/);
       t2.equal(posts.length, 1);
 
@@ -250,8 +335,22 @@ if (chromiumPath === undefined) {
 
       // Two more, for the charts: another level and another date.
       const more = [
-        { date: '2026-03-09', level: '8', subject: 'science', commit: 'abc1234', evidence: ['5', '9', '6', '1'], decision: 'corregir' },
-        { date: '2026-03-09', level: '7', subject: 'language', commit: 'def5678', evidence: ['1', '4', '14', '7'], decision: 'volver_a_pilotar' },
+        {
+          date: '2026-03-09',
+          level: '8',
+          subject: 'science',
+          commit: 'abc1234',
+          evidence: ['5', '9', '6', '1'],
+          decision: 'corregir',
+        },
+        {
+          date: '2026-03-09',
+          level: '7',
+          subject: 'language',
+          commit: 'def5678',
+          evidence: ['1', '4', '14', '7'],
+          decision: 'volver_a_pilotar',
+        },
       ];
       for (const pilot of more) {
         await page.fill('#p-date', pilot.date);
@@ -274,11 +373,28 @@ if (chromiumPath === undefined) {
 
     tt.test('charts: evidence by level and decisions over time, in inline SVG', async (t2) => {
       await page.locator('#chart-evidence svg[role="img"]').waitFor();
-      const segments = await page.locator('#chart-evidence svg rect[data-series]').evaluateAll((rects) => rects.map((r) => `${r.getAttribute('data-series')}=${r.getAttribute('data-value')}`));
+      const segments = await page
+        .locator('#chart-evidence svg rect[data-series]')
+        .evaluateAll((rects) => rects.map((r) => `${r.getAttribute('data-series')}=${r.getAttribute('data-value')}`));
       // Level 7: 2+1, 6+4, 12+14, 4+7; level 8: 5, 9, 6, 1.
-      t2.same(segments, ['aun_no_observable=3', 'en_desarrollo=10', 'logrado=26', 'profundizado=11', 'aun_no_observable=5', 'en_desarrollo=9', 'logrado=6', 'profundizado=1'], 'stacked per level, in level order');
+      t2.same(
+        segments,
+        [
+          'aun_no_observable=3',
+          'en_desarrollo=10',
+          'logrado=26',
+          'profundizado=11',
+          'aun_no_observable=5',
+          'en_desarrollo=9',
+          'logrado=6',
+          'profundizado=1',
+        ],
+        'stacked per level, in level order',
+      );
       t2.match(await page.locator('#chart-evidence svg[role="img"]').innerHTML(), />7<.*>8</s, 'labelled by level');
-      const decisions = await page.locator('#chart-decisions svg rect[data-series]').evaluateAll((rects) => rects.map((r) => `${r.getAttribute('data-series')}=${r.getAttribute('data-value')}`));
+      const decisions = await page
+        .locator('#chart-decisions svg rect[data-series]')
+        .evaluateAll((rects) => rects.map((r) => `${r.getAttribute('data-series')}=${r.getAttribute('data-value')}`));
       t2.same(decisions, ['conservar=1', 'corregir=1', 'volver_a_pilotar=1'], 'per date: 2026-03-02, then 2026-03-09');
       t2.match(await page.locator('#chart-decisions svg[role="img"]').innerHTML(), /2026-03-02.*2026-03-09/s);
       t2.match(await text(page, '#pilot-totals'), /3 pilots/);
@@ -331,7 +447,7 @@ if (chromiumPath === undefined) {
     tt.ok(await page.isHidden('#db-create'), 'no database to create');
     tt.match(await text(page, '#db-mode'), /Single-database mode/);
     await page.click('nav [data-nav="sql"]');
-    await runSql(page, 'CREATE TABLE t (id INT PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, \'one\'); SELECT v FROM t');
+    await runSql(page, "CREATE TABLE t (id INT PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'one'); SELECT v FROM t");
     tt.match(await text(page, '#results'), /INSERT 1/);
     await page.click('#tx-begin');
     await page.waitForSelector('#tx-state[data-state="active"]');
@@ -377,7 +493,11 @@ if (chromiumPath === undefined) {
     await waitForText(page, '#results-h', 'Results');
     await page.click('nav [data-nav="data"]');
     await waitForText(page, '#db-list', 'lab.db');
-    tt.equal(await page.getAttribute('#token-dialog', 'data-asked'), '0', 'not asked again after a reload: kept in sessionStorage');
+    tt.equal(
+      await page.getAttribute('#token-dialog', 'data-asked'),
+      '0',
+      'not asked again after a reload: kept in sessionStorage',
+    );
     tt.equal(unauthorized.length, seen401);
     tt.equal(await page.evaluate(() => sessionStorage.getItem('sqlscribe.token')), 's3cret');
 

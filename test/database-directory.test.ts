@@ -47,9 +47,17 @@ t.test('a known database resolves without a system call; a dropped one is gone; 
   t.equal(calls, 1, 'a hundred more cost no system call');
 
   databases.remove(databases.refOf('school.db'));
-  t.equal(codeOf(() => databases.resolve('school')), 'NO_SUCH_DATABASE', 'a dropped database is not served from memory');
+  t.equal(
+    codeOf(() => databases.resolve('school')),
+    'NO_SUCH_DATABASE',
+    'a dropped database is not served from memory',
+  );
 
   fs.writeFileSync(path.join(dir, 'added.db'), '');
   t.equal(databases.resolve('added').name, 'added.db', 'a file added by hand is found');
-  t.equal(codeOf(() => databases.resolve('missing')), 'NO_SUCH_DATABASE', 'an unknown name is still looked up every time');
+  t.equal(
+    codeOf(() => databases.resolve('missing')),
+    'NO_SUCH_DATABASE',
+    'an unknown name is still looked up every time',
+  );
 });

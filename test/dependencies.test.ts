@@ -48,7 +48,9 @@ t.test('every version in package.json is exact (no ranges)', async (t) => {
 });
 
 t.test('dependencies holds only what the built service loads', async (t) => {
-  const compiled = ['src', 'journal', 'replay', 'tail'].flatMap((dir) => sourceFiles(dir, ['.ts'], ['src/console/editor']));
+  const compiled = ['src', 'journal', 'replay', 'tail'].flatMap((dir) =>
+    sourceFiles(dir, ['.ts'], ['src/console/editor']),
+  );
   t.ok(compiled.length > 100, `${compiled.length} compiled sources read`);
   const loaded = new Set(compiled.flatMap((file) => [...packagesImportedBy(file)]));
   const unused = Object.keys(pkg.dependencies).filter((name) => !loaded.has(name));
@@ -58,5 +60,9 @@ t.test('dependencies holds only what the built service loads', async (t) => {
 t.test('the console editor bundles only packages package.json names, as devDependencies', async (t) => {
   const imported = [...packagesImportedBy('src/console/editor/editor.mjs')];
   t.ok(imported.includes('codemirror'), 'the editor imports CodeMirror');
-  t.same(imported.filter((name) => pkg.devDependencies[name] === undefined), [], 'each is a devDependency');
+  t.same(
+    imported.filter((name) => pkg.devDependencies[name] === undefined),
+    [],
+    'each is a devDependency',
+  );
 });

@@ -39,23 +39,40 @@ function script(bytes: number): string {
 
 /** The -log-json request lines for this path. */
 function logLines(server: TestServer, path: string): Array<Record<string, unknown>> {
-  return server.stdout().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.path === path);
+  return server
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line.path === path);
 }
 
 function waitForLog(server: TestServer, path: string, count: number): Promise<Array<Record<string, unknown>>> {
-  return waitFor(() => {
-    const lines = logLines(server, path);
-    return lines.length >= count ? lines : undefined;
-  }, { what: `${count} log lines for ${path}`, timeoutMs: 2000, everyMs: 20 });
+  return waitFor(
+    () => {
+      const lines = logLines(server, path);
+      return lines.length >= count ? lines : undefined;
+    },
+    { what: `${count} log lines for ${path}`, timeoutMs: 2000, everyMs: 20 },
+  );
 }
 
 t.test('without nginx the test fails, naming the apt-get line', async (t) => {
   t.throws(() => nginxPath([scratchDir(t)]), { message: /apt-get install -y nginx/ });
 });
 
-t.test('the rendered file keeps none of the operator\'s placeholders', async (t) => {
-  const conf = renderConf({ upstream: '127.0.0.1:1234', port: 4321, cert: '/tmp/c.pem', key: '/tmp/k.pem', prefix: '/tmp/p' });
-  const directives = conf.split('\n').map((line) => line.replace(/#.*/, '')).join('\n');
+t.test("the rendered file keeps none of the operator's placeholders", async (t) => {
+  const conf = renderConf({
+    upstream: '127.0.0.1:1234',
+    port: 4321,
+    cert: '/tmp/c.pem',
+    key: '/tmp/k.pem',
+    prefix: '/tmp/p',
+  });
+  const directives = conf
+    .split('\n')
+    .map((line) => line.replace(/#.*/, ''))
+    .join('\n');
   t.notMatch(directives, /\/var\/lib\/sqlscribe-nginx|\/etc\/ssl|:8080|listen 443/);
   t.match(conf, /server 127\.0\.0\.1:1234;/);
   t.match(conf, /listen 127\.0\.0\.1:4321 ssl;/);
@@ -73,12 +90,34 @@ if (missing !== null) {
 } else {
   t.test('behind nginx', async (t) => {
     const dir = scratchDir(t);
-    const server = await startServer(['-dir', path.join(dir, 'data'), '-log-json', '-trust-proxy', '127.0.0.1', '-journal-feed', '-max-import-bytes', '12M', '-request-timeout', '3s', '-query-timeout', '20s'], { cwd: dir });
+    const server = await startServer(
+      [
+        '-dir',
+        path.join(dir, 'data'),
+        '-log-json',
+        '-trust-proxy',
+        '127.0.0.1',
+        '-journal-feed',
+        '-max-import-bytes',
+        '12M',
+        '-request-timeout',
+        '3s',
+        '-query-timeout',
+        '20s',
+      ],
+      { cwd: dir },
+    );
     t.teardown(() => server.stop());
     const proxy = await startNginx(t, new URL(server.url).host);
-    const through = (p: string, options: Parameters<typeof boundRequest>[1] = {}): Promise<BoundReply> => boundRequest(`${proxy.url}${p}`, { ca: proxy.cert, ...options });
+    const through = (p: string, options: Parameters<typeof boundRequest>[1] = {}): Promise<BoundReply> =>
+      boundRequest(`${proxy.url}${p}`, { ca: proxy.cert, ...options });
     const execFrom = (from: string, db: string, sql: string): Promise<BoundReply> =>
-      through('/exec', { method: 'POST', localAddress: from, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ db, sql }) });
+      through('/exec', {
+        method: 'POST',
+        localAddress: from,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ db, sql }),
+      });
     t.equal((await server.post('/dbs', { db: 'school' })).status, 201, 'setup: a database');
 
     t.test('/exec answers over HTTPS, and the log names each client', async (t) => {
@@ -87,32 +126,64 @@ if (missing !== null) {
       const b = await execFrom(B, 'school', 'INSERT INTO t VALUES (1)');
       t.equal(b.status, 200, b.text);
       const lines = await waitForLog(server, '/exec', 2);
-      t.same(lines.slice(-2).map((line) => [line.addr, line.proto]), [[A, 'https'], [B, 'https']]);
+      t.same(
+        lines.slice(-2).map((line) => [line.addr, line.proto]),
+        [
+          [A, 'https'],
+          [B, 'https'],
+        ],
+      );
     });
 
     t.test('a forged X-Forwarded-For is ignored, through nginx and directly', async (t) => {
       const forged = { 'x-forwarded-for': '203.0.113.9', forwarded: 'for=203.0.113.10' };
       t.equal((await through('/forged-through', { localAddress: A, headers: forged })).status, 404);
-      t.equal((await waitForLog(server, '/forged-through', 1))[0]?.addr, A, 'nginx appends the address it saw, which wins');
+      t.equal(
+        (await waitForLog(server, '/forged-through', 1))[0]?.addr,
+        A,
+        'nginx appends the address it saw, which wins',
+      );
       t.equal((await boundRequest(`${server.url}/forged-direct`, { localAddress: B, headers: forged })).status, 404);
-      t.equal((await waitForLog(server, '/forged-direct', 1))[0]?.addr, B, 'a peer that is not the proxy is not believed');
+      t.equal(
+        (await waitForLog(server, '/forged-direct', 1))[0]?.addr,
+        B,
+        'a peer that is not the proxy is not believed',
+      );
     });
 
-    t.test('a 10 MB import passes; one over -max-import-bytes gets the service\'s JSON 413', async (t) => {
+    t.test("a 10 MB import passes; one over -max-import-bytes gets the service's JSON 413", async (t) => {
       const body = script(10 * MiB);
       t.ok(body.length >= 10 * MiB, `${(body.length / MiB).toFixed(1)} MB`);
-      const ok = await through('/dbs/school/import', { method: 'POST', localAddress: A, headers: { 'content-type': 'application/sql' }, body, timeoutMs: 120_000 });
+      const ok = await through('/dbs/school/import', {
+        method: 'POST',
+        localAddress: A,
+        headers: { 'content-type': 'application/sql' },
+        body,
+        timeoutMs: 120_000,
+      });
       t.equal(ok.status, 200, ok.text.slice(0, 300));
       t.equal(ok.body?.format, 'sql');
-      const big = await through('/dbs/school/import', { method: 'POST', localAddress: A, headers: { 'content-type': 'application/sql' }, body: script(13 * MiB), timeoutMs: 120_000 });
+      const big = await through('/dbs/school/import', {
+        method: 'POST',
+        localAddress: A,
+        headers: { 'content-type': 'application/sql' },
+        body: script(13 * MiB),
+        timeoutMs: 120_000,
+      });
       t.equal(big.status, 413);
-      t.match(big.headers['content-type'], /^application\/json/, 'JSON, not nginx\'s page');
+      t.match(big.headers['content-type'], /^application\/json/, "JSON, not nginx's page");
       t.equal(big.body?.code, 6050);
     });
 
-    t.test('the journal\'s event stream delivers a new failure within a second', async (t) => {
+    t.test("the journal's event stream delivers a new failure within a second", async (t) => {
       const events: Array<{ at: number; data: string }> = [];
-      const req = https.request(`${proxy.url}/journal?failed=true&since=999999999`, { ca: proxy.cert, servername: 'localhost', localAddress: B, agent: false, headers: { accept: 'text/event-stream' } });
+      const req = https.request(`${proxy.url}/journal?failed=true&since=999999999`, {
+        ca: proxy.cert,
+        servername: 'localhost',
+        localAddress: B,
+        agent: false,
+        headers: { accept: 'text/event-stream' },
+      });
       const opened = new Promise<number>((resolve, reject) => {
         req.on('response', (res) => {
           res.setEncoding('utf8');
@@ -122,7 +193,11 @@ if (missing !== null) {
             for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
               const block = buffer.slice(0, end);
               buffer = buffer.slice(end + 2);
-              const data = block.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('');
+              const data = block
+                .split('\n')
+                .filter((line) => line.startsWith('data:'))
+                .map((line) => line.slice(5).trim())
+                .join('');
               if (data !== '') events.push({ at: Date.now(), data });
             }
           });
@@ -138,11 +213,15 @@ if (missing !== null) {
       const sent = Date.now();
       await eventually(() => events.some((event) => event.data.includes('no_such_table_zq')), 2000, 20);
       const event = events.find((candidate) => candidate.data.includes('no_such_table_zq'));
-      t.ok(event !== undefined && event.at - sent < 1000, `the failure arrived ${event === undefined ? 'never' : `${event.at - sent} ms after its answer`}`);
+      t.ok(
+        event !== undefined && event.at - sent < 1000,
+        `the failure arrived ${event === undefined ? 'never' : `${event.at - sent} ms after its answer`}`,
+      );
     });
 
     t.test('four runaway clients from one address leave the other address its reads', async (t) => {
-      const SLOW = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 2000000) SELECT count(*) FROM c';
+      const SLOW =
+        'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 2000000) SELECT count(*) FROM c';
       const RUNAWAY = Array.from({ length: 200 }, () => SLOW).join(';\n');
       const endMs = Date.now() + 8000;
       const loop = async (from: string, sql: string): Promise<Array<{ status: number; ms: number; code: unknown }>> => {
@@ -157,18 +236,27 @@ if (missing !== null) {
       const runaway = Array.from({ length: 4 }, () => loop(A, RUNAWAY));
       const reads = await Promise.all(Array.from({ length: 2 }, () => loop(B, 'SELECT count(*), sum(x) FROM t')));
       const runawayOutcomes = (await Promise.all(runaway)).flat();
-      t.ok(runawayOutcomes.every((outcome) => outcome.code === 6010 || outcome.code === 6011), 'the runaway batches end at their deadline');
+      t.ok(
+        runawayOutcomes.every((outcome) => outcome.code === 6010 || outcome.code === 6011),
+        'the runaway batches end at their deadline',
+      );
       const all = reads.flat();
-      t.same(all.filter((outcome) => outcome.status !== 200), [], `every one of ${all.length} reads from ${B} was served`);
+      t.same(
+        all.filter((outcome) => outcome.status !== 200),
+        [],
+        `every one of ${all.length} reads from ${B} was served`,
+      );
       t.ok(all.length >= 10, 'and they kept being served');
       const sorted = all.map((outcome) => outcome.ms).sort((x, y) => x - y);
-      t.comment(`reads behind nginx beside four runaway clients: median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted[sorted.length - 1]} ms`);
+      t.comment(
+        `reads behind nginx beside four runaway clients: median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted[sorted.length - 1]} ms`,
+      );
     });
 
     t.test('the console loads in Chromium over HTTPS with its CSP intact', async (t) => {
       const chromium = findChromium();
       if (chromium === undefined) {
-        t.fail("chromium is missing: apt-get update && apt-get install -y chromium");
+        t.fail('chromium is missing: apt-get update && apt-get install -y chromium');
         return;
       }
       await consoleOverHttps(t, chromium, proxy);
@@ -183,7 +271,11 @@ async function consoleOverHttps(t: Test, executablePath: string, proxy: Proxy): 
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   await page.exposeFunction('reportCsp', (what: string) => problems.push(`CSP: ${what}`));
-  await page.addInitScript(() => document.addEventListener('securitypolicyviolation', (event) => (window as unknown as { reportCsp(s: string): void }).reportCsp(`${event.violatedDirective} ${event.blockedURI}`)));
+  await page.addInitScript(() =>
+    document.addEventListener('securitypolicyviolation', (event) =>
+      (window as unknown as { reportCsp(s: string): void }).reportCsp(`${event.violatedDirective} ${event.blockedURI}`),
+    ),
+  );
   const response = await page.goto(`${proxy.url}/`);
   t.equal(response?.status(), 200);
   t.match(response?.headers()['content-security-policy'], /script-src/, 'the CSP header passes nginx');

@@ -34,7 +34,10 @@ t.test('promtool check config accepts prometheus.yml (its credentials file made 
   const config = fs.readFileSync(path.join(DIR, 'prometheus.yml'), 'utf8');
   tt.ok(config.includes(TOKEN_FILE), `the configuration reads the token from ${TOKEN_FILE}`);
   fs.writeFileSync(path.join(scratch, 'sqlscribe.token'), 'secret\n');
-  fs.writeFileSync(path.join(scratch, 'prometheus.yml'), config.replace(TOKEN_FILE, path.join(scratch, 'sqlscribe.token')));
+  fs.writeFileSync(
+    path.join(scratch, 'prometheus.yml'),
+    config.replace(TOKEN_FILE, path.join(scratch, 'sqlscribe.token')),
+  );
   fs.copyFileSync(path.join(DIR, 'sqlscribe-rules.yml'), path.join(scratch, 'sqlscribe-rules.yml'));
   promtool(tt, ['check', 'config', path.join(scratch, 'prometheus.yml')]);
 });
@@ -55,14 +58,20 @@ t.test('every sqlscribe_ series the rules use is served by /metrics?format=prome
   const nats = await startNats(tt);
   const tokens = path.join(scratch, 'tokens.json');
   const secret = writeAdminTokensFile(tokens, 'prometheus');
-  const server = await startServer(['-dir', path.join(scratch, 'data'), '-tokens-file', tokens, '-journal-nats', nats.url], { cwd: scratch });
+  const server = await startServer(
+    ['-dir', path.join(scratch, 'data'), '-tokens-file', tokens, '-journal-nats', nats.url],
+    { cwd: scratch },
+  );
   tt.teardown(() => server.stop());
   // As prometheus.yml scrapes: the path, ?format=prometheus, the admin token as the bearer.
   const scrape = await server.get('/metrics?format=prometheus', { authorization: `Bearer ${secret}` });
   tt.equal(scrape.status, 200);
   tt.equal((await server.get('/metrics?format=prometheus')).status, 401, 'and not without it');
-  const served = new Set([...scrape.text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) =>
-    type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name as string]));
+  const served = new Set(
+    [...scrape.text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) =>
+      type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name as string],
+    ),
+  );
   for (const name of used) tt.ok(served.has(name), `${name} is served`);
   const missing = missingTool('promtool', 'prometheus');
   if (missing !== undefined) return void tt.fail(missing);
@@ -71,5 +80,9 @@ t.test('every sqlscribe_ series the rules use is served by /metrics?format=prome
   const check = spawnSync('promtool', ['check', 'metrics'], { input: scrape.text, encoding: 'utf8' });
   tt.notMatch(check.stderr, /parsing error/, 'the text parses');
   const complaints = `${check.stdout}${check.stderr}`.split('\n').filter((line) => line.trim() !== '');
-  tt.same(complaints.filter((line) => !line.startsWith('sqlscribe_nodejs_')), [], 'no lint complaint about our own series');
+  tt.same(
+    complaints.filter((line) => !line.startsWith('sqlscribe_nodejs_')),
+    [],
+    'no lint complaint about our own series',
+  );
 });

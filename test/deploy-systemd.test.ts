@@ -39,32 +39,62 @@ t.test('systemd-analyze verify accepts the unit, without a warning', async (tt) 
 t.test('systemd-analyze security rates the unit OK (exposure at most 4 of 10)', async (tt) => {
   const missing = missingTool('systemd-analyze', 'systemd');
   if (missing !== undefined) return void tt.fail(missing);
-  const run = spawnSync('systemd-analyze', ['security', '--offline=true', '--threshold=40', renderUnit(scratchDir(tt))], { encoding: 'utf8' });
+  const run = spawnSync(
+    'systemd-analyze',
+    ['security', '--offline=true', '--threshold=40', renderUnit(scratchDir(tt))],
+    { encoding: 'utf8' },
+  );
   tt.equal(run.status, 0, run.stdout.split('\n').slice(-3).join('\n') + run.stderr);
 });
 
 t.test('the unit runs node on dist/src/main.js as an unprivileged user, hardened', async (tt) => {
   const exec = settings.get('ExecStart') ?? '';
-  tt.match(exec, /^\/usr\/bin\/node (--[a-z-]+=\S+ )*\/opt\/sqlscribe\/dist\/src\/main\.js /, 'node itself, not npm: npm start does not pass SIGTERM on');
-  tt.match(exec, new RegExp(`^/usr/bin/node ${SERVER_NODE_FLAGS.join(' ')} `), 'with the node flags the checkout\'s launcher (main.js) uses');
+  tt.match(
+    exec,
+    /^\/usr\/bin\/node (--[a-z-]+=\S+ )*\/opt\/sqlscribe\/dist\/src\/main\.js /,
+    'node itself, not npm: npm start does not pass SIGTERM on',
+  );
+  tt.match(
+    exec,
+    new RegExp(`^/usr/bin/node ${SERVER_NODE_FLAGS.join(' ')} `),
+    "with the node flags the checkout's launcher (main.js) uses",
+  );
   tt.ok(SERVER_NODE_FLAGS.length > 0, `main.js's #! line names node flags: ${SERVER_NODE_FLAGS.join(' ')}`);
-  const packageJson = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  tt.equal(packageJson.scripts['start'], `node ${SERVER_NODE_FLAGS.join(' ')} dist/src/main.js`, 'npm start launches with the same flags');
+  const packageJson = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  tt.equal(
+    packageJson.scripts['start'],
+    `node ${SERVER_NODE_FLAGS.join(' ')} dist/src/main.js`,
+    'npm start launches with the same flags',
+  );
   tt.equal(settings.get('User'), 'sqlscribe');
   tt.equal(settings.get('Group'), 'sqlscribe');
   tt.equal(settings.get('KillSignal'), 'SIGTERM');
   tt.equal(settings.get('Restart'), 'on-failure');
   const expected: Record<string, string> = {
-    NoNewPrivileges: 'yes', ProtectSystem: 'strict', ProtectHome: 'yes', PrivateTmp: 'yes', PrivateDevices: 'yes',
-    ProtectKernelTunables: 'yes', ProtectKernelModules: 'yes', ProtectControlGroups: 'yes',
-    RestrictAddressFamilies: 'AF_INET AF_INET6 AF_UNIX', LockPersonality: 'yes', RestrictRealtime: 'yes',
-    RestrictSUIDSGID: 'yes', SystemCallArchitectures: 'native', CapabilityBoundingSet: '', UMask: '0077',
+    NoNewPrivileges: 'yes',
+    ProtectSystem: 'strict',
+    ProtectHome: 'yes',
+    PrivateTmp: 'yes',
+    PrivateDevices: 'yes',
+    ProtectKernelTunables: 'yes',
+    ProtectKernelModules: 'yes',
+    ProtectControlGroups: 'yes',
+    RestrictAddressFamilies: 'AF_INET AF_INET6 AF_UNIX',
+    LockPersonality: 'yes',
+    RestrictRealtime: 'yes',
+    RestrictSUIDSGID: 'yes',
+    SystemCallArchitectures: 'native',
+    CapabilityBoundingSet: '',
+    UMask: '0077',
   };
   for (const [key, value] of Object.entries(expected)) tt.equal(settings.get(key), value, key);
   // Every path the server writes (data, journal, snapshots) lies under the one writable directory.
   const writable = settings.get('ReadWritePaths');
   tt.equal(writable, `/var/lib/${settings.get('StateDirectory')}`);
-  for (const [, flag, value] of exec.matchAll(/-(dir|log-file|snapshot-dir) (\S+)/g)) tt.ok(value?.startsWith(`${writable}/`), `-${flag} ${value} is writable`);
+  for (const [, flag, value] of exec.matchAll(/-(dir|log-file|snapshot-dir) (\S+)/g))
+    tt.ok(value?.startsWith(`${writable}/`), `-${flag} ${value} is writable`);
 });
 
 t.test('TimeoutStopSec outlasts the longest request in flight (-import-timeout, 10m by default)', async (tt) => {
@@ -72,8 +102,14 @@ t.test('TimeoutStopSec outlasts the longest request in flight (-import-timeout, 
   const exec = settings.get('ExecStart') ?? '';
   const importTimeout = /-import-timeout (\S+)/.exec(exec)?.[1] ?? '10min';
   const requestTimeout = /-request-timeout (\S+)/.exec(exec)?.[1] ?? '30s';
-  tt.ok(stopSeconds > timeSpanSeconds(importTimeout.replace(/m$/, 'min')), `${stopSeconds} s > -import-timeout ${importTimeout}`);
-  tt.ok(stopSeconds > timeSpanSeconds(requestTimeout.replace(/m$/, 'min')), `${stopSeconds} s > -request-timeout ${requestTimeout}`);
+  tt.ok(
+    stopSeconds > timeSpanSeconds(importTimeout.replace(/m$/, 'min')),
+    `${stopSeconds} s > -import-timeout ${importTimeout}`,
+  );
+  tt.ok(
+    stopSeconds > timeSpanSeconds(requestTimeout.replace(/m$/, 'min')),
+    `${stopSeconds} s > -request-timeout ${requestTimeout}`,
+  );
 });
 
 t.test("the unit's command line: SIGTERM with a request in flight answers it and exits 0", async (tt) => {
@@ -82,7 +118,9 @@ t.test("the unit's command line: SIGTERM with a request in flight answers it and
   const tokens = path.join(scratch, 'tokens.json');
   const secret = writeAdminTokensFile(tokens);
   const words = (settings.get('ExecStart') ?? '')
-    .replaceAll('/opt/sqlscribe', ROOT).replaceAll('/var/lib/sqlscribe', state).replaceAll('/etc/sqlscribe/tokens.json', tokens)
+    .replaceAll('/opt/sqlscribe', ROOT)
+    .replaceAll('/var/lib/sqlscribe', state)
+    .replaceAll('/etc/sqlscribe/tokens.json', tokens)
     .split(/\s+/);
   const nodeFlags = words.slice(1).filter((word) => word.startsWith('--'));
   words.splice(1, nodeFlags.length);
@@ -94,7 +132,10 @@ t.test("the unit's command line: SIGTERM with a request in flight answers it and
   tt.teardown(() => server.stop());
   tt.equal((await server.post('/dbs', { db: 'school' })).status, 201);
   // About a second of work in the engine: in flight when the signal comes.
-  const slow = server.exec('school', 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) AS n FROM c');
+  const slow = server.exec(
+    'school',
+    'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) AS n FROM c',
+  );
   await sleep(300);
   const signalled = Date.now();
   const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
@@ -104,7 +145,10 @@ t.test("the unit's command line: SIGTERM with a request in flight answers it and
   tt.same(reply.body?.results?.[0]?.rows, [[3000000]]);
   tt.equal(await exited, 0, 'exit code 0');
   const seconds = (Date.now() - signalled) / 1000;
-  tt.ok(seconds < timeSpanSeconds(settings.get('TimeoutStopSec') ?? ''), `stopped in ${seconds.toFixed(1)} s, within TimeoutStopSec`);
+  tt.ok(
+    seconds < timeSpanSeconds(settings.get('TimeoutStopSec') ?? ''),
+    `stopped in ${seconds.toFixed(1)} s, within TimeoutStopSec`,
+  );
   tt.ok(fs.existsSync(path.join(state, 'journal/statements.jsonl')), 'the journal is where the unit says');
   tt.ok(fs.existsSync(path.join(state, 'data/school.db')), 'the data too');
 });

@@ -35,32 +35,81 @@ function rewrite(sql: string): string {
 t.test('tokenizes every token kind with offsets and values', async (t) => {
   const sql = `select "a""b", \`c\`, [d e], 'it''s', 1.5e3, 0x1F, .5, 1_000, x'AB', ?, ?12, :n, @n, $n, a->>b; -- gone`;
   const tokens = tokenize(sql);
-  t.same(tokens.map((tk) => tk.kind), [
-    'word', 'identifier', 'punct', 'identifier', 'punct', 'identifier', 'punct', 'string', 'punct',
-    'number', 'punct', 'number', 'punct', 'number', 'punct', 'number', 'punct', 'blob', 'punct',
-    'parameter', 'punct', 'parameter', 'punct', 'parameter', 'punct', 'parameter', 'punct', 'parameter', 'punct',
-    'word', 'punct', 'word', 'semicolon',
-  ]);
-  t.same(tokens.filter((tk) => tk.value !== undefined).map((tk) => tk.value), ['SELECT', 'a"b', 'c', 'd e', "it's", 'A', 'B']);
-  t.same(tokens.map((tk) => sql.slice(tk.start, tk.end)), tokens.map((tk) => tk.text));
+  t.same(
+    tokens.map((tk) => tk.kind),
+    [
+      'word',
+      'identifier',
+      'punct',
+      'identifier',
+      'punct',
+      'identifier',
+      'punct',
+      'string',
+      'punct',
+      'number',
+      'punct',
+      'number',
+      'punct',
+      'number',
+      'punct',
+      'number',
+      'punct',
+      'blob',
+      'punct',
+      'parameter',
+      'punct',
+      'parameter',
+      'punct',
+      'parameter',
+      'punct',
+      'parameter',
+      'punct',
+      'parameter',
+      'punct',
+      'word',
+      'punct',
+      'word',
+      'semicolon',
+    ],
+  );
+  t.same(
+    tokens.filter((tk) => tk.value !== undefined).map((tk) => tk.value),
+    ['SELECT', 'a"b', 'c', 'd e', "it's", 'A', 'B'],
+  );
+  t.same(
+    tokens.map((tk) => sql.slice(tk.start, tk.end)),
+    tokens.map((tk) => tk.text),
+  );
   t.equal(tokens.find((tk) => tk.text === '->>')?.kind, 'punct');
 });
 
 t.test('skips line and block comments', async (t) => {
-  t.same(tokenize('a -- x\n/* y; */ b').map((tk) => tk.text), ['a', 'b']);
+  t.same(
+    tokenize('a -- x\n/* y; */ b').map((tk) => tk.text),
+    ['a', 'b'],
+  );
 });
 
 t.test('rejects unterminated literals, identifiers and comments', async (t) => {
   for (const sql of ["select 'abc", 'select "abc', 'select `abc', 'select [abc', 'select 1 /* open', "select x'AB"]) {
-    t.equal(codeOf(() => tokenize(sql)), SYNTAX, sql);
+    t.equal(
+      codeOf(() => tokenize(sql)),
+      SYNTAX,
+      sql,
+    );
   }
   for (const sql of ['select 12abc', "select x'ABC'", 'select !', 'select :']) {
-    t.equal(codeOf(() => tokenize(sql)), SYNTAX, sql);
+    t.equal(
+      codeOf(() => tokenize(sql)),
+      SYNTAX,
+      sql,
+    );
   }
 });
 
 t.test('splits on top-level semicolons only', async (t) => {
-  t.same(splitStatements("insert into t values ('a;b'); select \"x;y\" from [p;q]"), [
+  t.same(splitStatements('insert into t values (\'a;b\'); select "x;y" from [p;q]'), [
     "insert into t values ('a;b')",
     'select "x;y" from [p;q]',
   ]);
@@ -89,26 +138,48 @@ t.test('does not split inside comments that hide statements', async (t) => {
   const parts = splitStatements("SELECT 1 /* ; */ ; ATTACH 'x' AS y");
   t.same(parts, ['SELECT 1', "ATTACH 'x' AS y"]);
   t.equal(kindOf(parts[0] ?? ''), 'select');
-  t.equal(codeOf(() => classifyStatement(parts[1] ?? '')), FORBIDDEN);
+  t.equal(
+    codeOf(() => classifyStatement(parts[1] ?? '')),
+    FORBIDDEN,
+  );
 });
 
 t.test('throws on an unterminated literal anywhere in the request', async (t) => {
-  t.equal(codeOf(() => splitStatements("select 1; select 'open")), SYNTAX);
-  t.equal(codeOf(() => splitStatements('select 1; /* open')), SYNTAX);
+  t.equal(
+    codeOf(() => splitStatements("select 1; select 'open")),
+    SYNTAX,
+  );
+  t.equal(
+    codeOf(() => splitStatements('select 1; /* open')),
+    SYNTAX,
+  );
 });
 
 t.test('classifies every accepted table-level statement', async (t) => {
   const cases: Array<[string, string]> = [
-    ['select 1', 'select'], ['VALUES (1), (2)', 'select'], ['insert into t values (1)', 'insert'],
-    ['REPLACE INTO t VALUES (1)', 'insert'], ['insert or ignore into t values (1)', 'insert'],
-    ['update t set a = 1', 'update'], ['delete from t', 'delete'], ['create table t (a INT)', 'create-table'],
-    ['create table if not exists main.t (a INT)', 'create-table'], ['drop table t', 'drop-table'],
-    ['alter table t add column b TEXT', 'alter-table'], ['ALTER TABLE t RENAME TO u', 'alter-table'],
-    ['alter table t rename column a to b', 'alter-table'], ['alter table t drop column a', 'alter-table'],
-    ['create index i on t (a)', 'create-index'], ['create unique index i on t (a)', 'create-index'],
-    ['drop index i', 'drop-index'], ['savepoint s', 'savepoint'], ['release s', 'release'],
-    ['release savepoint s', 'release'], ['rollback to s', 'rollback-to'],
-    ['ROLLBACK TRANSACTION TO SAVEPOINT s', 'rollback-to'], ['integrity check', 'integrity-check'],
+    ['select 1', 'select'],
+    ['VALUES (1), (2)', 'select'],
+    ['insert into t values (1)', 'insert'],
+    ['REPLACE INTO t VALUES (1)', 'insert'],
+    ['insert or ignore into t values (1)', 'insert'],
+    ['update t set a = 1', 'update'],
+    ['delete from t', 'delete'],
+    ['create table t (a INT)', 'create-table'],
+    ['create table if not exists main.t (a INT)', 'create-table'],
+    ['drop table t', 'drop-table'],
+    ['alter table t add column b TEXT', 'alter-table'],
+    ['ALTER TABLE t RENAME TO u', 'alter-table'],
+    ['alter table t rename column a to b', 'alter-table'],
+    ['alter table t drop column a', 'alter-table'],
+    ['create index i on t (a)', 'create-index'],
+    ['create unique index i on t (a)', 'create-index'],
+    ['drop index i', 'drop-index'],
+    ['savepoint s', 'savepoint'],
+    ['release s', 'release'],
+    ['release savepoint s', 'release'],
+    ['rollback to s', 'rollback-to'],
+    ['ROLLBACK TRANSACTION TO SAVEPOINT s', 'rollback-to'],
+    ['integrity check', 'integrity-check'],
     ['select 1;', 'select'],
   ];
   for (const [sql, kind] of cases) {
@@ -128,12 +199,24 @@ t.test('classifies WITH by its main verb', async (t) => {
   t.equal(kindOf('with a as (select 1) update t set x = (select * from a)'), 'update');
   t.equal(kindOf('with a as (select 1) delete from t where x in a'), 'delete');
   t.equal(classifyStatement('with a as (select 1) insert into t select * from a').readonly, false);
-  t.equal(codeOf(() => classifyStatement('with a as (select 1) drop table t')), SYNTAX);
-  t.equal(codeOf(() => classifyStatement('with a as (select 1')), SYNTAX);
+  t.equal(
+    codeOf(() => classifyStatement('with a as (select 1) drop table t')),
+    SYNTAX,
+  );
+  t.equal(
+    codeOf(() => classifyStatement('with a as (select 1')),
+    SYNTAX,
+  );
 });
 
 t.test('classifies the database-level statements', async (t) => {
-  t.match(classifyStatement('CREATE DATABASE school'), { kind: 'create-database', level: 'database', readonly: false, database: 'school', ifNotExists: false });
+  t.match(classifyStatement('CREATE DATABASE school'), {
+    kind: 'create-database',
+    level: 'database',
+    readonly: false,
+    database: 'school',
+    ifNotExists: false,
+  });
   t.match(classifyStatement('create database if not exists "my db"'), { database: 'my db', ifNotExists: true });
   t.match(classifyStatement("drop database 'x'"), { kind: 'drop-database', database: 'x', ifExists: false });
   t.match(classifyStatement('DROP DATABASE IF EXISTS `y`'), { database: 'y', ifExists: true });
@@ -144,9 +227,23 @@ t.test('classifies the database-level statements', async (t) => {
 });
 
 t.test('rejects extra or missing tokens in database-level statements', async (t) => {
-  for (const sql of ['SHOW DATABASES x', 'show', 'create database', 'create database a b', 'drop database if exists',
-    'create database school-2024', 'create database 42', 'drop database x.db', 'INTEGRITY CHECK now', 'integrity']) {
-    t.equal(codeOf(() => classifyStatement(sql)), SYNTAX, sql);
+  for (const sql of [
+    'SHOW DATABASES x',
+    'show',
+    'create database',
+    'create database a b',
+    'drop database if exists',
+    'create database school-2024',
+    'create database 42',
+    'drop database x.db',
+    'INTEGRITY CHECK now',
+    'integrity',
+  ]) {
+    t.equal(
+      codeOf(() => classifyStatement(sql)),
+      SYNTAX,
+      sql,
+    );
   }
 });
 
@@ -160,42 +257,78 @@ function thrownBy(fn: () => unknown): unknown {
 }
 
 t.test('rejects transaction control with the verb', async (t) => {
-  for (const [sql, verb] of [['BEGIN', 'BEGIN'], ['begin immediate transaction', 'BEGIN'], ['COMMIT', 'COMMIT'],
-    ['end transaction', 'END'], ['rollback', 'ROLLBACK'], ['rollback transaction', 'ROLLBACK']]) {
-    t.equal(codeOf(() => classifyStatement(sql ?? '')), TRANSACTION, sql ?? '');
-    t.match(thrownBy(() => classifyStatement(sql ?? '')), { params: { detail: verb } }, sql ?? '');
+  for (const [sql, verb] of [
+    ['BEGIN', 'BEGIN'],
+    ['begin immediate transaction', 'BEGIN'],
+    ['COMMIT', 'COMMIT'],
+    ['end transaction', 'END'],
+    ['rollback', 'ROLLBACK'],
+    ['rollback transaction', 'ROLLBACK'],
+  ]) {
+    t.equal(
+      codeOf(() => classifyStatement(sql ?? '')),
+      TRANSACTION,
+      sql ?? '',
+    );
+    t.match(
+      thrownBy(() => classifyStatement(sql ?? '')),
+      { params: { detail: verb } },
+      sql ?? '',
+    );
   }
 });
 
 t.test('rejects statements that reach outside the database', async (t) => {
   for (const sql of ["ATTACH 'x.db' AS x", 'detach x', 'VACUUM', "vacuum into '/tmp/x'", 'pragma table_info(t)']) {
-    t.equal(codeOf(() => classifyStatement(sql)), FORBIDDEN, sql);
+    t.equal(
+      codeOf(() => classifyStatement(sql)),
+      FORBIDDEN,
+      sql,
+    );
   }
 });
 
 t.test('rejects unsupported statements by name', async (t) => {
   const cases: Array<[string, string]> = [
-    ['REINDEX', 'REINDEX'], ['analyze', 'ANALYZE'], ['explain select 1', 'EXPLAIN'],
-    ['create virtual table v using fts5(a)', 'CREATE VIRTUAL TABLE'], ['create temp table t (a INT)', 'CREATE TEMP TABLE'],
-    ['create temporary view v as select 1', 'CREATE TEMP VIEW'], ['create table temp.t (a INT)', 'CREATE TEMP TABLE'],
-    ['create view temp.v as select 1', 'CREATE TEMP VIEW'], ['create view if not exists "TEMP".v as select 1', 'CREATE TEMP VIEW'],
+    ['REINDEX', 'REINDEX'],
+    ['analyze', 'ANALYZE'],
+    ['explain select 1', 'EXPLAIN'],
+    ['create virtual table v using fts5(a)', 'CREATE VIRTUAL TABLE'],
+    ['create temp table t (a INT)', 'CREATE TEMP TABLE'],
+    ['create temporary view v as select 1', 'CREATE TEMP VIEW'],
+    ['create table temp.t (a INT)', 'CREATE TEMP TABLE'],
+    ['create view temp.v as select 1', 'CREATE TEMP VIEW'],
+    ['create view if not exists "TEMP".v as select 1', 'CREATE TEMP VIEW'],
     ['create temp trigger tr after insert on t begin select 1; end', 'CREATE TEMP TRIGGER'],
     ['CREATE TRIGGER [Temp].tr AFTER INSERT ON t BEGIN SELECT 1; END', 'CREATE TEMP TRIGGER'],
   ];
   for (const [sql, detail] of cases) {
     t.throws(() => classifyStatement(sql), { code: UNSUPPORTED, params: { detail } }, sql);
   }
-  t.equal(codeOf(() => classifyStatement('create table t2 as select * from t')), UNSUPPORTED);
+  t.equal(
+    codeOf(() => classifyStatement('create table t2 as select * from t')),
+    UNSUPPORTED,
+  );
 });
 
 t.test('classifies views and triggers, with IF [NOT] EXISTS', async (t) => {
   const cases: Array<[string, string, Record<string, boolean>]> = [
     ['create view v as select 1', 'create-view', { ifNotExists: false }],
     ['CREATE VIEW IF NOT EXISTS main.v (a, b) AS SELECT 1, 2', 'create-view', { ifNotExists: true }],
-    ['create trigger tr after insert on t begin insert into u values (new.a); delete from w; end', 'create-trigger', { ifNotExists: false }],
-    ['CREATE TRIGGER IF NOT EXISTS tr INSTEAD OF INSERT ON v BEGIN SELECT 1; END;', 'create-trigger', { ifNotExists: true }],
-    ['drop view v', 'drop-view', { ifExists: false }], ['DROP VIEW IF EXISTS main.v', 'drop-view', { ifExists: true }],
-    ['drop trigger tr', 'drop-trigger', { ifExists: false }], ['drop trigger if exists "tr"', 'drop-trigger', { ifExists: true }],
+    [
+      'create trigger tr after insert on t begin insert into u values (new.a); delete from w; end',
+      'create-trigger',
+      { ifNotExists: false },
+    ],
+    [
+      'CREATE TRIGGER IF NOT EXISTS tr INSTEAD OF INSERT ON v BEGIN SELECT 1; END;',
+      'create-trigger',
+      { ifNotExists: true },
+    ],
+    ['drop view v', 'drop-view', { ifExists: false }],
+    ['DROP VIEW IF EXISTS main.v', 'drop-view', { ifExists: true }],
+    ['drop trigger tr', 'drop-trigger', { ifExists: false }],
+    ['drop trigger if exists "tr"', 'drop-trigger', { ifExists: true }],
   ];
   for (const [sql, kind, flags] of cases) {
     const stmt = classifyStatement(sql);
@@ -206,48 +339,98 @@ t.test('classifies views and triggers, with IF [NOT] EXISTS', async (t) => {
   }
 });
 
-t.test('refuses a statement after a trigger\'s END, and anything after a dropped name', async (t) => {
-  t.equal(codeOf(() => classifyStatement('create trigger tr after insert on t begin select 1; end; drop table t')), SYNTAX);
-  t.equal(codeOf(() => classifyStatement('drop view v w')), SYNTAX);
-  t.equal(codeOf(() => classifyStatement('drop trigger if exists')), SYNTAX);
+t.test("refuses a statement after a trigger's END, and anything after a dropped name", async (t) => {
+  t.equal(
+    codeOf(() => classifyStatement('create trigger tr after insert on t begin select 1; end; drop table t')),
+    SYNTAX,
+  );
+  t.equal(
+    codeOf(() => classifyStatement('drop view v w')),
+    SYNTAX,
+  );
+  t.equal(
+    codeOf(() => classifyStatement('drop trigger if exists')),
+    SYNTAX,
+  );
 });
 
 t.test('refuses the schema table anywhere in a view or a trigger, in any spelling', async (t) => {
-  for (const sql of ['create view v as select * from sqlite_schema', 'CREATE VIEW v AS SELECT name FROM main."SQLITE_MASTER"',
+  for (const sql of [
+    'create view v as select * from sqlite_schema',
+    'CREATE VIEW v AS SELECT name FROM main."SQLITE_MASTER"',
     "create view v as select * from t where a in (select name from 'sqlite_schema')",
     'create trigger tr after insert on t begin insert into u select name from [sqlite_master]; end',
-    'create view v as select * from t, sqlite_temp_master']) {
-    t.equal(codeOf(() => classifyStatement(sql)), FORBIDDEN, sql);
+    'create view v as select * from t, sqlite_temp_master',
+  ]) {
+    t.equal(
+      codeOf(() => classifyStatement(sql)),
+      FORBIDDEN,
+      sql,
+    );
   }
   t.equal(kindOf('select * from sqlite_schema'), 'select', 'a direct read is still allowed');
 });
 
-t.test('reads a trigger body statement by statement, and RAISE\'s message as a value', async (t) => {
-  t.equal(codeOf(() => classifyStatement('create trigger tr after insert on t begin select 1 from t; insert into \'_sqlscribe_meta\' values (1); end')), FORBIDDEN);
-  t.equal(kindOf("create trigger tr before insert on t begin select raise(abort, 'pragma_x is not allowed here'); end"), 'create-trigger');
+t.test("reads a trigger body statement by statement, and RAISE's message as a value", async (t) => {
+  t.equal(
+    codeOf(() =>
+      classifyStatement(
+        "create trigger tr after insert on t begin select 1 from t; insert into '_sqlscribe_meta' values (1); end",
+      ),
+    ),
+    FORBIDDEN,
+  );
+  t.equal(
+    kindOf("create trigger tr before insert on t begin select raise(abort, 'pragma_x is not allowed here'); end"),
+    'create-trigger',
+  );
 });
 
 t.test('rejects unrecognizable statements as syntax errors', async (t) => {
   t.throws(() => classifyStatement('SELEC 1'), { code: SYNTAX, params: { detail: 'near "SELEC"' } });
   for (const sql of ['42', "'select'", '(select 1)', 'create foo', 'drop', 'alter index i', 'show tables']) {
-    t.equal(codeOf(() => classifyStatement(sql)), SYNTAX, sql);
+    t.equal(
+      codeOf(() => classifyStatement(sql)),
+      SYNTAX,
+      sql,
+    );
   }
-  t.equal(codeOf(() => classifyStatement('select 1; attach x')), SYNTAX, 'a second statement');
-  t.equal(codeOf(() => classifyStatement(' -- nothing')), EMPTY);
+  t.equal(
+    codeOf(() => classifyStatement('select 1; attach x')),
+    SYNTAX,
+    'a second statement',
+  );
+  t.equal(
+    codeOf(() => classifyStatement(' -- nothing')),
+    EMPTY,
+  );
 });
 
 t.test('is case-insensitive about keywords', async (t) => {
   t.equal(kindOf('SeLeCt 1'), 'select');
   t.equal(kindOf('Integrity Check'), 'integrity-check');
-  t.equal(codeOf(() => classifyStatement('Begin')), TRANSACTION);
+  t.equal(
+    codeOf(() => classifyStatement('Begin')),
+    TRANSACTION,
+  );
 });
 
 t.test('rejects table-valued pragma functions anywhere', async (t) => {
-  for (const sql of ['SELECT * FROM pragma_database_list', 'select * from t join Pragma_Table_Info(\'t\')',
-    'insert into t select name from main.pragma_table_list', 'select * from "pragma_database_list"',
-    "select * from 'pragma_database_list'", "select * from t, 'pragma_database_list'",
-    "select * from 'pragma_table_info'('t')", 'with a as (select * from [pragma_database_list]) select * from a']) {
-    t.equal(codeOf(() => classifyStatement(sql)), FORBIDDEN, sql);
+  for (const sql of [
+    'SELECT * FROM pragma_database_list',
+    "select * from t join Pragma_Table_Info('t')",
+    'insert into t select name from main.pragma_table_list',
+    'select * from "pragma_database_list"',
+    "select * from 'pragma_database_list'",
+    "select * from t, 'pragma_database_list'",
+    "select * from 'pragma_table_info'('t')",
+    'with a as (select * from [pragma_database_list]) select * from a',
+  ]) {
+    t.equal(
+      codeOf(() => classifyStatement(sql)),
+      FORBIDDEN,
+      sql,
+    );
   }
   t.equal(kindOf("insert into t values (1, 'pragma_x')"), 'insert', 'a string value is just a value');
   t.equal(kindOf("select * from t where a is distinct from 'pragma_x'"), 'select');
@@ -256,35 +439,73 @@ t.test('rejects table-valued pragma functions anywhere', async (t) => {
 
 t.test('rewrites each type alias to its storage type', async (t) => {
   const cases: Array<[string, string]> = [
-    ['INT', 'INTEGER'], ['integer', 'INTEGER'], ['BIGINT', 'INTEGER'], ['smallint', 'INTEGER'],
-    ['FLOAT', 'REAL'], ['real', 'REAL'], ['DOUBLE', 'REAL'], ['DOUBLE PRECISION', 'REAL'], ['numeric', 'REAL'],
-    ['DECIMAL(10, 2)', 'REAL'], ['TEXT', 'TEXT'], ['VARCHAR(20)', 'TEXT'], ['char(3)', 'TEXT'],
-    ['CHARACTER VARYING(9)', 'TEXT'], ['character', 'TEXT'], ['STRING', 'TEXT'],
+    ['INT', 'INTEGER'],
+    ['integer', 'INTEGER'],
+    ['BIGINT', 'INTEGER'],
+    ['smallint', 'INTEGER'],
+    ['FLOAT', 'REAL'],
+    ['real', 'REAL'],
+    ['DOUBLE', 'REAL'],
+    ['DOUBLE PRECISION', 'REAL'],
+    ['numeric', 'REAL'],
+    ['DECIMAL(10, 2)', 'REAL'],
+    ['TEXT', 'TEXT'],
+    ['VARCHAR(20)', 'TEXT'],
+    ['char(3)', 'TEXT'],
+    ['CHARACTER VARYING(9)', 'TEXT'],
+    ['character', 'TEXT'],
+    ['STRING', 'TEXT'],
   ];
   for (const [written, stored] of cases) {
     const spelling = written.toUpperCase().replace(/\s+(?=\()|(?<=[(,])\s+/g, '');
     const kept = ['INT', 'FLOAT', 'TEXT'].includes(spelling) ? '' : `/* declared ${spelling} */ `;
-    t.equal(rewrite(`CREATE TABLE t (a ${written} NOT NULL)`), `CREATE TABLE t (a ${kept}${stored} NOT NULL) STRICT`, written);
+    t.equal(
+      rewrite(`CREATE TABLE t (a ${written} NOT NULL)`),
+      `CREATE TABLE t (a ${kept}${stored} NOT NULL) STRICT`,
+      written,
+    );
   }
 });
 
 t.test('rewrites the aliases of teaching scripts and keeps their spelling in a comment', async (t) => {
   const cases: Array<[string, string]> = [
-    ['NVARCHAR(160)', 'TEXT'], ['NCHAR(5)', 'TEXT'], ['NATIVE CHARACTER(70)', 'TEXT'], ['CLOB', 'TEXT'],
-    ['TINYINT', 'INTEGER'], ['MEDIUMINT', 'INTEGER'], ['INT2', 'INTEGER'], ['INT8', 'INTEGER'], ['UNSIGNED BIG INT', 'INTEGER'],
-    ['DATETIME', 'TEXT'], ['DATE', 'TEXT'], ['TIME', 'TEXT'], ['TIMESTAMP', 'TEXT'], ['NUMERIC(10,2)', 'REAL'], ['BLOB', 'BLOB'],
+    ['NVARCHAR(160)', 'TEXT'],
+    ['NCHAR(5)', 'TEXT'],
+    ['NATIVE CHARACTER(70)', 'TEXT'],
+    ['CLOB', 'TEXT'],
+    ['TINYINT', 'INTEGER'],
+    ['MEDIUMINT', 'INTEGER'],
+    ['INT2', 'INTEGER'],
+    ['INT8', 'INTEGER'],
+    ['UNSIGNED BIG INT', 'INTEGER'],
+    ['DATETIME', 'TEXT'],
+    ['DATE', 'TEXT'],
+    ['TIME', 'TEXT'],
+    ['TIMESTAMP', 'TEXT'],
+    ['NUMERIC(10,2)', 'REAL'],
+    ['BLOB', 'BLOB'],
   ];
   for (const [written, stored] of cases) {
     const kept = written === 'BLOB' ? '' : `/* declared ${written} */ `;
-    t.equal(rewrite(`CREATE TABLE t (a ${written} NOT NULL)`), `CREATE TABLE t (a ${kept}${stored} NOT NULL) STRICT`, written);
+    t.equal(
+      rewrite(`CREATE TABLE t (a ${written} NOT NULL)`),
+      `CREATE TABLE t (a ${kept}${stored} NOT NULL) STRICT`,
+      written,
+    );
   }
-  t.equal(rewrite('CREATE TABLE t (a INTEGER, b TEXT) STRICT'), 'CREATE TABLE t (a INTEGER, b TEXT) STRICT', 'a STRICT table is taken as written');
+  t.equal(
+    rewrite('CREATE TABLE t (a INTEGER, b TEXT) STRICT'),
+    'CREATE TABLE t (a INTEGER, b TEXT) STRICT',
+    'a STRICT table is taken as written',
+  );
   t.equal(rewrite('ALTER TABLE t ADD COLUMN d datetime'), 'ALTER TABLE t ADD COLUMN d /* declared DATETIME */ TEXT');
 });
 
 t.test('adds the BOOL check right after the type', async (t) => {
-  t.equal(rewrite('create table t (ok BOOLEAN DEFAULT 0, "a b" bool)'),
-    'create table t (ok /* declared BOOLEAN */ INTEGER CHECK (("ok") IN (0, 1)) DEFAULT 0, "a b" INTEGER CHECK (("a b") IN (0, 1))) STRICT');
+  t.equal(
+    rewrite('create table t (ok BOOLEAN DEFAULT 0, "a b" bool)'),
+    'create table t (ok /* declared BOOLEAN */ INTEGER CHECK (("ok") IN (0, 1)) DEFAULT 0, "a b" INTEGER CHECK (("a b") IN (0, 1))) STRICT',
+  );
 });
 
 t.test('keeps everything but the types byte for byte', async (t) => {
@@ -294,31 +515,52 @@ t.test('keeps everything but the types byte for byte', async (t) => {
   [owner] integer REFERENCES people(id) ON DELETE CASCADE,
   CONSTRAINT u UNIQUE (name), CHECK (id > 0), FOREIGN KEY (owner) REFERENCES x (y)
 ) /* after */`;
-  t.equal(rewrite(sql), sql
-    .replace('id INT', 'id INTEGER')
-    .replace('VARCHAR(20)', '/* declared VARCHAR(20) */ TEXT')
-    .replace('[owner] integer', '[owner] /* declared INTEGER */ INTEGER')
-    .replace(') /* after */', ') STRICT /* after */'));
+  t.equal(
+    rewrite(sql),
+    sql
+      .replace('id INT', 'id INTEGER')
+      .replace('VARCHAR(20)', '/* declared VARCHAR(20) */ TEXT')
+      .replace('[owner] integer', '[owner] /* declared INTEGER */ INTEGER')
+      .replace(') /* after */', ') STRICT /* after */'),
+  );
 });
 
 t.test('places STRICT after existing table options once', async (t) => {
-  t.equal(rewrite('create table t (a INT PRIMARY KEY) WITHOUT ROWID'), 'create table t (a INTEGER PRIMARY KEY) WITHOUT ROWID, STRICT');
+  t.equal(
+    rewrite('create table t (a INT PRIMARY KEY) WITHOUT ROWID'),
+    'create table t (a INTEGER PRIMARY KEY) WITHOUT ROWID, STRICT',
+  );
   t.equal(rewrite('create table t (a INT) strict'), 'create table t (a INTEGER) strict');
   t.equal(rewrite('create table t (a INT) STRICT, WITHOUT ROWID'), 'create table t (a INTEGER) STRICT, WITHOUT ROWID');
   t.equal(rewrite('create table t (a INT);'), 'create table t (a INTEGER) STRICT;');
 });
 
 t.test('rejects unknown and missing types with the column name', async (t) => {
-  t.throws(() => rewrite('create table t (a GEOMETRY)'), { code: UNKNOWN_TYPE, params: { type: 'GEOMETRY', column: 'a' } });
+  t.throws(() => rewrite('create table t (a GEOMETRY)'), {
+    code: UNKNOWN_TYPE,
+    params: { type: 'GEOMETRY', column: 'a' },
+  });
   t.throws(() => rewrite('create table t (a INT, b)'), { code: UNKNOWN_TYPE, params: { type: '(none)', column: 'b' } });
-  t.throws(() => rewrite('create table t ("x y" PRIMARY KEY)'), { code: UNKNOWN_TYPE, params: { type: '(none)', column: 'x y' } });
+  t.throws(() => rewrite('create table t ("x y" PRIMARY KEY)'), {
+    code: UNKNOWN_TYPE,
+    params: { type: '(none)', column: 'x y' },
+  });
   t.throws(() => rewrite('create table t (a INT(5))'), { code: UNKNOWN_TYPE, params: { type: 'INT(5)' } });
-  t.throws(() => rewrite('alter table t add column c GEOMETRY'), { code: UNKNOWN_TYPE, params: { type: 'GEOMETRY', column: 'c' } });
+  t.throws(() => rewrite('alter table t add column c GEOMETRY'), {
+    code: UNKNOWN_TYPE,
+    params: { type: 'GEOMETRY', column: 'c' },
+  });
 });
 
 t.test('rewrites the column of ALTER TABLE ADD COLUMN only', async (t) => {
-  t.equal(rewrite('ALTER TABLE t ADD COLUMN b BOOL NOT NULL DEFAULT 0'), 'ALTER TABLE t ADD COLUMN b INTEGER CHECK (("b") IN (0, 1)) NOT NULL DEFAULT 0');
-  t.equal(rewrite('alter table main.t add c double precision'), 'alter table main.t add c /* declared DOUBLE PRECISION */ REAL');
+  t.equal(
+    rewrite('ALTER TABLE t ADD COLUMN b BOOL NOT NULL DEFAULT 0'),
+    'ALTER TABLE t ADD COLUMN b INTEGER CHECK (("b") IN (0, 1)) NOT NULL DEFAULT 0',
+  );
+  t.equal(
+    rewrite('alter table main.t add c double precision'),
+    'alter table main.t add c /* declared DOUBLE PRECISION */ REAL',
+  );
   t.equal(rewrite('alter table t rename column a to b'), 'alter table t rename column a to b');
 });
 
@@ -338,8 +580,10 @@ t.test('produces tables that SQLite creates and that enforce the types', async (
   t.throws(() => insert.run(1, 1, 'x', 2, 0), { code: 'SQLITE_CONSTRAINT_CHECK' });
   t.throws(() => insert.run(1, 1, 'x', 0, 5), { code: 'SQLITE_CONSTRAINT_CHECK' });
   insert.run(1, 2, 'y', null, null);
-  t.equal(db.prepare("select sql from sqlite_schema where name = 't'").pluck().get(),
-    'CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER, f REAL, s /* declared VARCHAR(5) */ TEXT, ok INTEGER CHECK (("ok") IN (0, 1)), flag /* declared BOOLEAN */ INTEGER CHECK (("flag") IN (0, 1))) STRICT');
+  t.equal(
+    db.prepare("select sql from sqlite_schema where name = 't'").pluck().get(),
+    'CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER, f REAL, s /* declared VARCHAR(5) */ TEXT, ok INTEGER CHECK (("ok") IN (0, 1)), flag /* declared BOOLEAN */ INTEGER CHECK (("flag") IN (0, 1))) STRICT',
+  );
   db.exec(rewrite('create table w (k TEXT PRIMARY KEY, v INT) WITHOUT ROWID'));
   t.throws(() => db.prepare("insert into w values ('a', 'b')").run(), { code: 'SQLITE_CONSTRAINT_DATATYPE' });
 });
@@ -364,22 +608,41 @@ t.test("refuses the service's own names", async (t) => {
 
 t.test('refuses internal names in every spelling SQLite reads as a name', async (t) => {
   for (const sql of [
-    "ALTER TABLE '_sqlscribe_meta' RENAME COLUMN value TO v", "SELECT * FROM main.'_SQLSCRIBE_META'",
-    'SELECT * FROM [_sqlscribe_meta]', 'DELETE FROM `_sqlscribe_meta`', "SELECT * FROM ('_sqlscribe_meta')",
-    "SELECT * FROM t JOIN u ON 1 IN (1), ('_sqlscribe_meta')", "SELECT * FROM t WHERE x IN '_sqlscribe_meta'",
-    "INSERT INTO '_sqlscribe_meta' VALUES ('a', 1)", "UPDATE t SET a = 1, '_sqlscribe_x' = 2", "CREATE INDEX i ON '_sqlscribe_meta' (key)",
-    "CREATE TABLE c (a INT REFERENCES '_sqlscribe_meta')", "ALTER TABLE t RENAME TO '_sqlscribe_x'", "WITH '_sqlscribe_meta' AS (SELECT 1) SELECT 1",
-    'SELECT * FROM dbstat', "SELECT * FROM 'DBSTAT'", "SELECT * FROM t, 'pragma_table_list'",
-    'DELETE FROM sqlite_schema', 'UPDATE sqlite_master SET sql = 1', 'SELECT * FROM t WHERE x IN sqlite_schema',
+    "ALTER TABLE '_sqlscribe_meta' RENAME COLUMN value TO v",
+    "SELECT * FROM main.'_SQLSCRIBE_META'",
+    'SELECT * FROM [_sqlscribe_meta]',
+    'DELETE FROM `_sqlscribe_meta`',
+    "SELECT * FROM ('_sqlscribe_meta')",
+    "SELECT * FROM t JOIN u ON 1 IN (1), ('_sqlscribe_meta')",
+    "SELECT * FROM t WHERE x IN '_sqlscribe_meta'",
+    "INSERT INTO '_sqlscribe_meta' VALUES ('a', 1)",
+    "UPDATE t SET a = 1, '_sqlscribe_x' = 2",
+    "CREATE INDEX i ON '_sqlscribe_meta' (key)",
+    "CREATE TABLE c (a INT REFERENCES '_sqlscribe_meta')",
+    "ALTER TABLE t RENAME TO '_sqlscribe_x'",
+    "WITH '_sqlscribe_meta' AS (SELECT 1) SELECT 1",
+    'SELECT * FROM dbstat',
+    "SELECT * FROM 'DBSTAT'",
+    "SELECT * FROM t, 'pragma_table_list'",
+    'DELETE FROM sqlite_schema',
+    'UPDATE sqlite_master SET sql = 1',
+    'SELECT * FROM t WHERE x IN sqlite_schema',
   ]) {
-    t.equal(codeOf(() => classifyStatement(sql)), FORBIDDEN, sql);
+    t.equal(
+      codeOf(() => classifyStatement(sql)),
+      FORBIDDEN,
+      sql,
+    );
   }
 });
 
 t.test('a string that can only be a value may hold the prefix', async (t) => {
   for (const sql of [
-    "INSERT INTO notes VALUES ('_sqlscribe is a word'), (1, '_sqlscribe')", "SELECT * FROM t WHERE a = '_sqlscribe_meta'",
-    "SELECT * FROM t WHERE a IN ('_sqlscribe_a', 'b')", "UPDATE t SET a = '_sqlscribe'", "SELECT * FROM t WHERE a LIKE '_sqlscribe%'",
+    "INSERT INTO notes VALUES ('_sqlscribe is a word'), (1, '_sqlscribe')",
+    "SELECT * FROM t WHERE a = '_sqlscribe_meta'",
+    "SELECT * FROM t WHERE a IN ('_sqlscribe_a', 'b')",
+    "UPDATE t SET a = '_sqlscribe'",
+    "SELECT * FROM t WHERE a LIKE '_sqlscribe%'",
   ]) {
     t.doesNotThrow(() => classifyStatement(sql), sql);
   }
@@ -387,11 +650,19 @@ t.test('a string that can only be a value may hold the prefix', async (t) => {
 
 t.test('reads of the schema table leave out the service rows', async (t) => {
   const db = new Database(':memory:');
-  db.exec("CREATE TABLE _sqlscribe_meta (key TEXT PRIMARY KEY, value INT); CREATE TABLE t (x INT)");
-  const names = (sql: string): unknown[] => db.prepare(rewriteForStorage(classifyStatement(sql))).pluck().all();
+  db.exec('CREATE TABLE _sqlscribe_meta (key TEXT PRIMARY KEY, value INT); CREATE TABLE t (x INT)');
+  const names = (sql: string): unknown[] =>
+    db
+      .prepare(rewriteForStorage(classifyStatement(sql)))
+      .pluck()
+      .all();
   t.strictSame(names('SELECT name FROM sqlite_schema'), ['t']);
   t.strictSame(names("SELECT m.name FROM main.'sqlite_master' m"), ['t'], 'quoted, qualified, with an alias');
-  t.strictSame(names('SELECT sqlite_schema.tbl_name FROM t, sqlite_schema'), [], 'in a join, qualified columns still resolve');
+  t.strictSame(
+    names('SELECT sqlite_schema.tbl_name FROM t, sqlite_schema'),
+    [],
+    'in a join, qualified columns still resolve',
+  );
   t.strictSame(names('SELECT name FROM (sqlite_schema)'), ['t'], 'in a join group');
   t.strictSame(names("SELECT count(*) FROM sqlite_schema WHERE name LIKE '%sqlscribe%'"), [0]);
 });

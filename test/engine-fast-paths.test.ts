@@ -40,7 +40,10 @@ t.test('a failed batch in a group undoes only itself', async (t) => {
     request(file, "INSERT INTO t VALUES (3, 'c')"),
   ]);
   engine.commitHeld(10);
-  t.same(outcomes.map((o) => 'results' in o), [true, false, true]);
+  t.same(
+    outcomes.map((o) => 'results' in o),
+    [true, false, true],
+  );
   const failed = outcomes[1] as { error: { name: string; statement?: number } };
   t.equal(failed.error.name, 'CONSTRAINT_PRIMARY_KEY');
   t.equal(failed.error.statement, 1, 'the failing statement is counted within its own batch');
@@ -56,7 +59,10 @@ t.test('a batch that ends the transaction is left out and the others run again',
     request(file, 'INSERT INTO t VALUES (3, 3)'),
   ]);
   engine.commitHeld(5);
-  t.same(outcomes.map((o) => 'results' in o), [true, false, true]);
+  t.same(
+    outcomes.map((o) => 'results' in o),
+    [true, false, true],
+  );
   t.same(engine.exec(request(file, 'SELECT id FROM t ORDER BY id'))[0]?.rows, [[1], [2], [3]]);
 });
 
@@ -66,7 +72,10 @@ t.test('a group stops after its first batch once the schema has deferred foreign
     'CREATE TABLE p (id INT PRIMARY KEY)',
     'CREATE TABLE c (id INT PRIMARY KEY, p INT REFERENCES p (id) DEFERRABLE INITIALLY DEFERRED)',
   );
-  const outcomes = engine.execHeldGroup([request(file, 'INSERT INTO p VALUES (1)'), request(file, 'INSERT INTO c VALUES (1, 1)')]);
+  const outcomes = engine.execHeldGroup([
+    request(file, 'INSERT INTO p VALUES (1)'),
+    request(file, 'INSERT INTO c VALUES (1, 1)'),
+  ]);
   t.equal(outcomes.length, 1, 'the second batch is sent back');
   engine.commitHeld(3);
 });
@@ -75,14 +84,22 @@ t.test('groups give the same rows as batches run one by one', async (t) => {
   const a = setUp(t, 'CREATE TABLE t (id INT PRIMARY KEY, v TEXT, n INT)');
   const b = setUp(t, 'CREATE TABLE t (id INT PRIMARY KEY, v TEXT, n INT)');
   const batches = (file: string): ExecRequest[] =>
-    Array.from({ length: 20 }, (_, i) => ({ ...request(file, `INSERT INTO t (v, n) VALUES ('x${i}', abs(random()) % 97)`, 'UPDATE t SET n = n + 1 WHERE id % 3 = 0'), context: { clockMs: 1000 + i, seed: `${i}`.padStart(16, '0') } }));
+    Array.from({ length: 20 }, (_, i) => ({
+      ...request(
+        file,
+        `INSERT INTO t (v, n) VALUES ('x${i}', abs(random()) % 97)`,
+        'UPDATE t SET n = n + 1 WHERE id % 3 = 0',
+      ),
+      context: { clockMs: 1000 + i, seed: `${i}`.padStart(16, '0') },
+    }));
   a.engine.execHeldGroup(batches(a.file));
   a.engine.commitHeld(1);
   for (const one of batches(b.file)) {
     b.engine.execHeld(one);
     b.engine.commitHeld(1);
   }
-  const rows = (engine: Engine, file: string): unknown => engine.exec(request(file, 'SELECT * FROM t ORDER BY id'))[0]?.rows;
+  const rows = (engine: Engine, file: string): unknown =>
+    engine.exec(request(file, 'SELECT * FROM t ORDER BY id'))[0]?.rows;
   t.same(rows(a.engine, a.file), rows(b.engine, b.file));
 });
 
@@ -121,14 +138,31 @@ t.test('runs a point read in-process only on the whole key of a STRICT table wit
 });
 
 t.test('a read of a view is never a point read, whatever the view reads', async (t) => {
-  const { engine, file } = setUp(t, 'CREATE TABLE t (id INT PRIMARY KEY, v TEXT)', 'CREATE VIEW w AS SELECT id, v FROM t', "INSERT INTO t VALUES (1, 'one')");
+  const { engine, file } = setUp(
+    t,
+    'CREATE TABLE t (id INT PRIMARY KEY, v TEXT)',
+    'CREATE VIEW w AS SELECT id, v FROM t',
+    "INSERT INTO t VALUES (1, 'one')",
+  );
   t.same(pointLookup('SELECT * FROM w WHERE id = 1'), { table: 'w', column: 'id' }, 'the shape of a point read');
-  t.same(engine.execBoundedRead(request(file, 'SELECT * FROM w WHERE id = 1'))?.[0]?.rows, [[1, 'one']], 'run here only because its plan (the view expanded) bounds it');
-  t.same(engine.exec(request(file, 'SELECT * FROM w WHERE id = 1'))[0]?.rows, [[1, 'one']], 'it runs on the ordinary path');
+  t.same(
+    engine.execBoundedRead(request(file, 'SELECT * FROM w WHERE id = 1'))?.[0]?.rows,
+    [[1, 'one']],
+    'run here only because its plan (the view expanded) bounds it',
+  );
+  t.same(
+    engine.exec(request(file, 'SELECT * FROM w WHERE id = 1'))[0]?.rows,
+    [[1, 'one']],
+    'it runs on the ordinary path',
+  );
   const page = engine.rows({ file, table: 'w', limit: 5, offset: 0, after: null });
   t.equal(page.total, 1);
   engine.exec(request(file, "INSERT INTO t VALUES (2, 'two')"));
-  t.equal(engine.rows({ file, table: 'w', limit: 5, offset: 0, after: null }).total, 2, 'a view\'s count follows its table');
+  t.equal(
+    engine.rows({ file, table: 'w', limit: 5, offset: 0, after: null }).total,
+    2,
+    "a view's count follows its table",
+  );
   t.equal(page.next, null, 'a view gives no cursor');
 });
 
@@ -147,4 +181,3 @@ t.test('the cached row count follows writes from this connection and from others
   t.equal(total(), 2, 'after a rolled-back write');
   t.equal(count(engine, file), 2);
 });
-

@@ -51,5 +51,9 @@ t.test('clients that hold nothing and whose use faded are forgotten', async (t) 
   shares.give('late', 1);
   t.equal(shares.heldBy('holder'), 1, 'a client holding a process is kept');
   t.equal(shares.usedBy('c1'), 0, 'a faded one reads as new');
-  t.equal((shares as unknown as { clients: Map<string, unknown> }).clients.size, 2, 'only the holder and the latest remain');
+  t.equal(
+    (shares as unknown as { clients: Map<string, unknown> }).clients.size,
+    2,
+    'only the holder and the latest remain',
+  );
 });

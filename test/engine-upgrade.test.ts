@@ -43,11 +43,18 @@ t.test('a data directory and journal of the previous release, on the new engine'
   const journalFile = path.join(data, 'journal', 'statements.jsonl');
   const before = await readJournal(journalFile);
   const lastOld = before.entries.at(-1)!.seq;
-  tt.ok(before.headers.every(({ header }) => header.sqlite !== engineVersions().sqlite), 'the fixture was written by another SQLite');
+  tt.ok(
+    before.headers.every(({ header }) => header.sqlite !== engineVersions().sqlite),
+    'the fixture was written by another SQLite',
+  );
 
   const server = await startServer(['-dir', data], { cwd: dir });
   tt.teardown(() => server.stop());
-  tt.match(server.stderr(), /sqlscribe ready \(([1-9]\d*) journal entries applied at start-up\)/, 'recovery applied the old entries alumno-1.db lacked');
+  tt.match(
+    server.stderr(),
+    /sqlscribe ready \(([1-9]\d*) journal entries applied at start-up\)/,
+    'recovery applied the old entries alumno-1.db lacked',
+  );
   tt.match(server.stderr(), /taking a snapshot round/, 'the engine change is logged');
 
   for (const db of ['lesson', 'alumno-1', 'alumno-2']) {
@@ -63,7 +70,9 @@ t.test('a data directory and journal of the previous release, on the new engine'
 
   const after = await readJournal(journalFile);
   const here = engineVersions();
-  const newFiles = after.headers.filter(({ header }) => header.sqlite === here.sqlite && header.betterSqlite3 === here.betterSqlite3);
+  const newFiles = after.headers.filter(
+    ({ header }) => header.sqlite === here.sqlite && header.betterSqlite3 === here.betterSqlite3,
+  );
   tt.equal(newFiles.length, 1, 'one journal file of the new engine');
   tt.equal(newFiles[0]!.header.firstSeq, lastOld + 1, 'it begins right after the last entry of the old engine');
   tt.equal(after.entries.at(-1)!.seq, lastOld + 1, 'and holds the write made after the upgrade');
@@ -81,8 +90,14 @@ t.test('a data directory and journal of the previous release, on the new engine'
   const old = ['-log-file', journalFile, '-until', String(lastOld - 3)];
   const refused = await runReplay([...old, '-out', path.join(dir, 'old')], dir);
   tt.equal(refused.code, 2, 'a point before the upgrade is refused without -force');
-  tt.match(refused.stderr, /written with another engine \(betterSqlite3 12\.11\.1 there, .* here; sqlite 3\.53\.2 there/);
-  tt.notOk(fs.existsSync(path.join(dir, 'old')) && fs.readdirSync(path.join(dir, 'old')).length > 0, 'and nothing is written');
+  tt.match(
+    refused.stderr,
+    /written with another engine \(betterSqlite3 12\.11\.1 there, .* here; sqlite 3\.53\.2 there/,
+  );
+  tt.notOk(
+    fs.existsSync(path.join(dir, 'old')) && fs.readdirSync(path.join(dir, 'old')).length > 0,
+    'and nothing is written',
+  );
   const forced = await runReplay([...old, '-out', path.join(dir, 'forced'), '-force'], dir);
   tt.equal(forced.code, 0, `with -force it replays: ${forced.stderr}`);
   tt.match(forced.stderr, /warning: .*sqlite 3\.53\.2 there/);
@@ -90,7 +105,10 @@ t.test('a data directory and journal of the previous release, on the new engine'
 
   const whole = await runReplay(['-log-file', journalFile, '-out', path.join(dir, 'whole'), '-no-snapshots'], dir);
   tt.equal(whole.code, 2, 'the whole journal, without the round, needs the old engine too');
-  const wholeForced = await runReplay(['-log-file', journalFile, '-out', path.join(dir, 'whole-forced'), '-no-snapshots', '-force', '-verify', data], dir);
+  const wholeForced = await runReplay(
+    ['-log-file', journalFile, '-out', path.join(dir, 'whole-forced'), '-no-snapshots', '-force', '-verify', data],
+    dir,
+  );
   tt.equal(wholeForced.code, 0, `and with -force it rebuilds what the live files hold: ${wholeForced.stderr}`);
 });
 
@@ -100,7 +118,8 @@ t.test('a second start on the same engine begins no file and takes no extra roun
   const first = await startServer(['-dir', data], { cwd: dir });
   tt.teardown(() => first.stop());
   await stopped(tt, first);
-  const journalFiles = (): string[] => fs.readdirSync(path.join(data, 'journal')).filter((name) => /\.jsonl(\.gz)?$/.test(name));
+  const journalFiles = (): string[] =>
+    fs.readdirSync(path.join(data, 'journal')).filter((name) => /\.jsonl(\.gz)?$/.test(name));
   const files = journalFiles();
   const second = await startServer(['-dir', data], { cwd: dir });
   tt.teardown(() => second.stop());

@@ -20,7 +20,8 @@ t.test('internal and storage errors are the 5xx ones', async (t) => {
   // A full disk is 507; a journal or database that will come back is 503 with Retry-After; the rest 500.
   const expected: Record<string, number> = { STORAGE_FULL: 507, JOURNAL_UNAVAILABLE: 503, DATABASE_BEHIND: 503 };
   for (const [name, entry] of Object.entries(catalog)) {
-    if (errorClass(entry.code) === 9) t.equal(entry.status, expected[name] ?? 500, `${name} is a ${expected[name] ?? 500}`);
+    if (errorClass(entry.code) === 9)
+      t.equal(entry.status, expected[name] ?? 500, `${name} is a ${expected[name] ?? 500}`);
   }
 });
 
@@ -41,7 +42,9 @@ t.test('an engine error message starts with its bracketed code', async (t) => {
 
 t.test('SQLite errors map to their catalog codes', async (t) => {
   const db = new Database(':memory:');
-  db.exec('CREATE TABLE p (id INTEGER PRIMARY KEY) STRICT; CREATE TABLE t (id INTEGER PRIMARY KEY, u TEXT UNIQUE, n TEXT NOT NULL, c INTEGER CHECK (c > 0), b INTEGER CHECK (("b") IN (0, 1)), p INTEGER REFERENCES p(id)) STRICT');
+  db.exec(
+    'CREATE TABLE p (id INTEGER PRIMARY KEY) STRICT; CREATE TABLE t (id INTEGER PRIMARY KEY, u TEXT UNIQUE, n TEXT NOT NULL, c INTEGER CHECK (c > 0), b INTEGER CHECK (("b") IN (0, 1)), p INTEGER REFERENCES p(id)) STRICT',
+  );
   db.pragma('foreign_keys = ON');
   db.exec("INSERT INTO t (id, u, n) VALUES (1, 'a', 'x')");
   const codeOf = (sql: string): number => {

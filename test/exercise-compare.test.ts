@@ -17,20 +17,120 @@ t.test('values: NULLs, numbers within the tolerance, text exactly, kinds never m
 });
 
 t.test('rows as multisets, the first missing and extra rows, the order where it matters', async (t) => {
-  const expected = { columns: ['a', 'b'], rows: [[1, 'x'], [2, 'y'], [2, 'y']] };
-  t.same(compareResults(expected, { columns: ['p', 'q'], rows: [[2, 'y'], [1, 'x'], [2, 'y']] }, ANY), { correct: true, feedback: { rows: { expected: 3, got: 3 } } });
-  t.same(compareResults(expected, { columns: ['a', 'b'], rows: [[2, 'y'], [1, 'x']] }, ANY), { correct: false, feedback: { rows: { expected: 3, got: 2 }, missingRow: [2, 'y'] } }, 'a duplicate counts');
-  t.same(compareResults(expected, { columns: ['a', 'b'], rows: [[1, 'x'], [2, 'y'], [2, 'y'], [3, 'z']] }, { ...ANY, showRows: false }), { correct: false, feedback: { rows: { expected: 3, got: 4 } } }, 'no row quoted without showRows');
-  t.same(compareResults(expected, { columns: ['a', 'b'], rows: [[2, 'y'], [1, 'x'], [2, 'y']] }, { ...ANY, order: 'exact' }), { correct: false, feedback: { rows: { expected: 3, got: 3 }, order: ORDER_MATTERS } });
-  t.same(compareResults({ columns: ['n'], rows: [[9007199254740993n]] }, { columns: ['n'], rows: [[9007199254740993n]] }, ANY).correct, true);
-  t.same(compareResults({ columns: ['n'], rows: [[2n ** 70n]] }, { columns: ['n'], rows: [[1]] }, ANY).feedback.missingRow, [(2n ** 70n).toString()], 'a quoted bigint serializes');
+  const expected = {
+    columns: ['a', 'b'],
+    rows: [
+      [1, 'x'],
+      [2, 'y'],
+      [2, 'y'],
+    ],
+  };
+  t.same(
+    compareResults(
+      expected,
+      {
+        columns: ['p', 'q'],
+        rows: [
+          [2, 'y'],
+          [1, 'x'],
+          [2, 'y'],
+        ],
+      },
+      ANY,
+    ),
+    { correct: true, feedback: { rows: { expected: 3, got: 3 } } },
+  );
+  t.same(
+    compareResults(
+      expected,
+      {
+        columns: ['a', 'b'],
+        rows: [
+          [2, 'y'],
+          [1, 'x'],
+        ],
+      },
+      ANY,
+    ),
+    { correct: false, feedback: { rows: { expected: 3, got: 2 }, missingRow: [2, 'y'] } },
+    'a duplicate counts',
+  );
+  t.same(
+    compareResults(
+      expected,
+      {
+        columns: ['a', 'b'],
+        rows: [
+          [1, 'x'],
+          [2, 'y'],
+          [2, 'y'],
+          [3, 'z'],
+        ],
+      },
+      { ...ANY, showRows: false },
+    ),
+    { correct: false, feedback: { rows: { expected: 3, got: 4 } } },
+    'no row quoted without showRows',
+  );
+  t.same(
+    compareResults(
+      expected,
+      {
+        columns: ['a', 'b'],
+        rows: [
+          [2, 'y'],
+          [1, 'x'],
+          [2, 'y'],
+        ],
+      },
+      { ...ANY, order: 'exact' },
+    ),
+    { correct: false, feedback: { rows: { expected: 3, got: 3 }, order: ORDER_MATTERS } },
+  );
+  t.same(
+    compareResults(
+      { columns: ['n'], rows: [[9007199254740993n]] },
+      { columns: ['n'], rows: [[9007199254740993n]] },
+      ANY,
+    ).correct,
+    true,
+  );
+  t.same(
+    compareResults({ columns: ['n'], rows: [[2n ** 70n]] }, { columns: ['n'], rows: [[1]] }, ANY).feedback.missingRow,
+    [(2n ** 70n).toString()],
+    'a quoted bigint serializes',
+  );
 });
 
 t.test('columns by position or by name', async (t) => {
   const expected = { columns: ['Name', 'Country'], rows: [['a', 'b']] };
-  t.same(compareResults(expected, { columns: ['country', 'name'], rows: [['b', 'a']] }, { ...ANY, columns: 'name' }).correct, true, 'by name, in any order and any case');
-  t.same(compareResults(expected, { columns: ['Name'], rows: [['a']] }, ANY).feedback, { columns: { missing: ['Country'], extra: [] }, rows: { expected: 1, got: 1 } }, 'by position: the place missing is named by the expected name');
-  t.same(compareResults(expected, { columns: ['Name', 'City'], rows: [['a', 'b']] }, { ...ANY, columns: 'name' }).feedback.columns, { missing: ['Country'], extra: ['City'] });
-  t.same(compareResults({ columns: ['Name', 'AVG(Milliseconds) / 60000.0'], rows: [['a', 1]] }, { columns: ['Name'], rows: [['a']] }, ANY).feedback.columns, { missing: ['column 2'], extra: [] }, 'an unnamed expression of the solution is named by its place, never by its text');
-  t.same(compareResults(expected, { columns: ['x', 'y', 'z'], rows: [['a', 'b', 'c']] }, ANY), { correct: false, feedback: { columns: { missing: [], extra: ['z'] }, rows: { expected: 1, got: 1 } } }, 'the shared columns agree: only the extra one is wrong');
+  t.same(
+    compareResults(expected, { columns: ['country', 'name'], rows: [['b', 'a']] }, { ...ANY, columns: 'name' }).correct,
+    true,
+    'by name, in any order and any case',
+  );
+  t.same(
+    compareResults(expected, { columns: ['Name'], rows: [['a']] }, ANY).feedback,
+    { columns: { missing: ['Country'], extra: [] }, rows: { expected: 1, got: 1 } },
+    'by position: the place missing is named by the expected name',
+  );
+  t.same(
+    compareResults(expected, { columns: ['Name', 'City'], rows: [['a', 'b']] }, { ...ANY, columns: 'name' }).feedback
+      .columns,
+    { missing: ['Country'], extra: ['City'] },
+  );
+  t.same(
+    compareResults(
+      { columns: ['Name', 'AVG(Milliseconds) / 60000.0'], rows: [['a', 1]] },
+      { columns: ['Name'], rows: [['a']] },
+      ANY,
+    ).feedback.columns,
+    { missing: ['column 2'], extra: [] },
+    'an unnamed expression of the solution is named by its place, never by its text',
+  );
+  t.same(
+    compareResults(expected, { columns: ['x', 'y', 'z'], rows: [['a', 'b', 'c']] }, ANY),
+    { correct: false, feedback: { columns: { missing: [], extra: ['z'] }, rows: { expected: 1, got: 1 } } },
+    'the shared columns agree: only the extra one is wrong',
+  );
 });

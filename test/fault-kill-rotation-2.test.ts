@@ -8,4 +8,6 @@ import { killRotationCycles } from './helpers/kill-rotation';
 
 t.setTimeout(240_000);
 
-t.test('25 more SIGKILL cycles with rotations lose nothing acknowledged and invent nothing', (tt) => killRotationCycles(tt, 25));
+t.test('25 more SIGKILL cycles with rotations lose nothing acknowledged and invent nothing', (tt) =>
+  killRotationCycles(tt, 25),
+);

@@ -10,4 +10,6 @@ import { killRotationCycles } from './helpers/kill-rotation';
 
 t.setTimeout(240_000);
 
-t.test('25 SIGKILL cycles with rotations lose nothing acknowledged and invent nothing', (tt) => killRotationCycles(tt, 25));
+t.test('25 SIGKILL cycles with rotations lose nothing acknowledged and invent nothing', (tt) =>
+  killRotationCycles(tt, 25),
+);

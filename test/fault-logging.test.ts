@@ -26,10 +26,17 @@ function sample(text: string, name: string): number {
   return match === null ? NaN : Number(match[1]);
 }
 
-async function faults(server: TestServer): Promise<{ errors: number; faults: number; errorsProm: number; faultsProm: number }> {
+async function faults(
+  server: TestServer,
+): Promise<{ errors: number; faults: number; errorsProm: number; faultsProm: number }> {
   const json = (await server.get('/metrics')).body;
   const prometheus = (await server.get('/metrics?format=prometheus')).text;
-  return { errors: json?.errors_total, faults: json?.faults_total, errorsProm: sample(prometheus, 'sqlscribe_errors_total'), faultsProm: sample(prometheus, 'sqlscribe_faults_total') };
+  return {
+    errors: json?.errors_total,
+    faults: json?.faults_total,
+    errorsProm: sample(prometheus, 'sqlscribe_errors_total'),
+    faultsProm: sample(prometheus, 'sqlscribe_faults_total'),
+  };
 }
 
 t.test('4xx answers leave stderr quiet and the counters still; a 500 is logged and counted', async (tt) => {
@@ -47,7 +54,8 @@ t.test('4xx answers leave stderr quiet and the counters still; a 500 is logged a
     await server.get('/tables?db=missing'),
     await server.exec(undefined, 'SELEC nonsense'),
   ];
-  for (const reply of clientErrors) tt.ok(reply.status >= 400 && reply.status < 500, `a client error: ${reply.status} ${reply.text.slice(0, 120)}`);
+  for (const reply of clientErrors)
+    tt.ok(reply.status >= 400 && reply.status < 500, `a client error: ${reply.status} ${reply.text.slice(0, 120)}`);
   tt.strictSame(await faults(server), before, 'errors_total and faults_total did not move, in JSON or Prometheus');
   tt.equal(server.stderr(), stderrBefore, 'nothing was written to stderr');
 
@@ -57,13 +65,30 @@ t.test('4xx answers leave stderr quiet and the counters still; a 500 is logged a
   tt.equal(failed.status, 500, 'a corrupt database is a server fault');
   tt.notMatch(failed.text, STACK_TEXT, 'the client sees no stack');
   const after = await faults(server);
-  const plusOne = { errors: before.errors + 1, faults: before.faults + 1, errorsProm: before.errorsProm + 1, faultsProm: before.faultsProm + 1 };
+  const plusOne = {
+    errors: before.errors + 1,
+    faults: before.faults + 1,
+    errorsProm: before.errorsProm + 1,
+    faultsProm: before.faultsProm + 1,
+  };
   tt.strictSame(after, plusOne, 'the 500 counts in errors_total and faults_total');
-  tt.match(server.stderr().slice(stderrBefore.length), /GET \/tables failed: .*\n\s+at /, 'and is logged with its stack');
+  tt.match(
+    server.stderr().slice(stderrBefore.length),
+    /GET \/tables failed: .*\n\s+at /,
+    'and is logged with its stack',
+  );
   const classes = (await server.get('/metrics?format=prometheus')).text;
   tt.match(classes, /^sqlscribe_http_responses_total\{class="4xx"\} \d+$/m, 'responses are counted by class');
-  tt.match(classes, /^sqlscribe_commands_total\{command="exec",outcome="class1"\} [1-9]\d*$/m, 'the bus counts the refused batch by its error class (a syntax error: class 1)');
-  tt.match(classes, /^sqlscribe_commands_total\{command="list-tables",outcome="class9"\} 1$/m, 'and the storage fault by its own');
+  tt.match(
+    classes,
+    /^sqlscribe_commands_total\{command="exec",outcome="class1"\} [1-9]\d*$/m,
+    'the bus counts the refused batch by its error class (a syntax error: class 1)',
+  );
+  tt.match(
+    classes,
+    /^sqlscribe_commands_total\{command="list-tables",outcome="class9"\} 1$/m,
+    'and the storage fault by its own',
+  );
   tt.match(classes, /^sqlscribe_command_duration_seconds_count\{command="exec"\} [1-9]\d*$/m, 'and times each command');
 });
 
@@ -71,14 +96,18 @@ t.test('503s for overload leave stderr quiet and faults_total still, and count i
   const cwd = scratchDir(tt);
   const server = await startServer(['-dir', 'data', '-max-connections', '1'], { cwd });
   const held = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const extra = [new http.Agent({ keepAlive: true, maxSockets: 1 }), new http.Agent({ keepAlive: true, maxSockets: 1 })];
+  const extra = [
+    new http.Agent({ keepAlive: true, maxSockets: 1 }),
+    new http.Agent({ keepAlive: true, maxSockets: 1 }),
+  ];
   tt.teardown(async () => {
     for (const agent of [held, ...extra]) agent.destroy();
     await server.stop();
   });
   tt.equal((await getOver(held, server.url, '/health')).status, 200, 'the one admitted connection');
   const stderrBefore = server.stderr();
-  for (const agent of extra) tt.equal((await getOver(agent, server.url, '/health')).status, 503, 'a connection over the ceiling gets 503');
+  for (const agent of extra)
+    tt.equal((await getOver(agent, server.url, '/health')).status, 503, 'a connection over the ceiling gets 503');
   const metrics = JSON.parse((await getOver(held, server.url, '/metrics')).text);
   tt.equal(metrics.requests_by_status['503'], 2, 'the 503s are counted by status');
   tt.equal(metrics.errors_total, 2, 'and in errors_total, which is every 5xx');
@@ -126,16 +155,29 @@ async function handle(error: unknown): Promise<{ status?: number; body?: string;
 t.test('the error handler: which errors reach stderr', async (tt) => {
   const unexpected = await handle(new TypeError('cannot read properties of undefined (reading "rows")'));
   tt.equal(unexpected.status, 500, 'an unexpected exception is a 500');
-  tt.match(unexpected.stderr, /POST \/exec failed: TypeError: cannot read properties.*\n\s+at /, 'logged with its stack');
+  tt.match(
+    unexpected.stderr,
+    /POST \/exec failed: TypeError: cannot read properties.*\n\s+at /,
+    'logged with its stack',
+  );
   tt.notMatch(unexpected.body, /TypeError|reading|\bat\s/, 'the client sees none of it');
   tt.match(unexpected.body, /\[SQ9001\] internal error/);
 
   for (const name of ['NOT_READY', 'TOO_MANY_CONNECTIONS', 'JOURNAL_UNAVAILABLE', 'DATABASE_BEHIND'] as const) {
-    const answered = await handle(new EngineError(name, { reason: 'disk', outcome: 'nothing was written', db: 'x', max: 1 }, { cause: new Error('EIO') }));
+    const answered = await handle(
+      new EngineError(
+        name,
+        { reason: 'disk', outcome: 'nothing was written', db: 'x', max: 1 },
+        { cause: new Error('EIO') },
+      ),
+    );
     tt.equal(answered.status, 503, `${name} is a 503`);
     tt.equal(answered.stderr, '', `${name} is not logged`);
   }
-  for (const error of [new EngineError('BAD_REQUEST', { detail: 'x' }), Object.assign(new SyntaxError('Unexpected token'), { status: 400 })]) {
+  for (const error of [
+    new EngineError('BAD_REQUEST', { detail: 'x' }),
+    Object.assign(new SyntaxError('Unexpected token'), { status: 400 }),
+  ]) {
     const answered = await handle(error);
     tt.equal(answered.status, 400, `${error.message}: a 400`);
     tt.equal(answered.stderr, '', `${error.message}: not logged`);

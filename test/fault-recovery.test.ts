@@ -48,7 +48,11 @@ t.test('a database that cannot be recovered is held back; the others serve', asy
 
   server = await startServer(args, { cwd: dir });
   t.teardown(() => server.stop());
-  t.match(server.stderr(), /bad\.db could not be brought in line with the journal at seq \d+/, 'the operator is told which database and where');
+  t.match(
+    server.stderr(),
+    /bad\.db could not be brought in line with the journal at seq \d+/,
+    'the operator is told which database and where',
+  );
   t.equal((await server.get('/health')).body?.ready, true, 'the server starts and is ready');
   t.equal((await server.exec('good', 'INSERT INTO t VALUES (2)')).status, 200, 'other databases take writes');
   const read = await server.exec('bad', 'SELECT count(*) AS n FROM t');

@@ -38,8 +38,15 @@ t.test('docs/flags.md publishes exactly what the table makes', async (t) => {
 
 t.test('the generator rewrites only what lies between the markers', async (t) => {
   const page = `# Flags\n\nby hand\n\n${FLAGS_BEGIN}\n| stale |\n${FLAGS_END}\n\nalso by hand\n`;
-  t.equal(withFlagsSection(page, '| fresh |'), `# Flags\n\nby hand\n\n${FLAGS_BEGIN}\n| fresh |\n${FLAGS_END}\n\nalso by hand\n`);
-  t.throws(() => withFlagsSection('# Flags\n', '| fresh |'), /flags:begin/, 'a page without markers is an error, not left as it was');
+  t.equal(
+    withFlagsSection(page, '| fresh |'),
+    `# Flags\n\nby hand\n\n${FLAGS_BEGIN}\n| fresh |\n${FLAGS_END}\n\nalso by hand\n`,
+  );
+  t.throws(
+    () => withFlagsSection('# Flags\n', '| fresh |'),
+    /flags:begin/,
+    'a page without markers is an error, not left as it was',
+  );
 });
 
 t.test('the page has a row, and -h a line, for every flag of the table', async (t) => {
@@ -64,14 +71,19 @@ const CONTEXT: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** What the placeholders of a shown default stand for at CWD with no -dir. */
-const typed = (value: string): string => value.replace('<data directory>', path.join(CWD, 'data')).replace('<hostname>', os.hostname());
+const typed = (value: string): string =>
+  value.replace('<data directory>', path.join(CWD, 'data')).replace('<hostname>', os.hostname());
 
 t.test('a default shown as a value, given as the flag, is what the parser takes without it', async (t) => {
   let checked = 0;
   for (const [name, spec] of flags) {
     if (spec.shown?.value === undefined) continue;
     const context = CONTEXT[name] ?? [];
-    t.same(config([...context, `-${name}=${typed(spec.shown.value)}`]), config(context), `-${name}=${spec.shown.value}`);
+    t.same(
+      config([...context, `-${name}=${typed(spec.shown.value)}`]),
+      config(context),
+      `-${name}=${spec.shown.value}`,
+    );
     checked++;
   }
   t.ok(checked >= 30, `${checked} defaults checked`);
@@ -85,7 +97,8 @@ t.test('replay and tail: a default shown as a value, given as the flag, changes 
   for (const [tool, table, parse] of tools) {
     const shown = Object.entries(table).filter(([, spec]) => spec.shown?.value !== undefined);
     t.ok(shown.length >= 2, `${tool}: ${shown.length} defaults checked`);
-    for (const [name, spec] of shown) t.same(parse([`-${name}=${spec.shown?.value ?? ''}`]), parse([]), `${tool} -${name}=${spec.shown?.value ?? ''}`);
+    for (const [name, spec] of shown)
+      t.same(parse([`-${name}=${spec.shown?.value ?? ''}`]), parse([]), `${tool} -${name}=${spec.shown?.value ?? ''}`);
   }
 });
 
@@ -95,8 +108,21 @@ t.test('the Config comments restate no default', async (t) => {
 });
 
 t.test('a duration or size default is shown the way it is read back', async (t) => {
-  t.same([300_000, 600_000, 15_000, 90_000, 1500, 0].map(formatDuration), ['5m', '10m', '15s', '1m30s', '1s500ms', '0']);
-  t.same([1024 * 1024, 16 * 1024 * 1024, 1024 ** 3, 512 * 1024, 1000].map(formatSize), ['1M', '16M', '1G', '512K', '1000']);
+  t.same([300_000, 600_000, 15_000, 90_000, 1500, 0].map(formatDuration), [
+    '5m',
+    '10m',
+    '15s',
+    '1m30s',
+    '1s500ms',
+    '0',
+  ]);
+  t.same([1024 * 1024, 16 * 1024 * 1024, 1024 ** 3, 512 * 1024, 1000].map(formatSize), [
+    '1M',
+    '16M',
+    '1G',
+    '512K',
+    '1000',
+  ]);
   // Up to the longest timer a duration flag takes; parseDuration's nanosecond rounding loses whole ms far beyond it.
   fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 31 - 1 }), (ms) => parseDuration(formatDuration(ms)) === ms));
   fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 45 }), (bytes) => parseSize(formatSize(bytes)) === bytes));

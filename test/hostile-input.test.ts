@@ -27,7 +27,11 @@ let tmpBefore: Set<string>;
 /** The test directory tree outside the data directory, before the tests. */
 let treeBefore: string[];
 
-const KEEPER_ROWS = [[1, 'alpha'], [2, 'beta'], [3, "o'brien; ATTACH"]];
+const KEEPER_ROWS = [
+  [1, 'alpha'],
+  [2, 'beta'],
+  [3, "o'brien; ATTACH"],
+];
 
 /** A fresh random token: every file name an attack uses contains one. */
 function token(): string {
@@ -80,10 +84,10 @@ t.before(async () => {
 t.teardown(async () => {
   await server?.stop();
   for (const value of tokens) {
-    for (const suffix of ['.db', '.db-wal', '.db-shm', '.db-journal']) fs.rmSync(`/tmp/${value}${suffix}`, { force: true });
+    for (const suffix of ['.db', '.db-wal', '.db-shm', '.db-journal'])
+      fs.rmSync(`/tmp/${value}${suffix}`, { force: true });
   }
 });
-
 
 /** POST /exec with a raw `{ db, sql }`. */
 function exec(db: string, sql: string, extra: Record<string, unknown> = {}): Promise<Reply> {
@@ -98,10 +102,18 @@ function exec(db: string, sql: string, extra: Record<string, unknown> = {}): Pro
 async function aftermath(tt: Test): Promise<void> {
   tt.strictSame(tree(root, dataDir), treeBefore, 'no new file in the test directory outside the data directory');
   const newTmp = fs.readdirSync('/tmp').filter((name) => !tmpBefore.has(name) && !planted.has(name));
-  tt.strictSame(newTmp.filter((name) => name.includes('sqlscribe-hostile-') || /^(x|y|evil)\.db/.test(name)), [], 'no new file of ours in /tmp');
+  tt.strictSame(
+    newTmp.filter((name) => name.includes('sqlscribe-hostile-') || /^(x|y|evil)\.db/.test(name)),
+    [],
+    'no new file of ours in /tmp',
+  );
   // Besides databases, only the server's own lock on its directory and its journal (on by default, under the data directory).
-  const own = (name: string): boolean => /^\.sqlscribe\.lock(\.pid)?$/.test(name) || (name === 'journal' && fs.statSync(path.join(dataDir, name)).isDirectory());
-  const strays = fs.readdirSync(dataDir).filter((name) => !/^[a-z0-9_-]{1,64}\.db(-wal|-shm|-journal)?$/.test(name) && !own(name));
+  const own = (name: string): boolean =>
+    /^\.sqlscribe\.lock(\.pid)?$/.test(name) ||
+    (name === 'journal' && fs.statSync(path.join(dataDir, name)).isDirectory());
+  const strays = fs
+    .readdirSync(dataDir)
+    .filter((name) => !/^[a-z0-9_-]{1,64}\.db(-wal|-shm|-journal)?$/.test(name) && !own(name));
   tt.strictSame(strays, [], 'the data directory holds only database files, the lock and the journal');
   const keeper = await exec('keeper', 'SELECT id, v FROM rows ORDER BY id');
   tt.equal(keeper.status, 200, `keeper still answers: ${keeper.text.slice(0, 200)}`);
@@ -117,8 +129,20 @@ t.test('refuses ATTACH of a relative and of an absolute file', async (tt) => {
   const tok = newToken();
   isError(tt, await exec('victim', "ATTACH 'x.db' AS y"), 400, 1003, 'ATTACH relative');
   isError(tt, await exec('victim', `ATTACH DATABASE '/tmp/${tok}.db' AS y`), 400, 1003, 'ATTACH absolute');
-  isError(tt, await exec('victim', `attach database 'file:/tmp/${tok}.db?mode=rwc' as y`), 400, 1003, 'attach with a URI, lower case');
-  isError(tt, await exec('victim', `ATTACH '${dataDir}/keeper.db' AS k`), 400, 1003, 'ATTACH of another database of the directory');
+  isError(
+    tt,
+    await exec('victim', `attach database 'file:/tmp/${tok}.db?mode=rwc' as y`),
+    400,
+    1003,
+    'attach with a URI, lower case',
+  );
+  isError(
+    tt,
+    await exec('victim', `ATTACH '${dataDir}/keeper.db' AS k`),
+    400,
+    1003,
+    'ATTACH of another database of the directory',
+  );
   tt.notOk(fs.existsSync(`/tmp/${tok}.db`), 'no file in /tmp');
   tt.notOk(fs.existsSync(path.join(root, 'x.db')) || fs.existsSync(path.join(dataDir, 'x.db')), 'no x.db anywhere');
   await aftermath(tt);
@@ -156,7 +180,13 @@ t.test('refuses PRAGMA writable_schema and PRAGMA database_list', async (tt) => 
 t.test('refuses load_extension()', async (tt) => {
   const tok = newToken();
   isError(tt, await exec('victim', "SELECT load_extension('x')"), 400, 1003, 'load_extension');
-  isError(tt, await exec('victim', `SELECT load_extension('/tmp/${tok}', 'sqlite3_extension_init')`), 400, 1003, 'load_extension with an entry point');
+  isError(
+    tt,
+    await exec('victim', `SELECT load_extension('/tmp/${tok}', 'sqlite3_extension_init')`),
+    400,
+    1003,
+    'load_extension with an entry point',
+  );
   await aftermath(tt);
 });
 
@@ -165,7 +195,13 @@ t.test('refuses the pragma_database_list table function', async (tt) => {
   isError(tt, await exec('victim', 'SELECT file FROM PRAGMA_DATABASE_LIST'), 400, 1003, 'upper case');
   isError(tt, await exec('victim', 'SELECT * FROM "pragma_database_list"'), 400, 1003, 'quoted identifier');
   isError(tt, await exec('victim', "SELECT * FROM t, 'pragma_database_list'"), 400, 1003, 'as a string in a FROM list');
-  isError(tt, await exec('victim', 'SELECT (SELECT file FROM main.pragma_database_list)'), 400, 1003, 'in a subquery, schema-qualified');
+  isError(
+    tt,
+    await exec('victim', 'SELECT (SELECT file FROM main.pragma_database_list)'),
+    400,
+    1003,
+    'in a subquery, schema-qualified',
+  );
   const text = await exec('victim', "SELECT 'pragma_database_list'");
   tt.equal(text.status, 200, 'the same word as a plain string value is harmless');
   tt.strictSame(text.body?.results?.[0]?.rows, [['pragma_database_list']]);
@@ -186,7 +222,13 @@ t.test('rejects statements hidden after comments', async (tt) => {
   isError(tt, midBlock, 400, 1003, 'ATTACH between two SELECTs');
   tt.equal(midBlock.body?.statement, 1);
   // A write before the hidden statement is not applied either: the batch is refused whole.
-  isError(tt, await exec('victim', `INSERT INTO t VALUES (7); --\nVACUUM INTO '/tmp/${tok}.db'`), 400, 1003, 'VACUUM INTO after an INSERT');
+  isError(
+    tt,
+    await exec('victim', `INSERT INTO t VALUES (7); --\nVACUUM INTO '/tmp/${tok}.db'`),
+    400,
+    1003,
+    'VACUUM INTO after an INSERT',
+  );
   const rows = await exec('victim', 'SELECT count(*) FROM t');
   tt.strictSame(rows.body?.results?.[0]?.rows, [[0]], 'the INSERT of the refused batch did not happen');
   // A comment that swallows the rest of the line is just a comment, for us and for SQLite.
@@ -208,22 +250,45 @@ t.test('treats a semicolon inside a string as text', async (tt) => {
   tt.strictSame(quoted.body?.results?.[0]?.columns, [";ATTACH 'x.db' AS y"]);
   const bracket = await exec('victim', 'SELECT 1 AS [;VACUUM]');
   tt.equal(bracket.status, 200, 'a semicolon inside a [bracketed] identifier');
-  isError(tt, await exec('victim', "SELECT ';ATTACH 'x.db' AS y"), 400, 1001, 'a string closed early leaves an unterminated one');
+  isError(
+    tt,
+    await exec('victim', "SELECT ';ATTACH 'x.db' AS y"),
+    400,
+    1001,
+    'a string closed early leaves an unterminated one',
+  );
   await aftermath(tt);
 });
 
 t.test('refuses database names that leave the data directory', async (tt) => {
   const tok = newToken();
   const names = [
-    '..', `../${tok}`, `../../${tok}`, `a/${tok}`, `a\\${tok}`, `a\u0000b`, `${tok}\u0000`, `/tmp/${tok}`, `/tmp/${tok}.db`,
-    `.${tok}`, '.', '', ' ', `%2e%2e%2f${tok}`, `${tok}/../keeper`, `C:\\${tok}`, 'a'.repeat(65), `keeper.db/../../${tok}`,
+    '..',
+    `../${tok}`,
+    `../../${tok}`,
+    `a/${tok}`,
+    `a\\${tok}`,
+    `a\u0000b`,
+    `${tok}\u0000`,
+    `/tmp/${tok}`,
+    `/tmp/${tok}.db`,
+    `.${tok}`,
+    '.',
+    '',
+    ' ',
+    `%2e%2e%2f${tok}`,
+    `${tok}/../keeper`,
+    `C:\\${tok}`,
+    'a'.repeat(65),
+    `keeper.db/../../${tok}`,
   ];
   for (const name of names) {
     const label = JSON.stringify(name);
     isError(tt, await server.post('/dbs', { db: name }), 400, 1011, `POST /dbs ${label}`);
     const viaQuery = await server.get(`/tables?db=${encodeURIComponent(name)}`);
     tt.ok([400, 404].includes(viaQuery.status), `GET /tables?db=${label}: ${viaQuery.status}`);
-    if (name !== '' && name.trim() !== '') isError(tt, viaQuery, viaQuery.status, viaQuery.status === 404 ? 2001 : 1011, `?db=${label}`);
+    if (name !== '' && name.trim() !== '')
+      isError(tt, viaQuery, viaQuery.status, viaQuery.status === 404 ? 2001 : 1011, `?db=${label}`);
     const viaExec = await exec(name, 'CREATE TABLE pwn (id INT PRIMARY KEY)');
     tt.ok([400, 404].includes(viaExec.status), `POST /exec db ${label}: ${viaExec.status}`);
     const viaSql = await server.post('/exec', { sql: `CREATE DATABASE "${name.replace(/"/g, '""')}"` });
@@ -231,20 +296,53 @@ t.test('refuses database names that leave the data directory', async (tt) => {
     else tt.equal(viaSql.status, 400, `CREATE DATABASE ${label}: ${viaSql.text.slice(0, 200)}`);
   }
   // Percent-encoded dots straight in the query string, decoded by the server.
-  for (const query of [`/tables?db=%2e%2e%2f${tok}`, '/tables?db=%2E%2E', `/rows?db=..%2Fdata%2Fkeeper&table=rows`, `/schema?db=%2fetc%2fpasswd&table=x`, `/tables?db=a%00b`]) {
+  for (const query of [
+    `/tables?db=%2e%2e%2f${tok}`,
+    '/tables?db=%2E%2E',
+    `/rows?db=..%2Fdata%2Fkeeper&table=rows`,
+    `/schema?db=%2fetc%2fpasswd&table=x`,
+    `/tables?db=a%00b`,
+  ]) {
     const reply = await server.get(query);
     tt.ok([400, 404].includes(reply.status), `GET ${query}: ${reply.status} ${reply.text.slice(0, 200)}`);
     tt.ok([1011, 2001].includes(reply.body?.code), `GET ${query}: code ${reply.body?.code}`);
   }
   isError(tt, await server.post('/exec', { sql: `CREATE DATABASE "../${tok}"` }), 400, 1011, 'CREATE DATABASE "../x"');
-  isError(tt, await server.post('/exec', { sql: `CREATE DATABASE IF NOT EXISTS '/tmp/${tok}'` }), 400, 1011, 'CREATE DATABASE IF NOT EXISTS \'/tmp/x\'');
-  isError(tt, await server.post('/exec', { sql: `CREATE DATABASE [..\\${tok}]` }), 400, 1011, 'CREATE DATABASE [..\\x]');
-  isError(tt, await server.post('/exec', { sql: 'DROP DATABASE "../data/keeper"' }), 400, 1011, 'DROP DATABASE "../data/keeper"');
-  isError(tt, await server.post('/exec', { sql: 'DROP DATABASE IF EXISTS "../data/keeper"' }), 400, 1011, 'DROP DATABASE IF EXISTS "../data/keeper"');
+  isError(
+    tt,
+    await server.post('/exec', { sql: `CREATE DATABASE IF NOT EXISTS '/tmp/${tok}'` }),
+    400,
+    1011,
+    "CREATE DATABASE IF NOT EXISTS '/tmp/x'",
+  );
+  isError(
+    tt,
+    await server.post('/exec', { sql: `CREATE DATABASE [..\\${tok}]` }),
+    400,
+    1011,
+    'CREATE DATABASE [..\\x]',
+  );
+  isError(
+    tt,
+    await server.post('/exec', { sql: 'DROP DATABASE "../data/keeper"' }),
+    400,
+    1011,
+    'DROP DATABASE "../data/keeper"',
+  );
+  isError(
+    tt,
+    await server.post('/exec', { sql: 'DROP DATABASE IF EXISTS "../data/keeper"' }),
+    400,
+    1011,
+    'DROP DATABASE IF EXISTS "../data/keeper"',
+  );
   const listed = await server.get('/dbs');
   tt.strictSame(listed.body?.dbs, ['keeper.db', 'victim.db'], 'no database was created');
   tt.notOk(fs.existsSync(`/tmp/${tok}.db`) || fs.existsSync(`/tmp/${tok}`), 'nothing in /tmp');
-  tt.notOk(fs.existsSync(path.join(root, `${tok}.db`)) || fs.existsSync(path.join(root, tok)), 'nothing beside the data directory');
+  tt.notOk(
+    fs.existsSync(path.join(root, `${tok}.db`)) || fs.existsSync(path.join(root, tok)),
+    'nothing beside the data directory',
+  );
   await aftermath(tt);
 });
 
@@ -282,10 +380,17 @@ t.test('ignores a symlink planted in the data directory', async (tt) => {
   }
 
   tt.ok(fs.readFileSync(target).equals(before), 'the target file is unchanged');
-  tt.notOk(fs.existsSync(`${target}-wal`) || fs.existsSync(`${target}-shm`) || fs.existsSync(`${target}-journal`), 'no -wal, -shm or -journal beside the target');
+  tt.notOk(
+    fs.existsSync(`${target}-wal`) || fs.existsSync(`${target}-shm`) || fs.existsSync(`${target}-journal`),
+    'no -wal, -shm or -journal beside the target',
+  );
   tt.ok(fs.existsSync(link), 'the link itself was not followed and removed');
   const check = new Database(target, { readonly: true });
-  tt.strictSame(check.prepare('SELECT v FROM secret').pluck().all(), ['do not read'], 'the target still holds its one row');
+  tt.strictSame(
+    check.prepare('SELECT v FROM secret').pluck().all(),
+    ['do not read'],
+    'the target still holds its one row',
+  );
   check.close();
   fs.rmSync(link, { force: true });
   await aftermath(tt);
@@ -295,37 +400,124 @@ t.test('ignores a symlink planted in the data directory', async (tt) => {
 
 t.test('rejects malformed JSON with 1009', async (tt) => {
   const json = { 'content-type': 'application/json' };
-  for (const raw of ['{"db": "keeper", "sql": ', '{db: "keeper"}', '{"db":"keeper","sql":"SELECT 1"}}', "{'sql': 'SELECT 1'}", '\u0000']) {
-    isError(tt, await server.request('POST', '/exec', { rawBody: raw, headers: json }), 400, 1009, `body ${JSON.stringify(raw)}`);
+  for (const raw of [
+    '{"db": "keeper", "sql": ',
+    '{db: "keeper"}',
+    '{"db":"keeper","sql":"SELECT 1"}}',
+    "{'sql': 'SELECT 1'}",
+    '\u0000',
+  ]) {
+    isError(
+      tt,
+      await server.request('POST', '/exec', { rawBody: raw, headers: json }),
+      400,
+      1009,
+      `body ${JSON.stringify(raw)}`,
+    );
   }
   for (const raw of ['[1, 2]', '"SELECT 1"', '42', 'null']) {
-    isError(tt, await server.request('POST', '/exec', { rawBody: raw, headers: json }), 400, [1006, 1009], `non-object body ${raw}`);
+    isError(
+      tt,
+      await server.request('POST', '/exec', { rawBody: raw, headers: json }),
+      400,
+      [1006, 1009],
+      `non-object body ${raw}`,
+    );
   }
   await aftermath(tt);
 });
 
 t.test('refuses bodies that are not JSON with 415', async (tt) => {
   const body = JSON.stringify({ db: 'keeper', sql: 'DELETE FROM rows' });
-  isError(tt, await server.request('POST', '/exec', { rawBody: body, headers: { 'content-type': 'text/plain' } }), 415, 1010, 'text/plain');
-  isError(tt, await server.request('POST', '/exec', { rawBody: 'db=keeper&sql=DELETE+FROM+rows', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 1010, 'form-urlencoded');
-  isError(tt, await server.request('POST', '/exec', { rawBody: body, headers: { 'content-type': 'multipart/form-data; boundary=x' } }), 415, 1010, 'multipart');
+  isError(
+    tt,
+    await server.request('POST', '/exec', { rawBody: body, headers: { 'content-type': 'text/plain' } }),
+    415,
+    1010,
+    'text/plain',
+  );
+  isError(
+    tt,
+    await server.request('POST', '/exec', {
+      rawBody: 'db=keeper&sql=DELETE+FROM+rows',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    }),
+    415,
+    1010,
+    'form-urlencoded',
+  );
+  isError(
+    tt,
+    await server.request('POST', '/exec', {
+      rawBody: body,
+      headers: { 'content-type': 'multipart/form-data; boundary=x' },
+    }),
+    415,
+    1010,
+    'multipart',
+  );
   const gzipped = gzipSync(Buffer.from(body));
-  isError(tt, await server.request('POST', '/exec', { rawBody: gzipped, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }), 415, 1010, 'Content-Encoding: gzip');
-  isError(tt, await server.request('POST', '/exec', { rawBody: gzipSync(gzipped), headers: { 'content-type': 'application/json', 'content-encoding': 'gzip, gzip' } }), 415, 1010, 'gzip twice');
+  isError(
+    tt,
+    await server.request('POST', '/exec', {
+      rawBody: gzipped,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    }),
+    415,
+    1010,
+    'Content-Encoding: gzip',
+  );
+  isError(
+    tt,
+    await server.request('POST', '/exec', {
+      rawBody: gzipSync(gzipped),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip, gzip' },
+    }),
+    415,
+    1010,
+    'gzip twice',
+  );
   await aftermath(tt);
 });
 
 t.test('rejects invalid UTF-8 bytes with 1015', async (tt) => {
   const json = { 'content-type': 'application/json' };
   const cases: Array<[string, Buffer]> = [
-    ['0xff 0xfe', Buffer.concat([Buffer.from('{"db":"keeper","sql":"INSERT INTO rows VALUES (9, \''), Buffer.from([0xff, 0xfe]), Buffer.from('\')"}')])],
-    ['a lone continuation byte', Buffer.concat([Buffer.from('{"db":"keeper","sql":"SELECT \''), Buffer.from([0x80]), Buffer.from('\'"}')])],
-    ['an overlong slash', Buffer.concat([Buffer.from('{"db":"keeper'), Buffer.from([0xc0, 0xaf]), Buffer.from('","sql":"SELECT 1"}')])],
-    ['an encoded surrogate', Buffer.concat([Buffer.from('{"db":"keeper","sql":"SELECT \''), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('\'"}')])],
-    ['a truncated sequence', Buffer.concat([Buffer.from('{"db":"keeper","sql":"SELECT 1 -- '), Buffer.from([0xe2, 0x82]), Buffer.from('"}')])],
-    ['a truncated sequence at the very end', Buffer.concat([Buffer.from('{"db":"keeper","sql":"SELECT 1"} '), Buffer.from([0xe2, 0x82])])],
+    [
+      '0xff 0xfe',
+      Buffer.concat([
+        Buffer.from('{"db":"keeper","sql":"INSERT INTO rows VALUES (9, \''),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('\')"}'),
+      ]),
+    ],
+    [
+      'a lone continuation byte',
+      Buffer.concat([Buffer.from('{"db":"keeper","sql":"SELECT \''), Buffer.from([0x80]), Buffer.from('\'"}')]),
+    ],
+    [
+      'an overlong slash',
+      Buffer.concat([Buffer.from('{"db":"keeper'), Buffer.from([0xc0, 0xaf]), Buffer.from('","sql":"SELECT 1"}')]),
+    ],
+    [
+      'an encoded surrogate',
+      Buffer.concat([
+        Buffer.from('{"db":"keeper","sql":"SELECT \''),
+        Buffer.from([0xed, 0xa0, 0x80]),
+        Buffer.from('\'"}'),
+      ]),
+    ],
+    [
+      'a truncated sequence',
+      Buffer.concat([Buffer.from('{"db":"keeper","sql":"SELECT 1 -- '), Buffer.from([0xe2, 0x82]), Buffer.from('"}')]),
+    ],
+    [
+      'a truncated sequence at the very end',
+      Buffer.concat([Buffer.from('{"db":"keeper","sql":"SELECT 1"} '), Buffer.from([0xe2, 0x82])]),
+    ],
   ];
-  for (const [label, raw] of cases) isError(tt, await server.request('POST', '/exec', { rawBody: raw, headers: json }), 400, 1015, label);
+  for (const [label, raw] of cases)
+    isError(tt, await server.request('POST', '/exec', { rawBody: raw, headers: json }), 400, 1015, label);
   await aftermath(tt);
 });
 
@@ -333,10 +525,34 @@ t.test('rejects missing, extra and doubled parameters with 1007', async (tt) => 
   isError(tt, await exec('victim', 'SELECT :a, :b', { params: { ':a': 1 } }), 400, 1007, 'a missing named parameter');
   isError(tt, await exec('victim', 'SELECT ?, ?', { params: [1] }), 400, 1007, 'a missing positional parameter');
   isError(tt, await exec('victim', 'SELECT ?', { params: [1, 2] }), 400, 1007, 'an extra positional parameter');
-  isError(tt, await exec('victim', 'SELECT :a', { params: { ':a': 1, ':b': 2 } }), 400, 1007, 'an extra named parameter');
-  isError(tt, await exec('victim', 'SELECT 1', { params: { a: 1 } }), 400, 1007, 'a parameter for a statement that has none');
-  isError(tt, await exec('victim', 'SELECT :a', { params: { ':a': 1, a: 2 } }), 400, 1007, 'a parameter given twice, with and without its sigil');
-  isError(tt, await exec('victim', 'INSERT INTO t VALUES (:a)', { params: { ':a': { nested: 1 } } }), 400, 1007, 'an object as a value');
+  isError(
+    tt,
+    await exec('victim', 'SELECT :a', { params: { ':a': 1, ':b': 2 } }),
+    400,
+    1007,
+    'an extra named parameter',
+  );
+  isError(
+    tt,
+    await exec('victim', 'SELECT 1', { params: { a: 1 } }),
+    400,
+    1007,
+    'a parameter for a statement that has none',
+  );
+  isError(
+    tt,
+    await exec('victim', 'SELECT :a', { params: { ':a': 1, a: 2 } }),
+    400,
+    1007,
+    'a parameter given twice, with and without its sigil',
+  );
+  isError(
+    tt,
+    await exec('victim', 'INSERT INTO t VALUES (:a)', { params: { ':a': { nested: 1 } } }),
+    400,
+    1007,
+    'an object as a value',
+  );
   isError(tt, await exec('victim', 'INSERT INTO t VALUES (?)', { params: [[1]] }), 400, 1007, 'an array as a value');
   const rows = await exec('victim', 'SELECT count(*) FROM t');
   tt.strictSame(rows.body?.results?.[0]?.rows, [[0]], 'nothing was inserted');
@@ -352,10 +568,28 @@ t.test('requires the token in a header, not in the query string', async (tt) => 
   isError(tt, await own.get('/dbs?token=s3cret-token'), 401, 1012, '?token=');
   isError(tt, await own.get('/dbs?X-Service-Token=s3cret-token'), 401, 1012, '?X-Service-Token=');
   isError(tt, await own.get('/dbs?access_token=s3cret-token'), 401, 1012, '?access_token=');
-  isError(tt, await own.request('POST', '/dbs?token=s3cret-token', { body: { db: 'sneaky' } }), 401, 1012, 'POST /dbs ?token=');
-  isError(tt, await own.request('POST', '/exec?token=s3cret-token', { body: { sql: 'CREATE DATABASE sneaky' } }), 401, 1012, 'POST /exec ?token=');
+  isError(
+    tt,
+    await own.request('POST', '/dbs?token=s3cret-token', { body: { db: 'sneaky' } }),
+    401,
+    1012,
+    'POST /dbs ?token=',
+  );
+  isError(
+    tt,
+    await own.request('POST', '/exec?token=s3cret-token', { body: { sql: 'CREATE DATABASE sneaky' } }),
+    401,
+    1012,
+    'POST /exec ?token=',
+  );
   isError(tt, await own.get('/dbs', { 'X-Service-Token': 's3cret-tokeN' }), 401, 1012, 'a wrong token');
-  isError(tt, await own.get('/dbs', { Authorization: 'Basic s3cret-token' }), 401, 1012, 'the token as Basic credentials');
+  isError(
+    tt,
+    await own.get('/dbs', { Authorization: 'Basic s3cret-token' }),
+    401,
+    1012,
+    'the token as Basic credentials',
+  );
   const ok = await own.get('/dbs', { 'X-Service-Token': 's3cret-token' });
   tt.equal(ok.status, 200, 'the header works');
   tt.strictSame(ok.body?.dbs, [], 'no database was created by the refused requests');
@@ -370,7 +604,13 @@ t.test('refuses a body over the limit with 413', async (tt) => {
   const sql = `SELECT '${'x'.repeat(1024 * 1024 + 10)}'`;
   isError(tt, await server.request('POST', '/exec', { body: { db: 'keeper', sql } }), 413, 6002, 'a 1 MiB string');
   const padded = JSON.stringify({ db: 'keeper', sql: 'DELETE FROM rows' }) + ' '.repeat(1536 * 1024);
-  isError(tt, await server.request('POST', '/exec', { rawBody: padded, headers: { 'content-type': 'application/json' } }), 413, 6002, 'a small request padded with whitespace');
+  isError(
+    tt,
+    await server.request('POST', '/exec', { rawBody: padded, headers: { 'content-type': 'application/json' } }),
+    413,
+    6002,
+    'a small request padded with whitespace',
+  );
   await aftermath(tt);
 });
 
@@ -394,13 +634,20 @@ t.test('answers huge and deeply nested SQL with an engine error, not a crash', a
 
   const wide = `SELECT ${Array.from({ length: 40_000 }, (_, i) => String(i)).join(', ')}`;
   const wideReply = await exec('victim', wide);
-  tt.ok(wideReply.status === 400 && [6005, 1001, 6004].includes(wideReply.body?.code), `40000 result columns: ${wideReply.status} ${wideReply.body?.code}`);
+  tt.ok(
+    wideReply.status === 400 && [6005, 1001, 6004].includes(wideReply.body?.code),
+    `40000 result columns: ${wideReply.status} ${wideReply.body?.code}`,
+  );
 
   const withs = `WITH ${Array.from({ length: 3000 }, (_, i) => `c${i} AS (SELECT ${i === 0 ? 1 : `x FROM c${i - 1}`} AS x)`).join(', ')} SELECT x FROM c2999`;
   const withReply = await exec('victim', withs);
-  tt.ok([200, 400].includes(withReply.status), `3000 chained CTEs: ${withReply.status} ${withReply.text.slice(0, 120)}`);
+  tt.ok(
+    [200, 400].includes(withReply.status),
+    `3000 chained CTEs: ${withReply.status} ${withReply.text.slice(0, 120)}`,
+  );
 
-  for (let i = 0; i < 3; i++) tt.equal((await exec('victim', 'SELECT 1')).status, 200, `a plain query works afterwards (${i})`);
+  for (let i = 0; i < 3; i++)
+    tt.equal((await exec('victim', 'SELECT 1')).status, 200, `a plain query works afterwards (${i})`);
   const metrics = await server.get('/metrics');
   tt.equal(metrics.body?.errors_total, 0, 'no request was answered with a 5xx');
   await aftermath(tt);
@@ -410,8 +657,17 @@ t.test('refuses more statements than -max-statements with 6001', async (tt) => {
   const sql = Array.from({ length: MAX_STATEMENTS + 1 }, (_, i) => `INSERT INTO t VALUES (${i})`).join('; ');
   isError(tt, await exec('victim', sql), 400, 6001, `${MAX_STATEMENTS + 1} statements in one sql`);
   const statements = Array.from({ length: MAX_STATEMENTS + 1 }, (_, i) => ({ sql: `INSERT INTO t VALUES (${i})` }));
-  isError(tt, await server.request('POST', '/exec', { body: { db: 'victim', statements } }), 400, 6001, `${MAX_STATEMENTS + 1} entries in statements`);
-  const exactly = await exec('victim', Array.from({ length: MAX_STATEMENTS }, (_, i) => `INSERT INTO t VALUES (${i})`).join('; '));
+  isError(
+    tt,
+    await server.request('POST', '/exec', { body: { db: 'victim', statements } }),
+    400,
+    6001,
+    `${MAX_STATEMENTS + 1} entries in statements`,
+  );
+  const exactly = await exec(
+    'victim',
+    Array.from({ length: MAX_STATEMENTS }, (_, i) => `INSERT INTO t VALUES (${i})`).join('; '),
+  );
   tt.equal(exactly.status, 200, `${MAX_STATEMENTS} statements are fine`);
   const rows = await exec('victim', 'SELECT count(*) FROM t');
   tt.strictSame(rows.body?.results?.[0]?.rows, [[MAX_STATEMENTS]], 'only the accepted batch was applied');
@@ -423,31 +679,82 @@ t.test('keeps triggers and views from reaching outside, looping or running away'
   tt.equal((await server.post('/dbs', { db: 'triggers' })).status, 201);
   await exec('triggers', 'CREATE TABLE a (v INT); CREATE TABLE b (v INT); CREATE TABLE c (v INT)');
   const file = `/tmp/${newToken()}.db`;
-  for (const sql of [`CREATE TRIGGER x AFTER INSERT ON a BEGIN ATTACH '${file}' AS x; END`, `CREATE TRIGGER x AFTER INSERT ON a BEGIN VACUUM INTO '${file}'; END`,
-    'CREATE TRIGGER x AFTER INSERT ON a BEGIN PRAGMA writable_schema = 1; END', `CREATE VIEW x AS SELECT * FROM a; ATTACH '${file}' AS y`]) {
+  for (const sql of [
+    `CREATE TRIGGER x AFTER INSERT ON a BEGIN ATTACH '${file}' AS x; END`,
+    `CREATE TRIGGER x AFTER INSERT ON a BEGIN VACUUM INTO '${file}'; END`,
+    'CREATE TRIGGER x AFTER INSERT ON a BEGIN PRAGMA writable_schema = 1; END',
+    `CREATE VIEW x AS SELECT * FROM a; ATTACH '${file}' AS y`,
+  ]) {
     tt.equal((await exec('triggers', sql)).status, 400, sql);
   }
   await exec('triggers', "CREATE TRIGGER ext AFTER INSERT ON c BEGIN SELECT load_extension('/tmp/nothing'); END");
-  tt.equal((await exec('triggers', 'INSERT INTO c VALUES (1)')).status, 400, 'load_extension() in a trigger is refused when it fires');
-  await exec('triggers', 'CREATE TRIGGER ab AFTER INSERT ON a BEGIN INSERT INTO b VALUES (new.v + 1); END; CREATE TRIGGER ba AFTER INSERT ON b BEGIN INSERT INTO a VALUES (new.v + 1); END');
-  const pingPong = await exec('triggers', 'INSERT INTO a VALUES (1); SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM b)');
-  tt.strictSame(pingPong.body?.results?.[1]?.rows, [[2, 1]], 'two triggers firing each other stop: SQLite never fires a trigger already running');
-  await exec('triggers', 'CREATE TRIGGER forever AFTER INSERT ON c BEGIN SELECT (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n); END; DROP TRIGGER ext');
-  isError(tt, await exec('triggers', 'INSERT INTO c VALUES (2)'), 400, 6007, 'a trigger that never ends is stopped at -query-timeout');
-  tt.strictSame((await exec('triggers', 'SELECT count(*) FROM c')).body?.results?.[0]?.rows, [[0]], 'and its insert was rolled back');
-  await exec('triggers', 'CREATE VIEW endless AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x FROM n');
+  tt.equal(
+    (await exec('triggers', 'INSERT INTO c VALUES (1)')).status,
+    400,
+    'load_extension() in a trigger is refused when it fires',
+  );
+  await exec(
+    'triggers',
+    'CREATE TRIGGER ab AFTER INSERT ON a BEGIN INSERT INTO b VALUES (new.v + 1); END; CREATE TRIGGER ba AFTER INSERT ON b BEGIN INSERT INTO a VALUES (new.v + 1); END',
+  );
+  const pingPong = await exec(
+    'triggers',
+    'INSERT INTO a VALUES (1); SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM b)',
+  );
+  tt.strictSame(
+    pingPong.body?.results?.[1]?.rows,
+    [[2, 1]],
+    'two triggers firing each other stop: SQLite never fires a trigger already running',
+  );
+  await exec(
+    'triggers',
+    'CREATE TRIGGER forever AFTER INSERT ON c BEGIN SELECT (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n); END; DROP TRIGGER ext',
+  );
+  isError(
+    tt,
+    await exec('triggers', 'INSERT INTO c VALUES (2)'),
+    400,
+    6007,
+    'a trigger that never ends is stopped at -query-timeout',
+  );
+  tt.strictSame(
+    (await exec('triggers', 'SELECT count(*) FROM c')).body?.results?.[0]?.rows,
+    [[0]],
+    'and its insert was rolled back',
+  );
+  await exec(
+    'triggers',
+    'CREATE VIEW endless AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x FROM n',
+  );
   const listed = await server.get('/tables?db=triggers');
   tt.equal(listed.status, 200, '/tables describes a view that never ends without reading it');
-  tt.strictSame(listed.body?.tables?.find((table: { name: string }) => table.name === 'endless')?.columns?.map((column: { name: string }) => column.name), ['x']);
-  isError(tt, await server.get('/rows?db=triggers&table=endless'), 400, 6007, '/rows of a view that never ends is stopped at -query-timeout');
+  tt.strictSame(
+    listed.body?.tables
+      ?.find((table: { name: string }) => table.name === 'endless')
+      ?.columns?.map((column: { name: string }) => column.name),
+    ['x'],
+  );
+  isError(
+    tt,
+    await server.get('/rows?db=triggers&table=endless'),
+    400,
+    6007,
+    '/rows of a view that never ends is stopped at -query-timeout',
+  );
   await aftermath(tt);
 });
 
 t.test('handles 2000 empty statements', async (tt) => {
   const empties = await exec('victim', ';'.repeat(2000));
-  tt.ok(empties.status === 200 || (empties.status === 400 && empties.body?.code === 1005), `only semicolons: ${empties.status} ${empties.text.slice(0, 200)}`);
+  tt.ok(
+    empties.status === 200 || (empties.status === 400 && empties.body?.code === 1005),
+    `only semicolons: ${empties.status} ${empties.text.slice(0, 200)}`,
+  );
   const spaced = await exec('victim', ' ; -- x\n ; /* */ ;'.repeat(700));
-  tt.ok(spaced.status === 200 || (spaced.status === 400 && spaced.body?.code === 1005), `semicolons, spaces and comments: ${spaced.status}`);
+  tt.ok(
+    spaced.status === 200 || (spaced.status === 400 && spaced.body?.code === 1005),
+    `semicolons, spaces and comments: ${spaced.status}`,
+  );
   const withOne = await exec('victim', `${';'.repeat(2000)}SELECT 5${';'.repeat(2000)}`);
   tt.equal(withOne.status, 200, `one statement among 4000 semicolons: ${withOne.text.slice(0, 200)}`);
   tt.strictSame(withOne.body?.results, [{ columns: ['5'], rows: [[5]] }], 'just that statement ran');

@@ -87,10 +87,17 @@ function scrambled(count: number, row: (n: number) => string): string {
 
 t.test('a rowid table (no primary key) pages by rowid, gaps and all', async (tt) => {
   const values = scrambled(53, (n) => `('r${n}', ${n})`);
-  const db = await freshDb(tt, `CREATE TABLE plain (label TEXT, n INT); INSERT INTO plain VALUES ${values}; DELETE FROM plain WHERE n % 5 = 0`);
+  const db = await freshDb(
+    tt,
+    `CREATE TABLE plain (label TEXT, n INT); INSERT INTO plain VALUES ${values}; DELETE FROM plain WHERE n % 5 = 0`,
+  );
   await checkWalks(tt, db, 'plain', 42);
   const page = await getOk(tt, rowsPath(db, 'plain', '&limit=3'));
-  tt.strictSame(page.rows.map((row: Value[]) => row[1]), [37, 21, 42], 'insertion (rowid) order, not value order');
+  tt.strictSame(
+    page.rows.map((row: Value[]) => row[1]),
+    [37, 21, 42],
+    'insertion (rowid) order, not value order',
+  );
 });
 
 t.test('an INTEGER PRIMARY KEY table pages by that key', async (tt) => {
@@ -98,7 +105,14 @@ t.test('an INTEGER PRIMARY KEY table pages by that key', async (tt) => {
   const db = await freshDb(tt, `CREATE TABLE ipk (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO ipk VALUES ${values}`);
   await checkWalks(tt, db, 'ipk', 40);
   const page = await getOk(tt, rowsPath(db, 'ipk', '&limit=2'));
-  tt.strictSame(page.rows, [[-20000, 'v0'], [-19000, 'v1']], 'negative keys first');
+  tt.strictSame(
+    page.rows,
+    [
+      [-20000, 'v0'],
+      [-19000, 'v1'],
+    ],
+    'negative keys first',
+  );
 });
 
 t.test('a WITHOUT ROWID table with a composite text key pages by (a, b)', async (tt) => {
@@ -106,8 +120,14 @@ t.test('a WITHOUT ROWID table with a composite text key pages by (a, b)', async 
   const texts = ['', 'A', 'a', 'b', "o'k", 'é', 'Z', 'zz', '"q"', '10', '9'];
   const pairs = texts.flatMap((a, i) => texts.filter((_, j) => (i + j) % 3 !== 0).map((b) => [a, b] as const));
   const quote = (text: string): string => `'${text.replace(/'/g, "''")}'`;
-  const values = pairs.map(([a, b], n) => `(${quote(a)}, ${quote(b)}, ${n})`).reverse().join(', ');
-  const db = await freshDb(tt, `CREATE TABLE wr (a TEXT, b TEXT, v INT, PRIMARY KEY (a, b)) WITHOUT ROWID; INSERT INTO wr VALUES ${values}`);
+  const values = pairs
+    .map(([a, b], n) => `(${quote(a)}, ${quote(b)}, ${n})`)
+    .reverse()
+    .join(', ');
+  const db = await freshDb(
+    tt,
+    `CREATE TABLE wr (a TEXT, b TEXT, v INT, PRIMARY KEY (a, b)) WITHOUT ROWID; INSERT INTO wr VALUES ${values}`,
+  );
   await checkWalks(tt, db, 'wr', pairs.length);
   const schema = (await getOk(tt, `/schema?db=${db}&table=wr`)).table;
   tt.equal(schema.withoutRowid, true, 'the table is WITHOUT ROWID');
@@ -133,7 +153,7 @@ t.test('next is given only when a row follows the page', async (tt) => {
   tt.equal((await getOk(tt, rowsPath(db, 'few', '&limit=0'))).next, undefined, 'limit 0 has no row to point after');
 });
 
-t.test('an offset page\'s next continues where the offset walk would', async (tt) => {
+t.test("an offset page's next continues where the offset walk would", async (tt) => {
   const values = scrambled(20, (n) => `(${n * 3}, ${n})`);
   const db = await freshDb(tt, `CREATE TABLE sw (id INTEGER PRIMARY KEY, n INT); INSERT INTO sw VALUES ${values}`);
   const byOffset = await getOk(tt, rowsPath(db, 'sw', '&limit=5&offset=10'));
@@ -143,16 +163,33 @@ t.test('an offset page\'s next continues where the offset walk would', async (tt
 });
 
 t.test('a cursor follows rows written between pages without losing or repeating any', async (tt) => {
-  const db = await freshDb(tt, 'CREATE TABLE live (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO live VALUES (10, \'a\'), (20, \'b\'), (30, \'c\'), (40, \'d\')');
+  const db = await freshDb(
+    tt,
+    "CREATE TABLE live (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO live VALUES (10, 'a'), (20, 'b'), (30, 'c'), (40, 'd')",
+  );
   const first = await getOk(tt, rowsPath(db, 'live', '&limit=2'));
-  const reply = await server.exec(db, "DELETE FROM live WHERE id = 10; INSERT INTO live VALUES (5, 'early'), (25, 'later')");
+  const reply = await server.exec(
+    db,
+    "DELETE FROM live WHERE id = 10; INSERT INTO live VALUES (5, 'early'), (25, 'later')",
+  );
   tt.equal(reply.status, 200);
   const second = await getOk(tt, rowsPath(db, 'live', `&limit=10&after=${String(first.next)}`));
-  tt.strictSame(second.rows, [[25, 'later'], [30, 'c'], [40, 'd']], 'the page starts after the key, wherever that row now stands');
+  tt.strictSame(
+    second.rows,
+    [
+      [25, 'later'],
+      [30, 'c'],
+      [40, 'd'],
+    ],
+    'the page starts after the key, wherever that row now stands',
+  );
 });
 
 t.test('refuses what a cursor page cannot follow, with a code', async (tt) => {
-  const db = await freshDb(tt, "CREATE TABLE one (id INTEGER PRIMARY KEY); CREATE TABLE two (id INTEGER PRIMARY KEY); INSERT INTO one VALUES (1), (2), (3); INSERT INTO two VALUES (1), (2)");
+  const db = await freshDb(
+    tt,
+    'CREATE TABLE one (id INTEGER PRIMARY KEY); CREATE TABLE two (id INTEGER PRIMARY KEY); INSERT INTO one VALUES (1), (2), (3); INSERT INTO two VALUES (1), (2)',
+  );
   const next = String((await getOk(tt, rowsPath(db, 'one', '&limit=1'))).next);
   isError(tt, await server.get(rowsPath(db, 'one', `&after=${next}&offset=0`)), 400, 1020, 'after with offset 0');
   isError(tt, await server.get(rowsPath(db, 'one', `&offset=5&after=${next}`)), 400, 1020, 'after with an offset');
@@ -181,14 +218,23 @@ t.test('refuses what a cursor page cannot follow, with a code', async (tt) => {
   isError(tt, await server.get(rowsPath(db, 'one', `&after=${otherKey}`)), 400, 1019, 'a cursor of another key');
   // An edited cursor that is still well formed only moves the start, like any offset would.
   const moved = encode(JSON.stringify({ ...record, x: [['i', '2']] }));
-  tt.strictSame((await getOk(tt, rowsPath(db, 'one', `&after=${moved}`))).rows, [[3]], 'a well-formed edited cursor is followed');
+  tt.strictSame(
+    (await getOk(tt, rowsPath(db, 'one', `&after=${moved}`))).rows,
+    [[3]],
+    'a well-formed edited cursor is followed',
+  );
 });
 
 t.test('a table whose columns take every name of the rowid pages by offset only', async (tt) => {
-  const db = await freshDb(tt, 'CREATE TABLE shadow (rowid INT, _rowid_ INT, oid INT); INSERT INTO shadow VALUES (2, 2, 2), (1, 1, 1)');
+  const db = await freshDb(
+    tt,
+    'CREATE TABLE shadow (rowid INT, _rowid_ INT, oid INT); INSERT INTO shadow VALUES (2, 2, 2), (1, 1, 1)',
+  );
   const page = await getOk(tt, rowsPath(db, 'shadow', '&limit=1'));
   // "rowid" names the column here, as it always did for such a table.
   tt.strictSame([page.rows, page.next], [[[1, 1, 1]], undefined], 'offset pages as before, without next');
-  const cursor = Buffer.from(JSON.stringify({ v: 1, t: 'shadow', k: ['rowid'], x: [['i', '1']] })).toString('base64url');
+  const cursor = Buffer.from(JSON.stringify({ v: 1, t: 'shadow', k: ['rowid'], x: [['i', '1']] })).toString(
+    'base64url',
+  );
   isError(tt, await server.get(rowsPath(db, 'shadow', `&after=${cursor}`)), 400, 1021, 'no key a cursor can follow');
 });

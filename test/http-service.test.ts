@@ -23,7 +23,11 @@ const STACK_TEXT = /\n\s*at\s|\bat\s+\S+\s+\(|\.(?:js|ts|mjs|cjs):\d+|node_modul
 // ── helpers ──────────────────────────────────────────────────────────────────
 
 /** Starts a server whose cwd is a fresh scratch directory, stopped when `t` ends. */
-async function serve(t: Test, args: string[], headers?: Record<string, string>): Promise<{ server: TestServer; cwd: string }> {
+async function serve(
+  t: Test,
+  args: string[],
+  headers?: Record<string, string>,
+): Promise<{ server: TestServer; cwd: string }> {
   const cwd = scratchDir(t);
   const server = await startServer(args, headers === undefined ? { cwd } : { cwd, headers });
   t.teardown(() => server.stop());
@@ -56,13 +60,24 @@ function filesUnder(root: string): string[] {
 
 /** The lines of stdout after the first `from`, once there are at least `count` of them. */
 async function newLines(server: TestServer, from: number, count: number): Promise<string[]> {
-  return waitFor(() => {
-    const lines = server.stdout().split('\n').filter((line) => line !== '').slice(from);
-    return lines.length >= count ? lines : undefined;
-  }, { what: `${count} log lines`, timeoutMs: 5000, everyMs: 20 });
+  return waitFor(
+    () => {
+      const lines = server
+        .stdout()
+        .split('\n')
+        .filter((line) => line !== '')
+        .slice(from);
+      return lines.length >= count ? lines : undefined;
+    },
+    { what: `${count} log lines`, timeoutMs: 5000, everyMs: 20 },
+  );
 }
 
-const lineCount = (server: TestServer): number => server.stdout().split('\n').filter((line) => line !== '').length;
+const lineCount = (server: TestServer): number =>
+  server
+    .stdout()
+    .split('\n')
+    .filter((line) => line !== '').length;
 
 // ── /health ──────────────────────────────────────────────────────────────────
 
@@ -111,7 +126,10 @@ t.test('GET /metrics', async (t) => {
     await server.get('/health');
     const m = await metrics();
     t.equal(m.ok, true, 'ok');
-    t.ok(isInteger(m.started_unix) && m.started_unix <= nowUnix() && m.started_unix > nowUnix() - 120, 'started_unix is a recent integer');
+    t.ok(
+      isInteger(m.started_unix) && m.started_unix <= nowUnix() && m.started_unix > nowUnix() - 120,
+      'started_unix is a recent integer',
+    );
     t.ok(isInteger(m.uptime_s) && m.uptime_s >= 0, 'uptime_s is a non-negative integer');
     t.ok(isInteger(m.requests_total) && m.requests_total >= 1, 'requests_total is an integer');
     t.type(m.requests_by_status, 'object', 'requests_by_status is an object');
@@ -152,8 +170,16 @@ t.test('GET /metrics', async (t) => {
     await server.get('/rows?db=missing&table=t');
     const after = await metrics();
     t.equal(after.errors_total, before.errors_total, 'errors_total unchanged by 4xx');
-    t.equal(after.requests_by_status['405'], (before.requests_by_status['405'] ?? 0) + 1, 'the 405 is counted by status');
-    t.equal(after.requests_by_status['400'], (before.requests_by_status['400'] ?? 0) + 1, 'the 400 is counted by status');
+    t.equal(
+      after.requests_by_status['405'],
+      (before.requests_by_status['405'] ?? 0) + 1,
+      'the 405 is counted by status',
+    );
+    t.equal(
+      after.requests_by_status['400'],
+      (before.requests_by_status['400'] ?? 0) + 1,
+      'the 400 is counted by status',
+    );
   });
 
   t.test('counts responses of status 500 and above in errors_total', async (t) => {
@@ -200,7 +226,10 @@ t.test('/dbs in multi-DB mode', async (t) => {
     t.ok(fs.statSync(path.join(dataDir, 'school.db')).isFile(), 'the file is in the data directory');
     const list = await server.get('/dbs');
     t.ok(list.body.dbs.includes('school.db'), 'listed by GET /dbs');
-    t.ok(list.body.dbs.every((name: unknown) => typeof name === 'string'), 'names are strings');
+    t.ok(
+      list.body.dbs.every((name: unknown) => typeof name === 'string'),
+      'names are strings',
+    );
   });
 
   t.test('normalizes names: trims, lower-cases, appends or keeps .db', async (t) => {
@@ -232,7 +261,24 @@ t.test('/dbs in multi-DB mode', async (t) => {
   });
 
   t.test('rejects invalid names with 400 code 1011 and writes nothing outside the data directory', async (t) => {
-    const invalid: unknown[] = ['../x', 'a/b', '.hidden', '', '   ', 'a'.repeat(65), 'a.b', '..', 'a\\b', 'x.db.db', 'sp ace', 5, null, true, {}, ['x']];
+    const invalid: unknown[] = [
+      '../x',
+      'a/b',
+      '.hidden',
+      '',
+      '   ',
+      'a'.repeat(65),
+      'a.b',
+      '..',
+      'a\\b',
+      'x.db.db',
+      'sp ace',
+      5,
+      null,
+      true,
+      {},
+      ['x'],
+    ];
     for (const name of invalid) {
       assertError(t, await server.post('/dbs', { db: name }), 400, 1011, `name ${JSON.stringify(name)}`);
     }
@@ -241,7 +287,10 @@ t.test('/dbs in multi-DB mode', async (t) => {
     t.same(outside, [], 'no file outside the data directory');
     t.notOk(fs.existsSync(path.join(cwd, 'x.db')), '../x did not escape');
     const list = await server.get('/dbs');
-    t.notOk(list.body.dbs.some((name: string) => name.startsWith('.') || name.includes('/')), 'nothing odd is listed');
+    t.notOk(
+      list.body.dbs.some((name: string) => name.startsWith('.') || name.includes('/')),
+      'nothing odd is listed',
+    );
   });
 });
 
@@ -311,7 +360,10 @@ t.test('routing and request bodies', async (t) => {
   });
 
   t.test('answers a text/plain body with 415 code 1010', async (t) => {
-    const reply = await server.request('POST', '/exec', { rawBody: JSON.stringify({ db: 'bodies', sql: 'SELECT 1' }), headers: { 'content-type': 'text/plain' } });
+    const reply = await server.request('POST', '/exec', {
+      rawBody: JSON.stringify({ db: 'bodies', sql: 'SELECT 1' }),
+      headers: { 'content-type': 'text/plain' },
+    });
     assertError(t, reply, 415, 1010, 'text/plain');
   });
 
@@ -373,7 +425,16 @@ t.test('with -token', async (t) => {
   const { server } = await serve(t, ['-dir', 'data', '-token', TOKEN]);
   const good = { 'X-Service-Token': TOKEN };
   t.equal((await server.post('/dbs', { db: 'auth' }, good)).status, 201, 'setup: database');
-  t.equal((await server.request('POST', '/exec', { body: { db: 'auth', sql: 'CREATE TABLE t (id INT PRIMARY KEY)' }, headers: good })).status, 200, 'setup: table');
+  t.equal(
+    (
+      await server.request('POST', '/exec', {
+        body: { db: 'auth', sql: 'CREATE TABLE t (id INT PRIMARY KEY)' },
+        headers: good,
+      })
+    ).status,
+    200,
+    'setup: table',
+  );
 
   t.test('answers 401 code 1012 on every endpoint without a token', async (t) => {
     for (const p of PROBES) assertError(t, await probe(server, p, {}), 401, 1012, `${p.method} ${p.path}`);
@@ -388,12 +449,20 @@ t.test('with -token', async (t) => {
       { Authorization: `Basic ${Buffer.from(`user:${TOKEN}`).toString('base64')}` },
     ];
     for (const p of PROBES) {
-      for (const headers of wrong) assertError(t, await probe(server, p, headers), 401, 1012, `${p.method} ${p.path} with ${JSON.stringify(headers)}`);
+      for (const headers of wrong)
+        assertError(
+          t,
+          await probe(server, p, headers),
+          401,
+          1012,
+          `${p.method} ${p.path} with ${JSON.stringify(headers)}`,
+        );
     }
   });
 
   t.test('does not take a token from the query string', async (t) => {
-    for (const p of PROBES) assertError(t, await probe(server, p, {}, `token=${TOKEN}`), 401, 1012, `${p.method} ${p.path}?token=`);
+    for (const p of PROBES)
+      assertError(t, await probe(server, p, {}, `token=${TOKEN}`), 401, 1012, `${p.method} ${p.path}?token=`);
   });
 
   t.test('serves every endpoint with X-Service-Token', async (t) => {
@@ -401,7 +470,8 @@ t.test('with -token', async (t) => {
   });
 
   t.test('serves every endpoint with Authorization: Bearer', async (t) => {
-    for (const p of PROBES) t.equal((await probe(server, p, { Authorization: `Bearer ${TOKEN}` })).status, p.ok, `${p.method} ${p.path}`);
+    for (const p of PROBES)
+      t.equal((await probe(server, p, { Authorization: `Bearer ${TOKEN}` })).status, p.ok, `${p.method} ${p.path}`);
   });
 });
 
@@ -431,7 +501,10 @@ t.test('with -max-connections 2', async (t) => {
     const [a, b, c, d] = [agent(), agent(), agent(), agent()];
     t.equal((await getOver(a, server.url, '/health')).status, 200, 'first connection admitted');
     t.equal((await getOver(b, server.url, '/health')).status, 200, 'second connection admitted');
-    for (const [name, over] of [['third', c], ['fourth', d]] as const) {
+    for (const [name, over] of [
+      ['third', c],
+      ['fourth', d],
+    ] as const) {
       const reply = await getOver(over, server.url, '/health');
       t.equal(reply.status, 503, `${name} connection refused`);
       t.match(reply.headers['content-type'], /application\/json/, `${name}: JSON body`);
@@ -459,13 +532,16 @@ t.test('with -max-connections 2', async (t) => {
     // The server notices the closes asynchronously: retry briefly on fresh connections.
     let e = agent();
     let status = 0;
-    await waitFor(async () => {
-      status = (await getOver(e, server.url, '/health')).status;
-      if (status === 200) return true;
-      e.destroy();
-      e = agent();
-      return false;
-    }, { timeoutMs: 5000, everyMs: 50 }).catch(() => undefined);
+    await waitFor(
+      async () => {
+        status = (await getOver(e, server.url, '/health')).status;
+        if (status === 200) return true;
+        e.destroy();
+        e = agent();
+        return false;
+      },
+      { timeoutMs: 5000, everyMs: 50 },
+    ).catch(() => undefined);
     t.equal(status, 200, 'a new connection is admitted');
     const f = agent();
     t.equal((await getOver(f, server.url, '/health')).status, 200, 'a second new connection is admitted');
@@ -489,17 +565,25 @@ t.test('with -log-json', async (t) => {
       ['GET', '/no-such-endpoint', 404],
       ['DELETE', '/health', 405],
     ];
-    for (const [method, p, status] of requests) t.equal((await server.request(method, p)).status, status, `${method} ${p}`);
+    for (const [method, p, status] of requests)
+      t.equal((await server.request(method, p)).status, status, `${method} ${p}`);
     const lines = await newLines(server, from, requests.length);
     await sleep(100);
     t.equal(lineCount(server) - from, requests.length, 'one line per request, no more');
     lines.forEach((line, i) => {
       const [method, p, status] = requests[i] as [string, string, number];
       const entry = JSON.parse(line) as Record<string, unknown>;
-      t.same(Object.keys(entry).sort(), ['addr', 'latency_ms', 'method', 'path', 'proto', 'status', 'ts_unix'], `line ${i}: exactly the seven fields`);
+      t.same(
+        Object.keys(entry).sort(),
+        ['addr', 'latency_ms', 'method', 'path', 'proto', 'status', 'ts_unix'],
+        `line ${i}: exactly the seven fields`,
+      );
       t.equal(entry.addr, '127.0.0.1', `line ${i}: addr is the client's`);
       t.equal(entry.proto, 'http', `line ${i}: proto`);
-      t.ok(isInteger(entry.ts_unix) && Math.abs((entry.ts_unix as number) - nowUnix()) <= 5, `line ${i}: ts_unix is now`);
+      t.ok(
+        isInteger(entry.ts_unix) && Math.abs((entry.ts_unix as number) - nowUnix()) <= 5,
+        `line ${i}: ts_unix is now`,
+      );
       t.equal(entry.method, method, `line ${i}: method`);
       t.equal(entry.path, p, `line ${i}: path`);
       t.equal(entry.status, status, `line ${i}: status`);

@@ -54,7 +54,6 @@ let server!: TestServer;
 let dbCount = 0;
 serverPerFile(t, root, (started) => (server = started));
 
-
 async function freshDb(tt: tap.Test, setup = ''): Promise<string> {
   const name = `db${++dbCount}`;
   const created = await server.post('/dbs', { db: name });
@@ -74,7 +73,6 @@ async function getOk(tt: tap.Test, pathAndQuery: string, on: TestServer = server
 async function schemaOf(tt: tap.Test, db: string, table: string): Promise<TableRecord> {
   return (await getOk(tt, `/schema?db=${db}&table=${encodeURIComponent(table)}`)).table as TableRecord;
 }
-
 
 /** The fields a column's schema record has, nothing else. */
 function listedColumn(column: Column): Column {
@@ -101,10 +99,14 @@ function checkRecordShape(tt: tap.Test, record: TableRecord): void {
   for (const c of record.columns) {
     const where = `${record.name}.${c.name}`;
     tt.ok(['INT', 'TEXT', 'FLOAT', 'BOOL', 'BLOB'].includes(c.type), `${where}: type ${c.type}`);
-    for (const flag of ['pk', 'notNull', 'unique', 'hasDefault'] as const) tt.type(c[flag], 'boolean', `${where}: ${flag}`);
+    for (const flag of ['pk', 'notNull', 'unique', 'hasDefault'] as const)
+      tt.type(c[flag], 'boolean', `${where}: ${flag}`);
     tt.ok('default' in c, `${where}: default present`);
     tt.ok('references' in c, `${where}: references present`);
-    tt.ok(c.references === null || (typeof c.references === 'object' && typeof c.references.table === 'string'), `${where}: references null or object`);
+    tt.ok(
+      c.references === null || (typeof c.references === 'object' && typeof c.references.table === 'string'),
+      `${where}: references null or object`,
+    );
     if (!c.hasDefault) tt.equal(c.default, null, `${where}: no default means default null`);
   }
   for (const index of record.indexes) {
@@ -130,12 +132,19 @@ const SHOP = `
 
 t.test('lists every table with its full record', async (tt) => {
   const db = await freshDb(tt, SHOP);
-  const internal = await server.exec(db, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'sqlite_%'");
+  const internal = await server.exec(
+    db,
+    "SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'sqlite_%'",
+  );
   tt.strictSame(internal.body?.results?.[0]?.rows, [['sqlite_sequence']], 'AUTOINCREMENT made an internal table');
 
   const body = await getOk(tt, `/tables?db=${db}`);
   const tables = body.tables as TableRecord[];
-  tt.strictSame(tables.map((table) => table.name).sort(), ['child', 'loose', 'parent'], 'user tables only, no sqlite_%');
+  tt.strictSame(
+    tables.map((table) => table.name).sort(),
+    ['child', 'loose', 'parent'],
+    'user tables only, no sqlite_%',
+  );
   for (const table of tables) {
     checkRecordShape(tt, table);
     tt.strictSame(table, await schemaOf(tt, db, table.name), `${table.name}: the same record as /schema`);
@@ -143,9 +152,20 @@ t.test('lists every table with its full record', async (tt) => {
   const child = tables.find((table) => table.name === 'child');
   tt.strictSame(column(child, 'parent_id').references, { table: 'parent', column: 'id', onDelete: 'CASCADE' });
   tt.strictSame(column(child, 'ok'), { name: 'ok', type: 'BOOL', ...PLAIN, hasDefault: true, default: false });
-  tt.strictSame(child?.indexes.map(({ name, column: c, unique }) => ({ name, column: c, unique })), [{ name: 'child_parent', column: 'parent_id', unique: false }]);
+  tt.strictSame(
+    child?.indexes.map(({ name, column: c, unique }) => ({ name, column: c, unique })),
+    [{ name: 'child_parent', column: 'parent_id', unique: false }],
+  );
   const parent = tables.find((table) => table.name === 'parent');
-  tt.strictSame(column(parent, 'label'), { name: 'label', type: 'TEXT', pk: false, notNull: true, unique: true, references: null, ...NO_DEFAULT });
+  tt.strictSame(column(parent, 'label'), {
+    name: 'label',
+    type: 'TEXT',
+    pk: false,
+    notNull: true,
+    unique: true,
+    references: null,
+    ...NO_DEFAULT,
+  });
   tt.equal(tables.find((table) => table.name === 'loose')?.primaryKey, '');
 });
 
@@ -159,7 +179,9 @@ t.test('lists no tables for an empty database and needs an existing db', async (
 // ── GET /schema ────────────────────────────────────────────────────────────────
 
 t.test('shows every field of a table with a composite key, indexes and references', async (tt) => {
-  const db = await freshDb(tt, `
+  const db = await freshDb(
+    tt,
+    `
     CREATE TABLE owners (id INT PRIMARY KEY, name TEXT);
     CREATE TABLE pets (
       owner_id INT NOT NULL REFERENCES owners(id),
@@ -170,22 +192,51 @@ t.test('shows every field of a table with a composite key, indexes and reference
       vet INT REFERENCES owners(id) ON DELETE CASCADE,
       PRIMARY KEY (owner_id, seq));
     CREATE INDEX pets_weight ON pets (weight);
-    CREATE UNIQUE INDEX pets_vet ON pets (vet)`);
+    CREATE UNIQUE INDEX pets_vet ON pets (vet)`,
+  );
   const pets = await schemaOf(tt, db, 'pets');
   checkRecordShape(tt, pets);
   tt.equal(pets.name, 'pets');
   tt.equal(pets.primaryKey, 'owner_id,seq', 'a composite key joined by a comma');
   tt.strictSame(pets.columns.map(listedColumn), [
-    { name: 'owner_id', type: 'INT', pk: true, notNull: true, unique: false, ...NO_DEFAULT, references: { table: 'owners', column: 'id', onDelete: 'RESTRICT' } },
+    {
+      name: 'owner_id',
+      type: 'INT',
+      pk: true,
+      notNull: true,
+      unique: false,
+      ...NO_DEFAULT,
+      references: { table: 'owners', column: 'id', onDelete: 'RESTRICT' },
+    },
     { name: 'seq', type: 'INT', pk: true, notNull: true, unique: false, ...NO_DEFAULT, references: null },
     { name: 'name', type: 'TEXT', pk: false, notNull: true, unique: true, ...NO_DEFAULT, references: null },
     { name: 'weight', type: 'FLOAT', ...PLAIN, ...NO_DEFAULT },
-    { name: 'vaccinated', type: 'BOOL', pk: false, notNull: true, unique: false, hasDefault: true, default: true, references: null },
-    { name: 'vet', type: 'INT', ...PLAIN, ...NO_DEFAULT, references: { table: 'owners', column: 'id', onDelete: 'CASCADE' } },
+    {
+      name: 'vaccinated',
+      type: 'BOOL',
+      pk: false,
+      notNull: true,
+      unique: false,
+      hasDefault: true,
+      default: true,
+      references: null,
+    },
+    {
+      name: 'vet',
+      type: 'INT',
+      ...PLAIN,
+      ...NO_DEFAULT,
+      references: { table: 'owners', column: 'id', onDelete: 'CASCADE' },
+    },
   ]);
   tt.strictSame(
-    pets.indexes.map(({ name, column: c, unique }) => ({ name, column: c, unique })).sort((a, b) => a.name.localeCompare(b.name)),
-    [{ name: 'pets_vet', column: 'vet', unique: true }, { name: 'pets_weight', column: 'weight', unique: false }],
+    pets.indexes
+      .map(({ name, column: c, unique }) => ({ name, column: c, unique }))
+      .sort((a, b) => a.name.localeCompare(b.name)),
+    [
+      { name: 'pets_vet', column: 'vet', unique: true },
+      { name: 'pets_weight', column: 'weight', unique: false },
+    ],
     'the CREATE INDEX indexes, not the UNIQUE constraint',
   );
   const pages = new Set([pets.rootPage, ...pets.indexes.map((index) => index.rootPage)]);
@@ -193,7 +244,15 @@ t.test('shows every field of a table with a composite key, indexes and reference
 
   const owners = await schemaOf(tt, db, 'owners');
   tt.equal(owners.primaryKey, 'id', 'a single key');
-  tt.strictSame(column(owners, 'id'), { name: 'id', type: 'INT', pk: true, notNull: false, unique: false, ...NO_DEFAULT, references: null });
+  tt.strictSame(column(owners, 'id'), {
+    name: 'id',
+    type: 'INT',
+    pk: true,
+    notNull: false,
+    unique: false,
+    ...NO_DEFAULT,
+    references: null,
+  });
   tt.strictSame(owners.indexes, []);
   tt.not(owners.rootPage, pets.rootPage);
   await execOk(tt, server, db, 'CREATE TABLE bare (a TEXT, b INT)');
@@ -202,7 +261,9 @@ t.test('shows every field of a table with a composite key, indexes and reference
 });
 
 t.test('reports defaults by the documented rules', async (tt) => {
-  const db = await freshDb(tt, `
+  const db = await freshDb(
+    tt,
+    `
     CREATE TABLE d (
       none_ INT,
       explicit_null TEXT DEFAULT NULL,
@@ -213,7 +274,8 @@ t.test('reports defaults by the documented rules', async (tt) => {
       empty TEXT DEFAULT '',
       flag BOOL DEFAULT TRUE,
       off BOOL DEFAULT FALSE,
-      created TEXT DEFAULT CURRENT_TIMESTAMP)`);
+      created TEXT DEFAULT CURRENT_TIMESTAMP)`,
+  );
   const d = await schemaOf(tt, db, 'd');
   const defaults = Object.fromEntries(d.columns.map((c) => [c.name, [c.hasDefault, c.default]]));
   tt.strictSame(defaults, {
@@ -231,14 +293,17 @@ t.test('reports defaults by the documented rules', async (tt) => {
 });
 
 t.test('reports references with RESTRICT unless CASCADE is declared', async (tt) => {
-  const db = await freshDb(tt, `
+  const db = await freshDb(
+    tt,
+    `
     CREATE TABLE p (id INT PRIMARY KEY, code TEXT UNIQUE);
     CREATE TABLE r (
       plain INT,
       bare INT REFERENCES p(id),
       restrict_ INT REFERENCES p(id) ON DELETE RESTRICT,
       cascade_ INT REFERENCES p(id) ON DELETE CASCADE,
-      by_code TEXT REFERENCES p(code))`);
+      by_code TEXT REFERENCES p(code))`,
+  );
   const r = await schemaOf(tt, db, 'r');
   tt.strictSame(Object.fromEntries(r.columns.map((c) => [c.name, c.references])), {
     plain: null,
@@ -253,7 +318,10 @@ t.test('answers /schema errors with their codes', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY)');
   const missing = await server.get(`/schema?db=${db}&table=nope`);
   isError(tt, missing, 404, 2002, 'a missing table');
-  tt.strictSame(Object.keys(missing.body ?? {}).filter((key) => key === 'ok' || key === 'error'), ['ok', 'error']);
+  tt.strictSame(
+    Object.keys(missing.body ?? {}).filter((key) => key === 'ok' || key === 'error'),
+    ['ok', 'error'],
+  );
   isError(tt, await server.get(`/schema?db=${db}&table=sqlite_schema`), 404, 2002, 'an internal table');
   isError(tt, await server.get(`/schema?db=${db}`), 400, 1008, 'no table');
   isError(tt, await server.get(`/schema?db=${db}&table=`), 400, 1008, 'an empty table');
@@ -268,10 +336,12 @@ function quote(name: string): string {
 }
 
 /** SQL that may follow DEFAULT as it is; anything else is an expression and needs parentheses. */
-const STANDALONE_DEFAULT = /^(NULL|TRUE|FALSE|CURRENT_TIME|CURRENT_DATE|CURRENT_TIMESTAMP|[+-]?\d+(\.\d+)?([eE][+-]?\d+)?|'(?:[^']|'')*')$/i;
+const STANDALONE_DEFAULT =
+  /^(NULL|TRUE|FALSE|CURRENT_TIME|CURRENT_DATE|CURRENT_TIMESTAMP|[+-]?\d+(\.\d+)?([eE][+-]?\d+)?|'(?:[^']|'')*')$/i;
 
 function defaultClause(c: Column): string {
-  if (typeof c.defaultSql === 'string') return STANDALONE_DEFAULT.test(c.defaultSql) ? c.defaultSql : `(${c.defaultSql})`;
+  if (typeof c.defaultSql === 'string')
+    return STANDALONE_DEFAULT.test(c.defaultSql) ? c.defaultSql : `(${c.defaultSql})`;
   const value = c.default;
   if (value === null) return 'NULL';
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
@@ -308,7 +378,9 @@ function withoutRootPages(record: TableRecord): TableRecord {
 }
 
 t.test('rebuilds each table from its /schema record into an equal table', async (tt) => {
-  const source = await freshDb(tt, `
+  const source = await freshDb(
+    tt,
+    `
     CREATE TABLE r_owner (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL UNIQUE, joined TEXT DEFAULT CURRENT_TIMESTAMP);
     CREATE TABLE r_pet (
       owner_id INT NOT NULL REFERENCES r_owner(id) ON DELETE CASCADE,
@@ -328,7 +400,8 @@ t.test('rebuilds each table from its /schema record into an equal table', async 
       score DOUBLE PRECISION DEFAULT (1 + 2),
       seen BOOLEAN);
     CREATE INDEX r_log_group ON r_log ("group");
-    CREATE TABLE r_flag (code TEXT PRIMARY KEY, enabled BOOL DEFAULT FALSE, ratio REAL NOT NULL DEFAULT 0.5, big INT DEFAULT 9000000000)`);
+    CREATE TABLE r_flag (code TEXT PRIMARY KEY, enabled BOOL DEFAULT FALSE, ratio REAL NOT NULL DEFAULT 0.5, big INT DEFAULT 9000000000)`,
+  );
   const target = await freshDb(tt);
   const order = ['r_owner', 'r_pet', 'r_log', 'r_flag']; // parents first
   for (const name of order) {
@@ -338,16 +411,28 @@ t.test('rebuilds each table from its /schema record into an equal table', async 
     const after = await schemaOf(tt, target, name);
     tt.strictSame(withoutRootPages(after), withoutRootPages(before), `${name}: ${statements.join('; ')}`);
   }
-  const all = async (db: string): Promise<TableRecord[]> => ((await getOk(tt, `/tables?db=${db}`)).tables as TableRecord[]).map(withoutRootPages);
+  const all = async (db: string): Promise<TableRecord[]> =>
+    ((await getOk(tt, `/tables?db=${db}`)).tables as TableRecord[]).map(withoutRootPages);
   tt.strictSame(await all(target), await all(source), 'the two databases list equal tables');
 
   // The rebuilt tables behave like the originals: defaults, BOOL, UNIQUE and the cascade.
   const rows = async (sql: string): Promise<unknown> => (await server.exec(target, sql)).body?.results?.at(-1)?.rows;
-  await execOk(tt, server, target, "INSERT INTO r_owner (id, name) VALUES (1, 'ann'); INSERT INTO r_pet (owner_id, seq) VALUES (1, 1); INSERT INTO r_flag (code) VALUES ('x'); INSERT INTO r_log (msg) VALUES ('m')");
+  await execOk(
+    tt,
+    server,
+    target,
+    "INSERT INTO r_owner (id, name) VALUES (1, 'ann'); INSERT INTO r_pet (owner_id, seq) VALUES (1, 1); INSERT INTO r_flag (code) VALUES ('x'); INSERT INTO r_log (msg) VALUES ('m')",
+  );
   tt.strictSame(await rows('SELECT name, weight, vaccinated FROM r_pet'), [["it's", -1.5, true]]);
   tt.strictSame(await rows('SELECT enabled, ratio, big FROM r_flag'), [[false, 0.5, 9000000000]]);
   tt.strictSame(await rows('SELECT "group", at_ms, score FROM r_log'), [[0, null, 3]]);
-  isError(tt, await server.exec(target, "INSERT INTO r_owner (id, name) VALUES (2, 'ann')"), 400, 3002, 'UNIQUE survives the rebuild');
+  isError(
+    tt,
+    await server.exec(target, "INSERT INTO r_owner (id, name) VALUES (2, 'ann')"),
+    400,
+    3002,
+    'UNIQUE survives the rebuild',
+  );
   isError(tt, await server.exec(target, 'UPDATE r_pet SET vaccinated = 2'), 400, 4001, 'BOOL survives the rebuild');
   await execOk(tt, server, target, 'DELETE FROM r_owner WHERE id = 1');
   tt.strictSame(await rows('SELECT count(*) FROM r_pet'), [[0]], 'ON DELETE CASCADE survives the rebuild');
@@ -357,7 +442,9 @@ t.test('rebuilds each table from its /schema record into an equal table', async 
 
 /** 60 rows keyed 'k00'..'k59', inserted out of key order. */
 function shuffledKeys(): string {
-  const values = Array.from({ length: 60 }, (_, i) => (i * 37) % 60).map((n) => `('k${String(n).padStart(2, '0')}', ${n})`);
+  const values = Array.from({ length: 60 }, (_, i) => (i * 37) % 60).map(
+    (n) => `('k${String(n).padStart(2, '0')}', ${n})`,
+  );
   return `CREATE TABLE k (code TEXT PRIMARY KEY, n INT); INSERT INTO k VALUES ${values.join(', ')}`;
 }
 
@@ -369,7 +456,14 @@ t.test('pages rows in primary-key order with limit 25 and offset 0 by default', 
   const db = await freshDb(tt, shuffledKeys());
   const first = await getOk(tt, rowsPath(db, 'k'));
   tt.strictSame(
-    { db: first.db, table: first.table, total: first.total, limit: first.limit, offset: first.offset, columns: first.columns },
+    {
+      db: first.db,
+      table: first.table,
+      total: first.total,
+      limit: first.limit,
+      offset: first.offset,
+      columns: first.columns,
+    },
     { db: `${db}.db`, table: 'k', total: 60, limit: 25, offset: 0, columns: ['code', 'n'] },
   );
   const keys = (rows: Value[][]): Value[] => rows.map((row) => row[0] ?? null);
@@ -381,11 +475,19 @@ t.test('pages rows in primary-key order with limit 25 and offset 0 by default', 
   tt.equal(second.offset, 25);
   tt.strictSame(keys(second.rows), expected.slice(25, 50), 'the second page');
   tt.strictSame(keys(third.rows), expected.slice(50), 'the last, short page');
-  tt.strictSame([...keys(first.rows), ...keys(second.rows), ...keys(third.rows)], expected, 'disjoint pages cover every row once');
+  tt.strictSame(
+    [...keys(first.rows), ...keys(second.rows), ...keys(third.rows)],
+    expected,
+    'disjoint pages cover every row once',
+  );
   const past = await getOk(tt, rowsPath(db, 'k', '&offset=60'));
   tt.strictSame([past.total, past.rows], [60, []], 'past the end');
   const small = await getOk(tt, rowsPath(db, 'k', '&limit=3&offset=10'));
-  tt.strictSame(small.rows, [['k10', 10], ['k11', 11], ['k12', 12]]);
+  tt.strictSame(small.rows, [
+    ['k10', 10],
+    ['k11', 11],
+    ['k12', 12],
+  ]);
   tt.equal(small.limit, 3);
 });
 
@@ -393,24 +495,43 @@ t.test('pages rows in rowid order when the table has no primary key', async (tt)
   const values = Array.from({ length: 60 }, (_, i) => `('row', ${60 - i})`).join(', ');
   const db = await freshDb(tt, `CREATE TABLE nopk (label TEXT, n INT); INSERT INTO nopk VALUES ${values}`);
   const page = await getOk(tt, rowsPath(db, 'nopk', '&limit=5&offset=10'));
-  tt.strictSame(page.rows.map((row: Value[]) => row[1]), [50, 49, 48, 47, 46], 'insertion order, not value order');
+  tt.strictSame(
+    page.rows.map((row: Value[]) => row[1]),
+    [50, 49, 48, 47, 46],
+    'insertion order, not value order',
+  );
   tt.equal(page.total, 60);
 });
 
 t.test('pages rows in the order of a composite primary key', async (tt) => {
-  const db = await freshDb(tt, `
+  const db = await freshDb(
+    tt,
+    `
     CREATE TABLE cp (a INT, b TEXT, v INT, PRIMARY KEY (a, b));
-    INSERT INTO cp VALUES (2, 'x', 1), (1, 'z', 2), (2, 'a', 3), (1, 'b', 4), (3, 'a', 5)`);
+    INSERT INTO cp VALUES (2, 'x', 1), (1, 'z', 2), (2, 'a', 3), (1, 'b', 4), (3, 'a', 5)`,
+  );
   const page = await getOk(tt, rowsPath(db, 'cp'));
-  tt.strictSame(page.rows, [[1, 'b', 4], [1, 'z', 2], [2, 'a', 3], [2, 'x', 1], [3, 'a', 5]]);
+  tt.strictSame(page.rows, [
+    [1, 'b', 4],
+    [1, 'z', 2],
+    [2, 'a', 3],
+    [2, 'x', 1],
+    [3, 'a', 5],
+  ]);
   const second = await getOk(tt, rowsPath(db, 'cp', '&limit=2&offset=2'));
-  tt.strictSame(second.rows, [[2, 'a', 3], [2, 'x', 1]]);
+  tt.strictSame(second.rows, [
+    [2, 'a', 3],
+    [2, 'x', 1],
+  ]);
 });
 
 t.test('clamps a limit above 1000 to 1000', async (tt) => {
-  const db = await freshDb(tt, `
+  const db = await freshDb(
+    tt,
+    `
     CREATE TABLE many (n INT PRIMARY KEY);
-    INSERT INTO many (n) WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1100) SELECT x FROM c`);
+    INSERT INTO many (n) WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1100) SELECT x FROM c`,
+  );
   const page = await getOk(tt, rowsPath(db, 'many', '&limit=5000'));
   tt.equal(page.limit, 1000, 'the response says 1000');
   tt.equal(page.rows.length, 1000);
@@ -424,7 +545,15 @@ t.test('clamps a limit above 1000 to 1000', async (tt) => {
 
 t.test('refuses a limit or offset that is not a non-negative integer', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY)');
-  for (const query of ['&limit=-1', '&limit=abc', '&offset=1.5', '&offset=-3', '&limit=1e3', '&limit=', '&limit=10&limit=20']) {
+  for (const query of [
+    '&limit=-1',
+    '&limit=abc',
+    '&offset=1.5',
+    '&offset=-3',
+    '&limit=1e3',
+    '&limit=',
+    '&limit=10&limit=20',
+  ]) {
     isError(tt, await server.get(rowsPath(db, 't', query)), 400, 1008, query);
   }
 });
@@ -438,9 +567,20 @@ t.test('answers /rows errors with their codes', async (tt) => {
 });
 
 t.test('reads BOOL values as true and false', async (tt) => {
-  const db = await freshDb(tt, 'CREATE TABLE b (id INT PRIMARY KEY, ok BOOL, n INT); INSERT INTO b VALUES (1, TRUE, 1), (2, FALSE, 0), (3, NULL, NULL)');
+  const db = await freshDb(
+    tt,
+    'CREATE TABLE b (id INT PRIMARY KEY, ok BOOL, n INT); INSERT INTO b VALUES (1, TRUE, 1), (2, FALSE, 0), (3, NULL, NULL)',
+  );
   const page = await getOk(tt, rowsPath(db, 'b'));
-  tt.strictSame(page.rows, [[1, true, 1], [2, false, 0], [3, null, null]], 'BOOL as booleans, INT as numbers');
+  tt.strictSame(
+    page.rows,
+    [
+      [1, true, 1],
+      [2, false, 0],
+      [3, null, null],
+    ],
+    'BOOL as booleans, INT as numbers',
+  );
 });
 
 t.test('serves the single database without db', async (tt) => {
@@ -449,14 +589,41 @@ t.test('serves the single database without db', async (tt) => {
   tt.teardown(async () => {
     await single.stop();
   });
-  await execOk(tt, single, undefined, "CREATE TABLE t (id INT PRIMARY KEY, ok BOOL, name TEXT); INSERT INTO t VALUES (2, FALSE, 'b'), (1, TRUE, 'a')");
+  await execOk(
+    tt,
+    single,
+    undefined,
+    "CREATE TABLE t (id INT PRIMARY KEY, ok BOOL, name TEXT); INSERT INTO t VALUES (2, FALSE, 'b'), (1, TRUE, 'a')",
+  );
   const page = await getOk(tt, '/rows?table=t', single);
   tt.strictSame(
-    { db: page.db, table: page.table, total: page.total, limit: page.limit, offset: page.offset, columns: page.columns, rows: page.rows },
-    { db: 'solo.db', table: 't', total: 2, limit: 25, offset: 0, columns: ['id', 'ok', 'name'], rows: [[1, true, 'a'], [2, false, 'b']] },
+    {
+      db: page.db,
+      table: page.table,
+      total: page.total,
+      limit: page.limit,
+      offset: page.offset,
+      columns: page.columns,
+      rows: page.rows,
+    },
+    {
+      db: 'solo.db',
+      table: 't',
+      total: 2,
+      limit: 25,
+      offset: 0,
+      columns: ['id', 'ok', 'name'],
+      rows: [
+        [1, true, 'a'],
+        [2, false, 'b'],
+      ],
+    },
   );
   const tables = (await getOk(tt, '/tables', single)).tables as TableRecord[];
-  tt.strictSame(tables.map((table) => table.name), ['t']);
+  tt.strictSame(
+    tables.map((table) => table.name),
+    ['t'],
+  );
   const schema = (await getOk(tt, '/schema?table=t', single)).table as TableRecord;
   tt.equal(schema.primaryKey, 'id');
   isError(tt, await single.get('/rows?table=nope'), 404, 2002, 'a missing table in single-DB mode');

@@ -29,11 +29,19 @@ line two'),
 CREATE INDEX pupil_name ON pupil (name);
 `;
 
-function post(server: TestServer, pathAndQuery: string, body: string | Buffer, headers: Record<string, string>): Promise<Reply> {
+function post(
+  server: TestServer,
+  pathAndQuery: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+): Promise<Reply> {
   return server.request('POST', pathAndQuery, { rawBody: body, headers });
 }
 
-async function download(server: TestServer, pathAndQuery: string): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+async function download(
+  server: TestServer,
+  pathAndQuery: string,
+): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
   const response = await fetch(server.url + pathAndQuery);
   return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
 }
@@ -45,11 +53,19 @@ async function createDb(server: TestServer, db: string): Promise<void> {
 
 /** Schema and every row of every table, as the API reports them. */
 async function contents(server: TestServer, db: string): Promise<{ tables: unknown; rows: Record<string, unknown> }> {
-  const tables = (await server.get(`/tables?db=${db}`)).body.tables as Array<{ name: string; rootPage: number; indexes: Array<{ rootPage: number }> }>;
+  const tables = (await server.get(`/tables?db=${db}`)).body.tables as Array<{
+    name: string;
+    rootPage: number;
+    indexes: Array<{ rootPage: number }>;
+  }>;
   const rows: Record<string, unknown> = {};
-  for (const table of tables) rows[table.name] = (await server.exec(db, `SELECT * FROM "${table.name}" ORDER BY rowid`)).body.results[0].rows;
+  for (const table of tables)
+    rows[table.name] = (await server.exec(db, `SELECT * FROM "${table.name}" ORDER BY rowid`)).body.results[0].rows;
   // Root pages depend on the order objects were made in, which a dump may change: not part of the comparison.
-  const shapes = tables.map(({ rootPage: _r, indexes, ...rest }) => ({ ...rest, indexes: indexes.map(({ rootPage: _i, ...index }) => index) }));
+  const shapes = tables.map(({ rootPage: _r, indexes, ...rest }) => ({
+    ...rest,
+    indexes: indexes.map(({ rootPage: _i, ...index }) => index),
+  }));
   return { tables: shapes, rows };
 }
 
@@ -64,22 +80,72 @@ t.test('imports, exports and round trips on one server', async (t) => {
   const original = await contents(server, 'sample');
 
   t.test('reports each alias under its type with the declared spelling', async (t) => {
-    const aliases = ['NVARCHAR(160)', 'NCHAR(5)', 'NATIVE CHARACTER(70)', 'CLOB', 'TINYINT', 'MEDIUMINT', 'INT2', 'INT8', 'UNSIGNED BIG INT',
-      'DATETIME', 'DATE', 'TIME', 'TIMESTAMP', 'NUMERIC(10,2)', 'DECIMAL(8,3)', 'BLOB'];
-    const expected = ['TEXT', 'TEXT', 'TEXT', 'TEXT', 'INT', 'INT', 'INT', 'INT', 'INT', 'TEXT', 'TEXT', 'TEXT', 'TEXT', 'FLOAT', 'FLOAT', 'BLOB'];
+    const aliases = [
+      'NVARCHAR(160)',
+      'NCHAR(5)',
+      'NATIVE CHARACTER(70)',
+      'CLOB',
+      'TINYINT',
+      'MEDIUMINT',
+      'INT2',
+      'INT8',
+      'UNSIGNED BIG INT',
+      'DATETIME',
+      'DATE',
+      'TIME',
+      'TIMESTAMP',
+      'NUMERIC(10,2)',
+      'DECIMAL(8,3)',
+      'BLOB',
+    ];
+    const expected = [
+      'TEXT',
+      'TEXT',
+      'TEXT',
+      'TEXT',
+      'INT',
+      'INT',
+      'INT',
+      'INT',
+      'INT',
+      'TEXT',
+      'TEXT',
+      'TEXT',
+      'TEXT',
+      'FLOAT',
+      'FLOAT',
+      'BLOB',
+    ];
     await createDb(server, 'aliases');
     const script = `CREATE TABLE a (${aliases.map((type, i) => `c${i} ${type}`).join(', ')})`;
     t.equal((await post(server, '/dbs/aliases/import', script, SQL)).status, 200);
-    const columns = (await server.get('/schema?db=aliases&table=a')).body.table.columns as Array<{ type: string; declaredType?: string }>;
-    t.same(columns.map((c) => c.type), expected);
-    t.same(columns.map((c) => c.declaredType ?? c.type), aliases);
-    const sqlite = await server.exec('aliases', "INSERT INTO a (c15, c9, c0) VALUES (X'CAFE', '2026-11-25 10:00:00', 'x') RETURNING typeof(c15), typeof(c9)");
+    const columns = (await server.get('/schema?db=aliases&table=a')).body.table.columns as Array<{
+      type: string;
+      declaredType?: string;
+    }>;
+    t.same(
+      columns.map((c) => c.type),
+      expected,
+    );
+    t.same(
+      columns.map((c) => c.declaredType ?? c.type),
+      aliases,
+    );
+    const sqlite = await server.exec(
+      'aliases',
+      "INSERT INTO a (c15, c9, c0) VALUES (X'CAFE', '2026-11-25 10:00:00', 'x') RETURNING typeof(c15), typeof(c9)",
+    );
     t.same(sqlite.body.results[0].rows, [['blob', 'text']], 'BLOB holds blobs, DATETIME holds text');
   });
 
   t.test('ignores a leading BOM in an import and in /exec', async (t) => {
     await createDb(server, 'bom');
-    const reply = await post(server, '/dbs/bom/import', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('CREATE TABLE x (a INT); INSERT INTO x VALUES (1)')]), SQL);
+    const reply = await post(
+      server,
+      '/dbs/bom/import',
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('CREATE TABLE x (a INT); INSERT INTO x VALUES (1)')]),
+      SQL,
+    );
     t.equal(reply.status, 200, reply.text);
     const exec = await server.exec('bom', '\uFEFFSELECT a FROM x');
     t.same(exec.body.results[0].rows, [[1]]);
@@ -92,21 +158,43 @@ t.test('imports, exports and round trips on one server', async (t) => {
     const reply = await post(server, '/dbs/progress/import', `CREATE TABLE p (a INT);\n${rows}`, ndjson);
     t.equal(reply.status, 200);
     t.match(reply.headers.get('content-type'), /^application\/x-ndjson/);
-    const lines = reply.text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = reply.text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     t.same(lines[0], { progress: { statements: 0, of: 301 } });
     for (const line of lines.slice(1, -1)) t.match(line, { progress: { of: 301 } });
     t.match(lines[lines.length - 1], { ok: true, statements: 301, changes: 300 });
-    const failed = await post(server, '/dbs/progress/import', 'INSERT INTO p VALUES (1);\nINSERT INTO missing_table VALUES (1)', ndjson);
+    const failed = await post(
+      server,
+      '/dbs/progress/import',
+      'INSERT INTO p VALUES (1);\nINSERT INTO missing_table VALUES (1)',
+      ndjson,
+    );
     const last = JSON.parse(failed.text.trim().split('\n').pop() as string) as Record<string, unknown>;
     t.match(last, { ok: false, code: 2003, statement: 1 }, 'a failure is the last line, with its code and statement');
-    t.match(await post(server, '/dbs/progress/import', 'x', { 'content-type': 'text/plain', accept: 'application/x-ndjson' }), { status: 415 }, 'a refused upload keeps its status');
+    t.match(
+      await post(server, '/dbs/progress/import', 'x', { 'content-type': 'text/plain', accept: 'application/x-ndjson' }),
+      { status: 415 },
+      'a refused upload keeps its status',
+    );
   });
 
   t.test('skips the BEGIN and COMMIT a dump wraps around itself, and refuses one elsewhere', async (t) => {
     await createDb(server, 'wrapped');
-    const ok = await post(server, '/dbs/wrapped/import', 'BEGIN TRANSACTION;\nCREATE TABLE w (a INT);\nINSERT INTO w VALUES (1);\nCOMMIT;', SQL);
+    const ok = await post(
+      server,
+      '/dbs/wrapped/import',
+      'BEGIN TRANSACTION;\nCREATE TABLE w (a INT);\nINSERT INTO w VALUES (1);\nCOMMIT;',
+      SQL,
+    );
     t.match(ok.body, { ok: true, statements: 2 });
-    const inner = await post(server, '/dbs/wrapped/import', 'INSERT INTO w VALUES (2);\nCOMMIT;\nINSERT INTO w VALUES (3);', SQL);
+    const inner = await post(
+      server,
+      '/dbs/wrapped/import',
+      'INSERT INTO w VALUES (2);\nCOMMIT;\nINSERT INTO w VALUES (3);',
+      SQL,
+    );
     t.match(inner.body, { code: 1055, statement: 1 });
     t.same((await server.exec('wrapped', 'SELECT a FROM w')).body.results[0].rows, [[1]]);
   });
@@ -118,8 +206,14 @@ t.test('imports, exports and round trips on one server', async (t) => {
     t.notMatch(dump.bytes.toString(), /_sqlscribe|sqlite_/, 'no internal object is exported');
     const plain = new Database(':memory:');
     plain.exec(dump.bytes.toString());
-    t.same(plain.prepare('SELECT id, name, quote(photo), big FROM pupil ORDER BY id').raw(true).safeIntegers(true).all(),
-      [[1n, 'Ana', "X'00FF10'", 9223372036854775807n], [2n, 'Ñandú O\'Brien', 'NULL', -9223372036854775808n], [3n, ' spaced ', "X''", 0n]]);
+    t.same(
+      plain.prepare('SELECT id, name, quote(photo), big FROM pupil ORDER BY id').raw(true).safeIntegers(true).all(),
+      [
+        [1n, 'Ana', "X'00FF10'", 9223372036854775807n],
+        [2n, "Ñandú O'Brien", 'NULL', -9223372036854775808n],
+        [3n, ' spaced ', "X''", 0n],
+      ],
+    );
     plain.close();
     await createDb(server, 'from_sql');
     t.equal((await post(server, '/dbs/from_sql/import', dump.bytes, SQL)).status, 200);
@@ -134,7 +228,11 @@ t.test('imports, exports and round trips on one server', async (t) => {
     const copy = path.join(dir, 'copy.sqlite');
     fs.writeFileSync(copy, file.bytes);
     const names = new Database(copy, { readonly: true }).prepare('SELECT name FROM sqlite_schema').pluck().all();
-    t.same(names.filter((name) => /^_sqlscribe/.test(name as string)), [], 'no internal object is exported');
+    t.same(
+      names.filter((name) => /^_sqlscribe/.test(name as string)),
+      [],
+      'no internal object is exported',
+    );
     await createDb(server, 'from_sqlite');
     const reply = await post(server, '/dbs/from_sqlite/import', file.bytes, SQLITE);
     t.equal(reply.status, 200, reply.text);
@@ -146,11 +244,19 @@ t.test('imports, exports and round trips on one server', async (t) => {
     t.equal(csv.status, 200);
     t.equal(csv.bytes.toString(), 'id,title,room\r\n1,Matemáticas,12\r\n2,"",\r\n3,"a ""quoted"", comma",7\r\n');
     await createDb(server, 'from_csv');
-    const created = await post(server, '/dbs/from_csv/import?table=class&types=INT,VARCHAR(20),TINYINT', csv.bytes, CSV);
+    const created = await post(
+      server,
+      '/dbs/from_csv/import?table=class&types=INT,VARCHAR(20),TINYINT',
+      csv.bytes,
+      CSV,
+    );
     t.match(created.body, { ok: true, table: 'class', created: true, changes: 3 });
     const back = await download(server, '/dbs/from_csv/export?format=csv&table=class');
     t.equal(back.bytes.toString(), csv.bytes.toString(), 'the same CSV comes back');
-    t.same((await server.exec('from_csv', 'SELECT * FROM class ORDER BY rowid')).body.results[0].rows, original.rows.class);
+    t.same(
+      (await server.exec('from_csv', 'SELECT * FROM class ORDER BY rowid')).body.results[0].rows,
+      original.rows.class,
+    );
     const appended = await post(server, '/dbs/from_csv/import?table=class', 'room,id,title\r\n9,4,extra\r\n', CSV);
     t.match(appended.body, { ok: true, created: false, changes: 1 });
     const mismatch = await post(server, '/dbs/from_csv/import?table=class', 'id,name\r\n5,x\r\n', CSV);
@@ -162,35 +268,71 @@ t.test('imports, exports and round trips on one server', async (t) => {
     const reply = await post(server, '/dbs/inferred/import?table=m', 'n,x,s,e\n1,1.5,a,\n-2,3,007,\n,,,\n', CSV);
     t.equal(reply.status, 200, reply.text);
     const columns = (await server.get('/schema?db=inferred&table=m')).body.table.columns as Array<{ type: string }>;
-    t.same(columns.map((c) => c.type), ['INT', 'FLOAT', 'TEXT', 'TEXT']);
-    t.same((await server.exec('inferred', 'SELECT * FROM m')).body.results[0].rows, [[1, 1.5, 'a', null], [-2, 3, '007', null], [null, null, null, null]]);
+    t.same(
+      columns.map((c) => c.type),
+      ['INT', 'FLOAT', 'TEXT', 'TEXT'],
+    );
+    t.same((await server.exec('inferred', 'SELECT * FROM m')).body.results[0].rows, [
+      [1, 1.5, 'a', null],
+      [-2, 3, '007', null],
+      [null, null, null, null],
+    ]);
   });
 
   t.test('refuses what it cannot import, each with its code, applying nothing', async (t) => {
     await createDb(server, 'refused');
-    const failing = 'CREATE TABLE r (a INT PRIMARY KEY);\nINSERT INTO r VALUES (1);\nINSERT INTO r VALUES (1);\nINSERT INTO r VALUES (2);';
+    const failing =
+      'CREATE TABLE r (a INT PRIMARY KEY);\nINSERT INTO r VALUES (1);\nINSERT INTO r VALUES (1);\nINSERT INTO r VALUES (2);';
     const duplicate = await post(server, '/dbs/refused/import', failing, SQL);
-    t.match(duplicate, { status: 400, body: { ok: false, code: 3003, statement: 2 } }, 'the failing statement is named by its index');
+    t.match(
+      duplicate,
+      { status: 400, body: { ok: false, code: 3003, statement: 2 } },
+      'the failing statement is named by its index',
+    );
     t.equal((await server.get('/tables?db=refused')).body.tables.length, 0, 'nothing of the script was applied');
 
     const big = await post(server, '/dbs/refused/import', `-- ${'x'.repeat(210 * 1024)}\nSELECT 1`, SQL);
     t.match(big, { status: 413, body: { code: 6050 } });
 
-    t.match(await post(server, '/dbs/refused/import', Buffer.from('this is not a database at all, just bytes '.repeat(200)), SQLITE), { status: 400, body: { code: 1052 } });
-    t.match(await post(server, '/dbs/refused/import', 'a;b', { 'content-type': 'text/plain' }), { status: 415, body: { code: 1051 } });
-    t.match(await post(server, '/dbs/refused/import', 'a,b\n1,2\n', CSV), { status: 400, body: { code: 1008 } }, 'CSV needs ?table=');
-    t.match(await post(server, '/dbs/refused/import?table=q', 'a,b\n1,2,3\n', CSV), { status: 400, body: { code: 1050 } });
+    t.match(
+      await post(
+        server,
+        '/dbs/refused/import',
+        Buffer.from('this is not a database at all, just bytes '.repeat(200)),
+        SQLITE,
+      ),
+      { status: 400, body: { code: 1052 } },
+    );
+    t.match(await post(server, '/dbs/refused/import', 'a;b', { 'content-type': 'text/plain' }), {
+      status: 415,
+      body: { code: 1051 },
+    });
+    t.match(
+      await post(server, '/dbs/refused/import', 'a,b\n1,2\n', CSV),
+      { status: 400, body: { code: 1008 } },
+      'CSV needs ?table=',
+    );
+    t.match(await post(server, '/dbs/refused/import?table=q', 'a,b\n1,2,3\n', CSV), {
+      status: 400,
+      body: { code: 1050 },
+    });
     t.match(await post(server, '/dbs/nowhere/import', 'SELECT 1', SQL), { status: 404, body: { code: 2001 } });
     t.match(await server.get('/dbs/sample/export?format=csv'), { status: 400, body: { code: 1008 } });
     t.match(await server.get('/dbs/sample/export?format=xml'), { status: 400, body: { code: 1008 } });
 
     const corrupt = path.join(dir, 'corrupt.sqlite');
     const db = new Database(corrupt);
-    db.exec("CREATE TABLE big (a TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO big SELECT hex(randomblob(400)) FROM n");
+    db.exec(
+      'CREATE TABLE big (a TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO big SELECT hex(randomblob(400)) FROM n',
+    );
     db.close();
     const bytes = fs.readFileSync(corrupt);
     bytes.fill(0x5a, 4096 * 2, 4096 * 6);
-    t.match(await post(server, '/dbs/refused/import', bytes, SQLITE), { status: 400, body: { code: 1053 } }, 'a damaged file fails its integrity check');
+    t.match(
+      await post(server, '/dbs/refused/import', bytes, SQLITE),
+      { status: 400, body: { code: 1053 } },
+      'a damaged file fails its integrity check',
+    );
 
     const internal = path.join(dir, 'internal.sqlite');
     new Database(internal).exec('CREATE TABLE _sqlscribe_position (x INT)').close();
@@ -217,7 +359,10 @@ t.test('imports, exports and round trips on one server', async (t) => {
   t.test('replay -verify rebuilds every imported database exactly', async (t) => {
     t.equal(await server.stop(), 0);
     const out = path.join(dir, 'replayed');
-    const run = await runReplay(['-log-file', path.join(data, 'journal', 'statements.jsonl'), '-out', out, '-verify', data], dir);
+    const run = await runReplay(
+      ['-log-file', path.join(data, 'journal', 'statements.jsonl'), '-out', out, '-verify', data],
+      dir,
+    );
     t.equal(run.code, 0, run.stderr);
     t.match(run.stderr, /equals the live databases/);
   });

@@ -27,13 +27,39 @@ const FLOORS: ReadonlyArray<readonly [number, readonly string[]]> = [
   [6, ['src/server.ts', 'src/startup/']],
   [5, ['src/app.ts', 'src/routes/', 'src/http/', 'src/console/', 'src/openapi/']],
   [4, ['src/bus/', 'src/exercises/']],
-  [3, ['src/services/', 'src/tokens/', 'src/sessions/', 'src/pilots/', 'src/snapshots/', 'src/replication/', 'replay/', 'tail/']],
+  [
+    3,
+    [
+      'src/services/',
+      'src/tokens/',
+      'src/sessions/',
+      'src/pilots/',
+      'src/snapshots/',
+      'src/replication/',
+      'replay/',
+      'tail/',
+    ],
+  ],
   [2, ['src/engine/', 'journal/']],
-  [1, ['src/access/', 'src/config/', 'src/clock.ts', 'src/database-names.ts', 'src/errors.ts', 'src/errors-markdown.ts', 'src/version.ts', 'src/json-text.ts', 'src/runtime-support.ts']],
+  [
+    1,
+    [
+      'src/access/',
+      'src/config/',
+      'src/clock.ts',
+      'src/database-names.ts',
+      'src/errors.ts',
+      'src/errors-markdown.ts',
+      'src/version.ts',
+      'src/json-text.ts',
+      'src/runtime-support.ts',
+    ],
+  ],
 ];
 
 function floorOf(file: string): number {
-  for (const [floor, prefixes] of FLOORS) if (prefixes.some((prefix) => file === prefix || file.startsWith(prefix))) return floor;
+  for (const [floor, prefixes] of FLOORS)
+    if (prefixes.some((prefix) => file === prefix || file.startsWith(prefix))) return floor;
   throw new Error(`${file} has no floor: add it to FLOORS`);
 }
 
@@ -59,7 +85,9 @@ function importsOf(file: string): string[] {
 /** Every folder of a source tree, the tree itself included, with the files directly in it. */
 function folders(dir: string): Array<{ folder: string; files: number }> {
   const entries = fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true });
-  const inside = entries.filter((entry) => entry.isDirectory()).flatMap((entry) => folders(path.posix.join(dir, entry.name)));
+  const inside = entries
+    .filter((entry) => entry.isDirectory())
+    .flatMap((entry) => folders(path.posix.join(dir, entry.name)));
   return [{ folder: dir, files: entries.filter((entry) => entry.isFile()).length }, ...inside];
 }
 
@@ -70,7 +98,9 @@ function layoutRows(): string[][] {
   return section
     .split('\n')
     .filter((line) => line.startsWith('| `'))
-    .map((line) => [...(line.split('|')[1] ?? '').matchAll(/`([^`]+)`/g)].map((match) => (match[1] as string).replace(/\/$/, '')));
+    .map((line) =>
+      [...(line.split('|')[1] ?? '').matchAll(/`([^`]+)`/g)].map((match) => (match[1] as string).replace(/\/$/, '')),
+    );
 }
 
 const files = SOURCE_TREES.flatMap((tree) => sourceFiles(tree));
@@ -79,7 +109,9 @@ const graph = new Map(files.map((file) => [file, importsOf(file)]));
 t.test('every import goes to the same floor or below', async (t) => {
   const upward: string[] = [];
   for (const [file, imports] of graph) {
-    for (const target of imports) if (floorOf(target) > floorOf(file)) upward.push(`${file} (floor ${floorOf(file)}) → ${target} (floor ${floorOf(target)})`);
+    for (const target of imports)
+      if (floorOf(target) > floorOf(file))
+        upward.push(`${file} (floor ${floorOf(file)}) → ${target} (floor ${floorOf(target)})`);
   }
   t.same(upward, [], 'no import runs up the floors');
 });
@@ -116,14 +148,19 @@ t.test('every folder has its row in the Layout table of docs/architecture.md', a
 
 t.test('the Layout table runs from the top floor down', async (t) => {
   const floorOfPath = (name: string): number => floorOf(name.endsWith('.ts') ? name : `${name}/`);
-  const rows = layoutRows().filter((names) => names.every((name) => SOURCE_TREES.some((tree) => name === tree || name.startsWith(`${tree}/`))));
+  const rows = layoutRows().filter((names) =>
+    names.every((name) => SOURCE_TREES.some((tree) => name === tree || name.startsWith(`${tree}/`))),
+  );
   t.ok(rows.length > 20, `${rows.length} rows of source paths`);
   const upward: string[] = [];
   for (const [index, names] of rows.entries()) {
     const floors = names.map(floorOfPath);
     if (new Set(floors).size > 1) upward.push(`${names.join(', ')}: one row, floors ${floors.join(', ')}`);
     const previous = rows[index - 1];
-    if (previous !== undefined && floorOfPath(previous[0] as string) < (floors[0] as number)) upward.push(`${names[0]} (floor ${floors[0]}) after ${previous[0]} (floor ${floorOfPath(previous[0] as string)})`);
+    if (previous !== undefined && floorOfPath(previous[0] as string) < (floors[0] as number))
+      upward.push(
+        `${names[0]} (floor ${floors[0]}) after ${previous[0]} (floor ${floorOfPath(previous[0] as string)})`,
+      );
   }
   t.same(upward, [], 'each row on its own floor, no row above one before it');
 });

@@ -20,10 +20,24 @@ import { readFileLines } from '../journal/reader';
 import { execEntry, header } from './helpers/journal-build';
 
 t.test('parses RFC 4180 CSV: quotes, doubled quotes, line breaks in fields, CRLF, NULL against ""', async (t) => {
-  t.same(parseCsv('a,b,c\r\n1,"x, y","say ""hi"""\r\n2,,""\r\n'), [['a', 'b', 'c'], ['1', 'x, y', 'say "hi"'], ['2', null, '']]);
-  t.same(parseCsv('a,b\n"two\nlines",z\n'), [['a', 'b'], ['two\nlines', 'z']]);
+  t.same(parseCsv('a,b,c\r\n1,"x, y","say ""hi"""\r\n2,,""\r\n'), [
+    ['a', 'b', 'c'],
+    ['1', 'x, y', 'say "hi"'],
+    ['2', null, ''],
+  ]);
+  t.same(parseCsv('a,b\n"two\nlines",z\n'), [
+    ['a', 'b'],
+    ['two\nlines', 'z'],
+  ]);
   t.same(parseCsv('\uFEFFa\n1'), [['a'], ['1']], 'a BOM and a missing final line break');
-  t.same(parseCsv('a,b\n1,\n'), [['a', 'b'], ['1', null]], 'a trailing empty field');
+  t.same(
+    parseCsv('a,b\n1,\n'),
+    [
+      ['a', 'b'],
+      ['1', null],
+    ],
+    'a trailing empty field',
+  );
   t.same(parseCsv(''), []);
 });
 
@@ -63,15 +77,32 @@ t.test('turns a CSV into a CREATE TABLE and INSERTs of at most 500 rows', async 
 
 t.test('skips the BEGIN and COMMIT around a script and refuses transaction control inside it', async (t) => {
   const wrapped = importScript(['BEGIN TRANSACTION', 'CREATE TABLE a (x INT)', 'COMMIT']);
-  t.same(wrapped.statements.map((s) => s.kind), ['create-table']);
+  t.same(
+    wrapped.statements.map((s) => s.kind),
+    ['create-table'],
+  );
   t.equal(wrapped.offset, 1);
   t.equal(importScript(['CREATE TABLE a (x INT)', 'END']).statements.length, 1);
-  const dump = importScript(['PRAGMA foreign_keys=OFF', 'BEGIN TRANSACTION', 'CREATE TABLE a (x INT)', 'INSERT INTO a VALUES (1)', 'COMMIT']);
-  t.same(dump.statements.map((s) => s.kind), ['create-table', 'insert'], 'the preamble of sqlite3 .dump is skipped');
+  const dump = importScript([
+    'PRAGMA foreign_keys=OFF',
+    'BEGIN TRANSACTION',
+    'CREATE TABLE a (x INT)',
+    'INSERT INTO a VALUES (1)',
+    'COMMIT',
+  ]);
+  t.same(
+    dump.statements.map((s) => s.kind),
+    ['create-table', 'insert'],
+    'the preamble of sqlite3 .dump is skipped',
+  );
   t.equal(dump.offset, 2);
-  t.throws(() => importScript(['SELECT 1', 'PRAGMA foreign_keys=OFF']), { code: 1003, statement: 1 }, 'elsewhere a PRAGMA is refused');
+  t.throws(
+    () => importScript(['SELECT 1', 'PRAGMA foreign_keys=OFF']),
+    { code: 1003, statement: 1 },
+    'elsewhere a PRAGMA is refused',
+  );
   t.throws(() => importScript(['CREATE TABLE a (x INT)', 'BEGIN', 'SELECT 1']), { code: 1055, statement: 1 });
-  t.throws(() => importScript(['SELECT 1', 'ATTACH DATABASE \'x\' AS y']), { code: 1003, statement: 1 });
+  t.throws(() => importScript(['SELECT 1', "ATTACH DATABASE 'x' AS y"]), { code: 1003, statement: 1 });
   t.throws(() => importScript(['CREATE DATABASE other']), { code: 1002, statement: 0 });
   t.throws(() => importScript(['BEGIN', 'COMMIT']), { code: 1005 });
 });
@@ -80,7 +111,11 @@ t.test('writes SQL literals that read back as the same values', async (t) => {
   const db = new Database(':memory:');
   const values = [null, 9223372036854775807n, -1n, 2, 0.1, 1e300, -0.5, "it's", '', new Uint8Array([0, 255])];
   t.equal(sqlLiteral(2), '2.0', 'a whole REAL stays a REAL');
-  const back = db.prepare(`SELECT ${values.map((v) => sqlLiteral(v)).join(', ')}`).raw(true).safeIntegers(true).get() as unknown[];
+  const back = db
+    .prepare(`SELECT ${values.map((v) => sqlLiteral(v)).join(', ')}`)
+    .raw(true)
+    .safeIntegers(true)
+    .get() as unknown[];
   t.same(back, [null, 9223372036854775807n, -1n, 2, 0.1, 1e300, -0.5, "it's", '', Buffer.from([0, 255])]);
   db.close();
 });
@@ -98,14 +133,22 @@ t.test('dumps parents before the tables that point at them, and nothing internal
   const fresh = new Database(':memory:');
   fresh.pragma('foreign_keys = ON');
   for (const statement of dump) fresh.exec(statement);
-  t.same(fresh.prepare('SELECT * FROM v').raw(true).all(), [[1, 1]], 'the dump loads with foreign keys enforced, the view last');
+  t.same(
+    fresh.prepare('SELECT * FROM v').raw(true).all(),
+    [[1, 1]],
+    'the dump loads with foreign keys enforced, the view last',
+  );
 });
 
 t.test('keeps a last journal line longer than the tail window, and finds its seq', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-tail-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'statements.jsonl');
-  const long = { ...execEntry(2, 'big.db'), sql: '-- import', statements: [{ sql: `INSERT INTO t VALUES ('${'x'.repeat(5 * 1024 * 1024)}')` }] };
+  const long = {
+    ...execEntry(2, 'big.db'),
+    sql: '-- import',
+    statements: [{ sql: `INSERT INTO t VALUES ('${'x'.repeat(5 * 1024 * 1024)}')` }],
+  };
   fs.writeFileSync(file, encodeLine(header(1)) + encodeLine(execEntry(1, 'big.db')) + encodeLine(long));
   const size = fs.statSync(file).size;
   t.equal(repairTornTail(file), 0, 'the whole line is kept');

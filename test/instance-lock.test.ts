@@ -33,7 +33,11 @@ async function refused(tt: Test, args: string[], cwd: string, holder: TestServer
   const lines = run.stderr.split('\n').filter((line) => line !== '');
   tt.equal(lines.length, 1, 'one line on stderr');
   tt.match(lines[0], what, 'names what is in use');
-  tt.match(lines[0], new RegExp(`in use by another sqlscribe \\(pid ${holder.child.pid}\\)$`), 'names the holder\'s pid');
+  tt.match(
+    lines[0],
+    new RegExp(`in use by another sqlscribe \\(pid ${holder.child.pid}\\)$`),
+    "names the holder's pid",
+  );
 }
 
 async function kill(server: TestServer): Promise<void> {
@@ -45,7 +49,13 @@ async function kill(server: TestServer): Promise<void> {
 t.test('a second server on the same data directory exits 2 naming the first', async (tt) => {
   const dir = scratchDir(tt);
   const first = await start(tt, ['-dir', 'data', '-log-file', 'journal/a.jsonl'], dir);
-  await refused(tt, ['-dir', 'data', '-log-file', 'journal/b.jsonl'], dir, first, /^sqlscribe: data directory .*data is in use/);
+  await refused(
+    tt,
+    ['-dir', 'data', '-log-file', 'journal/b.jsonl'],
+    dir,
+    first,
+    /^sqlscribe: data directory .*data is in use/,
+  );
   tt.equal((await first.get('/health')).status, 200, 'the first one still serves');
 });
 
@@ -53,7 +63,13 @@ t.test('a second server on the same journal, from another directory, exits 2 nam
   const dir = scratchDir(tt);
   const journal = path.join(dir, 'shared', 'statements.jsonl');
   const first = await start(tt, ['-dir', 'one', '-log-file', journal], dir);
-  await refused(tt, ['-dir', 'two', '-log-file', journal], dir, first, /^sqlscribe: journal .*statements\.jsonl is in use/);
+  await refused(
+    tt,
+    ['-dir', 'two', '-log-file', journal],
+    dir,
+    first,
+    /^sqlscribe: journal .*statements\.jsonl is in use/,
+  );
   tt.notOk(fs.existsSync(path.join(dir, 'two', 'journal')), 'the refused server wrote nothing');
 });
 
@@ -96,11 +112,18 @@ t.test('a clean stop releases the lock; lock files are neither databases nor jou
   tt.notOk(fs.existsSync(path.join(dir, 'data', '.sqlscribe.lock.pid')), 'no pid file after a clean stop');
   const second = await start(tt, args, dir);
   tt.same((await second.get('/dbs')).body?.dbs, ['school.db'], '/dbs lists no lock file');
-  tt.same((await second.exec(undefined, 'SHOW DATABASES')).body?.results?.[0]?.rows, [['school.db']], 'SHOW DATABASES neither');
+  tt.same(
+    (await second.exec(undefined, 'SHOW DATABASES')).body?.results?.[0]?.rows,
+    [['school.db']],
+    'SHOW DATABASES neither',
+  );
   await refused(tt, args, dir, second, /^sqlscribe: data directory .*data is in use/);
   tt.equal(await second.stop(), 0, 'SIGTERM: exit 0');
   // Replay reads every journal file beside the active one, and -verify every .db of the directory.
-  const replayed = await runReplay(['-log-file', path.join(dir, args[3] as string), '-out', path.join(dir, 'out'), '-verify', path.join(dir, 'data')], dir);
+  const replayed = await runReplay(
+    ['-log-file', path.join(dir, args[3] as string), '-out', path.join(dir, 'out'), '-verify', path.join(dir, 'data')],
+    dir,
+  );
   tt.equal(replayed.code, 0, `replay -verify exits 0 (${replayed.stderr})`);
 });
 
@@ -109,7 +132,10 @@ function node(script: string, ...args: string[]): { done: Promise<string>; stop(
   const child = spawn(process.execPath, ['-e', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  return { done: new Promise((resolve) => child.once('exit', () => resolve(out.trim()))), stop: () => void child.kill('SIGKILL') };
+  return {
+    done: new Promise((resolve) => child.once('exit', () => resolve(out.trim()))),
+    stop: () => void child.kill('SIGKILL'),
+  };
 }
 
 /** Another process tries the lock: 'taken' or the refusal's message. */
@@ -123,7 +149,11 @@ t.test('child processes neither inherit the lock nor can break it', async (tt) =
   const lock = takeLock(file, 'the test directory');
   // A child that opens and closes the lock file: POSIX locks are per process, so ours stays.
   await node(`require('fs').closeSync(require('fs').openSync(process.argv[1], 'r+'))`, file).done;
-  tt.equal(await node(TRY_LOCK, BUILT_LOCK, file).done, `the test directory is in use by another sqlscribe (pid ${process.pid})`, 'still held after a child touched the file');
+  tt.equal(
+    await node(TRY_LOCK, BUILT_LOCK, file).done,
+    `the test directory is in use by another sqlscribe (pid ${process.pid})`,
+    'still held after a child touched the file',
+  );
   // A child started while the lock is held, still alive after the holder releases it.
   const child = node('setTimeout(() => {}, 60_000)');
   lock.release();

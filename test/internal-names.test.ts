@@ -29,7 +29,13 @@ const INTERNAL = ['_sqlscribe_meta', '_sqlscribe_group', '_sqlscribe_1', '_sqlsc
 const REVEALING = ['dbstat', 'pragma_table_list', 'pragma_database_list', 'pragma_table_info'];
 const SCHEMA_TABLES = ['sqlite_schema', 'sqlite_master', 'sqlite_temp_schema', 'sqlite_temp_master'];
 
-const QUOTES: Array<(name: string) => string> = [(n) => n, (n) => `"${n}"`, (n) => `'${n}'`, (n) => `[${n}]`, (n) => `\`${n}\``];
+const QUOTES: Array<(name: string) => string> = [
+  (n) => n,
+  (n) => `"${n}"`,
+  (n) => `'${n}'`,
+  (n) => `[${n}]`,
+  (n) => `\`${n}\``,
+];
 const PREFIXES = ['', 'main.', 'temp.', 'MAIN.', '"main".', "'main'."];
 
 /** `{t}` is the name with its schema prefix, where a table goes; `{n}` the bare quoted name. */
@@ -92,11 +98,13 @@ interface Case {
 
 /** Each character of the name in upper or lower case. */
 const casedName = (names: string[]): fc.Arbitrary<string> =>
-  fc.constantFrom(...names).chain((name) =>
-    fc.array(fc.boolean(), { minLength: name.length, maxLength: name.length }).map((upper) =>
-      [...name].map((c, i) => (upper[i] === true ? c.toUpperCase() : c)).join(''),
-    ),
-  );
+  fc
+    .constantFrom(...names)
+    .chain((name) =>
+      fc
+        .array(fc.boolean(), { minLength: name.length, maxLength: name.length })
+        .map((upper) => [...name].map((c, i) => (upper[i] === true ? c.toUpperCase() : c)).join('')),
+    );
 
 const caseArbitrary: fc.Arbitrary<Case> = fc
   .record({
@@ -118,8 +126,10 @@ const FORBIDDEN = 1003;
 
 /** A 400 with a catalog code (1003 for a view or trigger), or a schema-table read that shows nothing of the service. */
 function harmless(c: Case, reply: Reply): string | undefined {
-  if (reply.status === 400 && STORED.test(c.sql) && reply.body?.code !== FORBIDDEN) return `refused with ${reply.body?.code}, not ${FORBIDDEN}`;
-  if (reply.status === 400) return typeof reply.body?.code === 'number' ? undefined : `400 without a code: ${reply.text}`;
+  if (reply.status === 400 && STORED.test(c.sql) && reply.body?.code !== FORBIDDEN)
+    return `refused with ${reply.body?.code}, not ${FORBIDDEN}`;
+  if (reply.status === 400)
+    return typeof reply.body?.code === 'number' ? undefined : `400 without a code: ${reply.text}`;
   if (reply.status !== 200) return `status ${reply.status}: ${reply.text.slice(0, 300)}`;
   if (!isSchemaTable(c.name)) return `accepted: ${reply.text.slice(0, 300)}`;
   return reply.text.toLowerCase().includes('_sqlscribe') ? `revealed: ${reply.text.slice(0, 300)}` : undefined;
@@ -128,7 +138,8 @@ function harmless(c: Case, reply: Reply): string | undefined {
 function appliedPosition(file: string): number {
   const db = new Database(file, { readonly: true });
   try {
-    const row = db.prepare("SELECT value FROM _sqlscribe_meta WHERE key = 'applied'").safeIntegers(false).get() as { value: number } | undefined;
+    const row = db.prepare("SELECT value FROM _sqlscribe_meta WHERE key = 'applied'").safeIntegers(false).get() as
+      { value: number } | undefined;
     return row?.value ?? -1;
   } finally {
     db.close();
@@ -144,20 +155,30 @@ t.test('no spelling of an internal name reads, writes or breaks internals', asyn
   let server = await start(dir);
   tt.teardown(() => server.stop());
   tt.equal((await server.exec(undefined, `CREATE DATABASE ${DB}`)).status, 200);
-  tt.equal((await server.exec(DB, "CREATE TABLE notes (n TEXT); INSERT INTO notes VALUES ('_sqlscribe is a word')")).status, 200, 'a value may hold the prefix');
-  tt.equal((await server.exec(DB, 'DELETE FROM notes')).status, 200, 'and it goes, so that no answer below holds the prefix as data');
+  tt.equal(
+    (await server.exec(DB, "CREATE TABLE notes (n TEXT); INSERT INTO notes VALUES ('_sqlscribe is a word')")).status,
+    200,
+    'a value may hold the prefix',
+  );
+  tt.equal(
+    (await server.exec(DB, 'DELETE FROM notes')).status,
+    200,
+    'and it goes, so that no answer below holds the prefix as data',
+  );
 
   const failures: string[] = [];
-  await fc.assert(
-    fc.asyncProperty(caseArbitrary, async (c) => {
-      const problem = harmless(c, await server.exec(DB, c.sql));
-      const health = await server.get('/health');
-      if (problem !== undefined) failures.push(`${c.sql} → ${problem}`);
-      if (health.status !== 200) failures.push(`${c.sql} → /health ${health.status}`);
-      return problem === undefined && health.status === 200;
-    }),
-    { seed: SEED, numRuns: NUM_RUNS },
-  ).catch((err: unknown) => failures.unshift(err instanceof Error ? err.message.slice(0, 400) : String(err)));
+  await fc
+    .assert(
+      fc.asyncProperty(caseArbitrary, async (c) => {
+        const problem = harmless(c, await server.exec(DB, c.sql));
+        const health = await server.get('/health');
+        if (problem !== undefined) failures.push(`${c.sql} → ${problem}`);
+        if (health.status !== 200) failures.push(`${c.sql} → /health ${health.status}`);
+        return problem === undefined && health.status === 200;
+      }),
+      { seed: SEED, numRuns: NUM_RUNS },
+    )
+    .catch((err: unknown) => failures.unshift(err instanceof Error ? err.message.slice(0, 400) : String(err)));
   tt.strictSame(failures.slice(0, 10), [], 'every variant refused or harmless');
 
   const made = await server.exec(DB, "SELECT count(*) FROM sqlite_schema WHERE type IN ('view', 'trigger')");
@@ -174,6 +195,9 @@ t.test('no spelling of an internal name reads, writes or breaks internals', asyn
   tt.strictSame(read.body?.results?.[0]?.rows, [[1]], 'the data is whole');
   tt.equal(await server.stop(), 0);
 
-  const replayed = await runReplay(['-log-file', path.join(dir, 'journal'), '-out', path.join(dir, 'out'), '-verify', path.join(dir, 'data')], dir);
+  const replayed = await runReplay(
+    ['-log-file', path.join(dir, 'journal'), '-out', path.join(dir, 'out'), '-verify', path.join(dir, 'data')],
+    dir,
+  );
   tt.equal(replayed.code, 0, `replay -verify exits 0 (${replayed.stderr.slice(0, 500)})`);
 });

@@ -6,15 +6,34 @@ import { encodeLine, type JournalEntry } from '../journal/record';
 
 function header(firstSeq?: number): string {
   return encodeLine({
-    kind: 'header', format: 1, service: 'sqlscribe', version: '0.1.0', level: 'mod', betterSqlite3: '12.11.1',
-    sqlite: '3.50.4', node: 'v20.20.2', tz: 'UTC', started: '2026-11-21T05:43:12.000Z', ...(firstSeq === undefined ? {} : { firstSeq }),
+    kind: 'header',
+    format: 1,
+    service: 'sqlscribe',
+    version: '0.1.0',
+    level: 'mod',
+    betterSqlite3: '12.11.1',
+    sqlite: '3.50.4',
+    node: 'v20.20.2',
+    tz: 'UTC',
+    started: '2026-11-21T05:43:12.000Z',
+    ...(firstSeq === undefined ? {} : { firstSeq }),
   });
 }
 
 function entry(seq: number): string {
   const e: JournalEntry = {
-    seq, ts: '2026-11-21T05:43:12.345Z', db: 'shop.db', session: null, kind: 'exec', sql: `INSERT INTO t VALUES (${seq})`,
-    statements: [{ sql: `INSERT INTO t VALUES (${seq})` }], ok: true, changes: 1, ms: 1, clock: 1_795_239_792_345, seed: '0123456789abcdef',
+    seq,
+    ts: '2026-11-21T05:43:12.345Z',
+    db: 'shop.db',
+    session: null,
+    kind: 'exec',
+    sql: `INSERT INTO t VALUES (${seq})`,
+    statements: [{ sql: `INSERT INTO t VALUES (${seq})` }],
+    ok: true,
+    changes: 1,
+    ms: 1,
+    clock: 1_795_239_792_345,
+    seed: '0123456789abcdef',
   };
   return encodeLine(e);
 }
@@ -52,9 +71,12 @@ t.test('a file whose header shows it ends below fromSeq is not read', async (t) 
     'statements.jsonl': header(21) + entries(21, 25),
   });
   const contents = await readJournal(file, { fromSeq: 15 });
-  t.same(contents.entries.map((e) => e.seq), [15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]);
-  t.equal(contents.firstSeq, 1, 'the first seq held comes from the skipped file\'s header');
-  t.equal(contents.headers.length, 3, 'every file\'s header is still reported');
+  t.same(
+    contents.entries.map((e) => e.seq),
+    [15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25],
+  );
+  t.equal(contents.firstSeq, 1, "the first seq held comes from the skipped file's header");
+  t.equal(contents.headers.length, 3, "every file's header is still reported");
   const whole = await readJournal(file).catch((error: unknown) => error);
   t.type(whole, JournalError, 'a full read does read the damaged file');
 });
@@ -62,7 +84,10 @@ t.test('a file whose header shows it ends below fromSeq is not read', async (t) 
 t.test('lines below fromSeq are skipped without decoding', async (t) => {
   const file = journal(t, { 'statements.jsonl': header() + entries(1, 3) + damaged(4) + entries(5, 9) });
   const contents = await readJournal(file, { fromSeq: 5 });
-  t.same(contents.entries.map((e) => e.seq), [5, 6, 7, 8, 9]);
+  t.same(
+    contents.entries.map((e) => e.seq),
+    [5, 6, 7, 8, 9],
+  );
   t.equal(contents.firstSeq, 1);
   await t.rejects(readJournal(file, { fromSeq: 4 }), JournalError, 'the damaged line itself is decoded when asked for');
 });
@@ -73,8 +98,14 @@ t.test('files without a first seq in their header are still read', async (t) => 
     'statements.jsonl': header(11) + entries(11, 12),
   });
   const contents = await readJournal(file, { fromSeq: 8 });
-  t.same(contents.entries.map((e) => e.seq), [8, 9, 10, 11, 12]);
-  t.same(contents.files.map((f) => path.basename(f)), [ROTATED_1, 'statements.jsonl']);
+  t.same(
+    contents.entries.map((e) => e.seq),
+    [8, 9, 10, 11, 12],
+  );
+  t.same(
+    contents.files.map((f) => path.basename(f)),
+    [ROTATED_1, 'statements.jsonl'],
+  );
 });
 
 t.test('a journal whose oldest files were removed starts above seq 1', async (t) => {

@@ -13,7 +13,10 @@ t.setTimeout(60_000);
 
 const CREATE = `-- the lesson's table\n  CREATE TABLE pupils (\n    id INT PRIMARY KEY, -- one per pupil\n    name TEXT /* as written */\n  );   -- trailing note\n\n`;
 const INSERTS = `INSERT INTO pupils VALUES (1, 'Ana');\t/* first */ INSERT INTO pupils VALUES (2, 'Luis -- not a comment'); -- the end`;
-const SOURCES = [{ sql: '  /* lead */ INSERT INTO pupils VALUES (3, ?) -- bound\n', params: ['Eva'] }, { sql: 'UPDATE pupils SET name = upper(name) WHERE id = 3; ' }];
+const SOURCES = [
+  { sql: '  /* lead */ INSERT INTO pupils VALUES (3, ?) -- bound\n', params: ['Eva'] },
+  { sql: 'UPDATE pupils SET name = upper(name) WHERE id = 3; ' },
+];
 
 t.test('SQL with comments round-trips byte-exact through the journal and replay', async (t) => {
   const dir = scratchDir(t);
@@ -29,7 +32,11 @@ t.test('SQL with comments round-trips byte-exact through the journal and replay'
   t.equal(await server.stop(), 0);
 
   const execs = fileEntries(journal).filter((e) => e.kind === 'exec');
-  t.same(execs.map((e) => e.sql), [CREATE, INSERTS, SOURCES.map((s) => s.sql).join('\n'), failed], 'sql is the text sent, byte for byte');
+  t.same(
+    execs.map((e) => e.sql),
+    [CREATE, INSERTS, SOURCES.map((s) => s.sql).join('\n'), failed],
+    'sql is the text sent, byte for byte',
+  );
   t.same(execs[0]?.statements, [{ sql: CREATE }]);
   t.same(execs[1]?.statements, [{ sql: INSERTS }]);
   t.same(execs[2]?.statements, SOURCES, 'each source of a statements batch, with its parameters');

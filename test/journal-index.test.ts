@@ -16,7 +16,15 @@ import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(120_000);
 
-const HEADER = { service: 'sqlscribe' as const, version: 'test', level: 'mod' as const, betterSqlite3: 'x', sqlite: 'y', node: 'z', tz: 'UTC' };
+const HEADER = {
+  service: 'sqlscribe' as const,
+  version: 'test',
+  level: 'mod' as const,
+  betterSqlite3: 'x',
+  sqlite: 'y',
+  node: 'z',
+  tz: 'UTC',
+};
 const silent = (message: string): void => void process.stderr.write(`${message}\n`);
 
 async function openJournal(file: string): Promise<Journal> {
@@ -28,8 +36,21 @@ async function writeSome(journal: Journal, count: number, tag: string): Promise<
     const db = `db-${i % 3}.db`;
     const sql = `INSERT INTO t VALUES (${i}, '${tag} ✓ ${'x'.repeat(i % 50)}') -- ${i}`;
     const ok = i % 7 !== 0;
-    const outcome = ok ? { ok: true, changes: 1 } : { ok: false, code: 3003, class: 3, error: '[SQ3003] dup', statement: 0 };
-    await journal.append('write', { db, session: null, kind: 'exec', sql, statements: [{ sql }], ms: 0, clock: 1_700_000_000_000, seed: '0123456789abcdef', tokenName: `tok-${i % 2}`, ...outcome }).written;
+    const outcome = ok
+      ? { ok: true, changes: 1 }
+      : { ok: false, code: 3003, class: 3, error: '[SQ3003] dup', statement: 0 };
+    await journal.append('write', {
+      db,
+      session: null,
+      kind: 'exec',
+      sql,
+      statements: [{ sql }],
+      ms: 0,
+      clock: 1_700_000_000_000,
+      seed: '0123456789abcdef',
+      tokenName: `tok-${i % 2}`,
+      ...outcome,
+    }).written;
   }
 }
 
@@ -45,15 +66,32 @@ t.test('an index kept from the chunks equals one rebuilt from the files, rotated
   const keptRows = kept.rows();
   await kept.close();
   tt.equal(keptRows.length, 100);
-  tt.ok((await journalFiles(file)).some((f) => f.endsWith('.gz')), 'some files were rotated and gzipped');
+  tt.ok(
+    (await journalFiles(file)).some((f) => f.endsWith('.gz')),
+    'some files were rotated and gzipped',
+  );
 
   fs.rmSync(indexFileOf(file));
   const reopened = await openJournal(file);
   const rebuilt = JournalIndex.open(file, reopened, silent);
   await rebuilt.ready;
   tt.same(rebuilt.rows(), keptRows, 'the deleted index is rebuilt equal');
-  const page = await rebuilt.page({ db: 'db-1.db', before: Number.MAX_SAFE_INTEGER, fromSeq: 0, toSeq: Number.MAX_SAFE_INTEGER, fromTime: null, toTime: null, failed: false, token: null, limit: 1000 });
-  tt.equal(page.length, keptRows.filter((r) => r.db === 'db-1.db').length, 'every line is read back, from plain and gzipped files');
+  const page = await rebuilt.page({
+    db: 'db-1.db',
+    before: Number.MAX_SAFE_INTEGER,
+    fromSeq: 0,
+    toSeq: Number.MAX_SAFE_INTEGER,
+    fromTime: null,
+    toTime: null,
+    failed: false,
+    token: null,
+    limit: 1000,
+  });
+  tt.equal(
+    page.length,
+    keptRows.filter((r) => r.db === 'db-1.db').length,
+    'every line is read back, from plain and gzipped files',
+  );
   tt.ok(page.every((e, i) => i === 0 || e.seq < (page[i - 1]?.seq ?? 0)));
   tt.ok(page.every((e) => e.sql?.includes('✓')));
   await reopened.close();
@@ -76,10 +114,23 @@ t.test('an index behind the journal catches up; rows of removed files are droppe
   const again = await openJournal(file);
   const caught = JournalIndex.open(file, again, silent);
   await caught.ready;
-  tt.same(caught.rows().map((r) => r.seq), Array.from({ length: 40 }, (_, i) => i + 1));
+  tt.same(
+    caught.rows().map((r) => r.seq),
+    Array.from({ length: 40 }, (_, i) => i + 1),
+  );
   // Retention removes the oldest file: its rows go at the next read.
   fs.rmSync(oldest);
-  const page = await caught.page({ db: 'db-0.db', before: Number.MAX_SAFE_INTEGER, fromSeq: 0, toSeq: Number.MAX_SAFE_INTEGER, fromTime: null, toTime: null, failed: false, token: null, limit: 1000 });
+  const page = await caught.page({
+    db: 'db-0.db',
+    before: Number.MAX_SAFE_INTEGER,
+    fromSeq: 0,
+    toSeq: Number.MAX_SAFE_INTEGER,
+    fromTime: null,
+    toTime: null,
+    failed: false,
+    token: null,
+    limit: 1000,
+  });
   const first = Math.min(...caught.rows().map((r) => r.seq));
   tt.ok(first > 1, `rows below the oldest kept seq are gone (${first})`);
   tt.ok(page.length > 0 && page.every((e) => e.seq >= first));
@@ -104,15 +155,26 @@ t.test('a server killed with SIGKILL after its appends has its history complete 
   db.prepare('DELETE FROM entries WHERE seq > 10').run();
   db.close();
   const second = await startServer(args, { cwd: dir });
-  tt.teardown(async () => { await second.stop(); });
+  tt.teardown(async () => {
+    await second.stop();
+  });
   const reply = await second.get('/dbs/k/history?limit=500');
   tt.equal(reply.status, 200, reply.text);
   const seqs = (reply.body.entries as Array<{ seq: number }>).map((e) => e.seq);
-  tt.same(seqs, Array.from({ length: 42 }, (_, i) => 42 - i), 'createdb, the table and every acknowledged insert');
+  tt.same(
+    seqs,
+    Array.from({ length: 42 }, (_, i) => 42 - i),
+    'createdb, the table and every acknowledged insert',
+  );
   // A deleted index is rebuilt at the next start.
   await second.stop();
   fs.rmSync(indexFile);
   const third = await startServer(args, { cwd: dir });
-  tt.teardown(async () => { await third.stop(); });
-  tt.same(((await third.get('/dbs/k/history?limit=500')).body.entries as Array<{ seq: number }>).map((e) => e.seq), seqs);
+  tt.teardown(async () => {
+    await third.stop();
+  });
+  tt.same(
+    ((await third.get('/dbs/k/history?limit=500')).body.entries as Array<{ seq: number }>).map((e) => e.seq),
+    seqs,
+  );
 });

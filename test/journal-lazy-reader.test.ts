@@ -9,14 +9,33 @@ const ACTIVE = 'statements.jsonl';
 const TS = '2026-11-21T05:43:12.345Z';
 
 const header = encodeLine({
-  kind: 'header', format: JOURNAL_FORMAT, service: 'sqlscribe', version: '0.1.0', level: 'mod', betterSqlite3: '12.11.1',
-  sqlite: '3.50.4', node: 'v20.20.2', tz: 'UTC', started: '2026-11-21T05:43:12.000Z',
+  kind: 'header',
+  format: JOURNAL_FORMAT,
+  service: 'sqlscribe',
+  version: '0.1.0',
+  level: 'mod',
+  betterSqlite3: '12.11.1',
+  sqlite: '3.50.4',
+  node: 'v20.20.2',
+  tz: 'UTC',
+  started: '2026-11-21T05:43:12.000Z',
 });
 
 function exec(seq: number, extra: Partial<JournalEntry> = {}): JournalEntry {
   return {
-    seq, ts: TS, db: 'shop.db', session: null, kind: 'exec', sql: 'INSERT INTO t VALUES (?)', statements: [{ sql: 'INSERT INTO t VALUES (?)', params: [seq] }],
-    ok: true, changes: 1, ms: 1, clock: 1_795_239_792_345, seed: '0123456789abcdef', ...extra,
+    seq,
+    ts: TS,
+    db: 'shop.db',
+    session: null,
+    kind: 'exec',
+    sql: 'INSERT INTO t VALUES (?)',
+    statements: [{ sql: 'INSERT INTO t VALUES (?)', params: [seq] }],
+    ok: true,
+    changes: 1,
+    ms: 1,
+    clock: 1_795_239_792_345,
+    seed: '0123456789abcdef',
+    ...extra,
   };
 }
 
@@ -31,7 +50,18 @@ function mixed(): JournalEntry[] {
     exec(6, { db: 'we"ird.db' }),
     { seq: 7, ts: TS, db: 'copy.db', session: null, kind: 'copydb', sql: null, ok: true, ms: 0, from: 'shop.db' },
     exec(8, { db: null, ok: false, error: 'no such database', code: 2001 }),
-    { seq: 9, ts: TS, db: 'shop.db', session: null, kind: 'void', sql: null, ok: false, ms: 0, voids: [2], error: 'disk full' },
+    {
+      seq: 9,
+      ts: TS,
+      db: 'shop.db',
+      session: null,
+      kind: 'void',
+      sql: null,
+      ok: false,
+      ms: 0,
+      voids: [2],
+      error: 'disk full',
+    },
     exec(10),
   ];
 }
@@ -47,7 +77,10 @@ t.test('a lazy read gives the same entries as a whole read, the common kinds as 
   // A database name with an escape is decoded at once; so are the kinds others look ahead for, and the last line.
   t.same(kept, [2, 3, 4, 5, 8]);
   const line = lazy.entries[1] as EntryLine;
-  t.same([line.seq, line.ts, line.kind, line.db, line.from, line.voids], [2, TS, 'exec', 'shop.db', undefined, undefined]);
+  t.same(
+    [line.seq, line.ts, line.kind, line.db, line.from, line.voids],
+    [2, TS, 'exec', 'shop.db', undefined, undefined],
+  );
 });
 
 t.test('reads gzipped files lazily too', async (t) => {
@@ -59,8 +92,14 @@ t.test('reads gzipped files lazily too', async (t) => {
 
 t.test('a damaged line is refused by the read, before any entry is used', async (t) => {
   const damaged = encodeLine(exec(2)).replace('"params":[2]', '"params":[7]');
-  const active = path.join(t.testdir({ [ACTIVE]: header + encodeLine(exec(1)) + damaged + encodeLine(exec(3)) }), ACTIVE);
-  const error = await readJournalLazily(active).then(() => undefined, (caught: unknown) => caught);
+  const active = path.join(
+    t.testdir({ [ACTIVE]: header + encodeLine(exec(1)) + damaged + encodeLine(exec(3)) }),
+    ACTIVE,
+  );
+  const error = await readJournalLazily(active).then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   t.type(error, JournalError);
   t.match(error, { kind: 'corrupt', line: 3 });
 });
@@ -69,7 +108,10 @@ t.test('a line with a valid checksum but a bad shape fails when it is decoded, n
   const bad = encodeLine({ ...exec(2), seed: 'not a seed' });
   const active = path.join(t.testdir({ [ACTIVE]: header + encodeLine(exec(1)) + bad + encodeLine(exec(3)) }), ACTIVE);
   const lazy = await readJournalLazily(active);
-  t.throws(() => entryOf(lazy.entries[1] as EntryLine), { name: 'EntryLineError', message: /statements\.jsonl:3: cannot be decoded: "seed"/ });
+  t.throws(() => entryOf(lazy.entries[1] as EntryLine), {
+    name: 'EntryLineError',
+    message: /statements\.jsonl:3: cannot be decoded: "seed"/,
+  });
 });
 
 t.test('a line whose start says other than its JSON is refused when decoded', (t) => {
@@ -79,6 +121,14 @@ t.test('a line whose start says other than its JSON is refused when decoded', (t
   const lying = new EntryLine(6, tsStart, line.indexOf('"', tsStart), sketch.kind, sketch.db, sketch.text, 'f', 1);
   t.equal(lying.ts, TS);
   t.throws(() => lying.decode(), { name: 'EntryLineError' });
-  t.equal(sketchLine(encodeLine({ seq: 1, ts: TS, db: 'x', session: null, kind: 'dropdb', sql: null, ok: true, ms: 0 }), 'f', 1), undefined, 'a drop is not kept as a line');
+  t.equal(
+    sketchLine(
+      encodeLine({ seq: 1, ts: TS, db: 'x', session: null, kind: 'dropdb', sql: null, ok: true, ms: 0 }),
+      'f',
+      1,
+    ),
+    undefined,
+    'a drop is not kept as a line',
+  );
   t.end();
 });

@@ -51,20 +51,40 @@ interface Table {
 
 const VARIANTS: Array<{ sql: (name: string) => string; columns: Column[] }> = [
   {
-    sql: (n) => `CREATE TABLE ${n} (id INT PRIMARY KEY, v TEXT, n INT, f FLOAT, b BOOL, ts TEXT DEFAULT CURRENT_TIMESTAMP)`,
-    columns: [{ name: 'id', type: 'INT', role: 'key' }, { name: 'v', type: 'TEXT', role: 'plain' }, { name: 'n', type: 'INT', role: 'plain' }, { name: 'f', type: 'FLOAT', role: 'plain' }, { name: 'b', type: 'BOOL', role: 'plain' }],
+    sql: (n) =>
+      `CREATE TABLE ${n} (id INT PRIMARY KEY, v TEXT, n INT, f FLOAT, b BOOL, ts TEXT DEFAULT CURRENT_TIMESTAMP)`,
+    columns: [
+      { name: 'id', type: 'INT', role: 'key' },
+      { name: 'v', type: 'TEXT', role: 'plain' },
+      { name: 'n', type: 'INT', role: 'plain' },
+      { name: 'f', type: 'FLOAT', role: 'plain' },
+      { name: 'b', type: 'BOOL', role: 'plain' },
+    ],
   },
   {
-    sql: (n) => `CREATE TABLE ${n} (id INT PRIMARY KEY, u TEXT NOT NULL UNIQUE, r INT DEFAULT 0, made TEXT DEFAULT (datetime('now')))`,
-    columns: [{ name: 'id', type: 'INT', role: 'key' }, { name: 'u', type: 'TEXT', role: 'unique' }, { name: 'r', type: 'INT', role: 'plain' }],
+    sql: (n) =>
+      `CREATE TABLE ${n} (id INT PRIMARY KEY, u TEXT NOT NULL UNIQUE, r INT DEFAULT 0, made TEXT DEFAULT (datetime('now')))`,
+    columns: [
+      { name: 'id', type: 'INT', role: 'key' },
+      { name: 'u', type: 'TEXT', role: 'unique' },
+      { name: 'r', type: 'INT', role: 'plain' },
+    ],
   },
   {
     sql: (n) => `CREATE TABLE ${n} (k TEXT PRIMARY KEY, n INT, f FLOAT) WITHOUT ROWID`,
-    columns: [{ name: 'k', type: 'TEXT', role: 'key' }, { name: 'n', type: 'INT', role: 'plain' }, { name: 'f', type: 'FLOAT', role: 'plain' }],
+    columns: [
+      { name: 'k', type: 'TEXT', role: 'key' },
+      { name: 'n', type: 'INT', role: 'plain' },
+      { name: 'f', type: 'FLOAT', role: 'plain' },
+    ],
   },
   {
     sql: (n) => `CREATE TABLE ${n} (v TEXT, n INT, b BOOL, at TEXT DEFAULT CURRENT_TIMESTAMP)`,
-    columns: [{ name: 'v', type: 'TEXT', role: 'plain' }, { name: 'n', type: 'INT', role: 'plain' }, { name: 'b', type: 'BOOL', role: 'plain' }],
+    columns: [
+      { name: 'v', type: 'TEXT', role: 'plain' },
+      { name: 'n', type: 'INT', role: 'plain' },
+      { name: 'b', type: 'BOOL', role: 'plain' },
+    ],
   },
 ];
 
@@ -138,10 +158,14 @@ function render(type: ColumnType, seed: ValueSeed): Rendered {
 /** A constant DEFAULT for ALTER TABLE ADD COLUMN (SQLite refuses others there). */
 function constantDefault(type: ColumnType, seed: ValueSeed): string {
   switch (type) {
-    case 'INT': return String(seed.int);
-    case 'TEXT': return quote(seed.text);
-    case 'FLOAT': return String(seed.float);
-    case 'BOOL': return seed.bool ? 'TRUE' : 'FALSE';
+    case 'INT':
+      return String(seed.int);
+    case 'TEXT':
+      return quote(seed.text);
+    case 'FLOAT':
+      return String(seed.float);
+    case 'BOOL':
+      return seed.bool ? 'TRUE' : 'FALSE';
   }
 }
 
@@ -152,7 +176,12 @@ type WriteOp =
   | { kind: 'delete'; table: number; where: number }
   | { kind: 'fail'; table: number; how: 'duplicate' | 'mismatch' | 'unknown-table' | 'half-batch'; seed: ValueSeed[] };
 
-type SessionStep = WriteOp | { kind: 'savepoint' } | { kind: 'rollback-to'; target: number } | { kind: 'release'; target: number } | { kind: 'read'; table: number };
+type SessionStep =
+  | WriteOp
+  | { kind: 'savepoint' }
+  | { kind: 'rollback-to'; target: number }
+  | { kind: 'release'; target: number }
+  | { kind: 'read'; table: number };
 
 type Op =
   | WriteOp
@@ -173,8 +202,24 @@ const tableIndex = fc.nat({ max: 20 });
 const rowArb = fc.array(valueSeedArb, { minLength: 8, maxLength: 8 });
 
 const writeOpArb: fc.Arbitrary<WriteOp> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('insert' as const), table: tableIndex, rows: fc.array(rowArb, { minLength: 1, maxLength: 3 }) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('update' as const), table: tableIndex, column: fc.nat(), value: valueSeedArb, where: fc.nat() }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('insert' as const),
+      table: tableIndex,
+      rows: fc.array(rowArb, { minLength: 1, maxLength: 3 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('update' as const),
+      table: tableIndex,
+      column: fc.nat(),
+      value: valueSeedArb,
+      where: fc.nat(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), table: tableIndex, where: fc.nat() }) },
   {
     weight: 2,
@@ -197,17 +242,44 @@ const sessionStepArb: fc.Arbitrary<SessionStep> = fc.oneof(
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 8, arbitrary: writeOpArb },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('create-table' as const), variant: fc.nat({ max: VARIANTS.length - 1 }) }) },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant('add-column' as const), table: tableIndex, type: fc.constantFrom<ColumnType>('INT', 'TEXT', 'FLOAT', 'BOOL'), withDefault: fc.boolean(), seed: valueSeedArb }),
+    arbitrary: fc.record({ kind: fc.constant('create-table' as const), variant: fc.nat({ max: VARIANTS.length - 1 }) }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('create-index' as const), table: tableIndex, column: fc.nat(), unique: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('add-column' as const),
+      table: tableIndex,
+      type: fc.constantFrom<ColumnType>('INT', 'TEXT', 'FLOAT', 'BOOL'),
+      withDefault: fc.boolean(),
+      seed: valueSeedArb,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('create-index' as const),
+      table: tableIndex,
+      column: fc.nat(),
+      unique: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('read' as const), table: tableIndex }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('session' as const), commit: fc.boolean(), steps: fc.array(sessionStepArb, { minLength: 1, maxLength: 8 }) }) },
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant('burst' as const), writes: fc.array(fc.record({ db: fc.constantFrom<0 | 1>(0, 1), op: writeOpArb }), { minLength: 2, maxLength: 8 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant('session' as const),
+      commit: fc.boolean(),
+      steps: fc.array(sessionStepArb, { minLength: 1, maxLength: 8 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('burst' as const),
+      writes: fc.array(fc.record({ db: fc.constantFrom<0 | 1>(0, 1), op: writeOpArb }), { minLength: 2, maxLength: 8 }),
+    }),
   },
 );
 
@@ -238,7 +310,11 @@ class Run {
   /** Savepoints open in the current session. */
   private savepoints: string[] = [];
 
-  constructor(readonly dbs: [string, string], private readonly server: TestServer, readonly log: string[]) {}
+  constructor(
+    readonly dbs: [string, string],
+    private readonly server: TestServer,
+    readonly log: string[],
+  ) {}
 
   private fresh(): number {
     return ++this.counter;
@@ -292,14 +368,22 @@ class Run {
         const params: Param[] = [];
         const rows = op.rows.map((seeds) => this.row(table, seeds, params));
         const columns = (rows[0] as { columns: string[] }).columns;
-        return one(`INSERT INTO ${table.name} (${columns.join(', ')}) VALUES ${rows.map((r) => `(${r.values.join(', ')})`).join(', ')}`, 'ok', params);
+        return one(
+          `INSERT INTO ${table.name} (${columns.join(', ')}) VALUES ${rows.map((r) => `(${r.values.join(', ')})`).join(', ')}`,
+          'ok',
+          params,
+        );
       }
       case 'update': {
         const plain = table.columns.filter((c) => c.role === 'plain');
         if (plain.length === 0) return undefined;
         const column = plain[op.column % plain.length] as Column;
         const rendered = render(column.type, op.value);
-        return one(`UPDATE ${table.name} SET ${column.name} = ${rendered.sql} WHERE ${this.condition(table, op.where)}`, 'ok', rendered.param !== undefined ? [rendered.param] : []);
+        return one(
+          `UPDATE ${table.name} SET ${column.name} = ${rendered.sql} WHERE ${this.condition(table, op.where)}`,
+          'ok',
+          rendered.param !== undefined ? [rendered.param] : [],
+        );
       }
       case 'delete':
         return one(`DELETE FROM ${table.name} WHERE ${this.condition(table, op.where)}`, 'ok');
@@ -311,7 +395,10 @@ class Run {
   private failing(table: Table, op: Extract<WriteOp, { kind: 'fail' }>): Planned {
     const params: Param[] = [];
     const { columns, values } = this.row(table, op.seed, params);
-    const insert = { sql: `INSERT INTO ${table.name} (${columns.join(', ')}) VALUES (${values.join(', ')})`, ...(params.length > 0 ? { params } : {}) };
+    const insert = {
+      sql: `INSERT INTO ${table.name} (${columns.join(', ')}) VALUES (${values.join(', ')})`,
+      ...(params.length > 0 ? { params } : {}),
+    };
     const intColumn = table.columns.findIndex((c) => c.type === 'INT' && c.role === 'plain');
     const hasKey = table.columns.some((c) => c.role !== 'plain');
     const how = op.how === 'duplicate' && !hasKey ? 'mismatch' : op.how;
@@ -322,8 +409,14 @@ class Run {
       case 'mismatch': {
         if (intColumn < 0) return one(`INSERT INTO no_such_table_${this.fresh()} VALUES (1)`, 'fail');
         // A valid row of literals but for one INT column, which gets text.
-        const literal = this.row(table, op.seed.map((seed) => ({ ...seed, asParam: false })), []);
-        const bad = literal.values.map((value, i) => (i === intColumn ? `'not a number ' || ${quote((op.seed[0] as ValueSeed).text)}` : value));
+        const literal = this.row(
+          table,
+          op.seed.map((seed) => ({ ...seed, asParam: false })),
+          [],
+        );
+        const bad = literal.values.map((value, i) =>
+          i === intColumn ? `'not a number ' || ${quote((op.seed[0] as ValueSeed).text)}` : value,
+        );
         return one(`INSERT INTO ${table.name} (${literal.columns.join(', ')}) VALUES (${bad.join(', ')})`, 'fail');
       }
       case 'unknown-table':
@@ -336,18 +429,30 @@ class Run {
 
   async exec(db: 0 | 1, planned: Planned, session?: string): Promise<void> {
     const body: Record<string, unknown> =
-      planned.statements.length === 1 ? { ...(planned.statements[0] as Planned['statements'][number]) } : { statements: planned.statements };
+      planned.statements.length === 1
+        ? { ...(planned.statements[0] as Planned['statements'][number]) }
+        : { statements: planned.statements };
     if (session === undefined) body['db'] = this.dbs[db];
-    const reply = await this.server.request('POST', '/exec', session === undefined ? { body } : { body, headers: { 'X-Service-Session': session } });
+    const reply = await this.server.request(
+      'POST',
+      '/exec',
+      session === undefined ? { body } : { body, headers: { 'X-Service-Session': session } },
+    );
     this.check(reply, planned, session);
   }
 
   private check(reply: Reply, planned: Planned, session?: string): void {
-    const text = planned.statements.map((st) => `${st.sql}${st.params ? ` ${JSON.stringify(st.params)}` : ''}`).join('; ');
+    const text = planned.statements
+      .map((st) => `${st.sql}${st.params ? ` ${JSON.stringify(st.params)}` : ''}`)
+      .join('; ');
     const where = `${session === undefined ? '' : `[session ${session}] `}${text}`;
     this.log.push(`${reply.status} ${where}`);
-    if (planned.expect === 'ok' && reply.status !== 200) throw new Error(`expected success: ${where}\n→ ${reply.status} ${reply.text.slice(0, 300)}`);
-    if (planned.expect === 'fail' && !(reply.status >= 400 && reply.status < 500 && typeof reply.body?.code === 'number')) {
+    if (planned.expect === 'ok' && reply.status !== 200)
+      throw new Error(`expected success: ${where}\n→ ${reply.status} ${reply.text.slice(0, 300)}`);
+    if (
+      planned.expect === 'fail' &&
+      !(reply.status >= 400 && reply.status < 500 && typeof reply.body?.code === 'number')
+    ) {
       throw new Error(`expected an engine error: ${where}\n→ ${reply.status} ${reply.text.slice(0, 300)}`);
     }
   }
@@ -402,7 +507,10 @@ class Run {
     if (!table) return undefined;
     const name = `c${this.fresh()}`;
     table.columns.push({ name, type: op.type, role: 'plain' });
-    return one(`ALTER TABLE ${table.name} ADD COLUMN ${name} ${op.type}${op.withDefault ? ` DEFAULT ${constantDefault(op.type, op.seed)}` : ''}`, 'ok');
+    return one(
+      `ALTER TABLE ${table.name} ADD COLUMN ${name} ${op.type}${op.withDefault ? ` DEFAULT ${constantDefault(op.type, op.seed)}` : ''}`,
+      'ok',
+    );
   }
 
   createIndex(db: 0 | 1, op: Extract<Op, { kind: 'create-index' }>): Planned | undefined {
@@ -468,7 +576,6 @@ async function runWorkload(run: Run, workload: { firstTables: [number, number]; 
   }
 }
 
-
 t.test('rebuilds every database exactly from the journal, whatever the workload', async (tt) => {
   // Not scratchDir(tt): its removal runs before this test's own teardown, while the server may still
   // write its applied-checkpoint into the journal directory, and a failed removal left the server running.
@@ -500,19 +607,29 @@ t.test('rebuilds every database exactly from the journal, whatever the workload'
     }
     statements += log.length;
     for (const line of log) {
-      const key = /^\d+ (COMMIT|ROLLBACK) [0-9a-f]{16}$/.test(line) ? line.split(' ')[1] as string : (line.split(' ')[0] as string);
+      const key = /^\d+ (COMMIT|ROLLBACK) [0-9a-f]{16}$/.test(line)
+        ? (line.split(' ')[1] as string)
+        : (line.split(' ')[0] as string);
       statuses.set(key, (statuses.get(key) ?? 0) + 1);
     }
     const out = path.join(dir, `replayed-${index}`);
     const replayed = await replay(['-log-file', journal, '-out', out, '-verify', data], dir);
     if (replayed.code !== 0) {
-      throw new Error(`run ${index}: replay -verify exited ${replayed.code}:\n${replayed.stderr}\nstatements of the run:\n${log.join('\n')}`);
+      throw new Error(
+        `run ${index}: replay -verify exited ${replayed.code}:\n${replayed.stderr}\nstatements of the run:\n${log.join('\n')}`,
+      );
     }
   });
   await fc.assert(property, { numRuns: NUM_RUNS, seed: SEED, endOnFailure: true });
   tt.equal(runs, NUM_RUNS, `${NUM_RUNS} workloads (seed ${SEED}), ${statements} requests, each replayed with -verify`);
   tt.comment(`answers: ${[...statuses].map(([key, count]) => `${key} ×${count}`).join(', ')}`);
-  tt.ok((statuses.get('200') ?? 0) > 100 && (statuses.get('400') ?? 0) + (statuses.get('404') ?? 0) > 10, 'the workloads did real work, successes and failures');
-  tt.ok((statuses.get('COMMIT') ?? 0) > 0 && (statuses.get('ROLLBACK') ?? 0) > 0, 'sessions were committed and rolled back');
+  tt.ok(
+    (statuses.get('200') ?? 0) > 100 && (statuses.get('400') ?? 0) + (statuses.get('404') ?? 0) > 10,
+    'the workloads did real work, successes and failures',
+  );
+  tt.ok(
+    (statuses.get('COMMIT') ?? 0) > 0 && (statuses.get('ROLLBACK') ?? 0) > 0,
+    'sessions were committed and rolled back',
+  );
   tt.pass('replay -verify exited 0 after every run');
 });

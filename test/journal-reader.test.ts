@@ -10,15 +10,33 @@ const ACTIVE = 'statements.jsonl';
 
 function header(level: JournalHeader['level'] = 'mod', format = JOURNAL_FORMAT): string {
   return encodeLine({
-    kind: 'header', format, service: 'sqlscribe', version: '0.1.0', level, betterSqlite3: '12.11.1',
-    sqlite: '3.50.4', node: 'v20.20.2', tz: 'UTC', started: '2026-11-21T05:43:12.000Z',
+    kind: 'header',
+    format,
+    service: 'sqlscribe',
+    version: '0.1.0',
+    level,
+    betterSqlite3: '12.11.1',
+    sqlite: '3.50.4',
+    node: 'v20.20.2',
+    tz: 'UTC',
+    started: '2026-11-21T05:43:12.000Z',
   });
 }
 
 function entry(seq: number): string {
   const e: JournalEntry = {
-    seq, ts: '2026-11-21T05:43:12.345Z', db: 'shop.db', session: null, kind: 'exec', sql: `INSERT INTO t VALUES (${seq})`,
-    statements: [{ sql: `INSERT INTO t VALUES (${seq})` }], ok: true, changes: 1, ms: 1, clock: 1_795_239_792_345, seed: '0123456789abcdef',
+    seq,
+    ts: '2026-11-21T05:43:12.345Z',
+    db: 'shop.db',
+    session: null,
+    kind: 'exec',
+    sql: `INSERT INTO t VALUES (${seq})`,
+    statements: [{ sql: `INSERT INTO t VALUES (${seq})` }],
+    ok: true,
+    changes: 1,
+    ms: 1,
+    clock: 1_795_239_792_345,
+    seed: '0123456789abcdef',
   };
   return encodeLine(e);
 }
@@ -54,28 +72,51 @@ t.test('names rotated files in UTC with the generator index', async (t) => {
   const time = new Date(Date.UTC(2026, 10, 21, 5, 43, 12));
   t.equal(rotatedName(ACTIVE, time, 1), 'statements.20261121-054312.1.jsonl');
   t.equal(rotatedName(ACTIVE, time, 12, true), 'statements.20261121-054312.12.jsonl.gz');
-  t.equal(rotatedName('/x/journal/statements.jsonl', time, 2), '/x/journal/statements.20261121-054312.2.jsonl', 'keeps the directory');
+  t.equal(
+    rotatedName('/x/journal/statements.jsonl', time, 2),
+    '/x/journal/statements.20261121-054312.2.jsonl',
+    'keeps the directory',
+  );
   t.equal(rotatedName('journal', time, 3), 'journal.20261121-054312.3', 'a name without an extension');
 });
 
 t.test('recognizes the active file and its rotated siblings only', async (t) => {
   const active = '/x/journal/statements.jsonl';
-  for (const name of [ACTIVE, 'statements.20261121-054312.1.jsonl', 'statements.20261121-054312.10.jsonl.gz', '/x/journal/statements.jsonl']) {
+  for (const name of [
+    ACTIVE,
+    'statements.20261121-054312.1.jsonl',
+    'statements.20261121-054312.10.jsonl.gz',
+    '/x/journal/statements.jsonl',
+  ]) {
     t.ok(isJournalFile(active, name), name);
   }
-  for (const name of ['statements.jsonl.bak', 'statements.jsonl.gz', 'other.20261121-054312.1.jsonl', 'statementsX20261121-054312.1.jsonl',
-    'statements.2026-11-21.1.jsonl', 'statements.20261121-054312.1.json', '/y/statements.jsonl']) {
+  for (const name of [
+    'statements.jsonl.bak',
+    'statements.jsonl.gz',
+    'other.20261121-054312.1.jsonl',
+    'statementsX20261121-054312.1.jsonl',
+    'statements.2026-11-21.1.jsonl',
+    'statements.20261121-054312.1.json',
+    '/y/statements.jsonl',
+  ]) {
     t.notOk(isJournalFile(active, name), name);
   }
 });
 
 t.test('lists the journal files that exist', async (t) => {
   const active = journal(t, {
-    [ACTIVE]: '', 'statements.20261121-054312.1.jsonl': '', 'statements.20261121-054313.1.jsonl.gz': '',
-    'notes.txt': '', 'statements.20261121-054314.1.jsonl': { nested: '' },
+    [ACTIVE]: '',
+    'statements.20261121-054312.1.jsonl': '',
+    'statements.20261121-054313.1.jsonl.gz': '',
+    'notes.txt': '',
+    'statements.20261121-054314.1.jsonl': { nested: '' },
   });
   const names = (await journalFiles(active)).map((f) => path.basename(f)).sort();
-  t.same(names, ['statements.20261121-054312.1.jsonl', 'statements.20261121-054313.1.jsonl.gz', ACTIVE], 'skips other files and directories');
+  t.same(
+    names,
+    ['statements.20261121-054312.1.jsonl', 'statements.20261121-054313.1.jsonl.gz', ACTIVE],
+    'skips other files and directories',
+  );
   t.same(await journalFiles('/no/such/dir/statements.jsonl'), []);
 });
 
@@ -87,13 +128,19 @@ t.test('reads the lines of a file, saying which is last and whether it ended', a
     return out;
   };
   t.same(await lines('a'), [
-    { line: 1, text: 'one', last: false, terminated: true }, { line: 2, text: 'two', last: true, terminated: true },
+    { line: 1, text: 'one', last: false, terminated: true },
+    { line: 2, text: 'two', last: true, terminated: true },
   ]);
   t.same(await lines('b'), [
-    { line: 1, text: 'one', last: false, terminated: true }, { line: 2, text: 'two', last: true, terminated: false },
+    { line: 1, text: 'one', last: false, terminated: true },
+    { line: 2, text: 'two', last: true, terminated: false },
   ]);
   t.same(await lines('c'), []);
-  t.same((await lines('d.gz')).map((l) => l.text), ['é', '', 'x'], 'gunzips');
+  t.same(
+    (await lines('d.gz')).map((l) => l.text),
+    ['é', '', 'x'],
+    'gunzips',
+  );
 });
 
 t.test('orders entries by seq across plain and gzipped files, not by name', async (t) => {
@@ -106,10 +153,20 @@ t.test('orders entries by seq across plain and gzipped files, not by name', asyn
   });
   const contents = await readJournal(active);
   t.same(seqs(contents.entries), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-  t.same(contents.files.map((f) => path.basename(f)), [
-    'statements.20261121-054312.2.jsonl.gz', 'statements.20261121-054312.10.jsonl', 'statements.20261121-054313.1.jsonl.gz', ACTIVE,
-  ]);
-  t.same(contents.headers.map((h) => h.file), contents.files, 'one header per file, in journal order');
+  t.same(
+    contents.files.map((f) => path.basename(f)),
+    [
+      'statements.20261121-054312.2.jsonl.gz',
+      'statements.20261121-054312.10.jsonl',
+      'statements.20261121-054313.1.jsonl.gz',
+      ACTIVE,
+    ],
+  );
+  t.same(
+    contents.headers.map((h) => h.file),
+    contents.files,
+    'one header per file, in journal order',
+  );
   t.equal(contents.headers[0]?.header.level, 'mod');
   t.same(contents.warnings, []);
 });
@@ -133,7 +190,10 @@ t.test('tolerates and reports a torn last line', async (t) => {
   const contents = await readJournal(active);
   t.same(seqs(contents.entries), [1, 2, 3, 4, 5]);
   t.equal(contents.warnings.length, 2);
-  t.match(contents.warnings.join('\n'), /statements\.20261121-054312\.1\.jsonl\.gz: line 5 is torn \(no trailing newline\); ignored/);
+  t.match(
+    contents.warnings.join('\n'),
+    /statements\.20261121-054312\.1\.jsonl\.gz: line 5 is torn \(no trailing newline\); ignored/,
+  );
   t.match(contents.warnings.join('\n'), /statements\.jsonl: line 4 is torn \(checksum .*\); ignored/);
 });
 
@@ -169,14 +229,20 @@ t.test('refuses a last line with a valid checksum but a bad shape', async (t) =>
 
 t.test('refuses a truncated gzip file', async (t) => {
   const zipped = gz(file(1, 50));
-  const active = journal(t, { 'statements.20261121-054312.1.jsonl.gz': zipped.subarray(0, zipped.length - 20), [ACTIVE]: file(51, 52) });
+  const active = journal(t, {
+    'statements.20261121-054312.1.jsonl.gz': zipped.subarray(0, zipped.length - 20),
+    [ACTIVE]: file(51, 52),
+  });
   const err = await journalError(t, readJournal(active));
   t.equal(err.kind, 'corrupt');
   t.match(err.file, /\.gz$/);
 });
 
 t.test('refuses a journal written in a newer format', async (t) => {
-  const err = await journalError(t, readJournal(journal(t, { [ACTIVE]: header('mod', JOURNAL_FORMAT + 1) + entry(1) })));
+  const err = await journalError(
+    t,
+    readJournal(journal(t, { [ACTIVE]: header('mod', JOURNAL_FORMAT + 1) + entry(1) })),
+  );
   t.equal(err.kind, 'corrupt');
   t.equal(err.line, 1);
 });
@@ -188,9 +254,15 @@ t.test('warns about a file that does not begin with a header', async (t) => {
 });
 
 t.test('refuses a gap in seq, naming the missing range', async (t) => {
-  const err = await journalError(t, readJournal(journal(t, {
-    'statements.20261121-054312.1.jsonl': file(1, 3), [ACTIVE]: file(7, 8),
-  })));
+  const err = await journalError(
+    t,
+    readJournal(
+      journal(t, {
+        'statements.20261121-054312.1.jsonl': file(1, 3),
+        [ACTIVE]: file(7, 8),
+      }),
+    ),
+  );
   t.equal(err.kind, 'gap');
   t.match(err.message, /seq 4–6 are missing/);
   const one = await journalError(t, readJournal(journal(t, { [ACTIVE]: file(1, 1) + entry(3) })));
@@ -198,9 +270,15 @@ t.test('refuses a gap in seq, naming the missing range', async (t) => {
 });
 
 t.test('refuses a seq that appears twice', async (t) => {
-  const err = await journalError(t, readJournal(journal(t, {
-    'statements.20261121-054312.1.jsonl': file(1, 3), [ACTIVE]: file(3, 4),
-  })));
+  const err = await journalError(
+    t,
+    readJournal(
+      journal(t, {
+        'statements.20261121-054312.1.jsonl': file(1, 3),
+        [ACTIVE]: file(3, 4),
+      }),
+    ),
+  );
   t.equal(err.kind, 'duplicate');
   t.match(err.message, /seq 3 appears twice/);
 });
@@ -212,7 +290,9 @@ t.test('the journal may start at any seq', async (t) => {
 
 t.test('with fromSeq, drops earlier entries before checking for gaps', async (t) => {
   const active = journal(t, {
-    'statements.20261121-054312.1.jsonl': file(1, 3), 'statements.20261121-054312.2.jsonl': file(6, 8), [ACTIVE]: file(9, 10),
+    'statements.20261121-054312.1.jsonl': file(1, 3),
+    'statements.20261121-054312.2.jsonl': file(6, 8),
+    [ACTIVE]: file(9, 10),
   });
   t.same(seqs((await readJournal(active, { fromSeq: 6 })).entries), [6, 7, 8, 9, 10]);
   t.same(seqs((await readJournal(active, { fromSeq: 8 })).entries), [8, 9, 10]);
@@ -243,7 +323,11 @@ t.test('a rotated file removed between listing and reading (retention) makes the
   let listings = 0;
   // The first listing still names a file that retention has removed by the time it is opened.
   const { readJournal: read } = t.mockRequire<typeof import('../journal/reader')>('../journal/reader', {
-    '../journal/naming': { ...naming, journalFiles: async (a: string) => (listings++ === 0 ? [ghost, ...(await naming.journalFiles(a))] : naming.journalFiles(a)) },
+    '../journal/naming': {
+      ...naming,
+      journalFiles: async (a: string) =>
+        listings++ === 0 ? [ghost, ...(await naming.journalFiles(a))] : naming.journalFiles(a),
+    },
   });
   const contents = await read(active);
   t.same(seqs(contents.entries), [1, 2, 3, 4, 5], 'the second reading is whole');
@@ -253,7 +337,10 @@ t.test('a rotated file removed between listing and reading (retention) makes the
     '../journal/naming': { ...naming, journalFiles: async (a: string) => [ghost, ...(await naming.journalFiles(a))] },
   });
   // The mocked reader is a module of its own, with its own JournalError class: compared by name.
-  const error = (await readAlwaysGone(active).then(() => undefined, (err: unknown) => err)) as { name?: string; kind?: string; message?: string } | undefined;
+  const error = (await readAlwaysGone(active).then(
+    () => undefined,
+    (err: unknown) => err,
+  )) as { name?: string; kind?: string; message?: string } | undefined;
   t.equal(error?.name, 'JournalError');
   t.equal(error?.kind, 'corrupt', 'a file that keeps vanishing is reported, after a few tries');
   t.match(error?.message, /cannot be read: ENOENT/);

@@ -1,43 +1,112 @@
 import zlib from 'node:zlib';
 import t from 'tap';
 import {
-  JOURNAL_FORMAT, JournalLineError, crc32Fallback, crcOf, decodeLine, encodeLine, isHeader,
-  type JournalEntry, type JournalHeader, type JournalLine,
+  JOURNAL_FORMAT,
+  JournalLineError,
+  crc32Fallback,
+  crcOf,
+  decodeLine,
+  encodeLine,
+  isHeader,
+  type JournalEntry,
+  type JournalHeader,
+  type JournalLine,
 } from '../journal/record';
 
 const header: JournalHeader = {
-  kind: 'header', format: JOURNAL_FORMAT, service: 'sqlscribe', version: '0.1.0', level: 'mod',
-  betterSqlite3: '12.11.1', sqlite: '3.50.4', node: 'v20.20.2', tz: 'Europe/Berlin', started: '2026-11-21T05:43:12.000Z',
+  kind: 'header',
+  format: JOURNAL_FORMAT,
+  service: 'sqlscribe',
+  version: '0.1.0',
+  level: 'mod',
+  betterSqlite3: '12.11.1',
+  sqlite: '3.50.4',
+  node: 'v20.20.2',
+  tz: 'Europe/Berlin',
+  started: '2026-11-21T05:43:12.000Z',
 };
 
 function entry(fields: Partial<JournalEntry>): JournalEntry {
-  return { seq: 1, ts: '2026-11-21T05:43:12.345Z', db: 'shop.db', session: null, kind: 'exec', sql: null, ok: true, ms: 0.4, ...fields };
+  return {
+    seq: 1,
+    ts: '2026-11-21T05:43:12.345Z',
+    db: 'shop.db',
+    session: null,
+    kind: 'exec',
+    sql: null,
+    ok: true,
+    ms: 0.4,
+    ...fields,
+  };
 }
 
 const exec = entry({
-  kind: 'exec', sql: 'INSERT INTO t VALUES (?, ?);\nSELECT :x', changes: 1, readonly: false,
-  statements: [{ sql: 'INSERT INTO t VALUES (?, ?)', params: [1, 'a'] }, { sql: 'SELECT :x', params: { x: null } }],
-  clock: 1795239792345, seed: '0123456789abcdef',
+  kind: 'exec',
+  sql: 'INSERT INTO t VALUES (?, ?);\nSELECT :x',
+  changes: 1,
+  readonly: false,
+  statements: [
+    { sql: 'INSERT INTO t VALUES (?, ?)', params: [1, 'a'] },
+    { sql: 'SELECT :x', params: { x: null } },
+  ],
+  clock: 1795239792345,
+  seed: '0123456789abcdef',
 });
 
 const everyKind: Record<string, JournalLine> = {
   header,
   exec,
   'failed exec': entry({
-    seq: 2, sql: 'INSERT INTO nope VALUES (1)', statements: [{ sql: 'INSERT INTO nope VALUES (1)' }],
-    ok: false, code: 2001, class: 2, error: '[SQ2001] no such table: nope', statement: 0, clock: 1, seed: 'ffffffffffffffff',
+    seq: 2,
+    sql: 'INSERT INTO nope VALUES (1)',
+    statements: [{ sql: 'INSERT INTO nope VALUES (1)' }],
+    ok: false,
+    code: 2001,
+    class: 2,
+    error: '[SQ2001] no such table: nope',
+    statement: 0,
+    clock: 1,
+    seed: 'ffffffffffffffff',
   }),
   begin: entry({ seq: 3, kind: 'begin', session: 's1', sql: 'BEGIN' }),
   commit: entry({ seq: 4, kind: 'commit', session: 's1', sql: 'COMMIT' }),
   rollback: entry({ seq: 5, kind: 'rollback', session: 's1', sql: null, reason: 'expired' }),
   createdb: entry({ seq: 6, kind: 'createdb', db: 'new.db', sql: null }),
   dropdb: entry({ seq: 7, kind: 'dropdb', db: 'new.db', sql: 'DROP DATABASE new' }),
-  'dropdb by a token': entry({ seq: 8, kind: 'dropdb', db: 'new.db', sql: 'DROP DATABASE new', tokenId: 'tok_0123456789ab', tokenName: 'teacher' }),
-  refused: entry({
-    seq: 9, kind: 'refused', db: 'alumno-06.db', sql: null, ok: false, code: 1031, class: 1, error: '[SQ1031] token alumno-05 may not use database alumno-06.db',
-    tokenId: 'tok_0123456789ab', tokenName: 'alumno-05', client: '127.0.0.1', request: 'POST /exec',
+  'dropdb by a token': entry({
+    seq: 8,
+    kind: 'dropdb',
+    db: 'new.db',
+    sql: 'DROP DATABASE new',
+    tokenId: 'tok_0123456789ab',
+    tokenName: 'teacher',
   }),
-  'refused without a token': entry({ seq: 10, kind: 'refused', db: null, sql: null, ok: false, code: 1012, class: 1, error: '[SQ1012] missing or wrong token', client: '::1', request: 'GET /dbs' }),
+  refused: entry({
+    seq: 9,
+    kind: 'refused',
+    db: 'alumno-06.db',
+    sql: null,
+    ok: false,
+    code: 1031,
+    class: 1,
+    error: '[SQ1031] token alumno-05 may not use database alumno-06.db',
+    tokenId: 'tok_0123456789ab',
+    tokenName: 'alumno-05',
+    client: '127.0.0.1',
+    request: 'POST /exec',
+  }),
+  'refused without a token': entry({
+    seq: 10,
+    kind: 'refused',
+    db: null,
+    sql: null,
+    ok: false,
+    code: 1012,
+    class: 1,
+    error: '[SQ1012] missing or wrong token',
+    client: '::1',
+    request: 'GET /dbs',
+  }),
 };
 
 /** A line with a valid checksum around any JSON text, to reach the shape checks. */
@@ -83,12 +152,21 @@ t.test('appends the CRC-32 of the JSON text as the last field', async (t) => {
 t.test('the fallback CRC-32 agrees with zlib', async (t) => {
   t.equal(crc32Fallback('123456789'), 0xcbf43926, 'the standard check value');
   // Labels stay ASCII: a raw U+2028 in an assertion name breaks the TAP stream.
-  const texts: Record<string, string> = { empty: '', 'one byte': 'a', 'a journal line': encodeLine(exec), 'multi-byte UTF-8': 'é€😀\u2028' };
+  const texts: Record<string, string> = {
+    empty: '',
+    'one byte': 'a',
+    'a journal line': encodeLine(exec),
+    'multi-byte UTF-8': 'é€😀\u2028',
+  };
   for (const [name, text] of Object.entries(texts)) t.equal(crc32Fallback(text), zlib.crc32(text), name);
 });
 
 t.test('keeps any text intact, including separators and lone surrogates', async (t) => {
-  const odd = entry({ ...exec, sql: 'SELECT \'a\nb\r\u2028\u2029😀\ud800\'', statements: [{ sql: 'x', params: ['\n', '\ud800', 'é'] }] });
+  const odd = entry({
+    ...exec,
+    sql: "SELECT 'a\nb\r\u2028\u2029😀\ud800'",
+    statements: [{ sql: 'x', params: ['\n', '\ud800', 'é'] }],
+  });
   const text = encodeLine(odd);
   t.equal(text.indexOf('\n'), text.length - 1, 'newlines inside strings are escaped');
   t.same(decodeLine(text), odd);
@@ -150,10 +228,14 @@ t.test('refuses lines of the wrong shape', async (t) => {
   for (const [name, value] of Object.entries(bad)) t.equal(reasonOf(signed(value)), 'shape', name);
 });
 
-t.test('a header may say the seq of its file\'s first entry, and older headers without it still read', async (t) => {
+t.test("a header may say the seq of its file's first entry, and older headers without it still read", async (t) => {
   const withFirst = decodeLine(encodeLine({ ...header, firstSeq: 42 }));
   t.ok(isHeader(withFirst) && withFirst.firstSeq === 42);
-  t.match(encodeLine({ ...header, firstSeq: 42 }), /"started":"[^"]+","firstSeq":42,"crc"/, 'written with the header fields');
+  t.match(
+    encodeLine({ ...header, firstSeq: 42 }),
+    /"started":"[^"]+","firstSeq":42,"crc"/,
+    'written with the header fields',
+  );
   const without = decodeLine(encodeLine(header));
   t.ok(isHeader(without) && without.firstSeq === undefined);
 });
@@ -166,7 +248,10 @@ t.test('accepts fields a later format adds, and keeps them', async (t) => {
 });
 
 t.test('the token that ran an entry is written beside its db and session', async (t) => {
-  t.match(encodeLine(everyKind['dropdb by a token']!), /"db":"new\.db","session":null,"tokenId":"tok_0123456789ab","tokenName":"teacher","ok":true/);
+  t.match(
+    encodeLine(everyKind['dropdb by a token']!),
+    /"db":"new\.db","session":null,"tokenId":"tok_0123456789ab","tokenName":"teacher","ok":true/,
+  );
 });
 
 t.test('encodes deterministically, whatever the order of the keys', async (t) => {
@@ -179,7 +264,19 @@ t.test('encodes deterministically, whatever the order of the keys', async (t) =>
 });
 
 t.test('an entry with several faults is refused for the first field in the documented order', (t) => {
-  const base = { seq: 7, ts: '2026-11-21T05:43:12.345Z', db: 'a.db', session: null, kind: 'exec', sql: 'SELECT 1', statements: [{ sql: 'SELECT 1' }], ok: true, ms: 1, clock: 1, seed: '0123456789abcdef' };
+  const base = {
+    seq: 7,
+    ts: '2026-11-21T05:43:12.345Z',
+    db: 'a.db',
+    session: null,
+    kind: 'exec',
+    sql: 'SELECT 1',
+    statements: [{ sql: 'SELECT 1' }],
+    ok: true,
+    ms: 1,
+    clock: 1,
+    seed: '0123456789abcdef',
+  };
   const refusal = (line: Record<string, unknown>): string => {
     try {
       decodeLine(encodeLine(line as unknown as JournalEntry));
@@ -188,8 +285,16 @@ t.test('an entry with several faults is refused for the first field in the docum
     }
     return 'decoded';
   };
-  t.equal(refusal({ ...base, seed: 'no', ms: undefined }), '"ms" is missing', 'a missing required field before a bad optional one');
-  t.equal(refusal({ ...base, seed: 'no', changes: -1 }), '"changes" has the wrong type or value', 'optional fields in their declared order');
+  t.equal(
+    refusal({ ...base, seed: 'no', ms: undefined }),
+    '"ms" is missing',
+    'a missing required field before a bad optional one',
+  );
+  t.equal(
+    refusal({ ...base, seed: 'no', changes: -1 }),
+    '"changes" has the wrong type or value',
+    'optional fields in their declared order',
+  );
   t.equal(refusal({ ...base, ts: 'yesterday', db: 3 }), '"ts" has the wrong type or value');
   t.equal(refusal({ ...base, ts: '2026-11-21T05:43:12.346Z' }), 'decoded', 'a valid line after the refusals');
   t.end();

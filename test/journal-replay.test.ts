@@ -21,7 +21,14 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
-import { decodeLine, encodeLine, isHeader, type JournalEntry, type JournalHeader, type JournalLine } from '../journal/record';
+import {
+  decodeLine,
+  encodeLine,
+  isHeader,
+  type JournalEntry,
+  type JournalHeader,
+  type JournalLine,
+} from '../journal/record';
 import { META_TABLE } from '../src/engine/files/journal-position';
 import { runReplay, type Reply, type TestServer, type ToolRun } from './helpers/server';
 import { ServerFleet } from './helpers/server-fleet';
@@ -80,14 +87,18 @@ async function createDb(server: TestServer, name: string): Promise<void> {
 
 async function ok(server: TestServer, db: string | undefined, sql: string, params?: unknown): Promise<any[]> {
   const reply = await server.exec(db, sql, params === undefined ? {} : { params });
-  if (reply.status !== 200) throw new Error(`${sql}: expected 200, got ${describeReply(reply)}; server stderr: ${server.stderr().slice(-2000)}`);
+  if (reply.status !== 200)
+    throw new Error(
+      `${sql}: expected 200, got ${describeReply(reply)}; server stderr: ${server.stderr().slice(-2000)}`,
+    );
   return reply.body.results as any[];
 }
 
 /** A statement that must fail with this engine error code. */
 async function fails(server: TestServer, db: string | undefined, sql: string, code: number): Promise<void> {
   const reply = await server.exec(db, sql);
-  if (reply.status < 400 || reply.body?.code !== code) throw new Error(`${sql}: expected [SQ${code}], got ${describeReply(reply)}`);
+  if (reply.status < 400 || reply.body?.code !== code)
+    throw new Error(`${sql}: expected [SQ${code}], got ${describeReply(reply)}`);
 }
 
 async function begin(server: TestServer, db: string): Promise<string> {
@@ -104,7 +115,8 @@ async function sessionOk(server: TestServer, session: string, sql: string): Prom
 
 async function sessionFails(server: TestServer, session: string, sql: string, code: number): Promise<void> {
   const reply = await inSession(server, session, sql);
-  if (reply.status < 400 || reply.body?.code !== code) throw new Error(`in session: ${sql}: expected [SQ${code}], got ${describeReply(reply)}`);
+  if (reply.status < 400 || reply.body?.code !== code)
+    throw new Error(`in session: ${sql}: expected [SQ${code}], got ${describeReply(reply)}`);
 }
 
 async function end(server: TestServer, session: string, commit: boolean): Promise<void> {
@@ -133,7 +145,11 @@ function freshOut(dir: string, label = 'out'): string {
 }
 
 /** Replays `journal` into a fresh directory; returns the run and the directory. */
-async function replayInto(where: Layout, args: string[] = [], journal = where.journal): Promise<ToolRun & { out: string }> {
+async function replayInto(
+  where: Layout,
+  args: string[] = [],
+  journal = where.journal,
+): Promise<ToolRun & { out: string }> {
   const out = freshOut(where.dir);
   const run = await runReplay(['-log-file', journal, '-out', out, ...args], where.dir);
   return { ...run, out };
@@ -187,7 +203,8 @@ function readAll(journalDir: string): FileLines[] {
     });
     return { file, raw, lines };
   });
-  const firstSeq = (f: FileLines): number => (f.lines.find((l) => !isHeader(l)) as JournalEntry | undefined)?.seq ?? Infinity;
+  const firstSeq = (f: FileLines): number =>
+    (f.lines.find((l) => !isHeader(l)) as JournalEntry | undefined)?.seq ?? Infinity;
   return files.sort((a, b) => firstSeq(a) - firstSeq(b));
 }
 
@@ -218,11 +235,19 @@ function dumpDatabase(file: string): Dump {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     db.defaultSafeIntegers(true);
-    const schema = (db.prepare(`SELECT type, name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' AND tbl_name <> ? ORDER BY type, name`).raw(true).all(META_TABLE) as Array<[string, string, string | null]>);
+    const schema = db
+      .prepare(
+        `SELECT type, name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' AND tbl_name <> ? ORDER BY type, name`,
+      )
+      .raw(true)
+      .all(META_TABLE) as Array<[string, string, string | null]>;
     const tables: Record<string, string[][]> = {};
     for (const [type, name] of schema) {
       if (type !== 'table') continue;
-      const rows = db.prepare(`SELECT rowid, * FROM "${name.replace(/"/g, '""')}" ORDER BY rowid`).raw(true).all() as unknown[][];
+      const rows = db
+        .prepare(`SELECT rowid, * FROM "${name.replace(/"/g, '""')}" ORDER BY rowid`)
+        .raw(true)
+        .all() as unknown[][];
       tables[name] = rows.map((row) => row.map(typed));
     }
     return { schema, tables };
@@ -232,14 +257,24 @@ function dumpDatabase(file: string): Dump {
 }
 
 function dbNames(dir: string): string[] {
-  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((name) => name.endsWith('.db')).sort() : [];
+  return fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir)
+        .filter((name) => name.endsWith('.db'))
+        .sort()
+    : [];
 }
 
 /** Asserts that `out` holds the same databases as `live`, each equal value by value. */
 function sameDatabases(tt: Test, live: string, out: string, only?: string[]): void {
   const names = only ?? dbNames(live);
   tt.same(dbNames(out), names, 'the rebuild holds the same databases');
-  for (const name of names) tt.same(dumpDatabase(path.join(out, name)), dumpDatabase(path.join(live, name)), `${name}: same schema and rows, value by value`);
+  for (const name of names)
+    tt.same(
+      dumpDatabase(path.join(out, name)),
+      dumpDatabase(path.join(live, name)),
+      `${name}: same schema and rows, value by value`,
+    );
 }
 
 function copyDir(from: string, to: string): void {
@@ -259,7 +294,9 @@ interface MixedRun extends Layout {
   failures: number[];
 }
 
-async function mixedWorkload(server: TestServer): Promise<{ committedSession: string; rolledBackSession: string; failures: number[] }> {
+async function mixedWorkload(
+  server: TestServer,
+): Promise<{ committedSession: string; rolledBackSession: string; failures: number[] }> {
   const failures: number[] = [];
   const fail = async (db: string, sql: string, code: number) => {
     await fails(server, db, sql, code);
@@ -269,30 +306,50 @@ async function mixedWorkload(server: TestServer): Promise<{ committedSession: st
   await ok(server, undefined, 'CREATE DATABASE logs');
 
   // shop: DDL, random(), randomblob(), CURRENT_TIMESTAMP defaults, the text 'now' as data, updates, deletes.
-  await ok(server, 'shop', `CREATE TABLE items (id INT PRIMARY KEY, name TEXT NOT NULL, price FLOAT, active BOOL DEFAULT TRUE,
-    token TEXT, r INT, created TEXT DEFAULT CURRENT_TIMESTAMP)`);
+  await ok(
+    server,
+    'shop',
+    `CREATE TABLE items (id INT PRIMARY KEY, name TEXT NOT NULL, price FLOAT, active BOOL DEFAULT TRUE,
+    token TEXT, r INT, created TEXT DEFAULT CURRENT_TIMESTAMP)`,
+  );
   await ok(server, 'shop', 'CREATE INDEX items_name ON items (name)');
-  await ok(server, 'shop', `INSERT INTO items (id, name, price, token, r) VALUES
+  await ok(
+    server,
+    'shop',
+    `INSERT INTO items (id, name, price, token, r) VALUES
     (1, 'apple', 1.5, hex(randomblob(8)), random()),
     (2, 'pear', 2.25, hex(randomblob(8)), random()),
-    (3, 'now', 0.5, 'now', random())`);
+    (3, 'now', 0.5, 'now', random())`,
+  );
   await ok(server, 'shop', 'INSERT INTO items (id, name, price, active) VALUES (4, ?, ?, FALSE)', ['fig', 3]);
   await ok(server, 'shop', 'UPDATE items SET price = price * 2, r = random() WHERE id <= 2');
   await ok(server, 'shop', 'DELETE FROM items WHERE id = 4');
   await fail('shop', "INSERT INTO items (id, name) VALUES (1, 'dup')", 3003);
   await fail('shop', "INSERT INTO items (id, name, price) VALUES (9, 'bad', 'not a number')", 4001);
   // A batch whose second statement fails is rolled back whole: row 6 exists nowhere.
-  await fail('shop', "INSERT INTO items (id, name) VALUES (6, 'six'); INSERT INTO items (id, name) VALUES (6, 'again')", 3003);
+  await fail(
+    'shop',
+    "INSERT INTO items (id, name) VALUES (6, 'six'); INSERT INTO items (id, name) VALUES (6, 'again')",
+    3003,
+  );
   await ok(server, 'shop', "ALTER TABLE items ADD COLUMN note TEXT DEFAULT 'none'");
   await ok(server, 'shop', "UPDATE items SET note = datetime('now') WHERE id = 1");
   await ok(server, 'shop', "INSERT INTO items (id, name, note) VALUES (5, 'kiwi', 'now')");
   await ok(server, 'shop', 'SELECT count(*) FROM items');
 
   // school: every clock function, twice with time between, and a default of datetime('now').
-  await ok(server, 'school', `CREATE TABLE events (id INT PRIMARY KEY, at TEXT, tomorrow TEXT, jd FLOAT, label TEXT,
-    stamp TEXT DEFAULT CURRENT_TIMESTAMP, made TEXT DEFAULT (datetime('now')))`);
+  await ok(
+    server,
+    'school',
+    `CREATE TABLE events (id INT PRIMARY KEY, at TEXT, tomorrow TEXT, jd FLOAT, label TEXT,
+    stamp TEXT DEFAULT CURRENT_TIMESTAMP, made TEXT DEFAULT (datetime('now')))`,
+  );
   for (const id of [1, 2]) {
-    await ok(server, 'school', `INSERT INTO events (id, at, tomorrow, jd, label) VALUES (${id}, datetime('now'), date('now','+1 day'), julianday('now'), 'now')`);
+    await ok(
+      server,
+      'school',
+      `INSERT INTO events (id, at, tomorrow, jd, label) VALUES (${id}, datetime('now'), date('now','+1 day'), julianday('now'), 'now')`,
+    );
     await sleep(30);
   }
   await ok(server, 'school', 'INSERT INTO events (id, label, jd) SELECT 3, hex(randomblob(8)), abs(random()) / 1e9');
@@ -301,7 +358,11 @@ async function mixedWorkload(server: TestServer): Promise<{ committedSession: st
 
   // A session committed: savepoints across requests, a failed statement inside, a RELEASE.
   const committedSession = await begin(server, 'school');
-  await sessionOk(server, committedSession, "INSERT INTO events (id, at, jd, label) VALUES (10, datetime('now'), julianday('now'), hex(randomblob(4)))");
+  await sessionOk(
+    server,
+    committedSession,
+    "INSERT INTO events (id, at, jd, label) VALUES (10, datetime('now'), julianday('now'), hex(randomblob(4)))",
+  );
   await sessionOk(server, committedSession, 'SAVEPOINT s1');
   await sessionOk(server, committedSession, 'INSERT INTO events (id, jd) VALUES (11, random())');
   await sessionOk(server, committedSession, 'SAVEPOINT s2');
@@ -326,7 +387,7 @@ async function mixedWorkload(server: TestServer): Promise<{ committedSession: st
   await end(server, rolledBackSession, false);
 
   // logs: written, then a database dropped after it had data.
-  await ok(server, 'logs', 'CREATE TABLE entries (id INT PRIMARY KEY, at FLOAT DEFAULT (julianday(\'now\')), r INT)');
+  await ok(server, 'logs', "CREATE TABLE entries (id INT PRIMARY KEY, at FLOAT DEFAULT (julianday('now')), r INT)");
   await ok(server, 'logs', 'INSERT INTO entries (id, r) VALUES (1, random()), (2, random())');
   await ok(server, 'scratch', 'CREATE TABLE t (x INT)');
   await ok(server, 'scratch', 'INSERT INTO t VALUES (1), (2)');
@@ -364,13 +425,39 @@ t.test('rebuilds every database identically after a mixed workload', async (tt) 
   const shop = new Database(path.join(replayed.out, 'shop.db'), { readonly: true });
   const school = new Database(path.join(replayed.out, 'school.db'), { readonly: true });
   try {
-    tt.same(shop.prepare('SELECT id FROM items ORDER BY id').pluck().all(), [1, 2, 3, 5], 'shop: the failed batch and the rolled-back session left nothing');
-    tt.same(shop.prepare('SELECT name, token FROM items WHERE id = 3').raw(true).get(), ['now', 'now'], "the text 'now' stays text");
-    tt.equal(shop.prepare('SELECT note FROM items WHERE id = 5').pluck().get(), 'now', "the text 'now' in a later column stays text");
-    tt.match(shop.prepare('SELECT note FROM items WHERE id = 1').pluck().get(), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/, "datetime('now') gave a time");
-    tt.same(school.prepare('SELECT id FROM events ORDER BY id').pluck().all(), [1, 2, 3, 10, 11], 'school: the session committed 10 and 11, not 12');
-    const [first, second] = school.prepare('SELECT jd FROM events WHERE id IN (1, 2) ORDER BY id').pluck().all() as number[];
-    tt.ok(typeof first === 'number' && typeof second === 'number' && (second as number) > (first as number), 'julianday() of the two batches differ (their own clocks)');
+    tt.same(
+      shop.prepare('SELECT id FROM items ORDER BY id').pluck().all(),
+      [1, 2, 3, 5],
+      'shop: the failed batch and the rolled-back session left nothing',
+    );
+    tt.same(
+      shop.prepare('SELECT name, token FROM items WHERE id = 3').raw(true).get(),
+      ['now', 'now'],
+      "the text 'now' stays text",
+    );
+    tt.equal(
+      shop.prepare('SELECT note FROM items WHERE id = 5').pluck().get(),
+      'now',
+      "the text 'now' in a later column stays text",
+    );
+    tt.match(
+      shop.prepare('SELECT note FROM items WHERE id = 1').pluck().get(),
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/,
+      "datetime('now') gave a time",
+    );
+    tt.same(
+      school.prepare('SELECT id FROM events ORDER BY id').pluck().all(),
+      [1, 2, 3, 10, 11],
+      'school: the session committed 10 and 11, not 12',
+    );
+    const [first, second] = school
+      .prepare('SELECT jd FROM events WHERE id IN (1, 2) ORDER BY id')
+      .pluck()
+      .all() as number[];
+    tt.ok(
+      typeof first === 'number' && typeof second === 'number' && (second as number) > (first as number),
+      'julianday() of the two batches differ (their own clocks)',
+    );
   } finally {
     shop.close();
     school.close();
@@ -387,12 +474,22 @@ t.test('writes each entry with seq, ts, db, session, kind, ok, ms and a valid cr
   tt.equal(files.length, 1, 'one file (no rotation at the default size)');
   const entries = entriesOf(files);
   tt.ok(entries.length > 30, `many entries (${entries.length})`);
-  tt.same(entries.map((e) => e.seq), entries.map((_, i) => i + 1), 'seq runs 1, 2, 3, … without gaps, in file order');
+  tt.same(
+    entries.map((e) => e.seq),
+    entries.map((_, i) => i + 1),
+    'seq runs 1, 2, 3, … without gaps, in file order',
+  );
   for (const e of entries) {
     const where = `seq ${e.seq}`;
-    tt.ok(typeof e.ts === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(e.ts), `${where}: ts is an ISO time`);
+    tt.ok(
+      typeof e.ts === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(e.ts),
+      `${where}: ts is an ISO time`,
+    );
     tt.ok('db' in e && (e.db === null || typeof e.db === 'string'), `${where}: db`);
-    tt.ok('session' in e && (e.session === null || /^[0-9a-f]{16}$/.test(e.session)), `${where}: session is null or an id`);
+    tt.ok(
+      'session' in e && (e.session === null || /^[0-9a-f]{16}$/.test(e.session)),
+      `${where}: session is null or an id`,
+    );
     tt.ok(['exec', 'begin', 'commit', 'rollback', 'createdb', 'dropdb'].includes(e.kind), `${where}: kind ${e.kind}`);
     tt.type(e.ok, 'boolean', `${where}: ok`);
     tt.ok(typeof e.ms === 'number' && e.ms >= 0, `${where}: ms`);
@@ -402,7 +499,10 @@ t.test('writes each entry with seq, ts, db, session, kind, ok, ms and a valid cr
     }
   }
   for (let i = 1; i < entries.length; i++) {
-    tt.ok(Date.parse((entries[i] as JournalEntry).ts) >= Date.parse((entries[i - 1] as JournalEntry).ts), `ts does not go back at seq ${(entries[i] as JournalEntry).seq}`);
+    tt.ok(
+      Date.parse((entries[i] as JournalEntry).ts) >= Date.parse((entries[i - 1] as JournalEntry).ts),
+      `ts does not go back at seq ${(entries[i] as JournalEntry).seq}`,
+    );
   }
   // Each raw line ends with its crc; changing any character breaks it.
   const raw = files[0]!.raw[5] as string;
@@ -430,31 +530,58 @@ t.test('journals failed batches with their code, class and error', async (tt) =>
   const run = await mixed();
   const entries = entriesOf(readAll(run.journalDir));
   const failed = entries.filter((e) => !e.ok);
-  tt.same(failed.map((e) => e.code), run.failures, 'every failure the clients saw is journaled, in order, with its code');
+  tt.same(
+    failed.map((e) => e.code),
+    run.failures,
+    'every failure the clients saw is journaled, in order, with its code',
+  );
   for (const e of failed) {
     tt.type(e.code, 'number', `seq ${e.seq}: code`);
     tt.equal(e.class, Math.floor((e.code as number) / 1000), `seq ${e.seq}: class is the first digit of ${e.code}`);
     tt.match(e.error, new RegExp(`^\\[SQ${e.code}\\]`), `seq ${e.seq}: error text starts with its code`);
   }
   const inSessionFailures = failed.filter((e) => e.session === run.committedSession);
-  tt.same(inSessionFailures.map((e) => e.code), [3003, 2003], 'the failures inside the session carry the session id');
+  tt.same(
+    inSessionFailures.map((e) => e.code),
+    [3003, 2003],
+    'the failures inside the session carry the session id',
+  );
   const batch = failed.find((e) => e.sql?.includes("'again'"));
   tt.equal(batch?.statement, 1, 'the failed batch names its failing statement');
-  tt.same(batch?.statements, [{ sql: "INSERT INTO items (id, name) VALUES (6, 'six'); INSERT INTO items (id, name) VALUES (6, 'again')" }], 'and records the SQL exactly as sent');
+  tt.same(
+    batch?.statements,
+    [{ sql: "INSERT INTO items (id, name) VALUES (6, 'six'); INSERT INTO items (id, name) VALUES (6, 'again')" }],
+    'and records the SQL exactly as sent',
+  );
 });
 
 t.test('journals sessions, databases and parameters at level mod, but not reads', async (tt) => {
   const run = await mixed();
   const entries = entriesOf(readAll(run.journalDir));
-  tt.same(entries.filter((e) => e.ok && e.readonly === true), [], 'no successful read is journaled at mod');
-  tt.notOk(entries.some((e) => e.ok && /^SELECT/i.test(e.sql ?? '')), 'no SELECT batch at all');
-  const kinds = (session: string) => entries.filter((e) => e.session === session && e.kind !== 'exec').map((e) => e.kind);
+  tt.same(
+    entries.filter((e) => e.ok && e.readonly === true),
+    [],
+    'no successful read is journaled at mod',
+  );
+  tt.notOk(
+    entries.some((e) => e.ok && /^SELECT/i.test(e.sql ?? '')),
+    'no SELECT batch at all',
+  );
+  const kinds = (session: string) =>
+    entries.filter((e) => e.session === session && e.kind !== 'exec').map((e) => e.kind);
   tt.same(kinds(run.committedSession), ['begin', 'commit'], 'begin and commit of the committed session');
   tt.same(kinds(run.rolledBackSession), ['begin', 'rollback'], 'begin and rollback of the other');
   tt.equal(entries.find((e) => e.kind === 'rollback')?.reason, 'client', 'the rollback says why');
-  tt.ok(entries.filter((e) => e.session === run.committedSession && e.kind === 'exec' && e.ok).length >= 7, 'the writes inside the session');
+  tt.ok(
+    entries.filter((e) => e.session === run.committedSession && e.kind === 'exec' && e.ok).length >= 7,
+    'the writes inside the session',
+  );
   const lifecycle = entries.filter((e) => e.kind === 'createdb' || e.kind === 'dropdb').map((e) => `${e.kind} ${e.db}`);
-  tt.same(lifecycle, ['createdb shop.db', 'createdb school.db', 'createdb scratch.db', 'createdb logs.db', 'dropdb scratch.db'], 'databases created and dropped');
+  tt.same(
+    lifecycle,
+    ['createdb shop.db', 'createdb school.db', 'createdb scratch.db', 'createdb logs.db', 'dropdb scratch.db'],
+    'databases created and dropped',
+  );
   const withParams = entries.find((e) => e.statements?.some((s) => s.params !== undefined));
   tt.same(withParams?.statements?.[0]?.params, ['fig', 3], 'bound parameters are recorded');
 });
@@ -473,13 +600,14 @@ async function levelWorkload(server: TestServer): Promise<void> {
   await end(server, session, true);
 }
 
-const levelRun = (level: string) => memo(async (): Promise<Layout> => {
-  const where = layout(path.join(root, `level-${level}`));
-  const server = await start(where, ['-log-level', level]);
-  await levelWorkload(server);
-  await stop(server);
-  return where;
-});
+const levelRun = (level: string) =>
+  memo(async (): Promise<Layout> => {
+    const where = layout(path.join(root, `level-${level}`));
+    const server = await start(where, ['-log-level', level]);
+    await levelWorkload(server);
+    await stop(server);
+    return where;
+  });
 const levelRuns = { error: levelRun('error'), all: levelRun('all'), none: levelRun('none') };
 /** The three servers run at the same time: the first test that needs one starts them all. */
 const allLevels = memo(() => Promise.all([levelRuns.error(), levelRuns.all(), levelRuns.none()]));
@@ -494,12 +622,20 @@ t.test('journals reads too at level all', async (tt) => {
   tt.equal(header?.level, 'all', 'the header says all');
   const entries = entriesOf(files);
   const reads = entries.filter((e) => e.kind === 'exec' && e.readonly === true);
-  tt.same(reads.map((e) => [e.sql, e.ok, e.session !== null]), [
-    ['SELECT * FROM t', true, false],
-    ['SELECT * FROM missing', false, false],
-    ['SELECT count(*) FROM t', true, true],
-  ], 'every read, inside a session or not, failed or not');
-  tt.same(entries.filter((e) => e.kind !== 'exec').map((e) => e.kind), ['createdb', 'begin', 'commit'], 'and everything mod journals');
+  tt.same(
+    reads.map((e) => [e.sql, e.ok, e.session !== null]),
+    [
+      ['SELECT * FROM t', true, false],
+      ['SELECT * FROM missing', false, false],
+      ['SELECT count(*) FROM t', true, true],
+    ],
+    'every read, inside a session or not, failed or not',
+  );
+  tt.same(
+    entries.filter((e) => e.kind !== 'exec').map((e) => e.kind),
+    ['createdb', 'begin', 'commit'],
+    'and everything mod journals',
+  );
   const replayed = await replayInto(where, ['-verify', where.data]);
   tt.equal(replayed.code, 0, `a journal at level all replays (${toolSummary(replayed)})`);
 });
@@ -509,15 +645,21 @@ t.test('journals only failed batches at level error', async (tt) => {
   const files = readAll(where.journalDir);
   tt.equal((files[0]?.lines[0] as JournalHeader | undefined)?.level, 'error', 'the header says error');
   const entries = entriesOf(files);
-  tt.same(entries.map((e) => [e.sql, e.ok, e.code, e.class]), [
-    ['SELECT * FROM missing', false, 2003, 2],
-    ["INSERT INTO t VALUES (1, 'again')", false, 3003, 3],
-  ], 'the two failures and nothing else');
+  tt.same(
+    entries.map((e) => [e.sql, e.ok, e.code, e.class]),
+    [
+      ['SELECT * FROM missing', false, 2003, 2],
+      ["INSERT INTO t VALUES (1, 'again')", false, 3003, 3],
+    ],
+    'the two failures and nothing else',
+  );
 });
 
 t.test('writes nothing at level none', async (tt) => {
   const where = await noneLevel();
-  const written = fs.existsSync(where.journalDir) ? fs.readdirSync(where.journalDir).filter((name) => fs.statSync(path.join(where.journalDir, name)).size > 0) : [];
+  const written = fs.existsSync(where.journalDir)
+    ? fs.readdirSync(where.journalDir).filter((name) => fs.statSync(path.join(where.journalDir, name)).size > 0)
+    : [];
   tt.same(written, [], 'no journal file with content');
   tt.same(dbNames(where.data), ['lv.db'], 'while the server did work');
 });
@@ -561,12 +703,25 @@ t.test('lets tail -F select every failed line by class, as it is written', async
     await fails(server, 'al', 'DELETE FROM nowhere', 2003);
   }
   await eventually(() => alerts.length >= expected.length, 10_000, 50);
-  tt.same(alerts.map((a) => a['code']), expected, 'every class-3 failure reached tail -F, in order, and nothing else');
-  tt.ok(alerts.every((a) => a['ok'] === false && typeof a['error'] === 'string' && typeof a['seq'] === 'number'), 'each alert is a whole failed entry');
+  tt.same(
+    alerts.map((a) => a['code']),
+    expected,
+    'every class-3 failure reached tail -F, in order, and nothing else',
+  );
+  tt.ok(
+    alerts.every((a) => a['ok'] === false && typeof a['error'] === 'string' && typeof a['seq'] === 'number'),
+    'each alert is a whole failed entry',
+  );
   tt.equal(unparsable, 0, 'every line tail saw is one JSON object');
   await stop(server);
-  const journaled = entriesOf(readAll(where.journalDir)).filter((e) => e.class === 3).map((e) => e.seq);
-  tt.same(alerts.map((a) => a['seq']), journaled, 'the alerts are exactly the class-3 lines of the file');
+  const journaled = entriesOf(readAll(where.journalDir))
+    .filter((e) => e.class === 3)
+    .map((e) => e.seq);
+  tt.same(
+    alerts.map((a) => a['seq']),
+    journaled,
+    'the alerts are exactly the class-3 lines of the file',
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -593,10 +748,24 @@ async function checkRotation(tt: Test, where: Layout, compressed: boolean): Prom
   const rotated = names.filter((name) => name !== JOURNAL_NAME);
   tt.ok(rotated.length >= 5, `many rotated files (${rotated.length})`);
   if (compressed) {
-    tt.ok(rotated.every((name) => name.endsWith('.jsonl.gz')), 'every rotated file ends .gz');
-    tt.ok(rotated.every((name) => fs.readFileSync(path.join(where.journalDir, name)).subarray(0, 2).equals(Buffer.from([0x1f, 0x8b]))), 'and is gzip');
+    tt.ok(
+      rotated.every((name) => name.endsWith('.jsonl.gz')),
+      'every rotated file ends .gz',
+    );
+    tt.ok(
+      rotated.every((name) =>
+        fs
+          .readFileSync(path.join(where.journalDir, name))
+          .subarray(0, 2)
+          .equals(Buffer.from([0x1f, 0x8b])),
+      ),
+      'and is gzip',
+    );
   } else {
-    tt.ok(rotated.every((name) => name.endsWith('.jsonl')), 'rotated files are plain');
+    tt.ok(
+      rotated.every((name) => name.endsWith('.jsonl')),
+      'rotated files are plain',
+    );
   }
   const files = readAll(where.journalDir);
   for (const f of files) {
@@ -607,7 +776,11 @@ async function checkRotation(tt: Test, where: Layout, compressed: boolean): Prom
     tt.equal(f.lines.filter(isHeader).length, 1, `${path.basename(f.file)} holds one header`);
   }
   const seqs = entriesOf(files).map((e) => e.seq);
-  tt.same(seqs, seqs.map((_, i) => i + 1), 'seq continues across the files without gaps or repeats');
+  tt.same(
+    seqs,
+    seqs.map((_, i) => i + 1),
+    'seq continues across the files without gaps or repeats',
+  );
   const replayed = await replayInto(where, ['-verify', where.data]);
   tt.equal(replayed.code, 0, `replay across every file rebuilds exactly (${toolSummary(replayed)})`);
   sameDatabases(tt, where.data, replayed.out);
@@ -621,7 +794,9 @@ const rotationRun = (label: string, extra: string[]) => async (): Promise<Layout
   return where;
 };
 /** Both rotating servers run at the same time: the first test that needs one starts both. */
-const rotations = memo(() => Promise.all([rotationRun('rotation-plain', [])(), rotationRun('rotation-gzip', ['-log-compress'])()]));
+const rotations = memo(() =>
+  Promise.all([rotationRun('rotation-plain', [])(), rotationRun('rotation-gzip', ['-log-compress'])()]),
+);
 
 t.test('rotates at -log-max-size 4K, each file with a header, and replays across them', async (tt) => {
   const [plain] = await rotations();
@@ -663,18 +838,46 @@ t.test('restores the state after any step, by seq and by time (-until)', async (
     steps.push({ label, seq, rows, after: new Date().toISOString() });
     await sleep(25);
   };
-  await step('create table', () => ok(server, 'pit', 'CREATE TABLE t (id INT PRIMARY KEY, v TEXT, r INT, f FLOAT, ts TEXT DEFAULT CURRENT_TIMESTAMP)').then(() => undefined));
-  await step('insert two', () => ok(server, 'pit', "INSERT INTO t (id, v, r, f) VALUES (1, 'one', random(), julianday('now')), (2, 'two', random(), julianday('now'))").then(() => undefined));
-  await step('update one', () => ok(server, 'pit', "UPDATE t SET r = random(), v = 'uno', f = julianday('now') WHERE id = 1").then(() => undefined));
-  await step('insert now, delete two', () => ok(server, 'pit', "INSERT INTO t (id, v, r, f) VALUES (3, 'now', random(), abs(random()) / 1e12); DELETE FROM t WHERE id = 2").then(() => undefined));
+  await step('create table', () =>
+    ok(
+      server,
+      'pit',
+      'CREATE TABLE t (id INT PRIMARY KEY, v TEXT, r INT, f FLOAT, ts TEXT DEFAULT CURRENT_TIMESTAMP)',
+    ).then(() => undefined),
+  );
+  await step('insert two', () =>
+    ok(
+      server,
+      'pit',
+      "INSERT INTO t (id, v, r, f) VALUES (1, 'one', random(), julianday('now')), (2, 'two', random(), julianday('now'))",
+    ).then(() => undefined),
+  );
+  await step('update one', () =>
+    ok(server, 'pit', "UPDATE t SET r = random(), v = 'uno', f = julianday('now') WHERE id = 1").then(() => undefined),
+  );
+  await step('insert now, delete two', () =>
+    ok(
+      server,
+      'pit',
+      "INSERT INTO t (id, v, r, f) VALUES (3, 'now', random(), abs(random()) / 1e12); DELETE FROM t WHERE id = 2",
+    ).then(() => undefined),
+  );
   await step('a committed session', async () => {
     const session = await begin(server, 'pit');
     inside.push(lastSeq(where.journalDir));
-    await sessionOk(server, session, "INSERT INTO t (id, v, r, f) VALUES (4, datetime('now'), random(), julianday('now'))");
+    await sessionOk(
+      server,
+      session,
+      "INSERT INTO t (id, v, r, f) VALUES (4, datetime('now'), random(), julianday('now'))",
+    );
     inside.push(lastSeq(where.journalDir));
     await end(server, session, true);
   });
-  await step('delete one, insert five', () => ok(server, 'pit', "DELETE FROM t WHERE id = 1; INSERT INTO t (id, v, r) VALUES (5, 'five', random())").then(() => undefined));
+  await step('delete one, insert five', () =>
+    ok(server, 'pit', "DELETE FROM t WHERE id = 1; INSERT INTO t (id, v, r) VALUES (5, 'five', random())").then(
+      () => undefined,
+    ),
+  );
   await stop(server);
 
   const rebuiltRows = (out: string): unknown[][] => {
@@ -693,7 +896,11 @@ t.test('restores the state after any step, by seq and by time (-until)', async (
       { until: s.after, rows: s.rows, what: `step ${k} (${s.label}) by time` },
     ]),
     // A cut inside a session that commits later: the session never committed in the part replayed.
-    ...inside.map((seq) => ({ until: String(seq), rows: beforeCommit.rows, what: 'a seq inside an uncommitted session: the state before it' })),
+    ...inside.map((seq) => ({
+      until: String(seq),
+      rows: beforeCommit.rows,
+      what: 'a seq inside an uncommitted session: the state before it',
+    })),
   ];
   const runs = await inBatches(cases, 3, (c) => replayInto(where, ['-until', c.until]));
   for (const [i, c] of cases.entries()) {
@@ -701,7 +908,10 @@ t.test('restores the state after any step, by seq and by time (-until)', async (
     tt.equal(run.code, 0, `-until ${c.until}: exit 0 (${toolSummary(run)})`);
     if (run.code === 0) tt.same(rebuiltRows(run.out), c.rows, `-until ${c.until} gives the state after ${c.what}`);
   }
-  tt.ok(steps.every((s, i) => i === 0 || s.seq > (steps[i - 1] as Step).seq), 'each step added entries');
+  tt.ok(
+    steps.every((s, i) => i === 0 || s.seq > (steps[i - 1] as Step).seq),
+    'each step added entries',
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -739,7 +949,10 @@ t.test('-db rebuilds one database only', async (tt) => {
     ...names.map((name) => replayInto(run, ['-db', name, '-verify', path.join(run.data, `${name}.db`)])),
     replayInto(run, ['-db', 'scratch']),
   ]);
-  for (const [name, replayed] of [['shop', shop], ['school', school]] as const) {
+  for (const [name, replayed] of [
+    ['shop', shop],
+    ['school', school],
+  ] as const) {
     tt.equal(replayed?.code, 0, `-db ${name} -verify <its file>: exit 0 (${replayed && toolSummary(replayed)})`);
     if (replayed) sameDatabases(tt, run.data, replayed.out, [`${name}.db`]);
   }
@@ -779,7 +992,10 @@ t.test('refuses a journal with a gap in seq, naming the missing seq (exit 2)', a
   const { run, journal, lines } = await journalCopy();
   const index = Math.floor(lines.length / 2);
   const removed = decodeLine(lines[index] as string) as JournalEntry;
-  writeLines(journal, lines.filter((_, i) => i !== index));
+  writeLines(
+    journal,
+    lines.filter((_, i) => i !== index),
+  );
   const replayed = await replayInto(run, [], journal);
   tt.equal(replayed.code, 2, `exit 2 (${toolSummary(replayed)})`);
   tt.match(replayed.stderr, new RegExp(`seq ${removed.seq} is missing`), `names seq ${removed.seq}`);
@@ -850,7 +1066,11 @@ t.test('continues seq across restarts and rotations, without repeats', async (tt
   server = await start(where, args);
   await writeSome(15);
   server.child.kill('SIGKILL');
-  await new Promise((resolve) => (server.child.exitCode !== null || server.child.signalCode !== null ? resolve(null) : server.child.once('exit', resolve)));
+  await new Promise((resolve) =>
+    server.child.exitCode !== null || server.child.signalCode !== null
+      ? resolve(null)
+      : server.child.once('exit', resolve),
+  );
   fleet.forget(server);
   // Without the checkpoint (only a shortcut), the server must find the last seq in the files, gzipped ones included.
   fs.rmSync(`${where.journal}.checkpoint`, { force: true });
@@ -862,9 +1082,16 @@ t.test('continues seq across restarts and rotations, without repeats', async (tt
   tt.ok(files.length >= 3, `the journal rotated (${files.length} files)`);
   const seqs = entriesOf(files).map((e) => e.seq);
   tt.equal(new Set(seqs).size, seqs.length, 'no seq appears twice');
-  tt.same(seqs, seqs.map((_, i) => i + 1), 'seq rises by one across every restart and rotation');
+  tt.same(
+    seqs,
+    seqs.map((_, i) => i + 1),
+    'seq rises by one across every restart and rotation',
+  );
   for (let i = 1; i < phases.length; i++) {
-    tt.ok((phases[i] as { first: number }).first > (phases[i - 1] as { last: number }).last, `phase ${i + 1} continues after phase ${i}`);
+    tt.ok(
+      (phases[i] as { first: number }).first > (phases[i - 1] as { last: number }).last,
+      `phase ${i + 1} continues after phase ${i}`,
+    );
   }
   const replayed = await replayInto(where, ['-verify', where.data]);
   tt.equal(replayed.code, 0, `the journal of three runs replays exactly (${toolSummary(replayed)})`);
@@ -881,10 +1108,14 @@ t.test('journals a batch refused before it ran, so that alerts on class 1 fire',
   await fails(server, 'refused', "ATTACH 'x.db' AS x", 1003);
   await stop(server);
   const entries = entriesOf(readAll(where.journalDir));
-  tt.same(entries.map((e) => [e.db, e.sql, e.ok, e.code, e.class]), [
-    ['refused.db', 'SELEC 1', false, 1001, 1],
-    ['refused.db', "ATTACH 'x.db' AS x", false, 1003, 1],
-  ], 'both refusals are journaled with their code and class');
+  tt.same(
+    entries.map((e) => [e.db, e.sql, e.ok, e.code, e.class]),
+    [
+      ['refused.db', 'SELEC 1', false, 1001, 1],
+      ['refused.db', "ATTACH 'x.db' AS x", false, 1003, 1],
+    ],
+    'both refusals are journaled with their code and class',
+  );
 });
 
 t.test('replays random() after a SELECT cut at -max-result-rows in the same batch', async (tt) => {
@@ -892,7 +1123,11 @@ t.test('replays random() after a SELECT cut at -max-result-rows in the same batc
   const server = await start(where, ['-max-result-rows', '3']);
   await createDb(server, 'cut');
   await ok(server, 'cut', 'CREATE TABLE t (id INTEGER PRIMARY KEY, r INT)');
-  const results = await ok(server, 'cut', 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20) SELECT random() FROM c; INSERT INTO t (r) VALUES (random())');
+  const results = await ok(
+    server,
+    'cut',
+    'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20) SELECT random() FROM c; INSERT INTO t (r) VALUES (random())',
+  );
   tt.equal(results[0]?.truncated, true, 'the SELECT was cut at 3 rows');
   await stop(server);
   const run = await replayInto(where, ['-verify', where.data]);

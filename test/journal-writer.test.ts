@@ -18,11 +18,29 @@ import { JournalUnavailableError } from '../journal/unavailable';
 import { JournalWriter, type JournalWriterOptions, type NewEntry } from '../journal/writer';
 import { FakeFileSystem } from './helpers/fake-file-system';
 
-const HEADER = { service: 'sqlscribe', version: '0.1.0', level: 'mod', betterSqlite3: '12.11.1', sqlite: '3.50.4', node: 'v20', tz: 'UTC' } as const;
+const HEADER = {
+  service: 'sqlscribe',
+  version: '0.1.0',
+  level: 'mod',
+  betterSqlite3: '12.11.1',
+  sqlite: '3.50.4',
+  node: 'v20',
+  tz: 'UTC',
+} as const;
 
 function entry(n: number): NewEntry {
   const sql = `INSERT INTO t VALUES (${n})`;
-  return { db: 'a.db', session: null, kind: 'exec', sql, statements: [{ sql }], ok: true, ms: 0, clock: 1, seed: '0123456789abcdef' };
+  return {
+    db: 'a.db',
+    session: null,
+    kind: 'exec',
+    sql,
+    statements: [{ sql }],
+    ok: true,
+    ms: 0,
+    clock: 1,
+    seed: '0123456789abcdef',
+  };
 }
 
 interface Setup {
@@ -37,7 +55,16 @@ function setup(t: Test, files: Parameters<Test['testdir']>[0] = {}): Setup {
   const fake = new FakeFileSystem();
   const warnings: string[] = [];
   const open = (options: Partial<JournalWriterOptions> = {}) =>
-    JournalWriter.open({ file, maxSize: 1 << 20, fsync: true, compress: false, header: HEADER, warn: (m) => warnings.push(m), fileSystem: fake, ...options });
+    JournalWriter.open({
+      file,
+      maxSize: 1 << 20,
+      fsync: true,
+      compress: false,
+      header: HEADER,
+      warn: (m) => warnings.push(m),
+      fileSystem: fake,
+      ...options,
+    });
   return { file, fake, warnings, open };
 }
 
@@ -57,7 +84,10 @@ function assertWholeLines(t: Test, dir: string): void {
 }
 
 async function assertRefused(t: Test, written: Promise<void>, code: string): Promise<void> {
-  const error = await written.then(() => undefined, (err: unknown) => err);
+  const error = await written.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   t.ok(error instanceof JournalUnavailableError, `refused with JournalUnavailableError (${String(error)})`);
   t.equal((error as JournalUnavailableError).code, code);
   t.ok((error as JournalUnavailableError).cause, 'carries its cause');
@@ -66,7 +96,11 @@ async function assertRefused(t: Test, written: Promise<void>, code: string): Pro
 /** The journal reads back whole, gapless, with seq 1..last. */
 async function assertSeqs(t: Test, file: string, last: number): Promise<void> {
   const contents = await readJournal(file);
-  t.same(contents.entries.map((e) => e.seq), Array.from({ length: last }, (_, i) => i + 1), `seq 1..${last}, gapless`);
+  t.same(
+    contents.entries.map((e) => e.seq),
+    Array.from({ length: last }, (_, i) => i + 1),
+    `seq 1..${last}, gapless`,
+  );
   t.same(contents.warnings, [], 'no damage');
 }
 
@@ -91,20 +125,32 @@ async function faultRoundTrip(t: Test, inject: (fake: FakeFileSystem) => void, c
 }
 
 t.test('a full disk (a short write, then ENOSPC) refuses the chunk and writes resume when space is back', (t) =>
-  faultRoundTrip(t, (fake) => (fake.spaceLeft = 40), 'ENOSPC'));
+  faultRoundTrip(t, (fake) => (fake.spaceLeft = 40), 'ENOSPC'),
+);
 
-t.test('ENOSPC on the first byte refuses the chunk and writes resume', (t) => faultRoundTrip(t, (fake) => fake.fail('write', 'ENOSPC'), 'ENOSPC'));
+t.test('ENOSPC on the first byte refuses the chunk and writes resume', (t) =>
+  faultRoundTrip(t, (fake) => fake.fail('write', 'ENOSPC'), 'ENOSPC'),
+);
 
-t.test('EIO on a write refuses the chunk and writes resume', (t) => faultRoundTrip(t, (fake) => fake.fail('write', 'EIO'), 'EIO'));
+t.test('EIO on a write refuses the chunk and writes resume', (t) =>
+  faultRoundTrip(t, (fake) => fake.fail('write', 'EIO'), 'EIO'),
+);
 
-t.test('a failed fdatasync refuses the chunk and cuts its written bytes off', (t) => faultRoundTrip(t, (fake) => fake.fail('datasync', 'EIO'), 'EIO'));
+t.test('a failed fdatasync refuses the chunk and cuts its written bytes off', (t) =>
+  faultRoundTrip(t, (fake) => fake.fail('datasync', 'EIO'), 'EIO'),
+);
 
 t.test('a short write followed by EIO leaves no partial line', (t) =>
   // The first write call goes through short (the disk has 25 bytes); the call for the rest fails with EIO.
-  faultRoundTrip(t, (fake) => {
-    fake.spaceLeft = 25;
-    fake.fail('write', 'EIO', { times: 1, after: 1 });
-  }, 'EIO'));
+  faultRoundTrip(
+    t,
+    (fake) => {
+      fake.spaceLeft = 25;
+      fake.fail('write', 'EIO', { times: 1, after: 1 });
+    },
+    'EIO',
+  ),
+);
 
 t.test('a truncate that fails too is redone before the next write', async (t) => {
   const { file, fake, open } = setup(t);
@@ -189,13 +235,24 @@ async function assertHeaders(t: Test, file: string): Promise<number> {
   const contents = await readJournal(file);
   const files = await journalFiles(file);
   for (const name of files) {
-    const text = name.endsWith('.gz') ? zlib.gunzipSync(fs.readFileSync(name)).toString('utf8') : fs.readFileSync(name, 'utf8');
-    const lines = text.split('\n').filter((l) => l.length > 0).map((l) => decodeLine(l));
+    const text = name.endsWith('.gz')
+      ? zlib.gunzipSync(fs.readFileSync(name)).toString('utf8')
+      : fs.readFileSync(name, 'utf8');
+    const lines = text
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l) => decodeLine(l));
     const [head, first] = lines;
     t.ok(head !== undefined && isHeader(head), `${path.basename(name)} begins with a header`);
     if (head === undefined || !isHeader(head)) continue;
-    if (first !== undefined && !isHeader(first)) t.equal(head.firstSeq, first.seq, `${path.basename(name)}: firstSeq is its first entry's seq`);
-    else t.equal(head.firstSeq, contents.entries.length + 1, `${path.basename(name)} holds no entry yet: firstSeq is the next seq`);
+    if (first !== undefined && !isHeader(first))
+      t.equal(head.firstSeq, first.seq, `${path.basename(name)}: firstSeq is its first entry's seq`);
+    else
+      t.equal(
+        head.firstSeq,
+        contents.entries.length + 1,
+        `${path.basename(name)} holds no entry yet: firstSeq is the next seq`,
+      );
   }
   return files.length;
 }
@@ -208,7 +265,11 @@ t.test('rotates by size: each file begins with a header naming its first seq, ga
   const files = await assertHeaders(t, file);
   t.ok(files >= 5, `rotated into ${files} files`);
   await assertSeqs(t, file, 40);
-  t.same(fs.readdirSync(path.dirname(file)).filter((n) => n.endsWith('.next')), [], 'no .next left');
+  t.same(
+    fs.readdirSync(path.dirname(file)).filter((n) => n.endsWith('.next')),
+    [],
+    'no .next left',
+  );
 });
 
 t.test('rotation with compression gzips every rotated file and removes the plain ones', async (t) => {
@@ -219,46 +280,61 @@ t.test('rotation with compression gzips every rotated file and removes the plain
   const names = fs.readdirSync(path.dirname(file));
   const rotated = names.filter((n) => n !== 'statements.jsonl');
   t.ok(rotated.length >= 3, `${rotated.length} rotated files`);
-  t.ok(rotated.every((n) => n.endsWith('.jsonl.gz')), `all gzipped: ${rotated.join(', ')}`);
+  t.ok(
+    rotated.every((n) => n.endsWith('.jsonl.gz')),
+    `all gzipped: ${rotated.join(', ')}`,
+  );
   await assertHeaders(t, file);
   await assertSeqs(t, file, 24);
 });
 
-t.test('a failed rename during rotation refuses the next write; the written entries stay, and the rotation is retried', async (t) => {
-  const { file, fake, warnings, open } = setup(t);
-  const writer = await open({ maxSize: 600 });
-  fake.fail('rename', 'EIO');
-  let seq = 0;
-  while (fs.statSync(file).size < 600) await appendAll(writer, ++seq, 1);
-  const durable = writer.lastSeq;
-  t.equal(durable, seq, 'the chunk that filled the file was written');
-  await assertRefused(t, writer.append(entry(seq + 1)).written, 'EIO');
-  t.match(warnings.join('\n'), /rotation failed/, 'the idle rotation said it failed');
-  fake.heal();
-  const next = writer.append(entry(seq + 1));
-  t.equal(next.seq, durable + 1);
-  await next.written;
-  await writer.close();
-  t.equal(await assertHeaders(t, file), 2, 'rotated once');
-  await assertSeqs(t, file, durable + 1);
-  assertWholeLines(t, path.dirname(file));
-});
+t.test(
+  'a failed rename during rotation refuses the next write; the written entries stay, and the rotation is retried',
+  async (t) => {
+    const { file, fake, warnings, open } = setup(t);
+    const writer = await open({ maxSize: 600 });
+    fake.fail('rename', 'EIO');
+    let seq = 0;
+    while (fs.statSync(file).size < 600) await appendAll(writer, ++seq, 1);
+    const durable = writer.lastSeq;
+    t.equal(durable, seq, 'the chunk that filled the file was written');
+    await assertRefused(t, writer.append(entry(seq + 1)).written, 'EIO');
+    t.match(warnings.join('\n'), /rotation failed/, 'the idle rotation said it failed');
+    fake.heal();
+    const next = writer.append(entry(seq + 1));
+    t.equal(next.seq, durable + 1);
+    await next.written;
+    await writer.close();
+    t.equal(await assertHeaders(t, file), 2, 'rotated once');
+    await assertSeqs(t, file, durable + 1);
+    assertWholeLines(t, path.dirname(file));
+  },
+);
 
 t.test('a rotation that fails at any step is resumed where it stopped', async (t) => {
   const { file, fake, open } = setup(t);
   const writer = await open({ maxSize: 500, fsync: false });
   let seq = 0;
-  const steps = [['open', /\.next$/], ['datasync', /\.next$/], ['rename', /^statements\.jsonl$/], ['rename', /\.next$/], ['syncDirectory', /./]] as const;
+  const steps = [
+    ['open', /\.next$/],
+    ['datasync', /\.next$/],
+    ['rename', /^statements\.jsonl$/],
+    ['rename', /\.next$/],
+    ['syncDirectory', /./],
+  ] as const;
   for (const [op, name] of steps) {
     // Twice: once for the rotation that runs as soon as the file is full, once for the append after it.
     fake.fail(op, 'EIO', { times: 2, name });
     let refused: unknown;
     for (let tries = 0; tries < 50 && refused === undefined; tries++) {
       const a = writer.append(entry(seq + 1));
-      refused = await a.written.then(() => {
-        seq = a.seq;
-        return undefined;
-      }, (err: unknown) => err);
+      refused = await a.written.then(
+        () => {
+          seq = a.seq;
+          return undefined;
+        },
+        (err: unknown) => err,
+      );
     }
     t.ok(refused instanceof JournalUnavailableError, `${op} ${name}: the append after the failed rotation is refused`);
     fake.heal();
@@ -267,7 +343,11 @@ t.test('a rotation that fails at any step is resumed where it stopped', async (t
   await writer.close();
   t.equal(await assertHeaders(t, file), steps.length + 1, 'one rotation per step, none twice');
   await assertSeqs(t, file, seq);
-  t.same(fs.readdirSync(path.dirname(file)).filter((n) => n.endsWith('.next')), [], 'no .next left');
+  t.same(
+    fs.readdirSync(path.dirname(file)).filter((n) => n.endsWith('.next')),
+    [],
+    'no .next left',
+  );
 });
 
 t.test('open finishes a rotation a crash interrupted between the renames', async (t) => {
@@ -277,10 +357,13 @@ t.test('open finishes a rotation a crash interrupted between the renames', async
   await writer.close();
   // The state a kill leaves after the active file was renamed away and before .next took its place.
   fs.renameSync(file, rotatedName(file, new Date(), 1));
-  fs.writeFileSync(nextName(file), encodeLine({ kind: 'header', format: JOURNAL_FORMAT, started: new Date().toISOString(), ...HEADER, firstSeq: 6 }));
+  fs.writeFileSync(
+    nextName(file),
+    encodeLine({ kind: 'header', format: JOURNAL_FORMAT, started: new Date().toISOString(), ...HEADER, firstSeq: 6 }),
+  );
   writer = await open();
   t.match(warnings.join('\n'), /finished a rotation/);
-  t.equal(writer.lastSeq, 5, 'the last seq comes from the new file\'s header');
+  t.equal(writer.lastSeq, 5, "the last seq comes from the new file's header");
   t.equal(writer.append(entry(6)).seq, 6);
   await writer.close();
   t.notOk(fs.existsSync(nextName(file)));
@@ -364,46 +447,63 @@ t.test('open without an active file finds the last seq in the rotated files', as
   await assertSeqs(t, file, seq + 1);
 });
 
-t.test('open cleans up an interrupted compression: a stray .gz.tmp, and a plain file beside its complete .gz', async (t) => {
-  const { file, warnings, open } = setup(t);
-  let writer = await open({ maxSize: 400, compress: true });
-  let seq = 0;
-  while ((await journalFiles(file)).length < 3) await appendAll(writer, ++seq, 1);
-  await writer.close();
-  const [gz] = (await journalFiles(file)).filter((f) => f.endsWith('.gz'));
-  if (gz === undefined) throw new Error('no gzipped file');
-  const plain = gz.slice(0, -'.gz'.length);
-  fs.writeFileSync(plain, zlib.gunzipSync(fs.readFileSync(gz)));
-  fs.writeFileSync(`${plain}.gz.tmp`, 'half');
-  t.same((await journalFiles(file)).filter((f) => f.endsWith('.tmp') || f.endsWith('.next')), [], 'journalFiles never lists .gz.tmp');
-  writer = await open({ maxSize: 400, compress: true });
-  t.match(warnings.join('\n'), /already compressed/);
-  t.match(warnings.join('\n'), /unfinished compression/);
-  t.notOk(fs.existsSync(plain), 'the plain file is gone');
-  t.notOk(fs.existsSync(`${plain}.gz.tmp`), 'the .gz.tmp is gone');
-  t.ok(fs.existsSync(gz), 'the .gz stays');
-  await appendAll(writer, seq + 1, 1);
-  await writer.close();
-  await assertSeqs(t, file, seq + 1);
-});
+t.test(
+  'open cleans up an interrupted compression: a stray .gz.tmp, and a plain file beside its complete .gz',
+  async (t) => {
+    const { file, warnings, open } = setup(t);
+    let writer = await open({ maxSize: 400, compress: true });
+    let seq = 0;
+    while ((await journalFiles(file)).length < 3) await appendAll(writer, ++seq, 1);
+    await writer.close();
+    const [gz] = (await journalFiles(file)).filter((f) => f.endsWith('.gz'));
+    if (gz === undefined) throw new Error('no gzipped file');
+    const plain = gz.slice(0, -'.gz'.length);
+    fs.writeFileSync(plain, zlib.gunzipSync(fs.readFileSync(gz)));
+    fs.writeFileSync(`${plain}.gz.tmp`, 'half');
+    t.same(
+      (await journalFiles(file)).filter((f) => f.endsWith('.tmp') || f.endsWith('.next')),
+      [],
+      'journalFiles never lists .gz.tmp',
+    );
+    writer = await open({ maxSize: 400, compress: true });
+    t.match(warnings.join('\n'), /already compressed/);
+    t.match(warnings.join('\n'), /unfinished compression/);
+    t.notOk(fs.existsSync(plain), 'the plain file is gone');
+    t.notOk(fs.existsSync(`${plain}.gz.tmp`), 'the .gz.tmp is gone');
+    t.ok(fs.existsSync(gz), 'the .gz stays');
+    await appendAll(writer, seq + 1, 1);
+    await writer.close();
+    await assertSeqs(t, file, seq + 1);
+  },
+);
 
 t.test('journalFiles never lists a .next file', async (t) => {
-  const { file } = setup(t, { 'statements.jsonl': '', 'statements.jsonl.next': '', 'statements.20261121-054312.1.jsonl.gz.tmp': '' });
-  t.same((await journalFiles(file)).map((f) => path.basename(f)), ['statements.jsonl']);
+  const { file } = setup(t, {
+    'statements.jsonl': '',
+    'statements.jsonl.next': '',
+    'statements.20261121-054312.1.jsonl.gz.tmp': '',
+  });
+  t.same(
+    (await journalFiles(file)).map((f) => path.basename(f)),
+    ['statements.jsonl'],
+  );
 });
 
-t.test('a journal that cannot be created at open for lack of space: the server starts, and writes work once space is back', async (t) => {
-  const { file, fake, warnings, open } = setup(t);
-  fake.spaceLeft = 0;
-  const writer = await open();
-  t.match(warnings.join('\n'), /cannot be opened yet/);
-  await assertRefused(t, writer.append(entry(1)).written, 'ENOSPC');
-  fake.heal();
-  t.equal(writer.append(entry(1)).seq, 1);
-  await writer.close();
-  await assertHeaders(t, file);
-  await assertSeqs(t, file, 1);
-});
+t.test(
+  'a journal that cannot be created at open for lack of space: the server starts, and writes work once space is back',
+  async (t) => {
+    const { file, fake, warnings, open } = setup(t);
+    fake.spaceLeft = 0;
+    const writer = await open();
+    t.match(warnings.join('\n'), /cannot be opened yet/);
+    await assertRefused(t, writer.append(entry(1)).written, 'ENOSPC');
+    fake.heal();
+    t.equal(writer.append(entry(1)).seq, 1);
+    await writer.close();
+    await assertHeaders(t, file);
+    await assertSeqs(t, file, 1);
+  },
+);
 
 t.test('an append after close is refused', async (t) => {
   const { open } = setup(t);
@@ -433,15 +533,29 @@ t.test('a journal written by another engine is continued in a new file whose hea
   await appendAll(upgraded, 4, 2);
   await upgraded.close();
   const { headers, entries } = await readJournal(file);
-  t.same(headers.map(({ header }) => [header.sqlite, header.firstSeq]), [['3.50.4', 1], ['3.54.1', 4]], 'one file for each engine');
-  t.same(entries.map((e) => e.seq), [1, 2, 3, 4, 5]);
+  t.same(
+    headers.map(({ header }) => [header.sqlite, header.firstSeq]),
+    [
+      ['3.50.4', 1],
+      ['3.54.1', 4],
+    ],
+    'one file for each engine',
+  );
+  t.same(
+    entries.map((e) => e.seq),
+    [1, 2, 3, 4, 5],
+  );
 
-  const again = await open({ header: { ...HEADER, betterSqlite3: '13.2.0', sqlite: '3.54.1', version: '0.2.0', node: 'v24' } });
+  const again = await open({
+    header: { ...HEADER, betterSqlite3: '13.2.0', sqlite: '3.54.1', version: '0.2.0', node: 'v24' },
+  });
   t.equal(again.engineChangedAtOpen, null, 'the same engine (another Node or sqlscribe version) continues the file');
   await again.close();
   t.equal((await readJournal(file)).headers.length, 2);
 
-  const otherZone = await open({ header: { ...HEADER, betterSqlite3: '13.2.0', sqlite: '3.54.1', tz: 'Europe/Madrid' } });
+  const otherZone = await open({
+    header: { ...HEADER, betterSqlite3: '13.2.0', sqlite: '3.54.1', tz: 'Europe/Madrid' },
+  });
   t.ok(otherZone.engineChangedAtOpen, 'another time zone is another engine too');
   await otherZone.close();
 });

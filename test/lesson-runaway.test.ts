@@ -47,7 +47,9 @@ interface Answer {
 async function setUp(tt: Test): Promise<TestServer> {
   const dir = scratchDir(tt);
   // Every request comes from one address here: the whole pool is that class's (-client-share 1).
-  const server = await startServer(['-dir', path.join(dir, 'data'), '-query-timeout', '1s', '-client-share', '1'], { cwd: dir });
+  const server = await startServer(['-dir', path.join(dir, 'data'), '-query-timeout', '1s', '-client-share', '1'], {
+    cwd: dir,
+  });
   tt.teardown(() => server.stop());
   await importChinook(server);
   const copied = await server.post('/dbs', { dbs: [...STUDENTS, 'runaway'], from: 'chinook' });
@@ -81,8 +83,19 @@ t.test('a runaway is stopped at -query-timeout while a class runs the lesson and
   isError(tt, stopped, 400, 6007, 'the runaway');
   tt.ok(runawayEndedMs - startedMs >= 1000, `not stopped before the 1 s limit (${runawayEndedMs - startedMs} ms)`);
   const answers = classes.flat();
-  const wrong = answers.filter((answer) => answer.reply.status !== 200 || canonical((answer.reply.body?.results?.[0]?.rows ?? []) as unknown[][], LESSON[answer.index]?.ordered) !== expected[answer.index]);
-  tt.strictSame(wrong.map((answer) => `${answer.student} #${answer.index}: ${answer.reply.status} ${answer.reply.text.slice(0, 200)}`), [], 'every student statement answered as SQLite does');
+  const wrong = answers.filter(
+    (answer) =>
+      answer.reply.status !== 200 ||
+      canonical((answer.reply.body?.results?.[0]?.rows ?? []) as unknown[][], LESSON[answer.index]?.ordered) !==
+        expected[answer.index],
+  );
+  tt.strictSame(
+    wrong.map(
+      (answer) => `${answer.student} #${answer.index}: ${answer.reply.status} ${answer.reply.text.slice(0, 200)}`,
+    ),
+    [],
+    'every student statement answered as SQLite does',
+  );
   const during = answers.filter((answer) => answer.endedMs < runawayEndedMs).length;
   tt.ok(during >= STUDENTS.length, `students were answered while the runaway ran (${during} of ${answers.length})`);
   const after = answers.filter((answer) => answer.endedMs > runawayEndedMs).length;

@@ -32,7 +32,13 @@ function drainedOrClosed(req: http.ClientRequest): Promise<void> {
 }
 
 /** Streams `bytes` of spaces (with or without a Content-Length) and reads the answer. */
-function streamBody(server: TestServer, path: string, type: string, bytes: number, announce: boolean): Promise<Outcome> {
+function streamBody(
+  server: TestServer,
+  path: string,
+  type: string,
+  bytes: number,
+  announce: boolean,
+): Promise<Outcome> {
   const { hostname, port } = new URL(server.url);
   const headers: Record<string, string | number> = { 'content-type': type };
   if (announce) headers['content-length'] = bytes;
@@ -54,7 +60,8 @@ function streamBody(server: TestServer, path: string, type: string, bytes: numbe
       res.on('error', (error) => resolve({ ...outcome, error: String(error) }));
     });
     req.on('error', (error) => {
-      if (outcome.body === undefined) resolve({ ...outcome, error: (error as NodeJS.ErrnoException).code ?? String(error) });
+      if (outcome.body === undefined)
+        resolve({ ...outcome, error: (error as NodeJS.ErrnoException).code ?? String(error) });
     });
     void (async () => {
       for (let sent = 0; sent < bytes && !req.destroyed; sent += CHUNK.length) {
@@ -70,10 +77,13 @@ async function tenTries(tt: Test, send: (announce: boolean) => Promise<Outcome>,
     const announce = i % 2 === 0;
     const outcome = await send(announce);
     const seen = { status: outcome.status, code: outcome.body?.code, error: outcome.error ?? 'none' };
-    tt.strictSame(seen, { status: 413, code, error: 'none' }, `try ${i + 1} (${announce ? 'Content-Length' : 'chunked'}): the client read 413 [SQ${code}]`);
+    tt.strictSame(
+      seen,
+      { status: 413, code, error: 'none' },
+      `try ${i + 1} (${announce ? 'Content-Length' : 'chunked'}): the client read 413 [SQ${code}]`,
+    );
   }
 }
-
 
 t.test('a refused body: the client reads the 413 every time', async (tt) => {
   const cwd = scratchDir(tt);
@@ -82,9 +92,11 @@ t.test('a refused body: the client reads the 413 every time', async (tt) => {
   tt.equal((await server.post('/dbs', { db: 'school' })).status, 201, 'setup: a database');
 
   // The body is JSON-shaped only in its type: the server refuses it by size before parsing.
-  const exec = (announce: boolean): Promise<Outcome> => streamBody(server, '/exec', 'application/json', 5 * 1024 * 1024, announce);
+  const exec = (announce: boolean): Promise<Outcome> =>
+    streamBody(server, '/exec', 'application/json', 5 * 1024 * 1024, announce);
   await tenTries(tt, exec, 6002);
-  const imported = (announce: boolean): Promise<Outcome> => streamBody(server, '/dbs/school/import', 'application/sql', 5 * 1024 * 1024, announce);
+  const imported = (announce: boolean): Promise<Outcome> =>
+    streamBody(server, '/dbs/school/import', 'application/sql', 5 * 1024 * 1024, announce);
   await tenTries(tt, imported, 6050);
   tt.equal((await server.get('/health')).status, 200, 'the server still serves');
 });

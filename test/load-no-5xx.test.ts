@@ -21,11 +21,18 @@ const DATABASES = 4;
 
 t.test(`${CLIENTS} clients for ${SECONDS} s: no 5xx`, async (t) => {
   const dir = scratchDir(t);
-  const server = await startServer(['-dir', path.join(dir, 'data'), '-log-file', path.join(dir, 'journal', 'statements.jsonl')], { cwd: dir });
+  const server = await startServer(
+    ['-dir', path.join(dir, 'data'), '-log-file', path.join(dir, 'journal', 'statements.jsonl')],
+    { cwd: dir },
+  );
   t.teardown(() => (closeClients(), server.stop()));
   // Created at once, from as many clients: creation takes part in the load too.
   const created = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => server.post('/dbs', { db: `d${i}` })));
-  t.same(created.map((r) => r.status), created.map(() => 201), 'every database created');
+  t.same(
+    created.map((r) => r.status),
+    created.map(() => 201),
+    'every database created',
+  );
   for (let i = 0; i < DATABASES; i++) t.equal((await server.exec(`d${i}`, 'CREATE TABLE t (x INT)')).status, 200);
 
   const answers = new Map<string, number>();
@@ -36,7 +43,10 @@ t.test(`${CLIENTS} clients for ${SECONDS} s: no 5xx`, async (t) => {
       for (let n = 0; Date.now() < end; n++) {
         const db = `d${(client + n) % DATABASES}`;
         const from = `127.0.0.${10 + client}`;
-        const body = client % 2 === 0 ? { db, sql: 'INSERT INTO t VALUES (?)', params: [n] } : { db, sql: 'SELECT count(*), max(x) FROM t' };
+        const body =
+          client % 2 === 0
+            ? { db, sql: 'INSERT INTO t VALUES (?)', params: [n] }
+            : { db, sql: 'SELECT count(*), max(x) FROM t' };
         const reply = await postFrom(server, { from, body });
         const key = `${reply.status}${reply.body?.code === undefined ? '' : ` ${reply.body.code}`}`;
         answers.set(key, (answers.get(key) ?? 0) + 1);

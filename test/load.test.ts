@@ -30,15 +30,36 @@ interface RawReply {
 }
 
 /** One request on `agent` (or a fresh connection that closes when agent is false). */
-function request(url: string, method: string, pathAndQuery: string, agent: http.Agent | false, body?: unknown): Promise<RawReply> {
+function request(
+  url: string,
+  method: string,
+  pathAndQuery: string,
+  agent: http.Agent | false,
+  body?: unknown,
+): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const target = new URL(pathAndQuery, url);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const headers: http.OutgoingHttpHeaders = payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {};
+    const headers: http.OutgoingHttpHeaders = payload
+      ? { 'content-type': 'application/json', 'content-length': payload.length }
+      : {};
     if (agent === false) headers.connection = 'close';
-    const req = http.request({ host: '127.0.0.1', port: target.port, path: target.pathname + target.search, method, agent, headers }, (res) => {
-      readJson(res).then(({ text, body }) => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body, localPort: req.socket?.localPort }), reject);
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port: target.port, path: target.pathname + target.search, method, agent, headers },
+      (res) => {
+        readJson(res).then(
+          ({ text, body }) =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              text,
+              body,
+              localPort: req.socket?.localPort,
+            }),
+          reject,
+        );
+      },
+    );
     req.setTimeout(30_000, () => req.destroy(new Error('request timed out')));
     req.on('error', reject);
     req.end(payload);
@@ -55,20 +76,29 @@ async function ownServer(tt: Test, args: string[]): Promise<TestServer> {
 }
 
 /** Settles every promise, so that one failure does not hide the others. */
-async function settle<T>(promises: Array<Promise<T>>): Promise<Array<{ ok: true; value: T } | { ok: false; error: Error }>> {
+async function settle<T>(
+  promises: Array<Promise<T>>,
+): Promise<Array<{ ok: true; value: T } | { ok: false; error: Error }>> {
   const settled = await Promise.allSettled(promises);
-  return settled.map((s) => (s.status === 'fulfilled' ? { ok: true as const, value: s.value } : { ok: false as const, error: s.reason as Error }));
+  return settled.map((s) =>
+    s.status === 'fulfilled' ? { ok: true as const, value: s.value } : { ok: false as const, error: s.reason as Error },
+  );
 }
-
 
 t.test('answers connections over -max-connections with 503 and serves the others', async (tt) => {
   const server = await ownServer(tt, ['-max-connections', String(MAX)]);
   // Setup on connections that close at once, so they hold no slot afterwards.
   const created = await request(server.url, 'POST', '/dbs', false, { db: 'load' });
   tt.equal(created.status, 201, created.text);
-  const setup = await request(server.url, 'POST', '/exec', false, { db: 'load', sql: 'CREATE TABLE t (id INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 10), (2, 20)' });
+  const setup = await request(server.url, 'POST', '/exec', false, {
+    db: 'load',
+    sql: 'CREATE TABLE t (id INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 10), (2, 20)',
+  });
   tt.equal(setup.status, 200, setup.text);
-  await waitFor(() => openServerConnections(server) === 0, { timeoutMs: 300, what: 'the server to close the setup connections' }).catch(() => undefined);
+  await waitFor(() => openServerConnections(server) === 0, {
+    timeoutMs: 300,
+    what: 'the server to close the setup connections',
+  }).catch(() => undefined);
 
   // 20 keep-alive connections at once, one request each.
   const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
@@ -76,12 +106,19 @@ t.test('answers connections over -max-connections with 503 and serves the others
   agent.on('free', (socket) => {
     if (!sockets.includes(socket)) sockets.push(socket);
   });
-  const results = await settle(Array.from({ length: 20 }, (_, i) =>
-    i % 2 === 0
-      ? request(server.url, 'GET', '/health', agent)
-      : request(server.url, 'POST', '/exec', agent, { db: 'load', sql: 'SELECT v FROM t WHERE id = 1' })));
+  const results = await settle(
+    Array.from({ length: 20 }, (_, i) =>
+      i % 2 === 0
+        ? request(server.url, 'GET', '/health', agent)
+        : request(server.url, 'POST', '/exec', agent, { db: 'load', sql: 'SELECT v FROM t WHERE id = 1' }),
+    ),
+  );
   const failed = results.filter((r) => !r.ok);
-  tt.strictSame(failed.map((r) => (r.ok ? '' : r.error.message)), [], 'no request failed at the socket level');
+  tt.strictSame(
+    failed.map((r) => (r.ok ? '' : r.error.message)),
+    [],
+    'no request failed at the socket level',
+  );
   const replies = results.flatMap((r) => (r.ok ? [r.value] : []));
   const admitted = replies.filter((r) => r.status === 200);
   const refused = replies.filter((r) => r.status === 503);
@@ -105,7 +142,10 @@ t.test('answers connections over -max-connections with 503 and serves the others
 
   // The admitted connections stay usable: a second request on each is served.
   const again = await settle(Array.from({ length: MAX }, () => request(server.url, 'GET', '/health', agent)));
-  tt.ok(again.every((r) => r.ok && r.value.status === 200), `a second round on the kept-alive connections is served: ${JSON.stringify(again.map((r) => (r.ok ? r.value.status : r.error.message)))}`);
+  tt.ok(
+    again.every((r) => r.ok && r.value.status === 200),
+    `a second round on the kept-alive connections is served: ${JSON.stringify(again.map((r) => (r.ok ? r.value.status : r.error.message)))}`,
+  );
 
   // Close everything, and let the server leave its pressure mode.
   agent.destroy();
@@ -114,24 +154,53 @@ t.test('answers connections over -max-connections with 503 and serves the others
   // A burst of 200 requests over 8 keep-alive connections.
   const burstAgent = new http.Agent({ keepAlive: true, maxSockets: MAX });
   const started = Date.now();
-  const burst = await settle(Array.from({ length: 200 }, (_, i) => {
-    switch (i % 4) {
-      case 0: return request(server.url, 'GET', '/health', burstAgent);
-      case 1: return request(server.url, 'POST', '/exec', burstAgent, { db: 'load', sql: 'SELECT v FROM t WHERE id = ?', params: [(i % 2) + 1] });
-      case 2: return request(server.url, 'POST', '/exec', burstAgent, { db: 'load', sql: 'INSERT INTO t VALUES (?, ?)', params: [1000 + i, i] });
-      default: return request(server.url, 'GET', '/rows?db=load&table=t&limit=5', burstAgent);
-    }
-  }));
+  const burst = await settle(
+    Array.from({ length: 200 }, (_, i) => {
+      switch (i % 4) {
+        case 0:
+          return request(server.url, 'GET', '/health', burstAgent);
+        case 1:
+          return request(server.url, 'POST', '/exec', burstAgent, {
+            db: 'load',
+            sql: 'SELECT v FROM t WHERE id = ?',
+            params: [(i % 2) + 1],
+          });
+        case 2:
+          return request(server.url, 'POST', '/exec', burstAgent, {
+            db: 'load',
+            sql: 'INSERT INTO t VALUES (?, ?)',
+            params: [1000 + i, i],
+          });
+        default:
+          return request(server.url, 'GET', '/rows?db=load&table=t&limit=5', burstAgent);
+      }
+    }),
+  );
   const took = Date.now() - started;
-  const bad = burst.filter((r) => !r.ok || r.value.status !== 200 && r.value.status !== 201);
-  tt.strictSame(bad.map((r) => (r.ok ? `${r.value.status} ${r.value.text.slice(0, 120)}` : r.error.message)), [], `all 200 requests of the burst succeeded (${took} ms)`);
+  const bad = burst.filter((r) => !r.ok || (r.value.status !== 200 && r.value.status !== 201));
+  tt.strictSame(
+    bad.map((r) => (r.ok ? `${r.value.status} ${r.value.text.slice(0, 120)}` : r.error.message)),
+    [],
+    `all 200 requests of the burst succeeded (${took} ms)`,
+  );
   const ports = new Set(burst.flatMap((r) => (r.ok ? [r.value.localPort] : [])));
   tt.ok(ports.size <= MAX, `the burst used at most ${MAX} connections (${ports.size})`);
   burstAgent.destroy();
-  await waitFor(() => openServerConnections(server) === 0, { timeoutMs: 1000, what: 'the server to close the burst connections' }).catch(() => undefined);
+  await waitFor(() => openServerConnections(server) === 0, {
+    timeoutMs: 1000,
+    what: 'the server to close the burst connections',
+  }).catch(() => undefined);
 
   const count = await request(server.url, 'POST', '/exec', false, { db: 'load', sql: 'SELECT count(*) FROM t' });
-  tt.strictSame(count.body?.results?.[0]?.rows, [[52]], `every insert of the burst was committed: ${count.text.slice(0, 200)}`);
+  tt.strictSame(
+    count.body?.results?.[0]?.rows,
+    [[52]],
+    `every insert of the burst was committed: ${count.text.slice(0, 200)}`,
+  );
   const metrics = await request(server.url, 'GET', '/metrics', false);
-  tt.equal(metrics.body?.requests_by_status?.['503'], refused.length, `metrics counted the refused requests: ${metrics.text.slice(0, 300)}`);
+  tt.equal(
+    metrics.body?.requests_by_status?.['503'],
+    refused.length,
+    `metrics counted the refused requests: ${metrics.text.slice(0, 300)}`,
+  );
 });

@@ -12,8 +12,18 @@ const OBSERVED = [0.0001, 0.004, 0.005, 0.02, 0.3, 7, 12, Number.NaN];
 t.test('a labelled counter and histogram, and unlabelled ones never touched', async (t) => {
   const theirs = new client.Registry();
   const ours = new client.Registry();
-  const counter = new client.Counter({ name: 'x_total', help: 'by command and outcome', labelNames: ['command', 'outcome'], registers: [theirs] });
-  const histogram = new client.Histogram({ name: 'x_seconds', help: 'by command', labelNames: ['command'], registers: [theirs] });
+  const counter = new client.Counter({
+    name: 'x_total',
+    help: 'by command and outcome',
+    labelNames: ['command', 'outcome'],
+    registers: [theirs],
+  });
+  const histogram = new client.Histogram({
+    name: 'x_seconds',
+    help: 'by command',
+    labelNames: ['command'],
+    registers: [theirs],
+  });
   new client.Counter({ name: 'y_total', help: 'never counted', registers: [theirs] });
   new client.Histogram({ name: 'y_seconds', help: 'never observed', registers: [theirs] });
   const tallyCounter = new TallyCounter('x_total', 'by command and outcome', ['command', 'outcome']).registerIn(ours);

@@ -50,7 +50,8 @@ async function within<T>(ms: number, what: string, fn: () => Promise<T>): Promis
 async function payloads(jsm: JetStreamManager, stream: string): Promise<string[]> {
   const { state } = await jsm.streams.info(stream);
   const out: string[] = [];
-  for (let seq = 1; seq <= state.last_seq; seq++) out.push((await jsm.streams.getMessage(stream, { seq }))?.string() ?? `<no message ${seq}>`);
+  for (let seq = 1; seq <= state.last_seq; seq++)
+    out.push((await jsm.streams.getMessage(stream, { seq }))?.string() ?? `<no message ${seq}>`);
   return out;
 }
 
@@ -84,7 +85,13 @@ t.test('one node: a stream takes messages, gives them back, and keeps them acros
   // Same port and store dir: the stream and its messages are still there.
   await node.restart();
   const again = await client(tt, node.url);
-  tt.same(await payloads(await jetstreamManager(again), 'SOLO'), ['entry 0', 'entry 1', 'entry 2', 'entry 3', 'entry 4']);
+  tt.same(await payloads(await jetstreamManager(again), 'SOLO'), [
+    'entry 0',
+    'entry 1',
+    'entry 2',
+    'entry 3',
+    'entry 4',
+  ]);
   await again.close();
   await node.stop();
   tt.match(node.log(), /Server Exiting/);
@@ -100,7 +107,8 @@ t.test('a cluster of three: killing the stream leader loses no acknowledged mess
   await jsm.streams.add({ name: 'JOURNAL', subjects: ['journal.>'], num_replicas: 3 });
   // The timeout is short so that a publish lost in the election is retried, not waited on; msgID makes a retry of one that did land a duplicate the stream drops.
   const js = jetstream(nc, { timeout: 2_000 });
-  const publish = (i: number): Promise<unknown> => within(30_000, `publish ${i}`, () => js.publish('journal.entry', `entry ${i}`, { msgID: `entry-${i}` }));
+  const publish = (i: number): Promise<unknown> =>
+    within(30_000, `publish ${i}`, () => js.publish('journal.entry', `entry ${i}`, { msgID: `entry-${i}` }));
   for (let i = 0; i < 50; i++) await publish(i);
 
   const leaderName = (await jsm.streams.info('JOURNAL')).cluster?.leader;
@@ -114,17 +122,25 @@ t.test('a cluster of three: killing the stream leader loses no acknowledged mess
   const survivor = cluster.nodes.find((node) => node !== leader)!;
   const direct = await client(tt, survivor.url);
   // Its account info is asked at once, which may time out while the cluster is still electing: retried.
-  const survivorJsm = await within(20_000, 'a JetStream manager on a survivor', () => jetstreamManager(direct, { timeout: 3_000 }));
+  const survivorJsm = await within(20_000, 'a JetStream manager on a survivor', () =>
+    jetstreamManager(direct, { timeout: 3_000 }),
+  );
   const info = await within(20_000, 'stream info after the kill', () => survivorJsm.streams.info('JOURNAL'));
   tt.not(info.cluster?.leader, leader.name, 'a new leader was elected');
   tt.equal(info.state.messages, 100);
-  tt.same(await payloads(survivorJsm, 'JOURNAL'), Array.from({ length: 100 }, (_, i) => `entry ${i}`));
+  tt.same(
+    await payloads(survivorJsm, 'JOURNAL'),
+    Array.from({ length: 100 }, (_, i) => `entry ${i}`),
+  );
 
   // The killed node, restarted on its port and store dir, is a current replica again.
   await leader.restart();
   const rejoined = await within(30_000, `${leader.name} rejoining`, async () => {
-    const replica = (await survivorJsm.streams.info('JOURNAL')).cluster?.replicas?.find((peer) => peer.name === leader.name);
-    if (replica === undefined || !replica.current || replica.offline) throw new Error(`${leader.name} is not current yet: ${JSON.stringify(replica)}`);
+    const replica = (await survivorJsm.streams.info('JOURNAL')).cluster?.replicas?.find(
+      (peer) => peer.name === leader.name,
+    );
+    if (replica === undefined || !replica.current || replica.offline)
+      throw new Error(`${leader.name} is not current yet: ${JSON.stringify(replica)}`);
     return replica;
   });
   tt.equal(rejoined.lag ?? 0, 0);

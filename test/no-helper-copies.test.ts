@@ -12,7 +12,10 @@ const HELPERS = ['sleep', 'waitFor', 'until', 'eventually', 'execOk'];
 const dir = __dirname;
 const files = [
   ...fs.readdirSync(dir).filter((name) => name.endsWith('.ts')),
-  ...fs.readdirSync(path.join(dir, 'helpers')).filter((name) => name.endsWith('.ts') && !['wait.ts', 'exec.ts'].includes(name)).map((name) => path.join('helpers', name)),
+  ...fs
+    .readdirSync(path.join(dir, 'helpers'))
+    .filter((name) => name.endsWith('.ts') && !['wait.ts', 'exec.ts'].includes(name))
+    .map((name) => path.join('helpers', name)),
 ];
 
 t.test('no test file defines a shared helper again', async (tt) => {

@@ -25,12 +25,42 @@ function rejects(tt: tap.Test, argv: string[], pattern: RegExp): void {
 
 t.test('returns the embedded defaults when no flag is given', async (t) => {
   t.same(config(), {
-    mode: 'multi', dbFile: null, dir: path.join(CWD, 'data'), host: '127.0.0.1', port: 8080,
-    token: null, fileTokens: null, maxConnections: 64, logJson: false, trustProxy: [],
-    logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'mod',
-    logMaxSize: 10 * MiB, logFsync: true, logCompress: false,
-    snapshotEvery: null, snapshotDir: path.join(CWD, 'data', 'journal', 'snapshots'), logRetain: null, queryTimeoutMs: 5000, lockTimeoutMs: 5000, restoreRole: 'write', sessionTimeoutMs: 300_000, requestTimeoutMs: 30_000, clientShare: 0.5, headerTimeoutMs: 5000, bodyTimeoutMs: 30_000, idleTimeoutMs: 5000,
-    maxBodyBytes: MiB, maxResultRows: 10_000, maxResultBytes: 16 * MiB, maxStatements: 1000, maxImportBytes: 64 * MiB, importTimeoutMs: 600_000, journalFeed: false, journalHeartbeatMs: 15_000, historyIndex: true,
+    mode: 'multi',
+    dbFile: null,
+    dir: path.join(CWD, 'data'),
+    host: '127.0.0.1',
+    port: 8080,
+    token: null,
+    fileTokens: null,
+    maxConnections: 64,
+    logJson: false,
+    trustProxy: [],
+    logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'),
+    logLevel: 'mod',
+    logMaxSize: 10 * MiB,
+    logFsync: true,
+    logCompress: false,
+    snapshotEvery: null,
+    snapshotDir: path.join(CWD, 'data', 'journal', 'snapshots'),
+    logRetain: null,
+    queryTimeoutMs: 5000,
+    lockTimeoutMs: 5000,
+    restoreRole: 'write',
+    sessionTimeoutMs: 300_000,
+    requestTimeoutMs: 30_000,
+    clientShare: 0.5,
+    headerTimeoutMs: 5000,
+    bodyTimeoutMs: 30_000,
+    idleTimeoutMs: 5000,
+    maxBodyBytes: MiB,
+    maxResultRows: 10_000,
+    maxResultBytes: 16 * MiB,
+    maxStatements: 1000,
+    maxImportBytes: 64 * MiB,
+    importTimeoutMs: 600_000,
+    journalFeed: false,
+    journalHeartbeatMs: 15_000,
+    historyIndex: true,
     replication: null,
   });
 });
@@ -41,12 +71,23 @@ t.test('freezes the returned config', async (t) => {
 
 t.test('serves one file in single-DB mode with -db', async (t) => {
   const c = config('-db', 'shop.db');
-  t.match(c, { mode: 'single', dbFile: path.join(CWD, 'shop.db'), dir: CWD, logFile: path.join(CWD, 'journal', 'statements.jsonl'), logLevel: 'mod' });
+  t.match(c, {
+    mode: 'single',
+    dbFile: path.join(CWD, 'shop.db'),
+    dir: CWD,
+    logFile: path.join(CWD, 'journal', 'statements.jsonl'),
+    logLevel: 'mod',
+  });
   t.equal(config('-db', '/var/lib/x/one.db').dir, path.resolve('/var/lib/x'), 'absolute path kept');
 });
 
 t.test('serves a directory in multi-DB mode with -dir', async (t) => {
-  t.match(config('-dir', 'dbs'), { mode: 'multi', dbFile: null, dir: path.join(CWD, 'dbs'), logFile: path.join(CWD, 'dbs', 'journal', 'statements.jsonl') });
+  t.match(config('-dir', 'dbs'), {
+    mode: 'multi',
+    dbFile: null,
+    dir: path.join(CWD, 'dbs'),
+    logFile: path.join(CWD, 'dbs', 'journal', 'statements.jsonl'),
+  });
   t.equal(config('-dir', '../other').dir, path.resolve(CWD, '../other'), 'relative to cwd');
 });
 
@@ -84,12 +125,18 @@ t.test('sets the token and rejects an empty one', async (t) => {
 });
 
 t.test('parses the integer limits', async (t) => {
-  t.match(config('-max-connections', '8', '-max-result-rows', '50', '-max-statements', '007'),
-    { maxConnections: 8, maxResultRows: 50, maxStatements: 7 });
+  t.match(config('-max-connections', '8', '-max-result-rows', '50', '-max-statements', '007'), {
+    maxConnections: 8,
+    maxResultRows: 50,
+    maxStatements: 7,
+  });
 });
 
 t.test('parses the import limits', async (t) => {
-  t.match(config('-max-import-bytes', '2M', '-import-timeout', '90s'), { maxImportBytes: 2 * 1024 * 1024, importTimeoutMs: 90_000 });
+  t.match(config('-max-import-bytes', '2M', '-import-timeout', '90s'), {
+    maxImportBytes: 2 * 1024 * 1024,
+    importTimeoutMs: 90_000,
+  });
   rejects(t, ['-max-import-bytes', '0'], /^-max-import-bytes: /);
 });
 
@@ -118,22 +165,43 @@ t.test('rejects bad boolean values and a separate boolean value', async (t) => {
 });
 
 t.test('defaults the journal level to mod when -log-file is given', async (t) => {
-  t.match(config('-db', 'a.db', '-log-file', 'j/s.jsonl'),
-    { logFile: path.join(CWD, 'j', 's.jsonl'), logLevel: 'mod' });
-  t.match(config('-log-file', '/tmp/s.jsonl'), { mode: 'multi', dir: path.join(CWD, 'data'), logFile: path.resolve('/tmp/s.jsonl') });
+  t.match(config('-db', 'a.db', '-log-file', 'j/s.jsonl'), {
+    logFile: path.join(CWD, 'j', 's.jsonl'),
+    logLevel: 'mod',
+  });
+  t.match(config('-log-file', '/tmp/s.jsonl'), {
+    mode: 'multi',
+    dir: path.join(CWD, 'data'),
+    logFile: path.resolve('/tmp/s.jsonl'),
+  });
   for (const level of ['none', 'error', 'mod', 'all']) {
     t.equal(config('-dir', 'd', '-log-file', 'j', '-log-level', level).logLevel, level);
   }
-  t.match(config('-log-level', 'all'), { logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'all' },
-    '-log-level alone keeps the embedded journal');
+  t.match(
+    config('-log-level', 'all'),
+    { logFile: path.join(CWD, 'data', 'journal', 'statements.jsonl'), logLevel: 'all' },
+    '-log-level alone keeps the embedded journal',
+  );
 });
 
 t.test('journals in every mode unless -log-level none; rejects an unknown level', async (t) => {
   t.equal(config('-db', '/srv/x/a.db').logFile, '/srv/x/journal/statements.jsonl', '-db: beside the database file');
-  t.equal(config('-dir', 'd', '-log-level', 'error').logFile, path.join(CWD, 'd', 'journal', 'statements.jsonl'), '-dir: under the data directory');
+  t.equal(
+    config('-dir', 'd', '-log-level', 'error').logFile,
+    path.join(CWD, 'd', 'journal', 'statements.jsonl'),
+    '-dir: under the data directory',
+  );
   t.equal(config().logFile, path.join(CWD, 'data', 'journal', 'statements.jsonl'), 'neither: under ./data');
-  t.match(config('-dir', 'd', '-log-level', 'none'), { logLevel: 'none', logFile: null, logFsync: false }, 'none without -log-file: no journal at all');
-  t.match(config('-dir', 'd', '-log-level', 'none', '-log-file', 'j'), { logLevel: 'none', logFile: path.join(CWD, 'j') }, 'none with -log-file: the file is kept, nothing written');
+  t.match(
+    config('-dir', 'd', '-log-level', 'none'),
+    { logLevel: 'none', logFile: null, logFsync: false },
+    'none without -log-file: no journal at all',
+  );
+  t.match(
+    config('-dir', 'd', '-log-level', 'none', '-log-file', 'j'),
+    { logLevel: 'none', logFile: path.join(CWD, 'j') },
+    'none with -log-file: the file is kept, nothing written',
+  );
   rejects(t, ['-log-level', 'debug'], /^-log-level: expected one of none, error, mod, all/);
   rejects(t, ['-log-level', 'MOD'], /^-log-level: /);
 });
@@ -151,13 +219,19 @@ t.test('syncs the journal by default, and -log-fsync=false opts out', async (t) 
   t.equal(config('-dir', 'd', '-log-file', 'j', '-log-fsync=false').logFsync, false);
   t.equal(config('-log-fsync=false').logFsync, false, 'the embedded journal can opt out too');
   t.equal(config('-dir', 'd').logFsync, true, 'the default journal of -dir syncs too');
-  t.equal(config('-dir', 'd', '-log-level', 'none').logFsync, false, 'no journal: nothing to sync, and the default does not refuse to start');
+  t.equal(
+    config('-dir', 'd', '-log-level', 'none').logFsync,
+    false,
+    'no journal: nothing to sync, and the default does not refuse to start',
+  );
   t.equal(config('-dir', 'd', '-log-file', 'j', '-log-level', 'none').logFsync, true);
 });
 
 t.test('parses -log-max-size and -max-body-bytes as sizes', async (t) => {
-  t.match(config('-log-file', 'j', '-log-max-size', '512K', '-max-body-bytes', '2MiB'),
-    { logMaxSize: 512 * 1024, maxBodyBytes: 2 * MiB });
+  t.match(config('-log-file', 'j', '-log-max-size', '512K', '-max-body-bytes', '2MiB'), {
+    logMaxSize: 512 * 1024,
+    maxBodyBytes: 2 * MiB,
+  });
   rejects(t, ['-max-body-bytes', '0'], /^-max-body-bytes: /);
   rejects(t, ['-log-max-size=10X'], /^-log-max-size: /);
 });
@@ -167,7 +241,11 @@ t.test('parses -query-timeout and -lock-timeout as durations in ms', async (t) =
   t.match(config('-session-timeout', '2s'), { sessionTimeoutMs: 2000 });
   t.match(config('-request-timeout', '1m'), { requestTimeoutMs: 60_000 });
   rejects(t, ['-request-timeout', '0'], /^-request-timeout: /);
-  t.match(config('-header-timeout', '2s', '-body-timeout=1m', '-idle-timeout', '500ms'), { headerTimeoutMs: 2000, bodyTimeoutMs: 60_000, idleTimeoutMs: 500 });
+  t.match(config('-header-timeout', '2s', '-body-timeout=1m', '-idle-timeout', '500ms'), {
+    headerTimeoutMs: 2000,
+    bodyTimeoutMs: 60_000,
+    idleTimeoutMs: 500,
+  });
   rejects(t, ['-header-timeout', '0'], /^-header-timeout: /);
   t.equal(config('-query-timeout', '1.5s').queryTimeoutMs, 1500);
   for (const bad of ['0', '0s', '5', 'abc', '-1s', '100us', '1000h']) {
@@ -196,7 +274,8 @@ t.test('parses -client-share as a fraction or a percentage of the engines', asyn
   t.equal(config('-client-share', '0.25').clientShare, 0.25);
   t.equal(config('-client-share=75%').clientShare, 0.75);
   t.equal(config('-client-share', '1').clientShare, 1);
-  for (const bad of ['0', '0%', '1.5', '150%', 'half', '-0.5', '']) rejects(t, [`-client-share=${bad}`], /^-client-share: expected a share above 0 and at most 1/);
+  for (const bad of ['0', '0%', '1.5', '150%', 'half', '-0.5', ''])
+    rejects(t, [`-client-share=${bad}`], /^-client-share: expected a share above 0 and at most 1/);
 });
 
 t.test('rejects an unknown flag, suggesting the nearest one', async (t) => {
@@ -234,45 +313,116 @@ t.test('returns the usage for -h, -help and --help', async (t) => {
 });
 
 t.test('returns the version line for -version and --version; -h wins over it', async (t) => {
-  const { version } = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../package.json'), 'utf8')) as { version: string };
+  const { version } = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../package.json'), 'utf8')) as {
+    version: string;
+  };
   for (const argv of [['-version'], ['--version'], ['-db', 'a.db', '-version'], ['-nonsense', '--version']]) {
     t.same(parseCommandLine(argv, CWD), { kind: 'version', line: `sqlscribe ${version}\n` }, argv.join(' '));
   }
-  t.same(parseCommandLine(['-version', '-h'], CWD), { kind: 'help', usage: usage() }, 'help lists -version, so it wins');
+  t.same(
+    parseCommandLine(['-version', '-h'], CWD),
+    { kind: 'help', usage: usage() },
+    'help lists -version, so it wins',
+  );
   t.match(usage(), /^\s+-version\n\s+print the version and exit$/m, 'the usage lists -version');
   rejects(t, ['-verison'], /did you mean -version\?/);
 });
 
 t.test('lists every flag with its default in the usage', async (t) => {
   const text = usage();
-  const flags = ['db', 'dir', 'addr', 'token', 'max-connections', 'log-json', 'log-file', 'log-level',
-    'log-max-size', 'log-fsync', 'log-compress', 'query-timeout', 'lock-timeout', 'session-timeout', 'request-timeout', 'client-share', 'header-timeout', 'body-timeout', 'idle-timeout', 'max-body-bytes', 'max-result-rows',
-    'max-statements', 'h'];
+  const flags = [
+    'db',
+    'dir',
+    'addr',
+    'token',
+    'max-connections',
+    'log-json',
+    'log-file',
+    'log-level',
+    'log-max-size',
+    'log-fsync',
+    'log-compress',
+    'query-timeout',
+    'lock-timeout',
+    'session-timeout',
+    'request-timeout',
+    'client-share',
+    'header-timeout',
+    'body-timeout',
+    'idle-timeout',
+    'max-body-bytes',
+    'max-result-rows',
+    'max-statements',
+    'h',
+  ];
   for (const flag of flags) t.match(text, new RegExp(`^  -${flag}\\b`, 'm'), flag);
-  for (const def of ['127.0.0.1:8080', '(default 64)', '(default 5s)', '(default 10M)', '(default 1M)',
-    '(default 10000)', '(default 1000)', 'statements.jsonl']) t.ok(text.includes(def), def);
+  for (const def of [
+    '127.0.0.1:8080',
+    '(default 64)',
+    '(default 5s)',
+    '(default 10M)',
+    '(default 1M)',
+    '(default 10000)',
+    '(default 1000)',
+    'statements.jsonl',
+  ])
+    t.ok(text.includes(def), def);
 });
 
 t.test('converts Go durations to milliseconds', async (t) => {
   const cases: [string, number][] = [
-    ['500ms', 500], ['5s', 5000], ['2m', 120_000], ['1h', 3_600_000], ['1m30s', 90_000],
-    ['1.5s', 1500], ['1h2m3s4ms', 3_723_004], ['.5s', 500], ['1.1s', 1100], ['250us', 0.25],
-    ['1500000ns', 1.5], ['0', 0],
+    ['500ms', 500],
+    ['5s', 5000],
+    ['2m', 120_000],
+    ['1h', 3_600_000],
+    ['1m30s', 90_000],
+    ['1.5s', 1500],
+    ['1h2m3s4ms', 3_723_004],
+    ['.5s', 500],
+    ['1.1s', 1100],
+    ['250us', 0.25],
+    ['1500000ns', 1.5],
+    ['0', 0],
   ];
   for (const [text, ms] of cases) t.equal(parseDuration(text), ms, text);
 });
 
 t.test('rejects malformed durations', async (t) => {
-  for (const bad of ['', '5', '1.5', 's', '5 s', '5sec', '-5s', '+5s', '1d', '5S', '1m30', 'ms5', `${'9'.repeat(400)}h`]) {
+  for (const bad of [
+    '',
+    '5',
+    '1.5',
+    's',
+    '5 s',
+    '5sec',
+    '-5s',
+    '+5s',
+    '1d',
+    '5S',
+    '1m30',
+    'ms5',
+    `${'9'.repeat(400)}h`,
+  ]) {
     t.throws(() => parseDuration(bad), OptionsError, JSON.stringify(bad));
   }
 });
 
 t.test('converts sizes with binary units to bytes', async (t) => {
   const cases: [string, number][] = [
-    ['1048576', MiB], ['512K', 524_288], ['512k', 524_288], ['10M', 10 * MiB], ['1G', 1024 * MiB],
-    ['1KB', 1024], ['1kib', 1024], ['3MB', 3 * MiB], ['3MiB', 3 * MiB], ['2gb', 2048 * MiB],
-    ['2GiB', 2048 * MiB], ['100b', 100], ['1.5M', 1.5 * MiB], ['0', 0],
+    ['1048576', MiB],
+    ['512K', 524_288],
+    ['512k', 524_288],
+    ['10M', 10 * MiB],
+    ['1G', 1024 * MiB],
+    ['1KB', 1024],
+    ['1kib', 1024],
+    ['3MB', 3 * MiB],
+    ['3MiB', 3 * MiB],
+    ['2gb', 2048 * MiB],
+    ['2GiB', 2048 * MiB],
+    ['100b', 100],
+    ['1.5M', 1.5 * MiB],
+    ['0', 0],
   ];
   for (const [text, bytes] of cases) t.equal(parseSize(text), bytes, text);
 });
@@ -293,12 +443,20 @@ t.test('parses -snapshot-every as a count of entries or a duration', async (t) =
 t.test('puts snapshots beside the journal unless -snapshot-dir says where', async (t) => {
   t.equal(config('-dir', 'd', '-log-file', 'j/s.jsonl').snapshotDir, path.join(CWD, 'j', 'snapshots'));
   t.equal(config('-snapshot-dir', 'snaps', '-snapshot-every', '5').snapshotDir, path.join(CWD, 'snaps'));
-  t.equal(config('-dir', 'd').snapshotDir, path.join(CWD, 'd', 'journal', 'snapshots'), 'the default journal has them beside it too');
+  t.equal(
+    config('-dir', 'd').snapshotDir,
+    path.join(CWD, 'd', 'journal', 'snapshots'),
+    'the default journal has them beside it too',
+  );
   t.equal(config('-dir', 'd', '-log-level', 'none').snapshotDir, null, 'no journal, no snapshots');
 });
 
 t.test('parses -log-retain as a duration or a count of rotated files', async (t) => {
-  t.same(config('-snapshot-every', '100', '-log-retain', '168h').logRetain, { ms: 168 * 3_600_000 }, 'longer than any timer may wait');
+  t.same(
+    config('-snapshot-every', '100', '-log-retain', '168h').logRetain,
+    { ms: 168 * 3_600_000 },
+    'longer than any timer may wait',
+  );
   t.same(config('-snapshot-every', '100', '-log-retain', '3').logRetain, { files: 3 });
   t.same(config('-snapshot-every', '100', '-log-retain', '0').logRetain, { files: 0 }, 'keep no covered file');
   t.equal(config().logRetain, null, 'keeps everything by default');
@@ -314,7 +472,11 @@ t.test('rejects bad snapshot and retention values naming the flag', async (t) =>
 
 t.test('rejects snapshots and retention without a journal, and retention without snapshots', async (t) => {
   rejects(t, ['-dir', 'd', '-log-level', 'none', '-snapshot-every', '10'], /^-snapshot-every: needs a journal/);
-  rejects(t, ['-log-file', 'j.jsonl', '-log-level', 'error', '-snapshot-every', '10'], /^-snapshot-every: needs a journal that records every change/);
+  rejects(
+    t,
+    ['-log-file', 'j.jsonl', '-log-level', 'error', '-snapshot-every', '10'],
+    /^-snapshot-every: needs a journal that records every change/,
+  );
   rejects(t, ['-dir', 'd', '-log-level', 'none', '-snapshot-dir', 's'], /^-snapshot-dir: needs a journal/);
   rejects(t, ['-log-retain', '3'], /^-log-retain: needs -snapshot-every/);
 });

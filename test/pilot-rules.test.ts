@@ -13,7 +13,16 @@ import { DECISIONS, EVIDENCE_LEVELS, pilotSchema, type PilotRecord } from '../sr
 import type { StoredPilot } from '../src/pilots/pilot-store';
 import { summarize } from '../src/pilots/pilot-summary';
 import { validatePilot } from '../src/pilots/pilot-validation';
-import { BY_COMMIT, BY_SUBJECT, EXPECTED, INVALID_RECORD, KNOWN_SET, byDecision, evidence, type Evidence } from './helpers/pilot-fixtures';
+import {
+  BY_COMMIT,
+  BY_SUBJECT,
+  EXPECTED,
+  INVALID_RECORD,
+  KNOWN_SET,
+  byDecision,
+  evidence,
+  type Evidence,
+} from './helpers/pilot-fixtures';
 
 // ── fixtures ─────────────────────────────────────────────────────────────────
 
@@ -56,7 +65,8 @@ function refusedAt(t: Test, record: unknown, paths: string[], what: string): voi
   t.equal(result.ok, false, `${what}: refused`);
   if (result.ok) return;
   t.same(result.violations.map((v) => v.path).sort(), [...paths].sort(), `${what}: violations at ${paths.join(', ')}`);
-  for (const v of result.violations) t.ok(typeof v.message === 'string' && v.message.length > 0, `${what}: ${v.path} has a message`);
+  for (const v of result.violations)
+    t.ok(typeof v.message === 'string' && v.message.length > 0, `${what}: ${v.path} has a message`);
 }
 
 // ── validatePilot ────────────────────────────────────────────────────────────
@@ -71,7 +81,10 @@ t.test('accepts a full record of every decision', async (t) => {
 });
 
 t.test('accepts a record without the optional notes, with no incidents and zero evidence', async (t) => {
-  const record = full({ incidents: [], aggregate_evidence: { aun_no_observable: 0, en_desarrollo: 0, logrado: 0, profundizado: 0 } });
+  const record = full({
+    incidents: [],
+    aggregate_evidence: { aun_no_observable: 0, en_desarrollo: 0, logrado: 0, profundizado: 0 },
+  });
   delete record.notes_without_personal_data;
   t.same(pathsOf(record), []);
   t.same(pathsOf(full({ notes_without_personal_data: '' })), [], 'empty notes');
@@ -92,14 +105,29 @@ t.test('accepts other properties in scope', async (t) => {
 });
 
 t.test('refuses a missing required field at its path', async (t) => {
-  for (const field of ['date', 'responsible_role', 'scope', 'commit', 'planned_minutes', 'actual_minutes', 'aggregate_evidence', 'incidents', 'decision']) {
+  for (const field of [
+    'date',
+    'responsible_role',
+    'scope',
+    'commit',
+    'planned_minutes',
+    'actual_minutes',
+    'aggregate_evidence',
+    'incidents',
+    'decision',
+  ]) {
     refusedAt(t, withField([field], undefined), [`/${field}`], `without ${field}`);
   }
   for (const field of ['level', 'subject', 'objective', 'class_codes']) {
     refusedAt(t, withField(['scope', field], undefined), [`/scope/${field}`], `without scope.${field}`);
   }
   for (const field of EVIDENCE_LEVELS) {
-    refusedAt(t, withField(['aggregate_evidence', field], undefined), [`/aggregate_evidence/${field}`], `without aggregate_evidence.${field}`);
+    refusedAt(
+      t,
+      withField(['aggregate_evidence', field], undefined),
+      [`/aggregate_evidence/${field}`],
+      `without aggregate_evidence.${field}`,
+    );
   }
 });
 
@@ -133,7 +161,14 @@ t.test('refuses empty or ill-typed class_codes', async (t) => {
 });
 
 t.test('refuses a commit outside the pattern', async (t) => {
-  for (const commit of ['A1B2C3D', 'a1b2c3', '0123456789abcdef0123456789abcdef012345678', 'a1b2c3g', 'a1b2 c3d', ' a1b2c3d']) {
+  for (const commit of [
+    'A1B2C3D',
+    'a1b2c3',
+    '0123456789abcdef0123456789abcdef012345678',
+    'a1b2c3g',
+    'a1b2 c3d',
+    ' a1b2c3d',
+  ]) {
     refusedAt(t, full({ commit }), ['/commit'], JSON.stringify(commit));
   }
   refusedAt(t, full({ commit: 1234567 }), ['/commit'], 'a number');
@@ -141,13 +176,20 @@ t.test('refuses a commit outside the pattern', async (t) => {
 
 t.test('refuses minutes that are not whole numbers of at least 1', async (t) => {
   for (const field of ['planned_minutes', 'actual_minutes']) {
-    for (const value of [0, -5, 1.5, '45', null]) refusedAt(t, full({ [field]: value }), [`/${field}`], `${field} ${JSON.stringify(value)}`);
+    for (const value of [0, -5, 1.5, '45', null])
+      refusedAt(t, full({ [field]: value }), [`/${field}`], `${field} ${JSON.stringify(value)}`);
   }
 });
 
 t.test('refuses evidence counts that are negative or not whole numbers', async (t) => {
   for (const level of EVIDENCE_LEVELS) {
-    for (const value of [-1, 2.5, '3']) refusedAt(t, withField(['aggregate_evidence', level], value), [`/aggregate_evidence/${level}`], `${level} ${JSON.stringify(value)}`);
+    for (const value of [-1, 2.5, '3'])
+      refusedAt(
+        t,
+        withField(['aggregate_evidence', level], value),
+        [`/aggregate_evidence/${level}`],
+        `${level} ${JSON.stringify(value)}`,
+      );
   }
   refusedAt(t, full({ aggregate_evidence: [1, 2, 3, 4] }), ['/aggregate_evidence'], 'an array');
 });
@@ -160,7 +202,8 @@ t.test('refuses incidents that are not an array of strings', async (t) => {
 });
 
 t.test('refuses a decision outside the enum', async (t) => {
-  for (const decision of ['seguir', 'Conservar', 'volver a pilotar', '', 1]) refusedAt(t, full({ decision }), ['/decision'], JSON.stringify(decision));
+  for (const decision of ['seguir', 'Conservar', 'volver a pilotar', '', 1])
+    refusedAt(t, full({ decision }), ['/decision'], JSON.stringify(decision));
 });
 
 t.test('refuses notes that are not a string', async (t) => {
@@ -175,24 +218,44 @@ t.test('refuses a record that is not an object, at the root', async (t) => {
 
 t.test('reports every violation at once', async (t) => {
   const record = INVALID_RECORD;
-  refusedAt(t, record, [
-    '/student',
-    '/date',
-    '/responsible_role',
-    '/scope/objective',
-    '/scope/class_codes',
-    '/commit',
-    '/planned_minutes',
-    '/actual_minutes',
-    '/aggregate_evidence/aun_no_observable',
-    '/aggregate_evidence/en_desarrollo',
-    '/aggregate_evidence/profundizado',
-    '/aggregate_evidence/extra',
-    '/incidents/1',
-    '/decision',
-    '/notes_without_personal_data',
-  ], 'fifteen problems');
-  refusedAt(t, {}, ['/date', '/responsible_role', '/scope', '/commit', '/planned_minutes', '/actual_minutes', '/aggregate_evidence', '/incidents', '/decision'], 'an empty object');
+  refusedAt(
+    t,
+    record,
+    [
+      '/student',
+      '/date',
+      '/responsible_role',
+      '/scope/objective',
+      '/scope/class_codes',
+      '/commit',
+      '/planned_minutes',
+      '/actual_minutes',
+      '/aggregate_evidence/aun_no_observable',
+      '/aggregate_evidence/en_desarrollo',
+      '/aggregate_evidence/profundizado',
+      '/aggregate_evidence/extra',
+      '/incidents/1',
+      '/decision',
+      '/notes_without_personal_data',
+    ],
+    'fifteen problems',
+  );
+  refusedAt(
+    t,
+    {},
+    [
+      '/date',
+      '/responsible_role',
+      '/scope',
+      '/commit',
+      '/planned_minutes',
+      '/actual_minutes',
+      '/aggregate_evidence',
+      '/incidents',
+      '/decision',
+    ],
+    'an empty object',
+  );
 });
 
 t.test('publishes a draft 2020-12 schema closed at the top and in aggregate_evidence only', async (t) => {
@@ -200,7 +263,17 @@ t.test('publishes a draft 2020-12 schema closed at the top and in aggregate_evid
   t.equal(pilotSchema.additionalProperties, false);
   t.equal(pilotSchema.properties.aggregate_evidence.additionalProperties, false);
   t.notOk('additionalProperties' in pilotSchema.properties.scope, 'scope is open');
-  t.same([...pilotSchema.required].sort(), ['actual_minutes', 'aggregate_evidence', 'commit', 'date', 'decision', 'incidents', 'planned_minutes', 'responsible_role', 'scope']);
+  t.same([...pilotSchema.required].sort(), [
+    'actual_minutes',
+    'aggregate_evidence',
+    'commit',
+    'date',
+    'decision',
+    'incidents',
+    'planned_minutes',
+    'responsible_role',
+    'scope',
+  ]);
 });
 
 // ── findPersonalData ─────────────────────────────────────────────────────────
@@ -210,19 +283,39 @@ const PHONE = 'phone number';
 const NATIONAL_ID = 'national identity number';
 
 t.test('finds e-mail addresses', async (t) => {
-  for (const text of ['profe@colegio.cl', 'escribir a ana.perez+8b@mail.colegio.cl mañana', 'Contacto: J_Soto@Example.COM.']) {
+  for (const text of [
+    'profe@colegio.cl',
+    'escribir a ana.perez+8b@mail.colegio.cl mañana',
+    'Contacto: J_Soto@Example.COM.',
+  ]) {
     t.same(findPersonalData([text]), [EMAIL], text);
   }
 });
 
 t.test('finds phone numbers', async (t) => {
-  for (const text of ['+56 9 1234 5678', 'llamar al 912345678', 'fono (02) 2345 6789', '+56912345678', '9 1234 5678', 'tel. +34 612-345-678', 'fono +1 234 5678']) {
+  for (const text of [
+    '+56 9 1234 5678',
+    'llamar al 912345678',
+    'fono (02) 2345 6789',
+    '+56912345678',
+    '9 1234 5678',
+    'tel. +34 612-345-678',
+    'fono +1 234 5678',
+  ]) {
     t.same(findPersonalData([text]), [PHONE], text);
   }
 });
 
 t.test('finds national identity numbers, each as such and not as a phone', async (t) => {
-  for (const text of ['RUT 12.345.678-9', 'rut 12345678-K', 'rut 12345678-k', 'RUT 1.234.567-8', 'DNI 12345678Z', 'DNI 12.345.678', 'NIE X1234567L']) {
+  for (const text of [
+    'RUT 12.345.678-9',
+    'rut 12345678-K',
+    'rut 12345678-k',
+    'RUT 1.234.567-8',
+    'DNI 12345678Z',
+    'DNI 12.345.678',
+    'NIE X1234567L',
+  ]) {
     t.same(findPersonalData([text]), [NATIONAL_ID], text);
   }
 });
@@ -274,27 +367,49 @@ t.test('still finds a phone beside a date, a time or a commit', async (t) => {
 
 // ── summarize ────────────────────────────────────────────────────────────────
 
-function stored(id: number, date: string, level: string, subject: string, objective: string, commit: string, planned: number, actual: number, evidence: Evidence, decision: PilotRecord['decision']): StoredPilot {
+function stored(
+  id: number,
+  date: string,
+  level: string,
+  subject: string,
+  objective: string,
+  commit: string,
+  planned: number,
+  actual: number,
+  evidence: Evidence,
+  decision: PilotRecord['decision'],
+): StoredPilot {
   const [aun_no_observable, en_desarrollo, logrado, profundizado] = evidence;
   return {
     id,
     created: `2026-11-21T00:00:0${id}.000Z`,
     pilot: {
-      date, responsible_role: 'docente', scope: { level, subject, objective, class_codes: [`${level}-1`] }, commit,
-      planned_minutes: planned, actual_minutes: actual, aggregate_evidence: { aun_no_observable, en_desarrollo, logrado, profundizado },
-      incidents: [], decision,
+      date,
+      responsible_role: 'docente',
+      scope: { level, subject, objective, class_codes: [`${level}-1`] },
+      commit,
+      planned_minutes: planned,
+      actual_minutes: actual,
+      aggregate_evidence: { aun_no_observable, en_desarrollo, logrado, profundizado },
+      incidents: [],
+      decision,
     },
   };
 }
 
-const KNOWN: StoredPilot[] = KNOWN_SET.map(([date, level, subject, objective, commit, planned, actual, counts, decision], i) =>
-  stored(i + 1, date, level, subject, objective, commit, planned, actual, counts, decision),
+const KNOWN: StoredPilot[] = KNOWN_SET.map(
+  ([date, level, subject, objective, commit, planned, actual, counts, decision], i) =>
+    stored(i + 1, date, level, subject, objective, commit, planned, actual, counts, decision),
 );
 
 function sameFigures(t: Test, actual: unknown, expected: unknown, where: string): void {
   if (typeof expected === 'number') {
     if (Number.isInteger(expected) && !where.includes('share')) t.equal(actual, expected, where);
-    else t.ok(typeof actual === 'number' && Math.abs(actual - expected) <= 1e-4, `${where}: ${String(actual)} ≈ ${expected}`);
+    else
+      t.ok(
+        typeof actual === 'number' && Math.abs(actual - expected) <= 1e-4,
+        `${where}: ${String(actual)} ≈ ${expected}`,
+      );
     return;
   }
   if (Array.isArray(expected)) {
@@ -329,18 +444,29 @@ t.test('groups the figures by subject', async (t) => {
 });
 
 t.test('summarizes no pilots as zeroes', async (t) => {
-  sameFigures(t, summarize([]), {
-    count: 0,
-    by_decision: byDecision(0, 0, 0, 0),
-    evidence: { ...evidence([0, 0, 0, 0]), by_level: {} },
-    minutes: { planned: 0, actual: 0, overrun: 0, overrun_share: 0 },
-    scopes: [],
-  }, 'empty');
+  sameFigures(
+    t,
+    summarize([]),
+    {
+      count: 0,
+      by_decision: byDecision(0, 0, 0, 0),
+      evidence: { ...evidence([0, 0, 0, 0]), by_level: {} },
+      minutes: { planned: 0, actual: 0, overrun: 0, overrun_share: 0 },
+      scopes: [],
+    },
+    'empty',
+  );
   t.same(summarize([], 'commit').groups, [], 'no groups');
 });
 
 t.test('takes the latest pilot of a scope as its current decision', async (t) => {
   const [first, second] = [KNOWN[0], KNOWN[1]] as [StoredPilot, StoredPilot];
-  t.same(summarize([first]).scopes.map((s) => s.current_decision), ['corregir']);
-  t.same(summarize([first, second]).scopes.map((s) => [s.current_decision, s.last_pilot, s.pilots]), [['conservar', 2, 2]]);
+  t.same(
+    summarize([first]).scopes.map((s) => s.current_decision),
+    ['corregir'],
+  );
+  t.same(
+    summarize([first, second]).scopes.map((s) => [s.current_decision, s.last_pilot, s.pilots]),
+    [['conservar', 2, 2]],
+  );
 });

@@ -21,7 +21,16 @@ import addFormats from 'ajv-formats';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { runReplay, startServer, type Reply, type TestServer } from './helpers/server';
-import { BY_COMMIT, BY_SUBJECT, EXPECTED as SUMMARY, INVALID_RECORD, KNOWN_SET, byDecision, evidence, type Evidence } from './helpers/pilot-fixtures';
+import {
+  BY_COMMIT,
+  BY_SUBJECT,
+  EXPECTED as SUMMARY,
+  INVALID_RECORD,
+  KNOWN_SET,
+  byDecision,
+  evidence,
+  type Evidence,
+} from './helpers/pilot-fixtures';
 import { scratchDir } from './helpers/scratch-dir';
 
 // Every server is a child process with engine sub-processes: on a loaded machine a start and a
@@ -36,7 +45,11 @@ const DECISIONS = ['conservar', 'corregir', 'volver_a_pilotar', 'retirar'] as co
 // ── helpers ──────────────────────────────────────────────────────────────────
 
 /** Starts a server whose cwd is a fresh scratch directory, stopped when `t` ends. */
-async function serve(t: Test, args: string[] = ['-dir', 'data'], headers?: Record<string, string>): Promise<{ server: TestServer; cwd: string }> {
+async function serve(
+  t: Test,
+  args: string[] = ['-dir', 'data'],
+  headers?: Record<string, string>,
+): Promise<{ server: TestServer; cwd: string }> {
   const cwd = scratchDir(t);
   const server = await startServer(args, headers === undefined ? { cwd } : { cwd, headers });
   t.teardown(() => server.stop());
@@ -91,18 +104,36 @@ async function listIds(server: TestServer, query: string): Promise<{ total: numb
   return { total: reply.body.total as number, ids: (reply.body.pilots as Array<{ id: number }>).map((p) => p.id) };
 }
 
-
 // ── the known set of the summary ─────────────────────────────────────────────
 
-function known(date: string, level: string, subject: string, objective: string, commit: string, planned: number, actual: number, evidence: Evidence, decision: string): Record<string, unknown> {
+function known(
+  date: string,
+  level: string,
+  subject: string,
+  objective: string,
+  commit: string,
+  planned: number,
+  actual: number,
+  evidence: Evidence,
+  decision: string,
+): Record<string, unknown> {
   const [aun_no_observable, en_desarrollo, logrado, profundizado] = evidence;
   return pilot(
-    { date, commit, planned_minutes: planned, actual_minutes: actual, aggregate_evidence: { aun_no_observable, en_desarrollo, logrado, profundizado }, decision },
+    {
+      date,
+      commit,
+      planned_minutes: planned,
+      actual_minutes: actual,
+      aggregate_evidence: { aun_no_observable, en_desarrollo, logrado, profundizado },
+      decision,
+    },
     { level, subject, objective, class_codes: [`${level}-1`] },
   );
 }
 
-const KNOWN = KNOWN_SET.map(([date, level, subject, objective, commit, planned, actual, counts, decision]) => known(date, level, subject, objective, commit, planned, actual, counts, decision));
+const KNOWN = KNOWN_SET.map(([date, level, subject, objective, commit, planned, actual, counts, decision]) =>
+  known(date, level, subject, objective, commit, planned, actual, counts, decision),
+);
 
 async function seedKnown(server: TestServer): Promise<void> {
   for (const [index, record] of KNOWN.entries()) {
@@ -119,16 +150,20 @@ function differences(actual: unknown, expected: unknown, where: string, out: str
     const ok = typeof actual === 'number' && (fraction ? Math.abs(actual - expected) <= 1e-4 : actual === expected);
     if (!ok) out.push(`${where}: ${JSON.stringify(actual)} instead of ${expected}`);
   } else if (Array.isArray(expected)) {
-    if (!Array.isArray(actual) || actual.length !== expected.length) out.push(`${where}: ${JSON.stringify(actual)?.slice(0, 200)} is not an array of ${expected.length}`);
+    if (!Array.isArray(actual) || actual.length !== expected.length)
+      out.push(`${where}: ${JSON.stringify(actual)?.slice(0, 200)} is not an array of ${expected.length}`);
     else expected.forEach((item, i) => differences(actual[i], item, `${where}[${i}]`, out));
   } else if (expected !== null && typeof expected === 'object') {
     if (actual === null || typeof actual !== 'object') out.push(`${where}: ${JSON.stringify(actual)} is not an object`);
     else {
       const keys = Object.keys(actual).sort().join(',');
-      if (keys !== Object.keys(expected).sort().join(',')) out.push(`${where}: keys ${keys} instead of ${Object.keys(expected).sort().join(',')}`);
-      for (const [key, value] of Object.entries(expected)) differences((actual as Record<string, unknown>)[key], value, `${where}.${key}`, out);
+      if (keys !== Object.keys(expected).sort().join(','))
+        out.push(`${where}: keys ${keys} instead of ${Object.keys(expected).sort().join(',')}`);
+      for (const [key, value] of Object.entries(expected))
+        differences((actual as Record<string, unknown>)[key], value, `${where}.${key}`, out);
     }
-  } else if (actual !== expected) out.push(`${where}: ${JSON.stringify(actual)} instead of ${JSON.stringify(expected)}`);
+  } else if (actual !== expected)
+    out.push(`${where}: ${JSON.stringify(actual)} instead of ${JSON.stringify(expected)}`);
   return out;
 }
 
@@ -151,7 +186,11 @@ t.test('creates a full record of every decision', async (t) => {
     t.same(back.body?.pilot, record, `${decision}: GET /pilots/:id gives it back`);
   }
   t.equal(new Set(ids).size, 4, 'four distinct ids');
-  t.same([...ids].sort((a, b) => a - b), ids, 'ids grow');
+  t.same(
+    [...ids].sort((a, b) => a - b),
+    ids,
+    'ids grow',
+  );
   t.equal((await listIds(server, '')).total, 4, 'four stored');
 });
 
@@ -169,21 +208,57 @@ t.test('refuses an invalid record with every violation at its path', async (t) =
   const reply = await server.post('/pilots', INVALID_RECORD);
   assertError(t, reply, 400, 1016, 'fifteen problems');
   const violations = (reply.body?.violations ?? []) as Array<{ path: string; message: string }>;
-  t.same(violations.map((v) => v.path).sort(), [
-    '/actual_minutes', '/aggregate_evidence/aun_no_observable', '/aggregate_evidence/en_desarrollo', '/aggregate_evidence/extra',
-    '/aggregate_evidence/profundizado', '/commit', '/date', '/decision', '/incidents/1', '/notes_without_personal_data',
-    '/planned_minutes', '/responsible_role', '/scope/class_codes', '/scope/objective', '/student',
-  ], 'every violation, each at its path');
-  t.ok(violations.every((v) => typeof v.message === 'string' && v.message.length > 0), 'each with a message');
+  t.same(
+    violations.map((v) => v.path).sort(),
+    [
+      '/actual_minutes',
+      '/aggregate_evidence/aun_no_observable',
+      '/aggregate_evidence/en_desarrollo',
+      '/aggregate_evidence/extra',
+      '/aggregate_evidence/profundizado',
+      '/commit',
+      '/date',
+      '/decision',
+      '/incidents/1',
+      '/notes_without_personal_data',
+      '/planned_minutes',
+      '/responsible_role',
+      '/scope/class_codes',
+      '/scope/objective',
+      '/student',
+    ],
+    'every violation, each at its path',
+  );
+  t.ok(
+    violations.every((v) => typeof v.message === 'string' && v.message.length > 0),
+    'each with a message',
+  );
 
   const missing = await server.post('/pilots', {});
   assertError(t, missing, 400, 1016, 'an empty object');
-  t.same((missing.body?.violations as Array<{ path: string }>).map((v) => v.path).sort(),
-    ['/actual_minutes', '/aggregate_evidence', '/commit', '/date', '/decision', '/incidents', '/planned_minutes', '/responsible_role', '/scope'], 'every required field');
+  t.same(
+    (missing.body?.violations as Array<{ path: string }>).map((v) => v.path).sort(),
+    [
+      '/actual_minutes',
+      '/aggregate_evidence',
+      '/commit',
+      '/date',
+      '/decision',
+      '/incidents',
+      '/planned_minutes',
+      '/responsible_role',
+      '/scope',
+    ],
+    'every required field',
+  );
 
   const one = await server.post('/pilots', pilot({ planned_minutes: '45' }));
   assertError(t, one, 400, 1016, 'one problem');
-  t.same((one.body?.violations as Array<{ path: string }>).map((v) => v.path), ['/planned_minutes'], 'only that one');
+  t.same(
+    (one.body?.violations as Array<{ path: string }>).map((v) => v.path),
+    ['/planned_minutes'],
+    'only that one',
+  );
 
   // A body that is not a JSON object is a bad request before it is a bad record.
   assertError(t, await server.post('/pilots', [pilot()]), 400, 1006, 'an array');
@@ -193,12 +268,26 @@ t.test('refuses an invalid record with every violation at its path', async (t) =
     t.equal(reply.body?.ok, false, `a body of ${JSON.stringify(body)}: ok false`);
   }
 
-  assertError(t, await server.request('POST', '/pilots', { rawBody: '{"date":', headers: { 'content-type': 'application/json' } }), 400, 1009, 'malformed JSON');
+  assertError(
+    t,
+    await server.request('POST', '/pilots', { rawBody: '{"date":', headers: { 'content-type': 'application/json' } }),
+    400,
+    1009,
+    'malformed JSON',
+  );
   t.equal((await listIds(server, '')).total, 0, 'nothing stored');
 });
 
 t.test('refuses personal data by kind without echoing it', async (t) => {
-  const { server, cwd } = await serve(t, ['-dir', 'data', '-log-file', 'journal/statements.jsonl', '-log-level', 'all', '-log-json']);
+  const { server, cwd } = await serve(t, [
+    '-dir',
+    'data',
+    '-log-file',
+    'journal/statements.jsonl',
+    '-log-level',
+    'all',
+    '-log-json',
+  ]);
   // Something stored first, so that the journal exists and the pilots database is open.
   await created(server, pilot());
   const cases: Array<{ secret: string; kind: string; extra?: string[] }> = [
@@ -213,16 +302,30 @@ t.test('refuses personal data by kind without echoing it', async (t) => {
   for (const { secret, kind, extra = [] } of cases) {
     for (const field of ['notes', 'incidents'] as const) {
       const text = `avisar a la apoderada: ${secret}`;
-      const record = field === 'notes' ? pilot({ notes_without_personal_data: text }) : pilot({ incidents: ['sin problemas', text] });
+      const record =
+        field === 'notes'
+          ? pilot({ notes_without_personal_data: text })
+          : pilot({ incidents: ['sin problemas', text] });
       const reply = await server.post('/pilots', record);
       assertError(t, reply, 400, 1017, `${secret} in ${field}`);
       t.same(reply.body?.kinds, [kind], `${secret} in ${field}: names the kind`);
-      for (const echo of [secret, ...extra]) t.notOk(reply.text.includes(echo), `${secret} in ${field}: ${echo} not echoed`);
+      for (const echo of [secret, ...extra])
+        t.notOk(reply.text.includes(echo), `${secret} in ${field}: ${echo} not echoed`);
     }
   }
-  const both = await server.post('/pilots', pilot({ notes_without_personal_data: 'escribir a ana.perez@colegio.cl', incidents: ['rut 12.345.678-9', '+56 9 1234 5678'] }));
+  const both = await server.post(
+    '/pilots',
+    pilot({
+      notes_without_personal_data: 'escribir a ana.perez@colegio.cl',
+      incidents: ['rut 12.345.678-9', '+56 9 1234 5678'],
+    }),
+  );
   assertError(t, both, 400, 1017, 'three kinds');
-  t.same([...(both.body?.kinds as string[])].sort(), ['e-mail address', 'national identity number', 'phone number'], 'all three named');
+  t.same(
+    [...(both.body?.kinds as string[])].sort(),
+    ['e-mail address', 'national identity number', 'phone number'],
+    'all three named',
+  );
 
   t.equal((await listIds(server, '')).total, 1, 'nothing more stored');
   const journal = fs.readFileSync(path.join(cwd, 'journal', 'statements.jsonl'), 'utf8');
@@ -239,7 +342,10 @@ t.test('refuses any further pilot of a scope after retirar', async (t) => {
   const { server } = await serve(t);
   const retired = await created(server, pilot({ decision: 'retirar' }));
   for (const decision of DECISIONS) {
-    const reply = await server.post('/pilots', pilot({ decision, commit: 'fedcba9', date: '2026-12-01' }, { class_codes: ['8C-1'] }));
+    const reply = await server.post(
+      '/pilots',
+      pilot({ decision, commit: 'fedcba9', date: '2026-12-01' }, { class_codes: ['8C-1'] }),
+    );
     assertError(t, reply, 409, 2013, `${decision} after retirar`);
   }
   // Another scope: differs in one of level, subject, objective.
@@ -256,14 +362,38 @@ t.test('requires another commit after corregir', async (t) => {
   const { server } = await serve(t);
   await created(server, pilot({ decision: 'corregir', commit: 'a1b2c3d' }));
   for (const decision of DECISIONS) {
-    assertError(t, await server.post('/pilots', pilot({ decision, commit: 'a1b2c3d' })), 409, 2014, `${decision} with the same commit`);
+    assertError(
+      t,
+      await server.post('/pilots', pilot({ decision, commit: 'a1b2c3d' })),
+      409,
+      2014,
+      `${decision} with the same commit`,
+    );
   }
   const next = await server.post('/pilots', pilot({ decision: 'corregir', commit: 'b2c3d4e' }));
   t.equal(next.status, 201, `another commit: 201 (${next.text.slice(0, 200)})`);
-  assertError(t, await server.post('/pilots', pilot({ decision: 'conservar', commit: 'b2c3d4e' })), 409, 2014, 'the second corrected commit again');
-  t.equal((await server.post('/pilots', pilot({ decision: 'conservar', commit: 'a1b2c3d' }))).status, 201, 'the first commit again, now different from the last');
-  t.equal((await server.post('/pilots', pilot({ decision: 'conservar', commit: 'a1b2c3d' }))).status, 201, 'after conservar, the same commit is fine');
-  t.equal((await server.post('/pilots', pilot({ decision: 'conservar', commit: 'a1b2c3d' }, { objective: 'OA 9' }))).status, 201, 'another scope is unaffected');
+  assertError(
+    t,
+    await server.post('/pilots', pilot({ decision: 'conservar', commit: 'b2c3d4e' })),
+    409,
+    2014,
+    'the second corrected commit again',
+  );
+  t.equal(
+    (await server.post('/pilots', pilot({ decision: 'conservar', commit: 'a1b2c3d' }))).status,
+    201,
+    'the first commit again, now different from the last',
+  );
+  t.equal(
+    (await server.post('/pilots', pilot({ decision: 'conservar', commit: 'a1b2c3d' }))).status,
+    201,
+    'after conservar, the same commit is fine',
+  );
+  t.equal(
+    (await server.post('/pilots', pilot({ decision: 'conservar', commit: 'a1b2c3d' }, { objective: 'OA 9' }))).status,
+    201,
+    'another scope is unaffected',
+  );
 });
 
 t.test('accepts any decision after conservar or volver_a_pilotar', async (t) => {
@@ -272,28 +402,64 @@ t.test('accepts any decision after conservar or volver_a_pilotar', async (t) => 
     for (const [index, after] of DECISIONS.entries()) {
       const scope = { objective: `${before} then ${after}` };
       await created(server, pilot({ decision: before, commit: 'a1b2c3d' }, scope), `${before} first`);
-      const reply = await server.post('/pilots', pilot({ decision: after, commit: 'a1b2c3d', date: `2026-11-2${index}` }, scope));
+      const reply = await server.post(
+        '/pilots',
+        pilot({ decision: after, commit: 'a1b2c3d', date: `2026-11-2${index}` }, scope),
+      );
       t.equal(reply.status, 201, `${after} with the same commit after ${before}: 201 (${reply.text.slice(0, 200)})`);
     }
   }
   // A longer sequence of one scope, the same commit throughout until corregir.
-  for (const decision of ['conservar', 'conservar', 'volver_a_pilotar', 'volver_a_pilotar', 'conservar', 'corregir'] as const) {
+  for (const decision of [
+    'conservar',
+    'conservar',
+    'volver_a_pilotar',
+    'volver_a_pilotar',
+    'conservar',
+    'corregir',
+  ] as const) {
     t.equal((await server.post('/pilots', pilot({ decision }))).status, 201, `${decision} in sequence`);
   }
-  t.equal((await server.post('/pilots', pilot({ decision: 'retirar', commit: 'b2c3d4e' }))).status, 201, 'retirar with the new commit');
+  t.equal(
+    (await server.post('/pilots', pilot({ decision: 'retirar', commit: 'b2c3d4e' }))).status,
+    201,
+    'retirar with the new commit',
+  );
 });
 
 t.test('lets exactly one of concurrent pilots through when the scope allows only one', async (t) => {
   const { server } = await serve(t);
   await created(server, pilot({ decision: 'corregir', commit: 'a1b2c3d' }));
-  const corrections = await Promise.all(Array.from({ length: 10 }, () => server.post('/pilots', pilot({ decision: 'corregir', commit: 'b2c3d4e' }))));
-  t.same(corrections.map((r) => r.status).sort(), [201, ...Array<number>(9).fill(409)], 'one 201 and nine 409 after corregir');
-  t.same(corrections.filter((r) => r.status === 409).map((r) => r.body?.code), Array<number>(9).fill(2014), 'the 409s are [SQ2014]');
+  const corrections = await Promise.all(
+    Array.from({ length: 10 }, () => server.post('/pilots', pilot({ decision: 'corregir', commit: 'b2c3d4e' }))),
+  );
+  t.same(
+    corrections.map((r) => r.status).sort(),
+    [201, ...Array<number>(9).fill(409)],
+    'one 201 and nine 409 after corregir',
+  );
+  t.same(
+    corrections.filter((r) => r.status === 409).map((r) => r.body?.code),
+    Array<number>(9).fill(2014),
+    'the 409s are [SQ2014]',
+  );
   t.equal((await listIds(server, '?commit=b2c3d4e')).total, 1, 'one stored');
 
-  const retirements = await Promise.all(Array.from({ length: 10 }, (_, i) => server.post('/pilots', pilot({ decision: 'retirar', commit: `c3d4e5${i}` }, { objective: 'OA 5' }))));
-  t.same(retirements.map((r) => r.status).sort(), [201, ...Array<number>(9).fill(409)], 'one 201 and nine 409 for concurrent retirar');
-  t.same(retirements.filter((r) => r.status === 409).map((r) => r.body?.code), Array<number>(9).fill(2013), 'the 409s are [SQ2013]');
+  const retirements = await Promise.all(
+    Array.from({ length: 10 }, (_, i) =>
+      server.post('/pilots', pilot({ decision: 'retirar', commit: `c3d4e5${i}` }, { objective: 'OA 5' })),
+    ),
+  );
+  t.same(
+    retirements.map((r) => r.status).sort(),
+    [201, ...Array<number>(9).fill(409)],
+    'one 201 and nine 409 for concurrent retirar',
+  );
+  t.same(
+    retirements.filter((r) => r.status === 409).map((r) => r.body?.code),
+    Array<number>(9).fill(2013),
+    'the 409s are [SQ2013]',
+  );
   t.equal((await listIds(server, '?decision=retirar')).total, 1, 'one retirar stored');
 });
 
@@ -337,7 +503,11 @@ t.test('pages the list with limit and offset', async (t) => {
   t.equal(first.body.limit, 25, 'default limit 25');
   t.equal(first.body.offset, 0, 'default offset 0');
   t.equal(first.body.total, 30);
-  t.same(first.body.pilots.map((p: { id: number }) => p.id), Array.from({ length: 25 }, (_, i) => i + 1), 'the first 25, in id order');
+  t.same(
+    first.body.pilots.map((p: { id: number }) => p.id),
+    Array.from({ length: 25 }, (_, i) => i + 1),
+    'the first 25, in id order',
+  );
   t.same(await listIds(server, '?limit=10&offset=25'), { total: 30, ids: [26, 27, 28, 29, 30] }, 'the last page');
   t.same(await listIds(server, '?limit=3&offset=4'), { total: 30, ids: [5, 6, 7] }, 'a middle page');
   t.same(await listIds(server, '?offset=40'), { total: 30, ids: [] }, 'past the end');
@@ -351,8 +521,20 @@ t.test('pages the list with limit and offset', async (t) => {
 t.test('refuses bad filters and pagination with 1008', async (t) => {
   const { server } = await serve(t);
   for (const query of [
-    'decision=seguir', 'decision=Conservar', 'decision=', 'from=2026/11/20', 'from=20261120', 'to=ayer', 'to=2026-11-2',
-    'limit=-1', 'limit=abc', 'limit=1.5', 'offset=-1', 'offset=x', 'decision=conservar&decision=corregir', 'limit=1&limit=2',
+    'decision=seguir',
+    'decision=Conservar',
+    'decision=',
+    'from=2026/11/20',
+    'from=20261120',
+    'to=ayer',
+    'to=2026-11-2',
+    'limit=-1',
+    'limit=abc',
+    'limit=1.5',
+    'offset=-1',
+    'offset=x',
+    'decision=conservar&decision=corregir',
+    'limit=1&limit=2',
   ]) {
     assertError(t, await server.get(`/pilots?${query}`), 400, 1008, query);
   }
@@ -363,7 +545,11 @@ t.test('returns one pilot by id and 404 for an unknown one', async (t) => {
   const stored = await created(server, pilot());
   const reply = await server.get(`/pilots/${String(stored.id)}`);
   t.equal(reply.status, 200);
-  t.same(reply.body, { ok: true, id: stored.id, created: stored.created, pilot: pilot() }, 'id, created and the record');
+  t.same(
+    reply.body,
+    { ok: true, id: stored.id, created: stored.created, pilot: pilot() },
+    'id, created and the record',
+  );
   for (const id of ['999', 'abc', '0', '-1', '1.5', '1e0', '99999999999999999999']) {
     assertError(t, await server.get(`/pilots/${id}`), 404, 2012, `/pilots/${id}`);
   }
@@ -380,9 +566,24 @@ t.test('publishes the draft 2020-12 schema of the record', async (t) => {
   t.equal(schema.additionalProperties, false, 'closed at the top');
   t.equal(schema.properties.aggregate_evidence.additionalProperties, false, 'closed in aggregate_evidence');
   t.not(schema.properties.scope.additionalProperties, false, 'open in scope');
-  t.same([...schema.required].sort(), ['actual_minutes', 'aggregate_evidence', 'commit', 'date', 'decision', 'incidents', 'planned_minutes', 'responsible_role', 'scope']);
+  t.same([...schema.required].sort(), [
+    'actual_minutes',
+    'aggregate_evidence',
+    'commit',
+    'date',
+    'decision',
+    'incidents',
+    'planned_minutes',
+    'responsible_role',
+    'scope',
+  ]);
   t.same([...schema.properties.scope.required].sort(), ['class_codes', 'level', 'objective', 'subject']);
-  t.same([...schema.properties.aggregate_evidence.required].sort(), ['aun_no_observable', 'en_desarrollo', 'logrado', 'profundizado']);
+  t.same([...schema.properties.aggregate_evidence.required].sort(), [
+    'aun_no_observable',
+    'en_desarrollo',
+    'logrado',
+    'profundizado',
+  ]);
   t.same([...schema.properties.decision.enum].sort(), ['conservar', 'corregir', 'retirar', 'volver_a_pilotar']);
   // The published schema is usable by a client: it accepts what the service accepts and refuses what it refuses.
   const ajv = new Ajv2020({ allErrors: true });
@@ -399,10 +600,22 @@ t.test('summarizes a known set with exact figures', async (t) => {
   const { server } = await serve(t);
   const empty = await server.get('/pilots/summary');
   t.equal(empty.status, 200);
-  t.same(differences(empty.body, {
-    ok: true, count: 0, by_decision: byDecision(0, 0, 0, 0), evidence: { ...evidence([0, 0, 0, 0]), by_level: {} },
-    minutes: { planned: 0, actual: 0, overrun: 0, overrun_share: 0 }, scopes: [],
-  }, 'empty'), [], 'no pilots: zeroes');
+  t.same(
+    differences(
+      empty.body,
+      {
+        ok: true,
+        count: 0,
+        by_decision: byDecision(0, 0, 0, 0),
+        evidence: { ...evidence([0, 0, 0, 0]), by_level: {} },
+        minutes: { planned: 0, actual: 0, overrun: 0, overrun_share: 0 },
+        scopes: [],
+      },
+      'empty',
+    ),
+    [],
+    'no pilots: zeroes',
+  );
   await seedKnown(server);
   const reply = await server.get('/pilots/summary');
   t.equal(reply.status, 200);
@@ -438,18 +651,40 @@ t.test('requires the token on every pilot endpoint', async (t) => {
   for (const [method, p, body] of endpoints) {
     const options = body === undefined ? {} : { body };
     assertError(t, await server.request(method, p, options), 401, 1012, `${method} ${p} without a token`);
-    assertError(t, await server.request(method, p, { ...options, headers: { 'X-Service-Token': 'wrong' } }), 401, 1012, `${method} ${p} with a wrong token`);
-    assertError(t, await server.request(method, p, { ...options, headers: { Authorization: 'Bearer wrong' } }), 401, 1012, `${method} ${p} with a wrong bearer`);
+    assertError(
+      t,
+      await server.request(method, p, { ...options, headers: { 'X-Service-Token': 'wrong' } }),
+      401,
+      1012,
+      `${method} ${p} with a wrong token`,
+    );
+    assertError(
+      t,
+      await server.request(method, p, { ...options, headers: { Authorization: 'Bearer wrong' } }),
+      401,
+      1012,
+      `${method} ${p} with a wrong bearer`,
+    );
   }
-  t.equal((await server.get('/pilots', { 'X-Service-Token': TOKEN })).body?.total, 0, 'nothing was stored without the token');
+  t.equal(
+    (await server.get('/pilots', { 'X-Service-Token': TOKEN })).body?.total,
+    0,
+    'nothing was stored without the token',
+  );
   const withToken: number[] = [];
   for (const [method, p, body] of endpoints) {
     const options = body === undefined ? {} : { body };
     withToken.push((await server.request(method, p, { ...options, headers: { 'X-Service-Token': TOKEN } })).status);
-    withToken.push((await server.request(method, p, { ...options, headers: { Authorization: `Bearer ${TOKEN}` } })).status);
+    withToken.push(
+      (await server.request(method, p, { ...options, headers: { Authorization: `Bearer ${TOKEN}` } })).status,
+    );
   }
   // Two POSTs of the same conservar record: both accepted.
-  t.same(withToken, [201, 201, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200], 'every endpoint answers with either header');
+  t.same(
+    withToken,
+    [201, 201, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200],
+    'every endpoint answers with either header',
+  );
 });
 
 t.test('keeps the records across a restart', async (t) => {
@@ -470,8 +705,20 @@ t.test('keeps the records across a restart', async (t) => {
   t.same(after.body, before, 'the same list, ids and created times included');
   t.same((await second.get('/pilots/2')).body?.pilot, before.pilots[1].pilot, 'GET /pilots/:id');
   t.same((await second.get('/pilots/summary')).body, summaryBefore, 'the same summary');
-  assertError(t, await second.post('/pilots', pilot({ decision: 'conservar' }, { objective: 'OA 1' })), 409, 2013, 'the retired scope is still retired');
-  assertError(t, await second.post('/pilots', pilot({ decision: 'conservar', commit: 'a1b2c3d' }, { objective: 'OA 2' })), 409, 2014, 'the corrected commit is still refused');
+  assertError(
+    t,
+    await second.post('/pilots', pilot({ decision: 'conservar' }, { objective: 'OA 1' })),
+    409,
+    2013,
+    'the retired scope is still retired',
+  );
+  assertError(
+    t,
+    await second.post('/pilots', pilot({ decision: 'conservar', commit: 'a1b2c3d' }, { objective: 'OA 2' })),
+    409,
+    2014,
+    'the corrected commit is still refused',
+  );
   const next = await created(second, pilot({ decision: 'conservar' }, { objective: 'OA 3' }));
   t.equal(next.id, 4, 'the next id follows');
 });
@@ -483,7 +730,13 @@ t.test('rebuilds the records by replaying the journal', async (t) => {
   t.equal((await server.post('/dbs', { db: 'shop' })).status, 201, 'a user database beside');
   t.equal((await server.exec('shop', 'CREATE TABLE t (a INT); INSERT INTO t VALUES (1)')).status, 200);
   await seedKnown(server);
-  assertError(t, await server.post('/pilots', KNOWN[3] as Record<string, unknown>), 409, 2013, 'a refused pilot in between');
+  assertError(
+    t,
+    await server.post('/pilots', KNOWN[3] as Record<string, unknown>),
+    409,
+    2013,
+    'a refused pilot in between',
+  );
   await created(server, pilot({ decision: 'conservar' }, { objective: 'OA 8' }));
   const live = (await server.get('/pilots')).body.pilots as Array<{ id: number; created: string; pilot: unknown }>;
   t.equal(await server.stop(), 0, 'the server stops cleanly');
@@ -496,8 +749,16 @@ t.test('rebuilds the records by replaying the journal', async (t) => {
   t.ok(fs.existsSync(path.join(out, 'shop.db')), 'the user database rebuilt too');
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    const rows = db.prepare('SELECT id, created, record FROM pilots ORDER BY id').all() as Array<{ id: number; created: string; record: string }>;
-    t.same(rows.map((r) => ({ id: r.id, created: r.created, pilot: JSON.parse(r.record) as unknown })), live, 'the rebuilt records equal the live ones');
+    const rows = db.prepare('SELECT id, created, record FROM pilots ORDER BY id').all() as Array<{
+      id: number;
+      created: string;
+      record: string;
+    }>;
+    t.same(
+      rows.map((r) => ({ id: r.id, created: r.created, pilot: JSON.parse(r.record) as unknown })),
+      live,
+      'the rebuilt records equal the live ones',
+    );
   } finally {
     db.close();
   }
@@ -511,11 +772,14 @@ t.test('rebuilds the records by replaying the journal', async (t) => {
   } finally {
     live2.close();
   }
-  const mismatch = await runReplay(['-log-file', 'journal/statements.jsonl', '-out', path.join(cwd, 'rebuilt-2'), '-verify', 'tampered'], cwd);
+  const mismatch = await runReplay(
+    ['-log-file', 'journal/statements.jsonl', '-out', path.join(cwd, 'rebuilt-2'), '-verify', 'tampered'],
+    cwd,
+  );
   t.not(mismatch.code, 0, 'replay -verify against tampered records fails');
 });
 
-t.test('keeps the pilots database out of the clients\' reach', async (t) => {
+t.test("keeps the pilots database out of the clients' reach", async (t) => {
   const { server, cwd } = await serve(t);
   t.equal((await server.post('/dbs', { db: 'shop' })).status, 201);
   await created(server, pilot());
@@ -530,7 +794,13 @@ t.test('keeps the pilots database out of the clients\' reach', async (t) => {
       assertError(t, await server.get(p), 400, 1011, `GET ${p}`);
     }
     assertError(t, await server.exec(name, 'SELECT * FROM pilots'), 400, 1011, `POST /exec on ${name}`);
-    assertError(t, await server.exec(name, "UPDATE pilots SET decision = 'conservar'"), 400, 1011, `an UPDATE on ${name}`);
+    assertError(
+      t,
+      await server.exec(name, "UPDATE pilots SET decision = 'conservar'"),
+      400,
+      1011,
+      `an UPDATE on ${name}`,
+    );
     assertError(t, await server.post('/tx/begin', { db: name }), 400, 1011, `POST /tx/begin on ${name}`);
     assertError(t, await server.post('/dbs', { db: name }), 400, 1011, `POST /dbs ${name}`);
   }
@@ -552,7 +822,13 @@ t.test('refuses to change or delete a record', async (t) => {
   const stored = await created(server, pilot());
   for (const method of ['PUT', 'PATCH', 'DELETE']) {
     for (const p of [`/pilots/${String(stored.id)}`, '/pilots']) {
-      assertError(t, await server.request(method, p, { body: pilot({ decision: 'retirar' }) }), 405, 1013, `${method} ${p}`);
+      assertError(
+        t,
+        await server.request(method, p, { body: pilot({ decision: 'retirar' }) }),
+        405,
+        1013,
+        `${method} ${p}`,
+      );
     }
   }
   const reply = await server.get(`/pilots/${String(stored.id)}`);

@@ -36,7 +36,13 @@ const LESSON = [
 
 function request(file: string, sql: string, params?: unknown[]): ExecRequest {
   const { kind } = classifyStatement(sql);
-  return { file, statements: [params === undefined ? { sql, kind } : { sql, kind, params: params as never }], maxResultRows: 1000, maxResultBytes: 10_000_000, context: { clockMs: 0, seed: '0123456789abcdef' } };
+  return {
+    file,
+    statements: [params === undefined ? { sql, kind } : { sql, kind, params: params as never }],
+    maxResultRows: 1000,
+    maxResultBytes: 10_000_000,
+    context: { clockMs: 0, seed: '0123456789abcdef' },
+  };
 }
 
 function chinook(t: Test): { engine: Engine; file: string } {
@@ -88,11 +94,19 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
   engine.exec(request(file, 'CREATE TABLE big (id INTEGER PRIMARY KEY, v TEXT)'));
   engine.exec(request(file, 'CREATE TABLE fat (id INTEGER PRIMARY KEY, v TEXT)'));
   const setup = new Database(file);
-  setup.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO big SELECT i, 'v' || i FROM n");
-  setup.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20) INSERT INTO fat SELECT i, printf('%.*c', 1000000, 'x') FROM n");
-  setup.exec("CREATE TABLE huge (id INTEGER PRIMARY KEY); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) INSERT INTO huge SELECT i FROM n");
+  setup.exec(
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO big SELECT i, 'v' || i FROM n",
+  );
+  setup.exec(
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20) INSERT INTO fat SELECT i, printf('%.*c', 1000000, 'x') FROM n",
+  );
+  setup.exec(
+    'CREATE TABLE huge (id INTEGER PRIMARY KEY); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) INSERT INTO huge SELECT i FROM n',
+  );
   setup.exec('CREATE VIEW crossed AS SELECT a.v, b.v AS w FROM big a, big b');
-  setup.exec("CREATE TABLE half (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO half VALUES (1, printf('%.*c', 200000, 'x')), (2, printf('%.*c', 200000, '%') || 'y')");
+  setup.exec(
+    "CREATE TABLE half (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO half VALUES (1, printf('%.*c', 200000, 'x')), (2, printf('%.*c', 200000, '%') || 'y')",
+  );
   setup.exec('CREATE VIEW matching AS SELECT a.id, a.v LIKE b.v AS m FROM half a, half b WHERE b.id = 2');
   setup.close();
   for (const sql of [
@@ -105,7 +119,7 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
     "SELECT printf('%.*c', 1000000000, 'x')",
     "SELECT count(*) FROM fat WHERE v LIKE '%x%x%x%x%y'",
     "SELECT count(*) FROM fat WHERE v LIKE '%y'",
-    "SELECT count(*) FROM big WHERE v LIKE ?",
+    'SELECT count(*) FROM big WHERE v LIKE ?',
     'SELECT count(*) FROM crossed',
     'SELECT upper(v) FROM fat',
     'SELECT count(*) FROM huge',
@@ -131,34 +145,64 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
   }
   t.ok(engine.execBoundedRead(request(file, 'SELECT count(*) FROM big')), 'a scan of a table within the budget is');
   t.ok(engine.execBoundedRead(request(file, 'SELECT v FROM big WHERE id = 5 OR id = 7')), 'and a short list of keys');
-  t.same(engine.execBoundedRead(request(file, 'SELECT v FROM big WHERE id = ? OR id = ?', [5, 7]))?.[0]?.rows, [['v5'], ['v7']], 'with parameters by position');
-  t.same(engine.execBoundedRead(request(file, 'SELECT v FROM big WHERE id = :one OR id = :other', { one: 5, other: 7 } as never))?.[0]?.rows, [['v5'], ['v7']], 'and by name');
-  t.ok(engine.execBoundedRead(request(file, 'SELECT length(trim(v)) FROM fat WHERE id = 1')), 'and trim() of one long value');
-  t.ok(engine.execBoundedRead(request(file, "SELECT date(v, '+1 day') FROM big WHERE id IN (1, 2, 3)")), 'and a date function on a few rows');
+  t.same(
+    engine.execBoundedRead(request(file, 'SELECT v FROM big WHERE id = ? OR id = ?', [5, 7]))?.[0]?.rows,
+    [['v5'], ['v7']],
+    'with parameters by position',
+  );
+  t.same(
+    engine.execBoundedRead(
+      request(file, 'SELECT v FROM big WHERE id = :one OR id = :other', { one: 5, other: 7 } as never),
+    )?.[0]?.rows,
+    [['v5'], ['v7']],
+    'and by name',
+  );
+  t.ok(
+    engine.execBoundedRead(request(file, 'SELECT length(trim(v)) FROM fat WHERE id = 1')),
+    'and trim() of one long value',
+  );
+  t.ok(
+    engine.execBoundedRead(request(file, "SELECT date(v, '+1 day') FROM big WHERE id IN (1, 2, 3)")),
+    'and a date function on a few rows',
+  );
   engine.exec(request(file, 'CREATE VIEW small AS SELECT ArtistId, Name FROM Artist WHERE ArtistId < 10'));
-  t.ok(engine.execBoundedRead(request(file, 'SELECT * FROM small ORDER BY Name')), 'a view of a small read is expanded into the plan and bounded like it');
+  t.ok(
+    engine.execBoundedRead(request(file, 'SELECT * FROM small ORDER BY Name')),
+    'a view of a small read is expanded into the plan and bounded like it',
+  );
   engine.exec(request(file, 'CREATE VIEW smaller AS SELECT * FROM small WHERE ArtistId < 5'));
-  t.equal(engine.execBoundedRead(request(file, 'SELECT * FROM smaller ORDER BY Name')), undefined, 'once a view reads a view, nothing is prepared here (a chain of views can multiply its code)');
+  t.equal(
+    engine.execBoundedRead(request(file, 'SELECT * FROM smaller ORDER BY Name')),
+    undefined,
+    'once a view reads a view, nothing is prepared here (a chain of views can multiply its code)',
+  );
 });
 
 t.test('a database too big to gather its facts cheaply is never planned here', async (t) => {
   const { engine, file } = chinook(t);
   t.ok(engine.execBoundedRead(request(file, 'SELECT count(*) FROM Genre')), 'small: planned');
   const other = new Database(file);
-  other.exec("CREATE TABLE heavy (id INTEGER PRIMARY KEY, v BLOB); INSERT INTO heavy VALUES (1, zeroblob(34000000))");
+  other.exec('CREATE TABLE heavy (id INTEGER PRIMARY KEY, v BLOB); INSERT INTO heavy VALUES (1, zeroblob(34000000))');
   other.close();
   t.equal(engine.execBoundedRead(request(file, 'SELECT count(*) FROM Genre')), undefined, 'over 32 MB: to the engines');
 });
 
-t.test('no read is planned here once the database has sqlite_stat4 (SQLite may plan again for the values bound)', async (t) => {
-  const { engine, file } = chinook(t);
-  t.ok(engine.execBoundedRead(request(file, 'SELECT Name FROM Track WHERE AlbumId = ?', [1])), 'planned before');
-  // The service refuses ANALYZE; an uploaded file may have run it.
-  const other = new Database(file);
-  other.exec('ANALYZE');
-  other.close();
-  t.equal(engine.execBoundedRead(request(file, 'SELECT Name FROM Track WHERE AlbumId = ?', [1])), undefined, 'not after ANALYZE');
-});
+t.test(
+  'no read is planned here once the database has sqlite_stat4 (SQLite may plan again for the values bound)',
+  async (t) => {
+    const { engine, file } = chinook(t);
+    t.ok(engine.execBoundedRead(request(file, 'SELECT Name FROM Track WHERE AlbumId = ?', [1])), 'planned before');
+    // The service refuses ANALYZE; an uploaded file may have run it.
+    const other = new Database(file);
+    other.exec('ANALYZE');
+    other.close();
+    t.equal(
+      engine.execBoundedRead(request(file, 'SELECT Name FROM Track WHERE AlbumId = ?', [1])),
+      undefined,
+      'not after ANALYZE',
+    );
+  },
+);
 
 t.test('a decision follows changes to the data made by another connection', async (t) => {
   const { engine, file } = chinook(t);
@@ -166,14 +210,23 @@ t.test('a decision follows changes to the data made by another connection', asyn
   t.teardown(() => other.close());
   other.exec(request(file, 'CREATE TABLE grow (id INTEGER PRIMARY KEY)'));
   t.ok(engine.execBoundedRead(request(file, 'SELECT count(*) FROM grow')), 'empty: bounded');
-  other.exec(request(file, 'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) INSERT INTO grow SELECT i FROM n'));
-  t.equal(engine.execBoundedRead(request(file, 'SELECT count(*) FROM grow')), undefined, 'over the budget once it grew');
+  other.exec(
+    request(
+      file,
+      'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) INSERT INTO grow SELECT i FROM n',
+    ),
+  );
+  t.equal(
+    engine.execBoundedRead(request(file, 'SELECT count(*) FROM grow')),
+    undefined,
+    'over the budget once it grew',
+  );
 });
 
 t.test('the text check turns most non-candidates away before any EXPLAIN', async (t) => {
   t.equal(textFacts('WITH RECURSIVE c(n) AS (SELECT 1) SELECT * FROM c'), undefined);
-  t.equal(textFacts("SELECT randomblob(5)"), undefined);
-  t.equal(textFacts("SELECT * FROM t WHERE a LIKE b"), undefined);
+  t.equal(textFacts('SELECT randomblob(5)'), undefined);
+  t.equal(textFacts('SELECT * FROM t WHERE a LIKE b'), undefined);
   t.equal(textFacts("SELECT * FROM t WHERE a LIKE '%a%b%c%d%'"), undefined);
   t.match(textFacts("SELECT * FROM t WHERE a LIKE '%a%' OR b IN (1, 2)"), { lists: true, patterns: 1 });
 });

@@ -17,7 +17,12 @@ interface RawAnswer {
 }
 
 /** Opens a connection, sends `head`, then the body bytes one by one every `gapMs` (at most `body.length`), and reads until the server closes. */
-function rawExchange(server: TestServer, head: Buffer, body: Buffer = Buffer.alloc(0), gapMs = 1000): Promise<RawAnswer> {
+function rawExchange(
+  server: TestServer,
+  head: Buffer,
+  body: Buffer = Buffer.alloc(0),
+  gapMs = 1000,
+): Promise<RawAnswer> {
   const { hostname, port } = new URL(server.url);
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(port), hostname);
@@ -57,16 +62,33 @@ function jsonOf(text: string): { code?: number; error?: string; ok?: boolean } |
   }
 }
 
-const get = (headerLine: Buffer): Buffer => Buffer.concat([Buffer.from('GET /health HTTP/1.1\r\nHost: localhost\r\n'), headerLine, Buffer.from('\r\n')]);
+const get = (headerLine: Buffer): Buffer =>
+  Buffer.concat([Buffer.from('GET /health HTTP/1.1\r\nHost: localhost\r\n'), headerLine, Buffer.from('\r\n')]);
 
 t.test('a header the HTTP parser refuses gets a JSON error body', async (tt) => {
   const server = await startServer(['-dir', 'data'], { cwd: scratchDir(tt) });
   tt.teardown(() => server.stop());
   const cases: Array<[string, Buffer, RegExp]> = [
-    ['a token ending in a carriage return', Buffer.from('X-Service-Token: s3cret-value\r\r\n'), /carriage return at the end of X-Service-Token/],
-    ['a carriage return inside a value', Buffer.from('Authorization: Bearer s3cret\rvalue\r\n'), /carriage return inside Authorization/],
-    ['a byte outside ASCII in a header name', Buffer.concat([Buffer.from('X-Caf'), Buffer.from([0xe9]), Buffer.from(': 1\r\n')]), /byte outside ASCII \(0xE9\) in a header name/],
-    ['a control character in a value', Buffer.from('X-Note: a\x01b\r\n'), /control character \(0x01\) in the value of X-Note/],
+    [
+      'a token ending in a carriage return',
+      Buffer.from('X-Service-Token: s3cret-value\r\r\n'),
+      /carriage return at the end of X-Service-Token/,
+    ],
+    [
+      'a carriage return inside a value',
+      Buffer.from('Authorization: Bearer s3cret\rvalue\r\n'),
+      /carriage return inside Authorization/,
+    ],
+    [
+      'a byte outside ASCII in a header name',
+      Buffer.concat([Buffer.from('X-Caf'), Buffer.from([0xe9]), Buffer.from(': 1\r\n')]),
+      /byte outside ASCII \(0xE9\) in a header name/,
+    ],
+    [
+      'a control character in a value',
+      Buffer.from('X-Note: a\x01b\r\n'),
+      /control character \(0x01\) in the value of X-Note/,
+    ],
   ];
   for (const [what, header, message] of cases) {
     const answer = await rawExchange(server, get(header));
@@ -88,9 +110,14 @@ t.test('-body-timeout counts from the end of the headers', async (tt) => {
   const server = await startServer(['-dir', 'data', '-body-timeout', '3s'], { cwd: scratchDir(tt) });
   tt.teardown(() => server.stop());
   const body = Buffer.from('{"sql":"SELECT 1","pad":"xxxxxxxxxxxxxxxx"}');
-  const head = Buffer.from(`POST /exec HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+  const head = Buffer.from(
+    `POST /exec HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+  );
   const answer = await rawExchange(server, head, body, 1000);
-  tt.ok(answer.afterMs <= 4000, `a byte a second: answered or closed ${answer.afterMs} ms after the headers (at most 4000)`);
+  tt.ok(
+    answer.afterMs <= 4000,
+    `a byte a second: answered or closed ${answer.afterMs} ms after the headers (at most 4000)`,
+  );
   tt.match(answer.text, /^HTTP\/1\.1 408 /, '408');
   tt.equal(jsonOf(answer.text)?.code, 1062, 'with the JSON body of [SQ1062]');
   tt.equal((await server.get('/health')).status, 200, 'the server still serves');

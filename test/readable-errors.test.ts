@@ -11,7 +11,9 @@ import { scratchDir } from './helpers/scratch-dir';
 t.setTimeout(60_000);
 
 let server: TestServer;
-serverPerFile(t, scratchDir(t), (started) => { server = started; });
+serverPerFile(t, scratchDir(t), (started) => {
+  server = started;
+});
 
 const SCHEMA = [
   'CREATE TABLE owners (id INT PRIMARY KEY, name TEXT NOT NULL, email TEXT UNIQUE)',
@@ -62,7 +64,10 @@ t.test('the same inside a session: the session stays usable', async (tt) => {
   const begun = await server.post('/tx/begin', { db: 'zoo' });
   tt.equal(begun.status, 200, begun.text);
   const session = begun.body.session as string;
-  const failed = await server.post(`/exec?session=${session}`, { db: 'zoo', sql: "INSERT INTO pets VALUES (3, 'Kit', 5)" });
+  const failed = await server.post(`/exec?session=${session}`, {
+    db: 'zoo',
+    sql: "INSERT INTO pets VALUES (3, 'Kit', 5)",
+  });
   tt.match(failed.body.error, /pets\.owner_id = 5 has no owners\.id/);
   const ok = await server.post(`/exec?session=${session}`, { db: 'zoo', sql: "INSERT INTO pets VALUES (3, 'Kit', 1)" });
   tt.equal(ok.status, 200, ok.text);

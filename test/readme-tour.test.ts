@@ -46,7 +46,12 @@ function terminalEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     if (!/^(npm_|_?tap|NODE_OPTIONS$|NODE_V8_COVERAGE$)/i.test(name)) env[name] = value;
   }
   // npm's update notice is one of "npm's own lines", but it comes at random: keep it out.
-  return { ...env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false', ...extra };
+  return {
+    ...env,
+    PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+    npm_config_update_notifier: 'false',
+    ...extra,
+  };
 }
 
 /** What changes from run to run, the same on both sides. */
@@ -57,13 +62,18 @@ function masked(text: string): string {
     .replace(/\b[0-9a-f]{16}\b/g, '<session>')
     .replace(/sqs_[A-Za-z0-9_-]{43}/g, 'sqs_<secret>')
     .replace(/\b(sqlscribe(?: replay| tail)?) \d+\.\d+\.\d+\S*/g, '$1 <version>')
-    .split('\n').map((line) => line.trimEnd()).join('\n')
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n')
     .trimEnd();
 }
 
 /** npm's own lines (`> sqlscribe@0.1.0 replay`, `> node dist/…`, blanks), which the pages leave out. */
 function withoutNpmLines(output: string): string {
-  return output.split('\n').filter((line) => !line.startsWith('> ') && line.trim() !== '').join('\n');
+  return output
+    .split('\n')
+    .filter((line) => !line.startsWith('> ') && line.trim() !== '')
+    .join('\n');
 }
 
 /** One reader's session: a server (restarted at each `npm start`) and a terminal in the checkout. */
@@ -71,7 +81,11 @@ class Tour {
   private server: TestServer | undefined;
   private addr = '127.0.0.1:0';
 
-  constructor(tt: Test, private readonly dir: string, private readonly shell: ShellSession) {
+  constructor(
+    tt: Test,
+    private readonly dir: string,
+    private readonly shell: ShellSession,
+  ) {
     tt.teardown(async () => {
       await this.server?.stop();
     });
@@ -97,7 +111,10 @@ class Tour {
   }
 
   private shown(output: string): string {
-    return output.replaceAll(`${this.dir}/tmp/`, '/tmp/').replaceAll(this.dir, SHOWN_CHECKOUT).replaceAll(this.addr, SHOWN_ADDRESS);
+    return output
+      .replaceAll(`${this.dir}/tmp/`, '/tmp/')
+      .replaceAll(this.dir, SHOWN_CHECKOUT)
+      .replaceAll(this.addr, SHOWN_ADDRESS);
   }
 }
 

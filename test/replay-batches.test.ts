@@ -31,12 +31,30 @@ function createdb(seq: number): JournalEntry {
 }
 
 function exec(seq: number, sql: string, extra: Partial<JournalEntry> = {}): JournalEntry {
-  return { seq, ts: TS, db: DB, session: null, kind: 'exec', sql, statements: [{ sql }], ok: true, ms: 0, clock: 1_795_239_792_345 + seq, seed: seq.toString(16).padStart(16, '0'), ...extra };
+  return {
+    seq,
+    ts: TS,
+    db: DB,
+    session: null,
+    kind: 'exec',
+    sql,
+    statements: [{ sql }],
+    ok: true,
+    ms: 0,
+    clock: 1_795_239_792_345 + seq,
+    seed: seq.toString(16).padStart(16, '0'),
+    ...extra,
+  };
 }
 
 /** Fails with the code a UNIQUE violation has, as a batch that failed live is journaled. */
 function failedLive(seq: number, ...sqls: string[]): JournalEntry {
-  return exec(seq, sqls.join(';\n'), { statements: sqls.map((sql) => ({ sql })), ok: false, code: 3002, error: 'UNIQUE constraint failed' });
+  return exec(seq, sqls.join(';\n'), {
+    statements: sqls.map((sql) => ({ sql })),
+    ok: false,
+    code: 3002,
+    error: 'UNIQUE constraint failed',
+  });
 }
 
 function session(seq: number, kind: 'begin' | 'commit', id: string): JournalEntry {
@@ -50,7 +68,11 @@ function inserts(last: number): JournalEntry[] {
   return entries;
 }
 
-async function replay(dir: string, entries: JournalEntry[], options: Partial<RebuildOptions> = {}): Promise<{ engine: CountingEngine; applied: number; skipped: number }> {
+async function replay(
+  dir: string,
+  entries: JournalEntry[],
+  options: Partial<RebuildOptions> = {},
+): Promise<{ engine: CountingEngine; applied: number; skipped: number }> {
   const engine = new CountingEngine();
   try {
     const result = await rebuild(engine, entries, { fileOf: (db) => path.join(dir, db), ...options });
@@ -78,7 +100,10 @@ t.test('2,500 inserts commit a few times, not once per entry, and record the las
   const dir = t.testdir();
   const { engine, applied } = await replay(dir, inserts(2_502));
   t.equal(applied, 2_502);
-  t.ok(engine.commits.length <= Math.ceil(2_501 / MAX_BATCH_ENTRIES), `${engine.commits.length} commits for 2,501 writes`);
+  t.ok(
+    engine.commits.length <= Math.ceil(2_501 / MAX_BATCH_ENTRIES),
+    `${engine.commits.length} commits for 2,501 writes`,
+  );
   t.equal(engine.commits.at(-1), 2_502, 'the last commit records the last entry');
   const rows = read(dir);
   t.same(rows.values, range(3, 2_502));
@@ -103,49 +128,61 @@ t.test('the same values as one transaction per entry: each entry keeps its clock
   t.same(read(single).randoms, read(batched).randoms);
 });
 
-t.test('a batch that failed live, in the middle of a transaction batch, changes nothing and the entries after it apply', async (t) => {
-  const dir = t.testdir();
-  const entries = inserts(200);
-  // It would insert 9999 and then fail on the duplicate 100: live it was rolled back whole.
-  entries.push(failedLive(201, 'INSERT INTO t (v) VALUES (9999)', 'INSERT INTO t (v) VALUES (100)'));
-  for (let seq = 202; seq <= 400; seq++) entries.push(exec(seq, `INSERT INTO t (v) VALUES (${seq})`));
-  const { engine } = await replay(dir, entries);
-  t.equal(engine.commits.length, 1, 'one transaction for the whole run');
-  const rows = read(dir);
-  t.notOk(rows.values.includes(9999));
-  t.same(rows.values, [...range(3, 200), ...range(202, 400)]);
-  t.equal(rows.applied, 400);
-});
+t.test(
+  'a batch that failed live, in the middle of a transaction batch, changes nothing and the entries after it apply',
+  async (t) => {
+    const dir = t.testdir();
+    const entries = inserts(200);
+    // It would insert 9999 and then fail on the duplicate 100: live it was rolled back whole.
+    entries.push(failedLive(201, 'INSERT INTO t (v) VALUES (9999)', 'INSERT INTO t (v) VALUES (100)'));
+    for (let seq = 202; seq <= 400; seq++) entries.push(exec(seq, `INSERT INTO t (v) VALUES (${seq})`));
+    const { engine } = await replay(dir, entries);
+    t.equal(engine.commits.length, 1, 'one transaction for the whole run');
+    const rows = read(dir);
+    t.notOk(rows.values.includes(9999));
+    t.same(rows.values, [...range(3, 200), ...range(202, 400)]);
+    t.equal(rows.applied, 400);
+  },
+);
 
-t.test('sessions between batches: the batch before commits first, the session applies, the writes after batch again', async (t) => {
-  const dir = t.testdir();
-  const entries = inserts(100);
-  entries.push(session(101, 'begin', 'a'), exec(102, 'INSERT INTO t (v) VALUES (102)', { session: 'a' }));
-  entries.push({ ...failedLive(103, 'INSERT INTO t (v) VALUES (5)'), session: 'a' }, session(104, 'commit', 'a'));
-  for (let seq = 105; seq <= 200; seq++) entries.push(exec(seq, `INSERT INTO t (v) VALUES (${seq})`));
-  const { engine } = await replay(dir, entries);
-  t.same(engine.commits, [100, 200], 'one commit before the session, one after');
-  t.same(read(dir).values, [...range(3, 100), 102, ...range(105, 200)]);
-});
+t.test(
+  'sessions between batches: the batch before commits first, the session applies, the writes after batch again',
+  async (t) => {
+    const dir = t.testdir();
+    const entries = inserts(100);
+    entries.push(session(101, 'begin', 'a'), exec(102, 'INSERT INTO t (v) VALUES (102)', { session: 'a' }));
+    entries.push({ ...failedLive(103, 'INSERT INTO t (v) VALUES (5)'), session: 'a' }, session(104, 'commit', 'a'));
+    for (let seq = 105; seq <= 200; seq++) entries.push(exec(seq, `INSERT INTO t (v) VALUES (${seq})`));
+    const { engine } = await replay(dir, entries);
+    t.same(engine.commits, [100, 200], 'one commit before the session, one after');
+    t.same(read(dir).values, [...range(3, 100), 102, ...range(105, 200)]);
+  },
+);
 
-t.test('an entry that succeeded live but fails on replay: named, and the entries before it in its batch stay applied', async (t) => {
-  const entries = inserts(500);
-  entries.push(exec(501, 'INSERT INTO t (v) VALUES (7)'));
-  for (let seq = 502; seq <= 600; seq++) entries.push(exec(seq, `INSERT INTO t (v) VALUES (${seq})`));
+t.test(
+  'an entry that succeeded live but fails on replay: named, and the entries before it in its batch stay applied',
+  async (t) => {
+    const entries = inserts(500);
+    entries.push(exec(501, 'INSERT INTO t (v) VALUES (7)'));
+    for (let seq = 502; seq <= 600; seq++) entries.push(exec(seq, `INSERT INTO t (v) VALUES (${seq})`));
 
-  const stopped = t.testdir();
-  const error = await replay(stopped, entries).then(() => undefined, (caught: unknown) => caught);
-  t.ok(error instanceof ReplayError, 'replay stops with a ReplayError');
-  t.equal((error as ReplayError).entry.seq, 501);
+    const stopped = t.testdir();
+    const error = await replay(stopped, entries).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    t.ok(error instanceof ReplayError, 'replay stops with a ReplayError');
+    t.equal((error as ReplayError).entry.seq, 501);
 
-  const recovered = path.join(stopped, 'recovered');
-  fs.mkdirSync(recovered);
-  const failures: Array<{ db: string; seq: number }> = [];
-  const result = await replay(recovered, entries, { onDatabaseFailed: (db, seq) => failures.push({ db, seq }) });
-  t.same(failures, [{ db: DB, seq: 501 }], 'recovery gives up on the database at that entry');
-  t.equal(result.applied, 500);
-  t.equal(result.skipped, 100);
-  const rows = read(recovered);
-  t.same(rows.values, range(3, 500));
-  t.equal(rows.applied, 500, 'the position says what is applied, so recovery starts again at 501');
-});
+    const recovered = path.join(stopped, 'recovered');
+    fs.mkdirSync(recovered);
+    const failures: Array<{ db: string; seq: number }> = [];
+    const result = await replay(recovered, entries, { onDatabaseFailed: (db, seq) => failures.push({ db, seq }) });
+    t.same(failures, [{ db: DB, seq: 501 }], 'recovery gives up on the database at that entry');
+    t.equal(result.applied, 500);
+    t.equal(result.skipped, 100);
+    const rows = read(recovered);
+    t.same(rows.values, range(3, 500));
+    t.equal(rows.applied, 500, 'the position says what is applied, so recovery starts again at 501');
+  },
+);

@@ -22,7 +22,12 @@ function request(file: string, sql: string, seq: number): ExecRequest {
     const { kind, savepoint } = classifyStatement(text);
     return savepoint === undefined ? { sql: text, kind } : { sql: text, kind, savepoint };
   });
-  return { file, statements, maxResultRows: 0, context: { clockMs: 1_795_239_792_345 + seq, seed: seq.toString(16).padStart(16, '0') } };
+  return {
+    file,
+    statements,
+    maxResultRows: 0,
+    context: { clockMs: 1_795_239_792_345 + seq, seed: seq.toString(16).padStart(16, '0') },
+  };
 }
 
 function setUp(t: Test, ...sqls: string[]): { engine: Engine; file: string } {
@@ -59,7 +64,10 @@ t.test('a group holds every batch it ran, and commits them with one position', a
 
 t.test('a failing batch fails the whole group: nothing is held, nothing kept, the error thrown', async (t) => {
   const { engine, file } = setUp(t, 'CREATE TABLE t (id INTEGER PRIMARY KEY, v INT UNIQUE)');
-  const requests = [request(file, 'INSERT INTO t (v) VALUES (1)', 1), request(file, 'INSERT INTO t (v) VALUES (2); INSERT INTO t (v) VALUES (1)', 2)];
+  const requests = [
+    request(file, 'INSERT INTO t (v) VALUES (1)', 1),
+    request(file, 'INSERT INTO t (v) VALUES (2); INSERT INTO t (v) VALUES (1)', 2),
+  ];
   t.throws(() => engine.execHeldRun(requests), { code: 3002, statement: 1 });
   t.throws(() => engine.commitHeld(2), INTERNAL, 'nothing is held');
   t.same(values(file), []);
@@ -74,7 +82,10 @@ t.test('a group stops after its first batch once the schema has deferred foreign
     'CREATE TABLE p (id INT PRIMARY KEY)',
     'CREATE TABLE c (id INT PRIMARY KEY, p INT REFERENCES p (id) DEFERRABLE INITIALLY DEFERRED)',
   );
-  t.equal(engine.execHeldRun([request(file, 'INSERT INTO p VALUES (1)', 1), request(file, 'INSERT INTO c VALUES (1, 1)', 2)]), 1);
+  t.equal(
+    engine.execHeldRun([request(file, 'INSERT INTO p VALUES (1)', 1), request(file, 'INSERT INTO c VALUES (1, 1)', 2)]),
+    1,
+  );
   engine.commitHeld(1);
 });
 
@@ -109,10 +120,34 @@ t.test('replayed entries of one statement shape each bind their own parameters a
   const insert = 'INSERT INTO t (v, at) VALUES (?, CURRENT_TIMESTAMP)';
   const entries: JournalEntry[] = [
     { seq: 1, ts, db: 'p.db', session: null, kind: 'createdb', sql: null, ok: true, ms: 0 },
-    { seq: 2, ts, db: 'p.db', session: null, kind: 'exec', sql: 'CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, at TEXT)', statements: [{ sql: 'CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, at TEXT)' }], ok: true, ms: 0, clock: 0, seed: '0000000000000002' },
+    {
+      seq: 2,
+      ts,
+      db: 'p.db',
+      session: null,
+      kind: 'exec',
+      sql: 'CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, at TEXT)',
+      statements: [{ sql: 'CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, at TEXT)' }],
+      ok: true,
+      ms: 0,
+      clock: 0,
+      seed: '0000000000000002',
+    },
   ];
   for (let seq = 3; seq <= 6; seq++) {
-    entries.push({ seq, ts, db: 'p.db', session: null, kind: 'exec', sql: insert, statements: [{ sql: insert, params: [`row ${seq}`] }], ok: true, ms: 0, clock: Date.UTC(2026, 0, seq), seed: '0000000000000003' });
+    entries.push({
+      seq,
+      ts,
+      db: 'p.db',
+      session: null,
+      kind: 'exec',
+      sql: insert,
+      statements: [{ sql: insert, params: [`row ${seq}`] }],
+      ok: true,
+      ms: 0,
+      clock: Date.UTC(2026, 0, seq),
+      seed: '0000000000000003',
+    });
   }
   const engine = new Engine({ syncCommits: false });
   try {
@@ -122,5 +157,8 @@ t.test('replayed entries of one statement shape each bind their own parameters a
   }
   const db = new Database(path.join(dir, 'p.db'), { readonly: true });
   t.teardown(() => db.close());
-  t.same(db.prepare('SELECT v, at FROM t ORDER BY id').raw(true).all(), [3, 4, 5, 6].map((seq) => [`row ${seq}`, `2026-01-0${seq} 00:00:00`]));
+  t.same(
+    db.prepare('SELECT v, at FROM t ORDER BY id').raw(true).all(),
+    [3, 4, 5, 6].map((seq) => [`row ${seq}`, `2026-01-0${seq} 00:00:00`]),
+  );
 });

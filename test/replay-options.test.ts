@@ -15,16 +15,25 @@ const CWD = '/srv/app';
 const message = optionsMessage;
 
 t.test('reads the journal, the output and each selector, resolved against cwd', async (t) => {
-  t.strictSame(parseReplayOptions(['-log-file', 'j/s.jsonl', '-out=restore', '--db', 'School', '-until', '42', '-verify', 'data', '-force'], CWD), {
-    logFile: path.join(CWD, 'j/s.jsonl'),
-    out: path.join(CWD, 'restore'),
-    db: 'school.db',
-    until: { seq: 42 },
-    verify: path.join(CWD, 'data'),
-    force: true,
-    snapshotDir: path.join(CWD, 'j', 'snapshots'),
-  });
-  const atTime = parseReplayOptions(['-log-file', 'j', '-out', 'o', '-until', '2026-11-25T10:15:00Z', '-no-snapshots', '-force=false'], CWD);
+  t.strictSame(
+    parseReplayOptions(
+      ['-log-file', 'j/s.jsonl', '-out=restore', '--db', 'School', '-until', '42', '-verify', 'data', '-force'],
+      CWD,
+    ),
+    {
+      logFile: path.join(CWD, 'j/s.jsonl'),
+      out: path.join(CWD, 'restore'),
+      db: 'school.db',
+      until: { seq: 42 },
+      verify: path.join(CWD, 'data'),
+      force: true,
+      snapshotDir: path.join(CWD, 'j', 'snapshots'),
+    },
+  );
+  const atTime = parseReplayOptions(
+    ['-log-file', 'j', '-out', 'o', '-until', '2026-11-25T10:15:00Z', '-no-snapshots', '-force=false'],
+    CWD,
+  );
   t.match(atTime, { until: { time: Date.parse('2026-11-25T10:15:00Z') }, snapshotDir: null, force: false });
   t.equal(parseReplayOptions(['-h'], CWD), 'help');
   t.match(REPLAY_USAGE, /-no-snapshots\n\s+ignore snapshots/, 'the help lists each flag from the same table');
@@ -44,7 +53,8 @@ t.test('refuses what it cannot use, with one line naming the flag', async (t) =>
 t.test('the server and the replay tool answer the same slips alike', async (t) => {
   const server = (...argv: string[]) => message(() => parseCommandLine(argv, CWD));
   const replay = (...argv: string[]) => message(() => parseReplayOptions(['-out', 'o', ...argv], CWD));
-  for (const said of [replay('-log-file'), server('-log-file')]) t.match(said, /^-log-file: missing value \(usage: -log-file <\w+>\)$/, 'a missing value');
+  for (const said of [replay('-log-file'), server('-log-file')])
+    t.match(said, /^-log-file: missing value \(usage: -log-file <\w+>\)$/, 'a missing value');
   t.equal(replay('-log-file', 'a', '-log-file', 'b'), server('-log-file', 'a', '-log-file', 'b'), 'a flag given twice');
   t.equal(replay('-log-fil', 'j'), server('-log-fil', 'j'), 'a typo gets the closest flag');
   t.match(replay('-log-file', '-force'), /^-log-file: missing value/, 'the next flag is not swallowed as the value');

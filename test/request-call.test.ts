@@ -54,15 +54,18 @@ t.test('a signal asked for late is aborted at once when the request already stop
   });
 });
 
-t.test('a request with a token is its token for the fair share of the engines, wherever it connects from', async (t) => {
-  for (const ip of ['127.0.0.9', '10.0.0.7']) {
-    const { ctx } = fakeContext();
-    (ctx.request as { ip: string }).ip = ip;
-    ctx.state.principal = { id: 'tok_abc', name: 'alumno-07', role: 'write', databases: ['alumno-07'] };
-    await requestDeadline(30_000)(ctx, async () => {
-      const call = callOf(ctx);
-      t.equal(call.client, 'token:tok_abc', `from ${ip}: keyed by the token id`);
-      t.equal(call.principal?.name, 'alumno-07', 'and the principal travels with the call');
-    });
-  }
-});
+t.test(
+  'a request with a token is its token for the fair share of the engines, wherever it connects from',
+  async (t) => {
+    for (const ip of ['127.0.0.9', '10.0.0.7']) {
+      const { ctx } = fakeContext();
+      (ctx.request as { ip: string }).ip = ip;
+      ctx.state.principal = { id: 'tok_abc', name: 'alumno-07', role: 'write', databases: ['alumno-07'] };
+      await requestDeadline(30_000)(ctx, async () => {
+        const call = callOf(ctx);
+        t.equal(call.client, 'token:tok_abc', `from ${ip}: keyed by the token id`);
+        t.equal(call.principal?.name, 'alumno-07', 'and the principal travels with the call');
+      });
+    }
+  },
+);

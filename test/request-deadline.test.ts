@@ -22,7 +22,10 @@ const slowBatch = (count: number, first = ''): string => first + Array.from({ le
 
 async function server(t: Test, args: string[]): Promise<{ server: TestServer; dir: string }> {
   const dir = scratchDir(t);
-  const running = await startServer(['-dir', path.join(dir, 'data'), '-log-file', path.join(dir, 'journal.jsonl'), ...args], { cwd: dir });
+  const running = await startServer(
+    ['-dir', path.join(dir, 'data'), '-log-file', path.join(dir, 'journal.jsonl'), ...args],
+    { cwd: dir },
+  );
   t.teardown(() => running.stop());
   return { server: running, dir };
 }
@@ -57,7 +60,11 @@ t.test('a session request past -request-timeout ends the session with it', async
   t.match(reply.body.error, /the session was rolled back and closed/);
   const after = await inSession('SELECT 1');
   t.equal(after.status, 404, 'the session is gone');
-  t.equal((await s.exec('d', 'CREATE TABLE t (x INT)')).status, 200, 'its table was rolled back and the database is free');
+  t.equal(
+    (await s.exec('d', 'CREATE TABLE t (x INT)')).status,
+    200,
+    'its table was rolled back and the database is free',
+  );
 });
 
 t.test('a client that hangs up has its work stopped within a second', async (t) => {
@@ -67,7 +74,11 @@ t.test('a client that hangs up has its work stopped within a second', async (t) 
   t.equal((await s.exec('d', 'CREATE TABLE t (x INT)')).status, 200);
   const before = new Set(enginePids(s));
   const hangUp = new AbortController();
-  const abandoned = postFrom(s, { from: '127.0.0.2', body: { db: 'd', sql: slowBatch(200, 'INSERT INTO t VALUES (1);\n') }, signal: hangUp.signal }).catch((error: Error) => error);
+  const abandoned = postFrom(s, {
+    from: '127.0.0.2',
+    body: { db: 'd', sql: slowBatch(200, 'INSERT INTO t VALUES (1);\n') },
+    signal: hangUp.signal,
+  }).catch((error: Error) => error);
   await sleep(800);
   const running = enginePids(s).filter((pid) => before.has(pid));
   hangUp.abort();
@@ -85,7 +96,9 @@ t.test('a client that hangs up has its work stopped within a second', async (t) 
   t.same(next.body.results[0].rows, [[0]], 'nothing of the abandoned batch was committed');
   t.ok(Date.now() - hungUpMs < 3000, 'the same client is served again at once');
   await s.stop();
-  const closed = fileEntries(path.join(dir, 'journal.jsonl')).filter((entry) => (entry as { code?: number }).code === 6013);
+  const closed = fileEntries(path.join(dir, 'journal.jsonl')).filter(
+    (entry) => (entry as { code?: number }).code === 6013,
+  );
   t.equal(closed.length, 1, 'the journal records the stopped batch as [SQ6013]');
 });
 
@@ -95,18 +108,35 @@ t.test('a write group sends the batches of clients still waiting again when one 
   t.equal((await s.post('/dbs', { db: 'd' })).status, 201);
   t.equal((await s.exec('d', 'CREATE TABLE t (x INT)')).status, 200);
   // While this turn runs, the next batches queue up, and then run as one group: the long one first.
-  const blocker = postFrom(s, { from: '127.0.0.3', body: { db: 'd', sql: slowBatch(3, 'INSERT INTO t VALUES (0);\n') } });
+  const blocker = postFrom(s, {
+    from: '127.0.0.3',
+    body: { db: 'd', sql: slowBatch(3, 'INSERT INTO t VALUES (0);\n') },
+  });
   await sleep(150);
   const hangUp = new AbortController();
-  const abandoned = postFrom(s, { from: '127.0.0.2', body: { db: 'd', sql: slowBatch(200, 'INSERT INTO t VALUES (1);\n') }, signal: hangUp.signal }).catch((error: Error) => error);
+  const abandoned = postFrom(s, {
+    from: '127.0.0.2',
+    body: { db: 'd', sql: slowBatch(200, 'INSERT INTO t VALUES (1);\n') },
+    signal: hangUp.signal,
+  }).catch((error: Error) => error);
   await sleep(150);
-  const others = Array.from({ length: 5 }, (_, i) => postFrom(s, { from: `127.0.0.${10 + i}`, body: { db: 'd', sql: `INSERT INTO t VALUES (${10 + i})` } }));
+  const others = Array.from({ length: 5 }, (_, i) =>
+    postFrom(s, { from: `127.0.0.${10 + i}`, body: { db: 'd', sql: `INSERT INTO t VALUES (${10 + i})` } }),
+  );
   t.equal((await blocker).status, 200);
   await sleep(500);
   hangUp.abort();
   t.type(await abandoned, Error);
   const replies = await Promise.all(others);
-  t.same(replies.map((reply) => reply.status), [200, 200, 200, 200, 200], replies.map((reply) => reply.text).join(' | '));
+  t.same(
+    replies.map((reply) => reply.status),
+    [200, 200, 200, 200, 200],
+    replies.map((reply) => reply.text).join(' | '),
+  );
   const rows = await s.exec('d', 'SELECT x FROM t ORDER BY x');
-  t.same(rows.body.results[0].rows, [[0], [10], [11], [12], [13], [14]], 'every waiting batch committed, the abandoned one did not');
+  t.same(
+    rows.body.results[0].rows,
+    [[0], [10], [11], [12], [13], [14]],
+    'every waiting batch committed, the abandoned one did not',
+  );
 });

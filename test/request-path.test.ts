@@ -45,17 +45,32 @@ t.test('a route answers the same through the fixed table and through the router'
 t.test('a JSON body: every +json type, a byte-order mark, and nothing at all', async (t) => {
   const server = await started(t);
   const text = JSON.stringify(SHOW);
-  for (const type of ['application/json', 'application/json; charset=utf-8', 'application/vnd.api+json', 'application/ld+json']) {
+  for (const type of [
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/vnd.api+json',
+    'application/ld+json',
+  ]) {
     const reply = await server.request('POST', '/exec', { rawBody: text, headers: { 'content-type': type } });
     t.equal(reply.status, 200, `${type}: the body is read (${reply.text.slice(0, 80)})`);
   }
   const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]);
-  t.equal((await server.request('POST', '/exec', { rawBody: bom, headers: { 'content-type': 'application/json' } })).status, 200, 'a leading byte-order mark is not JSON, and is dropped');
+  t.equal(
+    (await server.request('POST', '/exec', { rawBody: bom, headers: { 'content-type': 'application/json' } })).status,
+    200,
+    'a leading byte-order mark is not JSON, and is dropped',
+  );
   const empty = await server.request('POST', '/exec', { rawBody: '', headers: { 'content-type': 'application/json' } });
   t.equal(empty.body?.code, 1006, 'an empty body is an empty object: "sql" is required');
-  const spaces = await server.request('POST', '/exec', { rawBody: ' \n\t', headers: { 'content-type': 'application/json' } });
+  const spaces = await server.request('POST', '/exec', {
+    rawBody: ' \n\t',
+    headers: { 'content-type': 'application/json' },
+  });
   t.equal(spaces.body?.code, 1009, 'whitespace alone is no JSON');
-  const array = await server.request('POST', '/exec', { rawBody: '[1]', headers: { 'content-type': 'application/json' } });
+  const array = await server.request('POST', '/exec', {
+    rawBody: '[1]',
+    headers: { 'content-type': 'application/json' },
+  });
   t.equal(array.body?.code, 1006, 'an array is JSON, but not an object');
 });
 
@@ -67,7 +82,7 @@ t.test('the console before the token, then the token, then the admin-only paths'
   t.equal(anonymous.status, 401, 'an API request without a token: 401');
   t.match(anonymous.headers.get('www-authenticate') ?? '', /^Bearer /, 'with WWW-Authenticate');
   const posted = await server.request('POST', '/', { body: SHOW });
-  t.equal(posted.status, 405, 'POST / is the console\'s 405, not a 401');
+  t.equal(posted.status, 405, "POST / is the console's 405, not a 401");
   const metrics = await server.get('/metrics', { 'x-service-token': TOKEN });
   t.equal(metrics.status, 200, 'the admin token reads /metrics');
   t.equal(metrics.body?.requests_by_status?.['401'], 1, 'the 401 was counted by status');

@@ -44,9 +44,34 @@ type Step =
   | { op: 'undo'; tok: number; db: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('write' as const), tok: fc.nat(2), db: fc.nat(1), kind: fc.constantFrom('insert' as const, 'update' as const, 'delete' as const), v: fc.integer({ min: 1, max: 99 }) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('to-seq' as const), tok: fc.nat(2), db: fc.nat(1), at: fc.double({ min: 0, max: 1, noNaN: true }) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('to-time' as const), tok: fc.nat(2), db: fc.nat(1), at: fc.double({ min: 0, max: 1, noNaN: true }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('write' as const),
+      tok: fc.nat(2),
+      db: fc.nat(1),
+      kind: fc.constantFrom('insert' as const, 'update' as const, 'delete' as const),
+      v: fc.integer({ min: 1, max: 99 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('to-seq' as const),
+      tok: fc.nat(2),
+      db: fc.nat(1),
+      at: fc.double({ min: 0, max: 1, noNaN: true }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('to-time' as const),
+      tok: fc.nat(2),
+      db: fc.nat(1),
+      at: fc.double({ min: 0, max: 1, noNaN: true }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('undo' as const), tok: fc.nat(2), db: fc.nat(1) }) },
 );
 
@@ -69,7 +94,11 @@ async function ok(reply: Promise<Reply>, what: string): Promise<Reply> {
 
 async function journalOf(db: string): Promise<Entry[]> {
   const reply = await ok(server.request('GET', `/journal?db=${db}`, { headers: as('admin') }), 'GET /journal');
-  return reply.text.trim().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Entry);
+  return reply.text
+    .trim()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Entry);
 }
 
 async function lastSeqOf(db: string): Promise<number> {
@@ -77,13 +106,21 @@ async function lastSeqOf(db: string): Promise<number> {
 }
 
 async function liveRows(db: string): Promise<Rows> {
-  const reply = await server.request('POST', '/exec', { body: { db, sql: 'SELECT id, v FROM t ORDER BY id' }, headers: as('admin') });
+  const reply = await server.request('POST', '/exec', {
+    body: { db, sql: 'SELECT id, v FROM t ORDER BY id' },
+    headers: as('admin'),
+  });
   if (reply.status !== 200) return null;
   return reply.body.results[0].rows as Array<[number, number]>;
 }
 
-function applyWrite(rows: Array<[number, number]>, kind: 'insert' | 'update' | 'delete', v: number): { sql: string; rows: Array<[number, number]> } {
-  if (kind === 'insert') return { sql: `INSERT INTO t (v) VALUES (${v})`, rows: [...rows, [Math.max(0, ...rows.map(([id]) => id)) + 1, v]] };
+function applyWrite(
+  rows: Array<[number, number]>,
+  kind: 'insert' | 'update' | 'delete',
+  v: number,
+): { sql: string; rows: Array<[number, number]> } {
+  if (kind === 'insert')
+    return { sql: `INSERT INTO t (v) VALUES (${v})`, rows: [...rows, [Math.max(0, ...rows.map(([id]) => id)) + 1, v]] };
   if (kind === 'update') return { sql: `UPDATE t SET v = v + ${v}`, rows: rows.map(([id, old]) => [id, old + v]) };
   return { sql: `DELETE FROM t WHERE id % 2 = ${v % 2}`, rows: rows.filter(([id]) => id % 2 !== v % 2) };
 }
@@ -95,7 +132,10 @@ function stateAt(history: readonly Point[], seq: number): Point | undefined {
 t.before(async () => {
   server = await fleet.start(place, ['-token', ADMIN, '-snapshot-every', '40']);
   for (const name of TOKENS) {
-    const reply = await ok(server.request('POST', '/tokens', { body: { name, role: 'write', databases: ['p*'] }, headers: as('admin') }), 'POST /tokens');
+    const reply = await ok(
+      server.request('POST', '/tokens', { body: { name, role: 'write', databases: ['p*'] }, headers: as('admin') }),
+      'POST /tokens',
+    );
     secrets.set(name, reply.body.tokens[0].secret);
   }
 });
@@ -105,15 +145,33 @@ t.teardown(async () => {
 });
 
 /** After a restore answered 200: the model's rows at the target, and a replay of that database up to it equal the live file. */
-async function checkRestore(t: Test, db: string, target: number, history: Point[], restoredSeq: number, by: string): Promise<void> {
+async function checkRestore(
+  t: Test,
+  db: string,
+  target: number,
+  history: Point[],
+  restoredSeq: number,
+  by: string,
+): Promise<void> {
   const expected = stateAt(history, target);
   t.ok(expected !== undefined, `${db} existed at ${target}`);
-  t.same(await liveRows(db), expected?.rows ?? null, `${db} after the restore to ${target} holds the model's rows there`);
+  t.same(
+    await liveRows(db),
+    expected?.rows ?? null,
+    `${db} after the restore to ${target} holds the model's rows there`,
+  );
   history.push({ seq: restoredSeq, rows: expected?.rows ?? null, by });
   const out = path.join(where, `replay-${db}-${restoredSeq}`);
-  const replayed = await runReplay(['-log-file', place.journal, '-out', out, '-db', db, '-until', String(target)], where);
+  const replayed = await runReplay(
+    ['-log-file', place.journal, '-out', out, '-db', db, '-until', String(target)],
+    where,
+  );
   t.equal(replayed.code, 0, `replay -db ${db} -until ${target} runs: ${replayed.stderr}`);
-  t.equal(compareDatabases(path.join(place.data, `${db}.db`), path.join(out, `${db}.db`)), null, `${db}: the live file equals its replay up to ${target}`);
+  t.equal(
+    compareDatabases(path.join(place.data, `${db}.db`), path.join(out, `${db}.db`)),
+    null,
+    `${db}: the live file equals its replay up to ${target}`,
+  );
 }
 
 async function runSteps(t: Test, steps: readonly Step[]): Promise<void> {
@@ -123,8 +181,17 @@ async function runSteps(t: Test, steps: readonly Step[]): Promise<void> {
   for (const db of dbs) {
     await ok(server.request('POST', '/dbs', { body: { db }, headers: as('admin') }), 'POST /dbs');
     const created = await lastSeqOf(`${db}.db`);
-    await ok(server.request('POST', '/exec', { body: { db, sql: 'CREATE TABLE t (id INTEGER PRIMARY KEY, v INT)' }, headers: as('admin') }), 'CREATE TABLE');
-    histories.push([{ seq: created, rows: null, by: 'admin' }, { seq: await lastSeqOf(`${db}.db`), rows: [], by: 'admin' }]);
+    await ok(
+      server.request('POST', '/exec', {
+        body: { db, sql: 'CREATE TABLE t (id INTEGER PRIMARY KEY, v INT)' },
+        headers: as('admin'),
+      }),
+      'CREATE TABLE',
+    );
+    histories.push([
+      { seq: created, rows: null, by: 'admin' },
+      { seq: await lastSeqOf(`${db}.db`), rows: [], by: 'admin' },
+    ]);
   }
   for (const s of steps) {
     const db = dbs[s.db] as string;
@@ -159,13 +226,20 @@ async function runSteps(t: Test, steps: readonly Step[]): Promise<void> {
       continue;
     }
     if (reply.status === 409 && reply.body?.code === 2076) {
-      t.equal(stateAt(history, s.op === 'undo' ? (target as number) : Number(body.to) || (reply.body.error.match(/at seq (\d+)/)?.[1] ?? 0)), undefined, `${db} did not exist at the target`);
+      t.equal(
+        stateAt(
+          history,
+          s.op === 'undo' ? (target as number) : Number(body.to) || (reply.body.error.match(/at seq (\d+)/)?.[1] ?? 0),
+        ),
+        undefined,
+        `${db} did not exist at the target`,
+      );
       continue;
     }
     t.equal(reply.status, 200, `${tok} restores ${db} ${JSON.stringify(body)}: ${reply.text.slice(0, 200)}`);
     if (reply.status !== 200) return;
     const restored = reply.body.restored.seq as number;
-    if (target !== undefined) t.equal(restored, target, 'undo last goes back to just before the token\'s last write');
+    if (target !== undefined) t.equal(restored, target, "undo last goes back to just before the token's last write");
     if (s.op === 'to-seq') t.equal(restored, body.to, 'to a seq: that seq');
     await checkRestore(t, db, restored, history, reply.body.seq as number, tok);
   }
@@ -191,7 +265,10 @@ t.test('replay -verify of the whole journal equals every live database', async (
   const replayed = await runReplay(['-log-file', place.journal, '-out', out, '-verify', place.data], where);
   t.equal(replayed.code, 0, `replay -verify: ${replayed.stderr}`);
   // Without the snapshot rounds every restoredb entry is met and rebuilt by replay itself.
-  const plain = await runReplay(['-log-file', place.journal, '-out', path.join(where, 'replay-plain'), '-no-snapshots', '-verify', place.data], where);
+  const plain = await runReplay(
+    ['-log-file', place.journal, '-out', path.join(where, 'replay-plain'), '-no-snapshots', '-verify', place.data],
+    where,
+  );
   t.equal(plain.code, 0, `replay -no-snapshots -verify: ${plain.stderr}`);
   server = await fleet.start(place, ['-token', ADMIN]);
 });

@@ -15,7 +15,7 @@ t.setTimeout(180_000);
 
 const DB = 'lesson';
 
-t.test('a replica refuses a restore naming the primary, and follows the primary\'s restores', async (tt) => {
+t.test("a replica refuses a restore naming the primary, and follows the primary's restores", async (tt) => {
   const stage = new Stage(tt);
   const nats = await startNats(tt);
   const P = stage.place('primary');
@@ -25,7 +25,14 @@ t.test('a replica refuses a restore naming the primary, and follows the primary\
   const replica = await stage.replica(R, nats.url, 'r1');
   const first = journalSeqOf(await ok(primary.exec(DB, 'INSERT INTO marks VALUES (1, 1, 1)'), 'insert 1'));
   await ok(primary.exec(DB, 'INSERT INTO marks VALUES (2, 2, 2); UPDATE marks SET n = n + 10'), 'insert 2');
-  tt.same(await marksOf(replica, DB, first + 1), [[1, 1, 11], [2, 2, 12]], 'the replica has both writes');
+  tt.same(
+    await marksOf(replica, DB, first + 1),
+    [
+      [1, 1, 11],
+      [2, 2, 12],
+    ],
+    'the replica has both writes',
+  );
 
   const refused = await replica.post(`/dbs/${DB}/restore`, { to: first });
   tt.equal(refused.status, 409, 'a restore on the replica is refused');
@@ -36,14 +43,31 @@ t.test('a replica refuses a restore naming the primary, and follows the primary\
   tt.same(await marksOf(primary, DB), [[1, 1, 1]], 'the primary holds the state at the target');
   tt.same(await marksOf(replica, DB, restored.body.seq as number), [[1, 1, 1]], 'the replica follows the restore');
   const undone = await ok(primary.post(`/dbs/${DB}/restore`, { undo: 'last' }), 'undo the restore');
-  tt.same(await marksOf(replica, DB, undone.body.seq as number), [[1, 1, 11], [2, 2, 12]], 'and its undo');
+  tt.same(
+    await marksOf(replica, DB, undone.body.seq as number),
+    [
+      [1, 1, 11],
+      [2, 2, 12],
+    ],
+    'and its undo',
+  );
   const after = journalSeqOf(await ok(primary.exec(DB, 'INSERT INTO marks VALUES (3, 3, 3)'), 'insert 3'));
   tt.same(await marksOf(replica, DB, after), await marksOf(primary, DB), 'writes after the restores reach it too');
 
   await stage.fleet.stop(primary);
   await stage.fleet.stop(replica);
-  for (const [label, data] of [['primary', P.data], ['replica', R.data]] as const) {
-    const replayed = await runReplay(['-log-file', R.journal, '-out', path.join(stage.root, `replayed-${label}`), '-verify', data], stage.root);
-    tt.equal(replayed.code, 0, `replay of the replica's journal equals the ${label}'s databases: ${replayed.stderr.slice(0, 600)}`);
+  for (const [label, data] of [
+    ['primary', P.data],
+    ['replica', R.data],
+  ] as const) {
+    const replayed = await runReplay(
+      ['-log-file', R.journal, '-out', path.join(stage.root, `replayed-${label}`), '-verify', data],
+      stage.root,
+    );
+    tt.equal(
+      replayed.code,
+      0,
+      `replay of the replica's journal equals the ${label}'s databases: ${replayed.stderr.slice(0, 600)}`,
+    );
   }
 });

@@ -24,7 +24,7 @@ t.test('a result over -max-result-bytes is cut, with truncated', async (t) => {
   t.ok(first.rows.length > 100 && first.rows.length < 5000, `kept ${first.rows.length} of 5000 rows`);
   t.ok(reply.text.length < 80 * 1024, `the response stays near the bound (${reply.text.length} bytes)`);
   t.same(first.rows[0], [1, 'x'.repeat(100)], 'the rows kept are whole, from the start');
-  t.same(second.rows, [], 'the request\'s budget is spent: later results are cut too');
+  t.same(second.rows, [], "the request's budget is spent: later results are cut too");
   t.equal(second.truncated, true);
   const small = await server.exec('big', `${SERIES(10)}SELECT i FROM r`);
   t.equal(small.body.results[0].rows.length, 10, 'a result under the bound is whole');
@@ -39,10 +39,16 @@ t.test('a big result goes out in slices without splitting a character', async (t
   // Emoji are two UTF-16 units each: with a one-character and a two-character prefix, the 256K slice ends
   // fall on both halves of a pair somewhere in these ~1.2M units.
   for (const prefix of ['a', 'ab']) {
-    const reply = await server.exec('big', `${SERIES(200)}SELECT i, '${prefix}' || replace(printf('%.3000c', 'x'), 'x', '😀') FROM r`);
+    const reply = await server.exec(
+      'big',
+      `${SERIES(200)}SELECT i, '${prefix}' || replace(printf('%.3000c', 'x'), 'x', '😀') FROM r`,
+    );
     t.equal(reply.status, 200);
     const rows = reply.body.results[0].rows as [number, string][];
     t.equal(rows.length, 200);
-    t.ok(rows.every(([i, text], n) => i === n + 1 && text === prefix + '😀'.repeat(3000)), `every value whole (prefix ${prefix})`);
+    t.ok(
+      rows.every(([i, text], n) => i === n + 1 && text === prefix + '😀'.repeat(3000)),
+      `every value whole (prefix ${prefix})`,
+    );
   }
 });

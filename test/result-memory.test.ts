@@ -16,7 +16,8 @@ t.setTimeout(180_000);
 
 const MiB = 1024 * 1024;
 /** 30,000 rows of about 10 KB: about 300 MB as JSON (under -max-result-rows, so the byte bound is what cuts it). */
-const BIG = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 30000) SELECT i, printf('%.10000c', 'x') FROM r";
+const BIG =
+  "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 30000) SELECT i, printf('%.10000c', 'x') FROM r";
 
 function residentBytes(pid: number): number {
   try {
@@ -58,13 +59,20 @@ t.test('six 300 MB results at once keep all processes together under 1 GB', asyn
   t.teardown(() => (closeClients(), server.stop()));
   t.equal((await server.post('/dbs', { db: 'big' })).status, 201);
   const memory = sampleMemory(server);
-  const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => postFrom(server, { from: `127.0.0.${10 + i}`, body: { db: 'big', sql: BIG } })));
+  const replies = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => postFrom(server, { from: `127.0.0.${10 + i}`, body: { db: 'big', sql: BIG } })),
+  );
   const peak = memory.stop();
-  t.comment(`peaks by process (MB): ${[...memory.byProcess].map(([name, bytes]) => `${name} ${(bytes / MiB).toFixed(0)}`).join(', ')}`);
+  t.comment(
+    `peaks by process (MB): ${[...memory.byProcess].map(([name, bytes]) => `${name} ${(bytes / MiB).toFixed(0)}`).join(', ')}`,
+  );
   for (const reply of replies) {
     t.equal(reply.status, 200, reply.text.slice(0, 200));
     t.equal(reply.body.results[0].truncated, true, 'cut');
-    t.ok(reply.text.length > 15 * MiB && reply.text.length < 17 * MiB, `about 16 MB answered (${(reply.text.length / MiB).toFixed(1)} MB)`);
+    t.ok(
+      reply.text.length > 15 * MiB && reply.text.length < 17 * MiB,
+      `about 16 MB answered (${(reply.text.length / MiB).toFixed(1)} MB)`,
+    );
   }
   t.ok(peak < 1024 * MiB, `summed resident memory peaked at ${(peak / MiB).toFixed(0)} MB`);
 });

@@ -52,7 +52,10 @@ t.test('a deep cursor page searches the key; an offset page scans', async (t) =>
   const engine = openEngine(t);
   const db = new Database(file, { readonly: true });
   t.teardown(() => db.close());
-  const plan = (sql: string, params: unknown[]): string => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((row) => row.detail).join(' | ');
+  const plan = (sql: string, params: unknown[]): string =>
+    (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>)
+      .map((row) => row.detail)
+      .join(' | ');
   const expected: Record<string, RegExp> = {
     plain: /^SEARCH plain USING INTEGER PRIMARY KEY \(rowid>\?\)$/,
     ipk: /^SEARCH ipk USING INTEGER PRIMARY KEY \(rowid>\?\)$/,
@@ -78,7 +81,9 @@ t.test('a deep cursor page searches the key; an offset page scans', async (t) =>
 t.test('a primary key that may hold NULL is walked in full, NULLs first and ties by rowid', async (t) => {
   const file = makeFile(t, 200);
   const engine = openEngine(t);
-  const all = JSON.parse(engine.rows({ file, table: 'nullable', limit: 1000, offset: 0, after: null }).rowsJson) as unknown[][];
+  const all = JSON.parse(
+    engine.rows({ file, table: 'nullable', limit: 1000, offset: 0, after: null }).rowsJson,
+  ) as unknown[][];
   t.equal(all.length, 200);
   t.strictSame(all[0]?.slice(0, 2), [null, null], 'NULLs sort first, as SQLite sorts them');
   for (const limit of [1, 3, 10]) {
@@ -99,7 +104,17 @@ t.test('key values come back as the storage class they were read as', async (t) 
   const db = new Database(file);
   db.exec('CREATE TABLE kinds (k PRIMARY KEY, v) WITHOUT ROWID');
   const insert = db.prepare('INSERT INTO kinds VALUES (?, ?)');
-  const keys: unknown[] = [-(2n ** 63n), 2n ** 63n - 1n, 1.5, -Infinity, Infinity, 'text', '', Buffer.from([0, 255]), Buffer.alloc(0)];
+  const keys: unknown[] = [
+    -(2n ** 63n),
+    2n ** 63n - 1n,
+    1.5,
+    -Infinity,
+    Infinity,
+    'text',
+    '',
+    Buffer.from([0, 255]),
+    Buffer.alloc(0),
+  ];
   keys.forEach((key, i) => insert.run(key, i));
   db.close();
   const engine = openEngine(t);
@@ -111,7 +126,11 @@ t.test('key values come back as the storage class they were read as', async (t) 
     if (page.next === null) break;
     after = page.next;
   }
-  t.strictSame(walked.sort((a, b) => a - b), keys.map((_, i) => i), 'integers at both ends of 64 bits, reals, infinities, text and blobs each once');
+  t.strictSame(
+    walked.sort((a, b) => a - b),
+    keys.map((_, i) => i),
+    'integers at both ends of 64 bits, reals, infinities, text and blobs each once',
+  );
 });
 
 t.test('any text given as a cursor decodes or is refused with ROWS_CURSOR_INVALID', async (t) => {
@@ -129,13 +148,18 @@ t.test('any text given as a cursor decodes or is refused with ROWS_CURSOR_INVALI
   };
   let refused = 0;
   for (let i = 0; i < 3000; i++) {
-    const text = i % 2 === 0 ? mutate(good) : Array.from({ length: random(40) }, () => alphabet[random(alphabet.length)]).join('');
+    const text =
+      i % 2 === 0 ? mutate(good) : Array.from({ length: random(40) }, () => alphabet[random(alphabet.length)]).join('');
     try {
       decodeCursor(text);
     } catch (error) {
-      if (!isEngineError(error) || error.errorName !== 'ROWS_CURSOR_INVALID') t.fail(`${JSON.stringify(text)} raised ${String(error)}`);
+      if (!isEngineError(error) || error.errorName !== 'ROWS_CURSOR_INVALID')
+        t.fail(`${JSON.stringify(text)} raised ${String(error)}`);
       refused++;
     }
   }
-  t.ok(refused > 1000, `most random texts are refused (${refused} of 3000), and none otherwise than as an invalid cursor`);
+  t.ok(
+    refused > 1000,
+    `most random texts are refused (${refused} of 3000), and none otherwise than as an invalid cursor`,
+  );
 });

@@ -38,7 +38,11 @@ function findingsOf(program: ts.Program): Finding[] {
   return ts
     .getPreEmitDiagnostics(program)
     .filter((d) => d.code !== UNRESOLVED_MODULE)
-    .map((d) => ({ code: d.code, file: d.file === undefined ? '' : path.relative(ROOT, d.file.fileName), message: ts.flattenDiagnosticMessageText(d.messageText, '\n') }))
+    .map((d) => ({
+      code: d.code,
+      file: d.file === undefined ? '' : path.relative(ROOT, d.file.fileName),
+      message: ts.flattenDiagnosticMessageText(d.messageText, '\n'),
+    }))
     .filter((finding) => CHECKED.has(finding.file));
 }
 
@@ -52,7 +56,8 @@ interface Finding {
 function compileWith(file: string, text: string): Finding[] {
   const host = ts.createCompilerHost(OPTIONS);
   const read = host.getSourceFile.bind(host);
-  host.getSourceFile = (name, language, ...rest) => (name === file ? ts.createSourceFile(name, text, language) : read(name, language, ...rest));
+  host.getSourceFile = (name, language, ...rest) =>
+    name === file ? ts.createSourceFile(name, text, language) : read(name, language, ...rest);
   return findingsOf(ts.createProgram(FILES, OPTIONS, host));
 }
 
@@ -65,10 +70,17 @@ t.test('the table as it is compiles', async (t) => {
 
 t.test('a command added without its row does not compile', async (t) => {
   t.ok(source.includes(UNION_START), 'the command union is where the test adds to it');
-  const added = source.replace(UNION_START, `${UNION_START}  | { readonly type: 'vacuum-database'; readonly db: unknown }\n`);
+  const added = source.replace(
+    UNION_START,
+    `${UNION_START}  | { readonly type: 'vacuum-database'; readonly db: unknown }\n`,
+  );
   const findings = compileWith(COMMANDS, added);
   t.equal(findings.length, 1, 'one error');
-  t.match(findings[0], { code: 2741, file: 'src/bus/command-rules.ts', message: /'"vacuum-database"' is missing/ }, 'the rule table misses the new command');
+  t.match(
+    findings[0],
+    { code: 2741, file: 'src/bus/command-rules.ts', message: /'"vacuum-database"' is missing/ },
+    'the rule table misses the new command',
+  );
 });
 
 t.test('a row without its write rule does not compile', async (t) => {
@@ -77,5 +89,9 @@ t.test('a row without its write rule does not compile', async (t) => {
   t.ok(row?.includes(', writes: null }'), 'the row the test edits is there');
   const findings = compileWith(RULES, rules.replace(row ?? '', (row ?? '').replace(', writes: null }', ' }')));
   t.equal(findings.length, 1, 'one error');
-  t.match(findings[0], { file: 'src/bus/command-rules.ts', message: /'writes' is missing/ }, 'the row misses its write rule');
+  t.match(
+    findings[0],
+    { file: 'src/bus/command-rules.ts', message: /'writes' is missing/ },
+    'the row misses its write rule',
+  );
 });

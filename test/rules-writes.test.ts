@@ -53,13 +53,24 @@ t.test('a replica refuses exactly the commands whose row says they write', async
   const ran: string[] = [];
   const bus = new CommandBus(recordingHandlers(ran), [writesOnPrimary(replica())], async () => undefined);
   const writing = TYPES.filter((type) => type !== 'exec' && COMMAND_RULES[type].writes !== null);
-  t.ok(writing.includes('create-database') && writing.includes('check-exercise') && writing.includes('end-session'), 'the table marks writes');
+  t.ok(
+    writing.includes('create-database') && writing.includes('check-exercise') && writing.includes('end-session'),
+    'the table marks writes',
+  );
   for (const type of TYPES) {
     if (type === 'exec') continue;
     const writes = COMMAND_RULES[type].writes !== null;
-    t.equal(await outcome(bus, commandOf(type)), writes ? 'READ_ONLY_REPLICA' : 'ran', `${type}: ${writes ? 'refused' : 'runs'}`);
+    t.equal(
+      await outcome(bus, commandOf(type)),
+      writes ? 'READ_ONLY_REPLICA' : 'ran',
+      `${type}: ${writes ? 'refused' : 'runs'}`,
+    );
   }
-  t.same(ran, TYPES.filter((type) => type !== 'exec' && !writing.includes(type)), 'no writing handler ran');
+  t.same(
+    ran,
+    TYPES.filter((type) => type !== 'exec' && !writing.includes(type)),
+    'no writing handler ran',
+  );
 });
 
 t.test('a replaced primary refuses writes naming the new one; a standalone server runs all', async (t) => {
@@ -69,36 +80,71 @@ t.test('a replaced primary refuses writes naming the new one; a standalone serve
   const fencedBus = new CommandBus(recordingHandlers(ran), [writesOnPrimary(fenced)], async () => undefined);
   t.equal(await outcome(fencedBus, commandOf('create-database')), 'NOT_PRIMARY');
   t.equal(await outcome(fencedBus, commandOf('exec', 'INSERT INTO t VALUES (1)')), 'NOT_PRIMARY');
-  const standalone = new CommandBus(recordingHandlers(ran), [writesOnPrimary(new ServerRoleState('standalone'))], async () => undefined);
-  for (const type of TYPES) t.equal(await outcome(standalone, commandOf(type, 'DELETE FROM t')), 'ran', `${type} runs on a standalone server`);
+  const standalone = new CommandBus(
+    recordingHandlers(ran),
+    [writesOnPrimary(new ServerRoleState('standalone'))],
+    async () => undefined,
+  );
+  for (const type of TYPES)
+    t.equal(await outcome(standalone, commandOf(type, 'DELETE FROM t')), 'ran', `${type} runs on a standalone server`);
 });
 
-t.test("exec: the parsed batch decides in the middleware, before the handler", async (t) => {
+t.test('exec: the parsed batch decides in the middleware, before the handler', async (t) => {
   const ran: string[] = [];
   const bus = new CommandBus(recordingHandlers(ran), [writesOnPrimary(replica())], async () => undefined);
-  t.ok(isRefused(parseOrRefuse([{ sql: 'SELEC 1 +' }], 100)), 'the test\'s bad SQL is refused by the parser');
+  t.ok(isRefused(parseOrRefuse([{ sql: 'SELEC 1 +' }], 100)), "the test's bad SQL is refused by the parser");
   t.equal(await outcome(bus, commandOf('exec', 'SELECT 1; SELECT 2')), 'ran', 'a batch that reads runs on a replica');
-  t.equal(await outcome(bus, commandOf('exec', 'SELECT 1; UPDATE t SET x = 1')), 'READ_ONLY_REPLICA', 'a batch that writes is refused');
-  t.equal(await outcome(bus, commandOf('exec', 'CREATE DATABASE other')), 'READ_ONLY_REPLICA', 'so is creating a database');
-  t.equal(await outcome(bus, commandOf('exec', 'SELEC 1 +')), 'ran', 'SQL that cannot be parsed goes on to the handler, which answers and journals it');
+  t.equal(
+    await outcome(bus, commandOf('exec', 'SELECT 1; UPDATE t SET x = 1')),
+    'READ_ONLY_REPLICA',
+    'a batch that writes is refused',
+  );
+  t.equal(
+    await outcome(bus, commandOf('exec', 'CREATE DATABASE other')),
+    'READ_ONLY_REPLICA',
+    'so is creating a database',
+  );
+  t.equal(
+    await outcome(bus, commandOf('exec', 'SELEC 1 +')),
+    'ran',
+    'SQL that cannot be parsed goes on to the handler, which answers and journals it',
+  );
   t.same(ran, ['exec', 'exec'], 'the handler ran for the read and the unparseable batch only');
 });
 
-t.test("exec: a read token's batch that writes is refused by authorize, before the replica check and the handler", async (t) => {
-  const reader: Principal = { id: 'r', name: 'reader', role: 'read', databases: ['shop'] };
-  const directory = { single: false } as DatabaseDirectory;
-  const seen: string[] = [];
-  const after: Middleware = async (command, _call, next) => {
-    seen.push(command.type);
-    return next();
-  };
-  const ran: string[] = [];
-  const bus = new CommandBus(recordingHandlers(ran), [authorize(directory), after, writesOnPrimary(replica())], async () => undefined);
-  t.equal(await outcome(bus, commandOf('exec', 'INSERT INTO t VALUES (1)'), { principal: reader }), 'READ_TOKEN_WRITES');
-  t.same(seen, [], 'no later middleware saw it');
-  t.equal(await outcome(bus, commandOf('exec', 'SELECT 1'), { principal: reader }), 'ran', 'its reads run');
-  t.equal(await outcome(bus, commandOf('exec', 'SELEC 1 +'), { principal: reader }), 'ran', 'its unparseable SQL reaches the handler');
-  const stranger: Principal = { id: 's', name: 'stranger', role: 'read', databases: ['other'] };
-  t.equal(await outcome(bus, commandOf('exec', 'SELEC 1 +'), { principal: stranger }), 'DATABASE_FORBIDDEN', 'a token that may not touch the database learns nothing of its SQL');
-  t.same(ran, ['exec', 'exec']);
-});
+t.test(
+  "exec: a read token's batch that writes is refused by authorize, before the replica check and the handler",
+  async (t) => {
+    const reader: Principal = { id: 'r', name: 'reader', role: 'read', databases: ['shop'] };
+    const directory = { single: false } as DatabaseDirectory;
+    const seen: string[] = [];
+    const after: Middleware = async (command, _call, next) => {
+      seen.push(command.type);
+      return next();
+    };
+    const ran: string[] = [];
+    const bus = new CommandBus(
+      recordingHandlers(ran),
+      [authorize(directory), after, writesOnPrimary(replica())],
+      async () => undefined,
+    );
+    t.equal(
+      await outcome(bus, commandOf('exec', 'INSERT INTO t VALUES (1)'), { principal: reader }),
+      'READ_TOKEN_WRITES',
+    );
+    t.same(seen, [], 'no later middleware saw it');
+    t.equal(await outcome(bus, commandOf('exec', 'SELECT 1'), { principal: reader }), 'ran', 'its reads run');
+    t.equal(
+      await outcome(bus, commandOf('exec', 'SELEC 1 +'), { principal: reader }),
+      'ran',
+      'its unparseable SQL reaches the handler',
+    );
+    const stranger: Principal = { id: 's', name: 'stranger', role: 'read', databases: ['other'] };
+    t.equal(
+      await outcome(bus, commandOf('exec', 'SELEC 1 +'), { principal: stranger }),
+      'DATABASE_FORBIDDEN',
+      'a token that may not touch the database learns nothing of its SQL',
+    );
+    t.same(ran, ['exec', 'exec']);
+  },
+);

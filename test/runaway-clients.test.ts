@@ -28,7 +28,12 @@ interface Outcome {
 }
 
 /** Sends `sql` from `from` again and again until the end of the run. */
-async function keepSending(server: TestServer, from: string, sql: (i: number) => { db: string; sql: string }, endMs: number): Promise<Outcome[]> {
+async function keepSending(
+  server: TestServer,
+  from: string,
+  sql: (i: number) => { db: string; sql: string },
+  endMs: number,
+): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   for (let i = 0; Date.now() < endMs && i < 10_000; i++) {
     const started = Date.now();
@@ -40,26 +45,43 @@ async function keepSending(server: TestServer, from: string, sql: (i: number) =>
 
 t.test('four runaway clients beside twenty ordinary ones', async (t) => {
   const dir = scratchDir(t);
-  const server = await startServer(['-dir', path.join(dir, 'data'), '-request-timeout', REQUEST_TIMEOUT, '-query-timeout', '20s'], { cwd: dir });
+  const server = await startServer(
+    ['-dir', path.join(dir, 'data'), '-request-timeout', REQUEST_TIMEOUT, '-query-timeout', '20s'],
+    { cwd: dir },
+  );
   t.teardown(() => (closeClients(), server.stop()));
-  for (const db of ['runaway', ...Array.from({ length: 20 }, (_, i) => `pupil${i}`)]) t.equal((await server.post('/dbs', { db })).status, 201);
+  for (const db of ['runaway', ...Array.from({ length: 20 }, (_, i) => `pupil${i}`)])
+    t.equal((await server.post('/dbs', { db })).status, 201);
   for (let i = 0; i < 20; i++) t.equal((await server.exec(`pupil${i}`, 'CREATE TABLE t (x INT)')).status, 200);
 
   const endMs = Date.now() + RUN_MS;
-  const runaway = Array.from({ length: 8 }, (_, i) => keepSending(server, `127.0.0.${2 + (i % 4)}`, () => ({ db: 'runaway', sql: RUNAWAY }), endMs));
+  const runaway = Array.from({ length: 8 }, (_, i) =>
+    keepSending(server, `127.0.0.${2 + (i % 4)}`, () => ({ db: 'runaway', sql: RUNAWAY }), endMs),
+  );
   // Ordinary work that needs an engine process: a write, and a read the server cannot answer in-process
   // (a plain count would be bounded by its plan and answered there: a recursive common table never is).
   const read = 'WITH RECURSIVE one(n) AS (SELECT 1) SELECT count(*), sum(x) FROM t, one';
   const ordinary = Array.from({ length: 20 }, (_, i) =>
-    keepSending(server, `127.0.0.${10 + i}`, (n) => ({ db: `pupil${i}`, sql: n % 2 === 0 ? `INSERT INTO t VALUES (${n})` : read }), endMs),
+    keepSending(
+      server,
+      `127.0.0.${10 + i}`,
+      (n) => ({ db: `pupil${i}`, sql: n % 2 === 0 ? `INSERT INTO t VALUES (${n})` : read }),
+      endMs,
+    ),
   );
   const runawayOutcomes = (await Promise.all(runaway)).flat();
   const ordinaryOutcomes = await Promise.all(ordinary);
 
   t.ok(runawayOutcomes.length >= 8, `${runawayOutcomes.length} runaway requests`);
   const runawayCodes = new Set(runawayOutcomes.map((outcome) => outcome.code));
-  t.ok([...runawayCodes].every((code) => code === 6010 || code === 6011), `runaway requests end at the deadline (codes ${[...runawayCodes].join(', ')})`);
-  t.ok(runawayOutcomes.every((outcome) => outcome.ms < 8000), 'no runaway request outlives its deadline by much');
+  t.ok(
+    [...runawayCodes].every((code) => code === 6010 || code === 6011),
+    `runaway requests end at the deadline (codes ${[...runawayCodes].join(', ')})`,
+  );
+  t.ok(
+    runawayOutcomes.every((outcome) => outcome.ms < 8000),
+    'no runaway request outlives its deadline by much',
+  );
 
   const all = ordinaryOutcomes.flat();
   const failed = all.filter((outcome) => outcome.status !== 200);
@@ -67,6 +89,8 @@ t.test('four runaway clients beside twenty ordinary ones', async (t) => {
   const fewest = Math.min(...ordinaryOutcomes.map((outcomes) => outcomes.length));
   t.ok(fewest >= 5, `every ordinary client kept being served (the least served: ${fewest} requests)`);
   const sorted = all.map((outcome) => outcome.ms).sort((a, b) => a - b);
-  t.comment(`ordinary requests: median ${sorted[Math.floor(sorted.length / 2)]} ms, p99 ${sorted[Math.floor(sorted.length * 0.99)]} ms, max ${sorted[sorted.length - 1]} ms`);
+  t.comment(
+    `ordinary requests: median ${sorted[Math.floor(sorted.length / 2)]} ms, p99 ${sorted[Math.floor(sorted.length * 0.99)]} ms, max ${sorted[sorted.length - 1]} ms`,
+  );
   t.equal((await server.get('/health')).status, 200);
 });

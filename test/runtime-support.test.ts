@@ -6,7 +6,10 @@ t.test('Node 24 and 22.14 run it; Node 20 and early 22 are refused with the reas
   tt.equal(runtimeRefusal({ node: '24.21.0', napi: '10' }), null);
   tt.equal(runtimeRefusal({ node: '22.23.3', napi: '10' }), null);
   tt.equal(runtimeRefusal({ node: '25.0.0', napi: '11' }), null);
-  tt.match(runtimeRefusal({ node: '20.20.2', napi: '9' }), /Node\.js 20\.20\.2 is too old \(Node-API 9; the SQLite engine needs 10\): use Node\.js 24 LTS, or 22\.14 at least/);
+  tt.match(
+    runtimeRefusal({ node: '20.20.2', napi: '9' }),
+    /Node\.js 20\.20\.2 is too old \(Node-API 9; the SQLite engine needs 10\): use Node\.js 24 LTS, or 22\.14 at least/,
+  );
   tt.match(runtimeRefusal({ node: '22.13.1', napi: '9' }), /too old/);
   tt.match(runtimeRefusal({ node: '18.0.0' }), /Node-API unknown/);
 });

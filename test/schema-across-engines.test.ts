@@ -25,7 +25,8 @@ t.setTimeout(300_000);
 
 const ENGINE_PROCESSES = 4;
 /** Long enough to keep a process busy through one step (a few short requests), even on a loaded machine. */
-const SLOW_READ = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 1500000) SELECT count(*) FROM c';
+const SLOW_READ =
+  'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 1500000) SELECT count(*) FROM c';
 
 type Outcome = { ok: true; columns: string[]; rows: unknown[][] } | { ok: false };
 
@@ -56,15 +57,25 @@ class Reference {
   }
 
   tables(): TableShape[] {
-    const sql = "SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_sqlscribe%' ESCAPE '\\' ORDER BY name";
+    const sql =
+      "SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_sqlscribe%' ESCAPE '\\' ORDER BY name";
     const objects = this.db.prepare(sql).all() as Array<{ type: string; name: string }>;
     return objects.map((object) => this.table(object.name, object.type));
   }
 
   table(name: string, kind: string): TableShape {
-    const columns = this.db.prepare('SELECT name, pk FROM pragma_table_xinfo(?) ORDER BY cid').all(name) as Array<{ name: string; pk: number }>;
-    const indexes = this.db.prepare("SELECT name FROM pragma_index_list(?) WHERE origin = 'c' ORDER BY name").pluck().all(name) as string[];
-    const pk = columns.filter((column) => column.pk > 0).sort((a, b) => a.pk - b.pk).map((column) => column.name);
+    const columns = this.db.prepare('SELECT name, pk FROM pragma_table_xinfo(?) ORDER BY cid').all(name) as Array<{
+      name: string;
+      pk: number;
+    }>;
+    const indexes = this.db
+      .prepare("SELECT name FROM pragma_index_list(?) WHERE origin = 'c' ORDER BY name")
+      .pluck()
+      .all(name) as string[];
+    const pk = columns
+      .filter((column) => column.pk > 0)
+      .sort((a, b) => a.pk - b.pk)
+      .map((column) => column.name);
     return { name, kind, columns: columns.map((column) => column.name), pk, indexes };
   }
 
@@ -96,7 +107,9 @@ function sequence(round: number): string[] {
     other ? 'CREATE TABLE t (id INT PRIMARY KEY, y TEXT, x INT)' : 'CREATE TABLE t (id INT PRIMARY KEY, x INT)',
     'CREATE INDEX i ON t (x)',
     other ? 'CREATE VIEW v AS SELECT id, y, x FROM t' : 'CREATE VIEW v AS SELECT id, x FROM t',
-    other ? "INSERT INTO t (id, y, x) VALUES (1, 'a', 10), (2, 'b', 20)" : 'INSERT INTO t (id, x) VALUES (1, 10), (2, 20)',
+    other
+      ? "INSERT INTO t (id, y, x) VALUES (1, 'a', 10), (2, 'b', 20)"
+      : 'INSERT INTO t (id, x) VALUES (1, 10), (2, 20)',
     'SELECT * FROM v ORDER BY id',
     'SELECT * FROM t ORDER BY id',
     'SELECT * FROM t WHERE id = 1',
@@ -126,62 +139,101 @@ async function occupy(server: TestServer, busy: number): Promise<Promise<unknown
   return reads;
 }
 
-t.test('DDL and the statements that depend on it give a single connection\'s answers on every engine process', async (tt) => {
-  const dir = scratchDir(tt);
-  const dataDir = path.join(dir, 'data');
-  const server = await startServer(['-dir', dataDir, '-log-file', path.join(dir, 'journal'), '-query-timeout', '20s'], { cwd: dir });
-  tt.teardown(async () => {
-    await server.stop();
-  });
-  for (const name of ['busy', 'work']) tt.equal((await server.post('/dbs', { db: name })).status, 201, `POST /dbs ${name}`);
-  // Every process reads the database once, and all four are started.
-  await Promise.all(Array.from({ length: ENGINE_PROCESSES }, () => server.exec('work', 'SELECT count(*) FROM sqlite_schema')));
-  await Promise.all(Array.from({ length: ENGINE_PROCESSES }, () => server.exec('busy', SLOW_READ)));
+t.test(
+  "DDL and the statements that depend on it give a single connection's answers on every engine process",
+  async (tt) => {
+    const dir = scratchDir(tt);
+    const dataDir = path.join(dir, 'data');
+    const server = await startServer(
+      ['-dir', dataDir, '-log-file', path.join(dir, 'journal'), '-query-timeout', '20s'],
+      { cwd: dir },
+    );
+    tt.teardown(async () => {
+      await server.stop();
+    });
+    for (const name of ['busy', 'work'])
+      tt.equal((await server.post('/dbs', { db: name })).status, 201, `POST /dbs ${name}`);
+    // Every process reads the database once, and all four are started.
+    await Promise.all(
+      Array.from({ length: ENGINE_PROCESSES }, () => server.exec('work', 'SELECT count(*) FROM sqlite_schema')),
+    );
+    await Promise.all(Array.from({ length: ENGINE_PROCESSES }, () => server.exec('busy', SLOW_READ)));
 
-  const live = new Database(path.join(dataDir, 'work.db'), { readonly: true });
-  const copy = path.join(dir, 'reference.db');
-  live.exec(`VACUUM INTO '${copy}'`);
-  live.close();
-  const reference = new Reference(new Database(copy));
+    const live = new Database(path.join(dataDir, 'work.db'), { readonly: true });
+    const copy = path.join(dir, 'reference.db');
+    live.exec(`VACUUM INTO '${copy}'`);
+    live.close();
+    const reference = new Reference(new Database(copy));
 
-  const started = Date.now();
-  let step = 0;
-  let mismatches = 0;
-  for (let round = 0; round < 3; round++) {
-    for (const sql of sequence(round)) {
-      const busy = step++ % ENGINE_PROCESSES;
-      const reads = await occupy(server, busy);
-      const label = `round ${round}, ${busy} busy: ${sql}`;
-      const reply = await server.exec('work', sql);
-      const expected = reference.exec(sql);
-      const got: Outcome = reply.body?.ok === true
-        ? { ok: true, columns: reply.body.results[0].columns, rows: reply.body.results[0].rows }
-        : { ok: false };
-      if (!tt.strictSame(got, expected, `${label} → ${reply.text.slice(0, 200)}`)) mismatches++;
+    const started = Date.now();
+    let step = 0;
+    let mismatches = 0;
+    for (let round = 0; round < 3; round++) {
+      for (const sql of sequence(round)) {
+        const busy = step++ % ENGINE_PROCESSES;
+        const reads = await occupy(server, busy);
+        const label = `round ${round}, ${busy} busy: ${sql}`;
+        const reply = await server.exec('work', sql);
+        const expected = reference.exec(sql);
+        const got: Outcome =
+          reply.body?.ok === true
+            ? { ok: true, columns: reply.body.results[0].columns, rows: reply.body.results[0].rows }
+            : { ok: false };
+        if (!tt.strictSame(got, expected, `${label} → ${reply.text.slice(0, 200)}`)) mismatches++;
 
-      const tables = await server.get('/tables?db=work');
-      if (!tt.strictSame((tables.body?.tables ?? []).map(shapeOf), reference.tables(), `${label}: /tables`)) mismatches++;
-      const schema = await server.get('/schema?db=work&table=t');
-      const table = reference.tables().find((candidate) => candidate.name === 't');
-      if (!tt.strictSame(schema.body?.table === undefined ? undefined : shapeOf(schema.body.table), table, `${label}: /schema`)) mismatches++;
-      if (table !== undefined) {
-        const rows = await server.get('/rows?db=work&table=t&limit=100');
-        const page = { total: rows.body?.total, columns: rows.body?.columns, rows: rows.body?.rows };
-        if (!tt.strictSame(page, reference.rows('t', table.pk.map((name) => `"${name}"`).join(', ') || 'rowid'), `${label}: /rows`)) mismatches++;
+        const tables = await server.get('/tables?db=work');
+        if (!tt.strictSame((tables.body?.tables ?? []).map(shapeOf), reference.tables(), `${label}: /tables`))
+          mismatches++;
+        const schema = await server.get('/schema?db=work&table=t');
+        const table = reference.tables().find((candidate) => candidate.name === 't');
+        if (
+          !tt.strictSame(
+            schema.body?.table === undefined ? undefined : shapeOf(schema.body.table),
+            table,
+            `${label}: /schema`,
+          )
+        )
+          mismatches++;
+        if (table !== undefined) {
+          const rows = await server.get('/rows?db=work&table=t&limit=100');
+          const page = { total: rows.body?.total, columns: rows.body?.columns, rows: rows.body?.rows };
+          if (
+            !tt.strictSame(
+              page,
+              reference.rows('t', table.pk.map((name) => `"${name}"`).join(', ') || 'rowid'),
+              `${label}: /rows`,
+            )
+          )
+            mismatches++;
+        }
+        if (reference.tables().some((candidate) => candidate.name === 'v')) {
+          const viewSchema = await server.get('/schema?db=work&table=v');
+          if (
+            !tt.strictSame(
+              shapeOf(viewSchema.body?.table ?? {}),
+              reference.table('v', 'view'),
+              `${label}: /schema of the view`,
+            )
+          )
+            mismatches++;
+          // A view without ORDER BY comes in its query plan's order, which here differs (the copy's
+          // `id INT PRIMARY KEY` is no rowid alias): compare its rows as a set.
+          const rows = await server.get('/rows?db=work&table=v&limit=100');
+          const sorted = (list: unknown[][] | undefined): string[] =>
+            (list ?? []).map((row) => JSON.stringify(row)).sort();
+          const expectedView = reference.rows('v', '');
+          const page = { total: rows.body?.total, columns: rows.body?.columns, rows: sorted(rows.body?.rows) };
+          if (!tt.strictSame(page, { ...expectedView, rows: sorted(expectedView.rows) }, `${label}: /rows of the view`))
+            mismatches++;
+        }
+        for (const read of await Promise.all(reads))
+          tt.equal((read as { status: number }).status, 200, 'the slow read that kept a process busy');
       }
-      if (reference.tables().some((candidate) => candidate.name === 'v')) {
-        const viewSchema = await server.get('/schema?db=work&table=v');
-        if (!tt.strictSame(shapeOf(viewSchema.body?.table ?? {}), reference.table('v', 'view'), `${label}: /schema of the view`)) mismatches++;
-        // A view without ORDER BY comes in its query plan's order, which here differs (the copy's
-        // `id INT PRIMARY KEY` is no rowid alias): compare its rows as a set.
-        const rows = await server.get('/rows?db=work&table=v&limit=100');
-        const sorted = (list: unknown[][] | undefined): string[] => (list ?? []).map((row) => JSON.stringify(row)).sort();
-        const expectedView = reference.rows('v', '');
-        const page = { total: rows.body?.total, columns: rows.body?.columns, rows: sorted(rows.body?.rows) };
-        if (!tt.strictSame(page, { ...expectedView, rows: sorted(expectedView.rows) }, `${label}: /rows of the view`)) mismatches++;
-      }
-      for (const read of await Promise.all(reads)) tt.equal((read as { status: number }).status, 200, 'the slow read that kept a process busy');
     }
-  }
-  tt.equal(mismatches, 0, `every answer equal to a single connection's (${step} steps in ${Date.now() - started} ms)`);
-});
+    tt.equal(
+      mismatches,
+      0,
+      `every answer equal to a single connection's (${step} steps in ${Date.now() - started} ms)`,
+    );
+  },
+);

@@ -44,7 +44,11 @@ function withoutRootPages(schema: TableSchema): unknown {
 }
 
 /** Rebuild `table` from its record into a fresh database (with `setup` first) and read it back. */
-function roundTrip(db: Database.Database, table: string, setup = ''): { before: TableSchema; after: TableSchema; sql: string } {
+function roundTrip(
+  db: Database.Database,
+  table: string,
+  setup = '',
+): { before: TableSchema; after: TableSchema; sql: string } {
   const before = mustRead(db, table);
   const sql = rebuildCreateTable(before);
   const fresh = open(setup);
@@ -59,7 +63,8 @@ const EXAMPLE = `
 
 t.test('reads every field of a sqlscribe table', async (t) => {
   const db = open(EXAMPLE);
-  const rootPage = (db.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 't'").get() as { rootpage: number }).rootpage;
+  const rootPage = (db.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 't'").get() as { rootpage: number })
+    .rootpage;
   t.strictSame(readTableSchema(db, 't'), {
     name: 't',
     kind: 'table',
@@ -72,7 +77,13 @@ t.test('reads every field of a sqlscribe table', async (t) => {
       { name: 'ok', type: 'BOOL', ...PLAIN, notNull: true, hasDefault: true, default: true, defaultSql: 'TRUE' },
       { name: 'name', type: 'TEXT', ...PLAIN, unique: true, hasDefault: true, default: 'x', defaultSql: "'x'" },
       { name: 'score', type: 'FLOAT', ...PLAIN, hasDefault: true, default: 1.5, defaultSql: '1.5' },
-      { name: 'p', type: 'INT', ...PLAIN, ...NO_DEFAULT, references: { table: 'parent', column: 'id', onDelete: 'CASCADE' } },
+      {
+        name: 'p',
+        type: 'INT',
+        ...PLAIN,
+        ...NO_DEFAULT,
+        references: { table: 'parent', column: 'id', onDelete: 'CASCADE' },
+      },
     ],
     indexes: [],
     triggers: [],
@@ -135,7 +146,10 @@ t.test('reads a composite primary key in key order', async (t) => {
   const db = open('CREATE TABLE w (a TEXT, b INTEGER, c REAL, PRIMARY KEY (b, a)) STRICT, WITHOUT ROWID');
   const schema = mustRead(db, 'w');
   t.equal(schema.primaryKey, 'b,a');
-  t.strictSame(schema.columns.map((c) => c.pk), [true, true, false]);
+  t.strictSame(
+    schema.columns.map((c) => c.pk),
+    [true, true, false],
+  );
   t.equal(schema.withoutRowid, true);
   t.equal(schema.strict, true);
 });
@@ -143,13 +157,23 @@ t.test('reads a composite primary key in key order', async (t) => {
 t.test('reports an empty primaryKey for a table without one', async (t) => {
   const schema = mustRead(open('CREATE TABLE n (a INTEGER, b TEXT) STRICT'), 'n');
   t.equal(schema.primaryKey, '');
-  t.strictSame(schema.columns.map((c) => c.pk), [false, false]);
+  t.strictSame(
+    schema.columns.map((c) => c.pk),
+    [false, false],
+  );
 });
 
 t.test('lists CREATE INDEX indexes, unique or not, by name', async (t) => {
   const db = open(`CREATE TABLE t (a INTEGER UNIQUE, b TEXT, c REAL) STRICT;
     CREATE INDEX t_b ON t (b); CREATE UNIQUE INDEX t_ab ON t (a, "b"); CREATE INDEX t_expr ON t (lower(b), c)`);
-  const roots = new Map((db.prepare("SELECT name, rootpage FROM sqlite_schema WHERE type = 'index'").all() as { name: string; rootpage: number }[]).map((r) => [r.name, r.rootpage]));
+  const roots = new Map(
+    (
+      db.prepare("SELECT name, rootpage FROM sqlite_schema WHERE type = 'index'").all() as {
+        name: string;
+        rootpage: number;
+      }[]
+    ).map((r) => [r.name, r.rootpage]),
+  );
   t.strictSame(mustRead(db, 't').indexes, [
     { name: 't_ab', column: 'a,b', rootPage: roots.get('t_ab'), unique: true, columns: ['a', 'b'] },
     { name: 't_b', column: 'b', rootPage: roots.get('t_b'), unique: false, columns: ['b'] },
@@ -160,23 +184,43 @@ t.test('lists CREATE INDEX indexes, unique or not, by name', async (t) => {
 t.test('marks unique only for a UNIQUE constraint on the column alone', async (t) => {
   const db = open(`CREATE TABLE u (a INTEGER UNIQUE, b INTEGER, c INTEGER, d INTEGER, UNIQUE (b, c), UNIQUE (d)) STRICT;
     CREATE UNIQUE INDEX u_c ON u (c)`);
-  t.strictSame(mustRead(db, 'u').columns.map((c) => [c.name, c.unique]), [['a', true], ['b', false], ['c', false], ['d', true]]);
+  t.strictSame(
+    mustRead(db, 'u').columns.map((c) => [c.name, c.unique]),
+    [
+      ['a', true],
+      ['b', false],
+      ['c', false],
+      ['d', true],
+    ],
+  );
 });
 
 t.test('detects BOOL columns after RENAME COLUMN, whatever the quoting', async (t) => {
-  const db = open(`CREATE TABLE b (id INTEGER PRIMARY KEY, ok INTEGER CHECK (("ok") IN (0, 1)), Done INTEGER CHECK (([done]) IN (0, 1)),
+  const db =
+    open(`CREATE TABLE b (id INTEGER PRIMARY KEY, ok INTEGER CHECK (("ok") IN (0, 1)), Done INTEGER CHECK (([done]) IN (0, 1)),
     bare INTEGER CHECK (bare IN (0,1)), tick INTEGER CHECK (\`tick\` IN (0, 1)), n INTEGER CHECK ((n) IN (0, 2)),
     other INTEGER CHECK (("ok") IN (0, 1)), late INTEGER NOT NULL CHECK ((late) IN (0, 1))) STRICT`);
-  db.exec('ALTER TABLE b RENAME COLUMN ok TO "Select"; ALTER TABLE b RENAME COLUMN bare TO "has space"; ALTER TABLE b RENAME COLUMN Done TO finished');
+  db.exec(
+    'ALTER TABLE b RENAME COLUMN ok TO "Select"; ALTER TABLE b RENAME COLUMN bare TO "has space"; ALTER TABLE b RENAME COLUMN Done TO finished',
+  );
   t.strictSame(boolColumns(db, 'B'), new Set(['select', 'finished', 'has space', 'tick']));
   const types = mustRead(db, 'b').columns.map((c) => [c.name, c.type]);
   t.strictSame(types, [
-    ['id', 'INT'], ['Select', 'BOOL'], ['finished', 'BOOL'], ['has space', 'BOOL'], ['tick', 'BOOL'], ['n', 'INT'], ['other', 'INT'], ['late', 'INT'],
+    ['id', 'INT'],
+    ['Select', 'BOOL'],
+    ['finished', 'BOOL'],
+    ['has space', 'BOOL'],
+    ['tick', 'BOOL'],
+    ['n', 'INT'],
+    ['other', 'INT'],
+    ['late', 'INT'],
   ]);
 });
 
 t.test('detects a BOOL column added by ALTER TABLE ADD COLUMN', async (t) => {
-  const db = open('CREATE TABLE a (id INTEGER PRIMARY KEY) STRICT; ALTER TABLE a ADD COLUMN flag INTEGER CHECK (("flag") IN (0, 1)) DEFAULT 0');
+  const db = open(
+    'CREATE TABLE a (id INTEGER PRIMARY KEY) STRICT; ALTER TABLE a ADD COLUMN flag INTEGER CHECK (("flag") IN (0, 1)) DEFAULT 0',
+  );
   t.strictSame(boolColumns(db, 'a'), new Set(['flag']));
   t.equal(column(mustRead(db, 'a'), 'flag').default, false);
 });
@@ -187,16 +231,27 @@ t.test('reads a non-STRICT legacy table with its declared types', async (t) => {
     big UNSIGNED BIG INT)`);
   const schema = mustRead(db, 'legacy');
   t.equal(schema.strict, false);
-  t.strictSame(schema.columns.map((c) => [c.name, c.type]), [
-    ['id', 'INT'], ['flag', 'BOOL'], ['title', 'TEXT'], ['amount', 'FLOAT'], ['blob_col', 'BLOB'],
-    ['odd', 'WHATEVER(3)'], ['untyped', ''], ['big', 'INT'],
-  ]);
+  t.strictSame(
+    schema.columns.map((c) => [c.name, c.type]),
+    [
+      ['id', 'INT'],
+      ['flag', 'BOOL'],
+      ['title', 'TEXT'],
+      ['amount', 'FLOAT'],
+      ['blob_col', 'BLOB'],
+      ['odd', 'WHATEVER(3)'],
+      ['untyped', ''],
+      ['big', 'INT'],
+    ],
+  );
   t.equal(column(schema, 'flag').default, true, 'a declared BOOLEAN takes boolean defaults');
   t.strictSame(boolColumns(db, 'legacy'), new Set(['flag']));
 });
 
 t.test('finds a table without regard to case and reports its stored name', async (t) => {
-  const db = open('CREATE TABLE "MixedCase" (id INTEGER PRIMARY KEY) STRICT; CREATE TABLE _sqlscribe_meta (k TEXT) STRICT');
+  const db = open(
+    'CREATE TABLE "MixedCase" (id INTEGER PRIMARY KEY) STRICT; CREATE TABLE _sqlscribe_meta (k TEXT) STRICT',
+  );
   t.equal(readTableSchema(db, 'mixedcase')?.name, 'MixedCase');
   t.equal(readTableSchema(db, 'nothing'), undefined);
   t.equal(readTableSchema(db, '_sqlscribe_meta'), undefined, 'internal tables are hidden');
@@ -208,7 +263,15 @@ t.test('lists every user table and view by name, without internal ones', async (
   const db = open(`CREATE TABLE zeta (id INTEGER PRIMARY KEY AUTOINCREMENT) STRICT; CREATE TABLE alpha (x TEXT) STRICT;
     CREATE TABLE _sqlscribe_journal (seq INTEGER) STRICT; CREATE VIRTUAL TABLE docs USING fts5(body);
     CREATE VIEW v AS SELECT * FROM alpha; INSERT INTO zeta DEFAULT VALUES`);
-  t.strictSame(listTableSchemas(db).map((s) => [s.name, s.kind]), [['alpha', 'table'], ['docs', 'table'], ['v', 'view'], ['zeta', 'table']]);
+  t.strictSame(
+    listTableSchemas(db).map((s) => [s.name, s.kind]),
+    [
+      ['alpha', 'table'],
+      ['docs', 'table'],
+      ['v', 'view'],
+      ['zeta', 'table'],
+    ],
+  );
   t.strictSame(listTableSchemas(open('')), []);
 });
 
@@ -242,7 +305,8 @@ t.test('round-trips a table through rebuildCreateTable', async (t) => {
 });
 
 t.test('round-trips a composite key WITHOUT ROWID table', async (t) => {
-  const db = open(`CREATE TABLE w (a TEXT, b INTEGER, c INTEGER CHECK (("c") IN (0, 1)) NOT NULL DEFAULT 1, PRIMARY KEY (b, a)) STRICT, WITHOUT ROWID;
+  const db =
+    open(`CREATE TABLE w (a TEXT, b INTEGER, c INTEGER CHECK (("c") IN (0, 1)) NOT NULL DEFAULT 1, PRIMARY KEY (b, a)) STRICT, WITHOUT ROWID;
     CREATE INDEX w_c ON w (c)`);
   const { before, after } = roundTrip(db, 'w');
   t.strictSame(withoutRootPages(after), withoutRootPages(before));
@@ -254,7 +318,11 @@ t.test('writes a DEFAULT from the value when a record has no defaultSql', async 
   t.equal(defaultClauseSql({ default: true, defaultSql: null }), 'TRUE');
   t.equal(defaultClauseSql({ default: -2.5, defaultSql: null }), '-2.5');
   t.equal(defaultClauseSql({ default: "it's", defaultSql: null }), "'it''s'");
-  t.equal(defaultClauseSql({ default: 'x', defaultSql: 'lower(\'X\')' }), "(lower('X'))", 'an expression is parenthesised');
+  t.equal(
+    defaultClauseSql({ default: 'x', defaultSql: "lower('X')" }),
+    "(lower('X'))",
+    'an expression is parenthesised',
+  );
 });
 
 t.test('reads flags right on a connection that returns integers as bigint', async (t) => {
@@ -269,26 +337,56 @@ t.test('reads flags right on a connection that returns integers as bigint', asyn
   db.close();
 });
 
-t.test('reads a view: origin types through nested views, null for computed columns, its SQL and triggers', async (t) => {
-  const db = open(`CREATE TABLE p (id INTEGER PRIMARY KEY, ok INTEGER CHECK ((ok) IN (0, 1)), score REAL, name TEXT) STRICT;
+t.test(
+  'reads a view: origin types through nested views, null for computed columns, its SQL and triggers',
+  async (t) => {
+    const db =
+      open(`CREATE TABLE p (id INTEGER PRIMARY KEY, ok INTEGER CHECK ((ok) IN (0, 1)), score REAL, name TEXT) STRICT;
     CREATE VIEW v AS SELECT id, ok AS passed, score * 2 AS doubled, upper(name) AS loud, name FROM p;
     CREATE VIEW "W w" (a, b, c) AS SELECT id, passed, doubled FROM v;
     CREATE TRIGGER tv INSTEAD OF INSERT ON v BEGIN INSERT INTO p (id) VALUES (new.id); END;
     CREATE TRIGGER tp AFTER DELETE ON P BEGIN SELECT 1; END`);
-  const v = readTableSchema(db, 'V');
-  t.equal(v?.kind, 'view');
-  t.equal(v?.name, 'v', 'found without regard to case, reported as stored');
-  t.strictSame(v?.columns.map((c) => [c.name, c.type]), [['id', 'INT'], ['passed', 'BOOL'], ['doubled', null], ['loud', null], ['name', 'TEXT']]);
-  t.match(v, { primaryKey: '', rootPage: 0, strict: false, withoutRowid: false, indexes: [] });
-  t.equal(v?.sql, 'CREATE VIEW v AS SELECT id, ok AS passed, score * 2 AS doubled, upper(name) AS loud, name FROM p');
-  t.strictSame(v?.triggers.map((tr) => tr.name), ['tv']);
-  t.strictSame(readTableSchema(db, 'w w')?.columns.map((c) => [c.name, c.type]), [['a', 'INT'], ['b', 'BOOL'], ['c', null]]);
-  const p = readTableSchema(db, 'p');
-  t.equal(p?.sql, undefined, 'a table carries no sql');
-  t.strictSame(p?.triggers, [{ name: 'tp', sql: 'CREATE TRIGGER tp AFTER DELETE ON P BEGIN SELECT 1; END' }], 'its trigger, named in any case');
-});
+    const v = readTableSchema(db, 'V');
+    t.equal(v?.kind, 'view');
+    t.equal(v?.name, 'v', 'found without regard to case, reported as stored');
+    t.strictSame(
+      v?.columns.map((c) => [c.name, c.type]),
+      [
+        ['id', 'INT'],
+        ['passed', 'BOOL'],
+        ['doubled', null],
+        ['loud', null],
+        ['name', 'TEXT'],
+      ],
+    );
+    t.match(v, { primaryKey: '', rootPage: 0, strict: false, withoutRowid: false, indexes: [] });
+    t.equal(v?.sql, 'CREATE VIEW v AS SELECT id, ok AS passed, score * 2 AS doubled, upper(name) AS loud, name FROM p');
+    t.strictSame(
+      v?.triggers.map((tr) => tr.name),
+      ['tv'],
+    );
+    t.strictSame(
+      readTableSchema(db, 'w w')?.columns.map((c) => [c.name, c.type]),
+      [
+        ['a', 'INT'],
+        ['b', 'BOOL'],
+        ['c', null],
+      ],
+    );
+    const p = readTableSchema(db, 'p');
+    t.equal(p?.sql, undefined, 'a table carries no sql');
+    t.strictSame(
+      p?.triggers,
+      [{ name: 'tp', sql: 'CREATE TRIGGER tp AFTER DELETE ON P BEGIN SELECT 1; END' }],
+      'its trigger, named in any case',
+    );
+  },
+);
 
 t.test('lists a view broken by a dropped table, with no columns', async (t) => {
   const db = open('CREATE TABLE a (x TEXT) STRICT; CREATE VIEW v AS SELECT x FROM a; DROP TABLE a');
-  t.strictSame(listTableSchemas(db).map((s) => [s.name, s.columns.length]), [['v', 0]]);
+  t.strictSame(
+    listTableSchemas(db).map((s) => [s.name, s.columns.length]),
+    [['v', 0]],
+  );
 });

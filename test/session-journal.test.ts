@@ -19,7 +19,12 @@ function setup() {
   const journal = new FakeJournal();
   const engine = new FakeEngine();
   const path = new WritePath(journal, { repair: async () => undefined, log: () => undefined });
-  const sessions = new SessionManager(engine as unknown as EngineHost, new WriteLocks(), path, { idleTimeoutMs: 60_000, lockTimeoutMs: 100, maxResultRows: 10, maxResultBytes: 1 << 20 });
+  const sessions = new SessionManager(engine as unknown as EngineHost, new WriteLocks(), path, {
+    idleTimeoutMs: 60_000,
+    lockTimeoutMs: 100,
+    maxResultRows: 10,
+    maxResultBytes: 1 << 20,
+  });
   t.teardown(() => sessions.shutdown());
   return { journal, engine, path, sessions };
 }
@@ -51,11 +56,18 @@ t.test('a commit the journal cannot take leaves the session open; the next commi
   await sessions.exec(session, REF, INSERT, false);
   journal.failures = [enospc()];
   await t.rejects(sessions.end(session, true), { code: 9009 });
-  t.notOk(engine.calls.some((call) => call.startsWith('commit')), 'nothing committed');
+  t.notOk(
+    engine.calls.some((call) => call.startsWith('commit')),
+    'nothing committed',
+  );
   t.equal(path.settledThrough(), 0, 'the open session keeps the checkpoint before its begin');
   await sessions.exec(session, REF, INSERT, false);
   await sessions.end(session, true);
-  t.same(engine.calls.filter((call) => call.startsWith('commit')), ['commit 4'], 'committed once, with the commit entry\'s seq');
+  t.same(
+    engine.calls.filter((call) => call.startsWith('commit')),
+    ['commit 4'],
+    "committed once, with the commit entry's seq",
+  );
   t.same(journal.kinds(), ['begin', 'exec', 'exec', 'commit']);
   t.equal(path.settledThrough(), 4);
 });

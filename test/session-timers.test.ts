@@ -25,7 +25,13 @@ function setup(t: Test) {
   const journal = new FakeJournal();
   const locks = new WriteLocks();
   const path = new WritePath(journal, { repair: async () => undefined, log: () => undefined });
-  const sessions = new SessionManager(engine as unknown as EngineHost, locks, path, { idleTimeoutMs: IDLE_MS, lockTimeoutMs: 600_000, maxResultRows: 10, maxResultBytes: 1 << 20, clock });
+  const sessions = new SessionManager(engine as unknown as EngineHost, locks, path, {
+    idleTimeoutMs: IDLE_MS,
+    lockTimeoutMs: 600_000,
+    maxResultRows: 10,
+    maxResultBytes: 1 << 20,
+    clock,
+  });
   t.teardown(() => sessions.shutdown());
   return { clock, engine, journal, locks, sessions };
 }
@@ -34,7 +40,10 @@ function setup(t: Test) {
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 async function codeOf(work: Promise<unknown>): Promise<number | undefined> {
-  const error = await work.then(() => undefined, (e: unknown) => e);
+  const error = await work.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   return error instanceof EngineError ? error.code : undefined;
 }
 
@@ -69,7 +78,10 @@ t.test('every request starts the idle time again', async (t) => {
   }
   t.notOk(engine.calls.includes('rollback'), 'used for 4.5 idle timeouts, still open');
   await sessions.end(session, true);
-  t.ok(engine.calls.some((call) => call.startsWith('commit')), 'and it commits');
+  t.ok(
+    engine.calls.some((call) => call.startsWith('commit')),
+    'and it commits',
+  );
 });
 
 t.test('a session whose timer could not run is expired by the next request that names it, even a commit', async (t) => {
@@ -79,7 +91,10 @@ t.test('a session whose timer could not run is expired by the next request that 
   clock.skip(IDLE_MS + 1);
   t.equal(await codeOf(sessions.end(session, true)), 5003, 'the commit answers "expired"');
   await settle();
-  t.notOk(engine.calls.some((call) => call.startsWith('commit')), 'nothing was committed');
+  t.notOk(
+    engine.calls.some((call) => call.startsWith('commit')),
+    'nothing was committed',
+  );
   t.ok(engine.calls.includes('rollback'), 'it was rolled back');
   const next = await sessions.begin(REF);
   t.ok(next.session, 'the database is free for a new session');

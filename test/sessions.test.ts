@@ -44,7 +44,10 @@ interface Multi {
 /** A multi-DB server with `args`, and two databases `a` and `b`, each with table t (id INT PRIMARY KEY, v TEXT). */
 async function multiServer(tt: Test, args: string[] = [], headers?: Record<string, string>): Promise<Multi> {
   const dir = scratchDir(tt);
-  const server = await startServer(['-dir', path.join(dir, 'data'), ...args], headers ? { cwd: dir, headers } : { cwd: dir });
+  const server = await startServer(
+    ['-dir', path.join(dir, 'data'), ...args],
+    headers ? { cwd: dir, headers } : { cwd: dir },
+  );
   tt.teardown(async () => {
     await server.stop();
   });
@@ -65,11 +68,15 @@ async function multiServer(tt: Test, args: string[] = [], headers?: Record<strin
 }
 
 /** The rows of the last statement, run outside any session. */
-async function outsideRows(tt: Test, server: TestServer, db: string | undefined, sql = 'SELECT id, v FROM t ORDER BY id'): Promise<unknown[][]> {
+async function outsideRows(
+  tt: Test,
+  server: TestServer,
+  db: string | undefined,
+  sql = 'SELECT id, v FROM t ORDER BY id',
+): Promise<unknown[][]> {
   const results = await execOk(tt, server, db, sql);
   return (results[results.length - 1]?.rows ?? []) as unknown[][];
 }
-
 
 function begin(server: TestServer, body?: unknown): Promise<Reply> {
   return server.post('/tx/begin', body);
@@ -94,14 +101,25 @@ function sx(server: TestServer, id: string, sql: string, options: { db?: string;
   return server.request('POST', '/exec', { body, headers: { 'X-Service-Session': id } });
 }
 
-async function sxOk(tt: Test, server: TestServer, id: string, sql: string, options: { db?: string; via?: Via } = {}): Promise<any[]> {
+async function sxOk(
+  tt: Test,
+  server: TestServer,
+  id: string,
+  sql: string,
+  options: { db?: string; via?: Via } = {},
+): Promise<any[]> {
   const reply = await sx(server, id, sql, options);
   tt.equal(reply.status, 200, `session ${sql.slice(0, 80)} → ${reply.text.slice(0, 300)}`);
   tt.equal(reply.body?.session, id, 'session response carries the session id');
   return (reply.body?.results ?? []) as any[];
 }
 
-async function sessionRows(tt: Test, server: TestServer, id: string, sql = 'SELECT id, v FROM t ORDER BY id'): Promise<unknown[][]> {
+async function sessionRows(
+  tt: Test,
+  server: TestServer,
+  id: string,
+  sql = 'SELECT id, v FROM t ORDER BY id',
+): Promise<unknown[][]> {
   const results = await sxOk(tt, server, id, sql);
   return (results[results.length - 1]?.rows ?? []) as unknown[][];
 }
@@ -149,31 +167,41 @@ t.test('begins sessions with fresh 16-hex ids, the db and expires_unix ≈ now +
     tt.equal(reply.body?.db, a, 'db');
     tt.type(reply.body?.expires_unix, 'number', 'expires_unix is a number');
     tt.ok(Number.isInteger(reply.body?.expires_unix), 'expires_unix is whole seconds');
-    tt.ok(Math.abs(reply.body.expires_unix - (before + DEFAULT_TIMEOUT_S)) <= 5, `expires_unix ${reply.body?.expires_unix} ≈ now + ${DEFAULT_TIMEOUT_S}`);
+    tt.ok(
+      Math.abs(reply.body.expires_unix - (before + DEFAULT_TIMEOUT_S)) <= 5,
+      `expires_unix ${reply.body?.expires_unix} ≈ now + ${DEFAULT_TIMEOUT_S}`,
+    );
     ids.push(String(reply.body?.session));
     await endOk(tt, server, String(reply.body?.session), i % 2 === 0, a);
   }
   tt.equal(new Set(ids).size, ids.length, `the ids differ: ${ids.join(' ')}`);
 });
 
-t.test('refuses a second begin with 409 (5004), Retry-After and the db name, leaving the session as it was', async (tt) => {
-  const { server, a, b } = await multiServer(tt);
-  const id = await beginOk(tt, server, 'a', a);
-  await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'one')");
-  for (const db of ['a', 'b']) {
-    const second = await begin(server, { db });
-    isError(tt, second, 409, 5004, `second begin on ${db}`);
-    const retryAfter = second.headers.get('retry-after');
-    tt.match(retryAfter, /^\d+$/, `Retry-After is integer seconds: ${retryAfter}`);
-    tt.ok(Number(retryAfter) > 0 && Number(retryAfter) <= DEFAULT_TIMEOUT_S, `Retry-After ${retryAfter} in 1..${DEFAULT_TIMEOUT_S}`);
-    tt.ok(String(second.body?.error).includes(a), `the error names the held database ${a}: ${second.body?.error}`);
-    if (db === 'b') tt.notOk(String(second.body?.error).includes(b), 'the error names the held database, not the asked one');
-  }
-  tt.same(await sessionRows(tt, server, id), [[1, 'one']], 'the active session is still usable and kept its row');
-  tt.same(await outsideRows(tt, server, 'a'), [], 'still uncommitted');
-  await endOk(tt, server, id, true, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'one']], 'the first session commits');
-});
+t.test(
+  'refuses a second begin with 409 (5004), Retry-After and the db name, leaving the session as it was',
+  async (tt) => {
+    const { server, a, b } = await multiServer(tt);
+    const id = await beginOk(tt, server, 'a', a);
+    await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'one')");
+    for (const db of ['a', 'b']) {
+      const second = await begin(server, { db });
+      isError(tt, second, 409, 5004, `second begin on ${db}`);
+      const retryAfter = second.headers.get('retry-after');
+      tt.match(retryAfter, /^\d+$/, `Retry-After is integer seconds: ${retryAfter}`);
+      tt.ok(
+        Number(retryAfter) > 0 && Number(retryAfter) <= DEFAULT_TIMEOUT_S,
+        `Retry-After ${retryAfter} in 1..${DEFAULT_TIMEOUT_S}`,
+      );
+      tt.ok(String(second.body?.error).includes(a), `the error names the held database ${a}: ${second.body?.error}`);
+      if (db === 'b')
+        tt.notOk(String(second.body?.error).includes(b), 'the error names the held database, not the asked one');
+    }
+    tt.same(await sessionRows(tt, server, id), [[1, 'one']], 'the active session is still usable and kept its row');
+    tt.same(await outsideRows(tt, server, 'a'), [], 'still uncommitted');
+    await endOk(tt, server, id, true, a);
+    tt.same(await outsideRows(tt, server, 'a'), [[1, 'one']], 'the first session commits');
+  },
+);
 
 t.test('runs /exec with the session id in the open transaction, without auto-commit', async (tt) => {
   const { server, a } = await multiServer(tt);
@@ -186,7 +214,10 @@ t.test('runs /exec with the session id in the open transaction, without auto-com
   tt.equal(byHeader.body?.session, id, 'the response carries the session');
   tt.equal(byHeader.body?.results?.[0]?.message, 'INSERT 1', 'the statement ran');
   tt.type(byHeader.body?.expires_unix, 'number', 'the response carries expires_unix');
-  tt.ok(Math.abs(byHeader.body?.expires_unix - (before + DEFAULT_TIMEOUT_S)) <= 5, `expires_unix ${byHeader.body?.expires_unix} ≈ now + ${DEFAULT_TIMEOUT_S}`);
+  tt.ok(
+    Math.abs(byHeader.body?.expires_unix - (before + DEFAULT_TIMEOUT_S)) <= 5,
+    `expires_unix ${byHeader.body?.expires_unix} ≈ now + ${DEFAULT_TIMEOUT_S}`,
+  );
 
   const byQuery = await sx(server, id, "INSERT INTO t VALUES (2, 'query')", { via: 'query' });
   tt.equal(byQuery.status, 200, `?session=: ${byQuery.text}`);
@@ -194,7 +225,14 @@ t.test('runs /exec with the session id in the open transaction, without auto-com
   tt.type(byQuery.body?.expires_unix, 'number', 'the response carries expires_unix');
 
   tt.same(await outsideRows(tt, server, 'a'), [], 'nothing was auto-committed');
-  tt.same(await sessionRows(tt, server, id), [[1, 'header'], [2, 'query']], 'the session sees both requests');
+  tt.same(
+    await sessionRows(tt, server, id),
+    [
+      [1, 'header'],
+      [2, 'query'],
+    ],
+    'the session sees both requests',
+  );
 
   await sxOk(tt, server, id, "INSERT INTO t VALUES (3, 'no db')");
   await sxOk(tt, server, id, "INSERT INTO t VALUES (4, 'same db')", { db: 'a' });
@@ -204,14 +242,30 @@ t.test('runs /exec with the session id in the open transaction, without auto-com
   tt.ok(String(other.body?.error).includes(a), `the error names the session's database: ${other.body?.error}`);
   tt.same(await outsideRows(tt, server, 'b'), [], 'nothing reached the other database');
 
-  const both = await server.request('POST', `/exec?session=${id}`, { body: { sql: 'SELECT 1' }, headers: { 'X-Service-Session': id } });
+  const both = await server.request('POST', `/exec?session=${id}`, {
+    body: { sql: 'SELECT 1' },
+    headers: { 'X-Service-Session': id },
+  });
   tt.equal(both.status, 200, `the same id in the header and the query: ${both.text}`);
-  const differ = await server.request('POST', '/exec?session=0123456789abcdef', { body: { sql: 'SELECT 1' }, headers: { 'X-Service-Session': id } });
+  const differ = await server.request('POST', '/exec?session=0123456789abcdef', {
+    body: { sql: 'SELECT 1' },
+    headers: { 'X-Service-Session': id },
+  });
   tt.equal(differ.status, 400, `different ids in the header and the query: ${differ.text}`);
 
   tt.same(await outsideRows(tt, server, 'a'), [], 'still nothing committed');
   await endOk(tt, server, id, true, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'header'], [2, 'query'], [3, 'no db'], [4, 'same db'], [5, 'same db, its full name']], 'commit made every request visible');
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'header'],
+      [2, 'query'],
+      [3, 'no db'],
+      [4, 'same db'],
+      [5, 'same db, its full name'],
+    ],
+    'commit made every request visible',
+  );
   tt.same(await outsideRows(tt, server, 'b'), [], 'b untouched');
 });
 
@@ -222,9 +276,23 @@ t.test('commits a session: changes visible outside, then the id is 404 (5002)', 
   await sxOk(tt, server, id, "UPDATE t SET v = 'TWO' WHERE id = 2");
   tt.same(await outsideRows(tt, server, 'a'), [], 'invisible before commit');
   await endOk(tt, server, id, true, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'one'], [2, 'TWO']], 'visible after commit');
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'one'],
+      [2, 'TWO'],
+    ],
+    'visible after commit',
+  );
   await isGone(tt, server, id, 5002, 'committed id');
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'one'], [2, 'TWO']], 'a late rollback of the id changed nothing');
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'one'],
+      [2, 'TWO'],
+    ],
+    'a late rollback of the id changed nothing',
+  );
   const next = await beginOk(tt, server, 'a', a);
   tt.not(next, id, 'a new session gets a new id');
   await endOk(tt, server, next, false, a);
@@ -235,15 +303,26 @@ t.test('rolls back a session: changes gone, then the id is 404 (5002)', async (t
   await execOk(tt, server, 'a', "INSERT INTO t VALUES (1, 'kept')");
   const id = await beginOk(tt, server, 'a', a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (2, 'gone')");
-  await sxOk(tt, server, id, "DELETE FROM t WHERE id = 1; CREATE TABLE u (x INT)");
+  await sxOk(tt, server, id, 'DELETE FROM t WHERE id = 1; CREATE TABLE u (x INT)');
   tt.same(await sessionRows(tt, server, id), [[2, 'gone']], 'the session sees its changes');
   await endOk(tt, server, id, false, a);
   tt.same(await outsideRows(tt, server, 'a'), [[1, 'kept']], 'every change of the session is gone');
   const tables = await server.get('/tables?db=a');
-  tt.same((tables.body?.tables ?? []).map((table: any) => table.name), ['t'], 'the table created in the session is gone');
+  tt.same(
+    (tables.body?.tables ?? []).map((table: any) => table.name),
+    ['t'],
+    'the table created in the session is gone',
+  );
   await isGone(tt, server, id, 5002, 'rolled-back id');
   await execOk(tt, server, 'a', "INSERT INTO t VALUES (3, 'after')");
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'kept'], [3, 'after']], 'the database is writable again');
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'kept'],
+      [3, 'after'],
+    ],
+    'the database is writable again',
+  );
 });
 
 t.test('rolls back an idle session by its timer after -session-timeout', async (tt) => {
@@ -253,9 +332,18 @@ t.test('rolls back an idle session by its timer after -session-timeout', async (
   const begun = nowUnix();
   const inSession = await sx(server, id, "INSERT INTO t VALUES (2, 'uncommitted')");
   tt.equal(inSession.status, 200, inSession.text);
-  tt.ok(Math.abs(inSession.body?.expires_unix - (begun + 1)) <= 2, `expires_unix ${inSession.body?.expires_unix} ≈ now + 1 s`);
+  tt.ok(
+    Math.abs(inSession.body?.expires_unix - (begun + 1)) <= 2,
+    `expires_unix ${inSession.body?.expires_unix} ≈ now + 1 s`,
+  );
 
-  isError(tt, await server.exec('a', "INSERT INTO t VALUES (3, 'blocked')"), 409, 5005, 'an outside write while the session is active');
+  isError(
+    tt,
+    await server.exec('a', "INSERT INTO t VALUES (3, 'blocked')"),
+    409,
+    5005,
+    'an outside write while the session is active',
+  );
 
   // No request at all meanwhile: only the timer can end the session.
   await sleep(2500);
@@ -264,7 +352,14 @@ t.test('rolls back an idle session by its timer after -session-timeout', async (
   const write = await timed(() => server.exec('a', "INSERT INTO t VALUES (3, 'after expiry')"));
   tt.equal(write.value.status, 200, `the outside write that was blocked succeeds now: ${write.value.text}`);
   tt.ok(write.ms < 2000, `…at once (${write.ms} ms)`);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'committed'], [3, 'after expiry']], "the session's uncommitted row is gone");
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'committed'],
+      [3, 'after expiry'],
+    ],
+    "the session's uncommitted row is gone",
+  );
 
   await isGone(tt, server, id, 5003, 'expired id');
   const expired = await sx(server, id, 'SELECT 1');
@@ -273,7 +368,15 @@ t.test('rolls back an idle session by its timer after -session-timeout', async (
   const next = await beginOk(tt, server, 'a', a);
   await sxOk(tt, server, next, "INSERT INTO t VALUES (4, 'new session')");
   await endOk(tt, server, next, true, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'committed'], [3, 'after expiry'], [4, 'new session']], 'a new session works');
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'committed'],
+      [3, 'after expiry'],
+      [4, 'new session'],
+    ],
+    'a new session works',
+  );
 });
 
 t.test('lets a write that waits for an idle session through when the timer rolls the session back', async (tt) => {
@@ -282,45 +385,73 @@ t.test('lets a write that waits for an idle session through when the timer rolls
     const id = await beginOk(tt, server, 'a', a);
     await sxOk(tt, server, id, `INSERT INTO t VALUES (${round * 10}, 'session ${round}')`);
     const write = await timed(() => server.exec('a', `INSERT INTO t VALUES (${round * 10 + 1}, 'outside ${round}')`));
-    tt.equal(write.value.status, 200, `round ${round}: the waiting write runs once the timer ended the session: ${write.value.text}`);
+    tt.equal(
+      write.value.status,
+      200,
+      `round ${round}: the waiting write runs once the timer ended the session: ${write.value.text}`,
+    );
     tt.ok(write.ms >= 500 && write.ms < 4500, `round ${round}: after about the idle timeout (${write.ms} ms)`);
     const rows = await outsideRows(tt, server, 'a');
     tt.same(rows[rows.length - 1], [round * 10 + 1, `outside ${round}`], `round ${round}: the outside row is there`);
-    tt.notOk(rows.some((row) => row[0] === round * 10), `round ${round}: the session's row is not`);
+    tt.notOk(
+      rows.some((row) => row[0] === round * 10),
+      `round ${round}: the session's row is not`,
+    );
     isError(tt, await sx(server, id, 'SELECT 1'), 404, 5003, `round ${round}: the expired id`);
   }
 });
 
-t.test('answers commit/rollback without session 400 (5009) and with a wrong id 404, leaving the state unchanged', async (tt) => {
-  const { server, a } = await multiServer(tt);
-  for (const endpoint of ['/tx/commit', '/tx/rollback']) {
-    isError(tt, await server.post(endpoint), 400, 5009, `${endpoint} without session, state none`);
-    isError(tt, await server.post(`${endpoint}?session=`), 400, 5009, `${endpoint}?session= (empty), state none`);
-    isError(tt, await server.post(`${endpoint}?session=0123456789abcdef`), 404, 5002, `${endpoint} with a never-existing id, state none`);
-  }
-  const id = await beginOk(tt, server, 'a', a);
-  await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'one')");
-  for (const endpoint of ['/tx/commit', '/tx/rollback']) {
-    isError(tt, await server.post(endpoint), 400, 5009, `${endpoint} without session, state active`);
-    isError(tt, await server.post(endpoint, {}), 400, 5009, `${endpoint} with a body but no session, state active`);
-    const wrongs = ['0123456789abcdef', 'garbage', `${id}0`, id.slice(1)];
-    if (id.toUpperCase() !== id) wrongs.push(id.toUpperCase());
-    for (const wrong of wrongs) {
-      const reply = await server.post(`${endpoint}?session=${encodeURIComponent(wrong)}`);
-      tt.equal(reply.status, 404, `${endpoint}?session=${wrong}: ${reply.text}`);
-      tt.equal(reply.body?.ok, false, 'ok false');
+t.test(
+  'answers commit/rollback without session 400 (5009) and with a wrong id 404, leaving the state unchanged',
+  async (tt) => {
+    const { server, a } = await multiServer(tt);
+    for (const endpoint of ['/tx/commit', '/tx/rollback']) {
+      isError(tt, await server.post(endpoint), 400, 5009, `${endpoint} without session, state none`);
+      isError(tt, await server.post(`${endpoint}?session=`), 400, 5009, `${endpoint}?session= (empty), state none`);
+      isError(
+        tt,
+        await server.post(`${endpoint}?session=0123456789abcdef`),
+        404,
+        5002,
+        `${endpoint} with a never-existing id, state none`,
+      );
     }
-  }
-  isError(tt, await sx(server, '0123456789abcdef', "INSERT INTO t VALUES (9, 'wrong')"), 404, 5002, '/exec with an unknown id');
-  isError(tt, await sx(server, 'garbage', "INSERT INTO t VALUES (9, 'wrong')", { via: 'query' }), 404, 5002, '/exec with a garbage id');
+    const id = await beginOk(tt, server, 'a', a);
+    await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'one')");
+    for (const endpoint of ['/tx/commit', '/tx/rollback']) {
+      isError(tt, await server.post(endpoint), 400, 5009, `${endpoint} without session, state active`);
+      isError(tt, await server.post(endpoint, {}), 400, 5009, `${endpoint} with a body but no session, state active`);
+      const wrongs = ['0123456789abcdef', 'garbage', `${id}0`, id.slice(1)];
+      if (id.toUpperCase() !== id) wrongs.push(id.toUpperCase());
+      for (const wrong of wrongs) {
+        const reply = await server.post(`${endpoint}?session=${encodeURIComponent(wrong)}`);
+        tt.equal(reply.status, 404, `${endpoint}?session=${wrong}: ${reply.text}`);
+        tt.equal(reply.body?.ok, false, 'ok false');
+      }
+    }
+    isError(
+      tt,
+      await sx(server, '0123456789abcdef', "INSERT INTO t VALUES (9, 'wrong')"),
+      404,
+      5002,
+      '/exec with an unknown id',
+    );
+    isError(
+      tt,
+      await sx(server, 'garbage', "INSERT INTO t VALUES (9, 'wrong')", { via: 'query' }),
+      404,
+      5002,
+      '/exec with a garbage id',
+    );
 
-  tt.same(await outsideRows(tt, server, 'a'), [], 'no wrong-id commit committed the active session');
-  tt.same(await sessionRows(tt, server, id), [[1, 'one']], 'no wrong-id rollback rolled the active session back');
-  isError(tt, await begin(server, { db: 'a' }), 409, 5004, 'the session is still active');
-  await endOk(tt, server, id, true, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'one']], 'the session commits');
-  await isGone(tt, server, id, 5002, 'closed id');
-});
+    tt.same(await outsideRows(tt, server, 'a'), [], 'no wrong-id commit committed the active session');
+    tt.same(await sessionRows(tt, server, id), [[1, 'one']], 'no wrong-id rollback rolled the active session back');
+    isError(tt, await begin(server, { db: 'a' }), 409, 5004, 'the session is still active');
+    await endOk(tt, server, id, true, a);
+    tt.same(await outsideRows(tt, server, 'a'), [[1, 'one']], 'the session commits');
+    await isGone(tt, server, id, 5002, 'closed id');
+  },
+);
 
 t.test('auto-commits each request without a session id, as before sessions', async (tt) => {
   const { server, a } = await multiServer(tt);
@@ -334,13 +465,24 @@ t.test('auto-commits each request without a session id, as before sessions', asy
   const id = await beginOk(tt, server, 'a', a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (2, 'session')");
   await endOk(tt, server, id, false, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'auto']], "a session's rollback does not undo earlier auto-committed requests");
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [[1, 'auto']],
+    "a session's rollback does not undo earlier auto-committed requests",
+  );
 
   const failing = await server.exec('a', "INSERT INTO t VALUES (3, 'x'); INSERT INTO t VALUES (1, 'dup')");
   isError(tt, failing, 400, 3003, 'a failing request without session');
   tt.same(await outsideRows(tt, server, 'a'), [[1, 'auto']], 'a failing request without session is all or nothing');
   await execOk(tt, server, 'a', "INSERT INTO t VALUES (4, 'auto again')");
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'auto'], [4, 'auto again']], 'auto-commit after a session');
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'auto'],
+      [4, 'auto again'],
+    ],
+    'auto-commit after a session',
+  );
 });
 
 t.test("hides the session's uncommitted changes from outside readers; the session sees them", async (tt) => {
@@ -357,51 +499,90 @@ t.test("hides the session's uncommitted changes from outside readers; the sessio
   tt.same(rows.body?.rows, [[1, 'before']], '/rows rows');
   const tables = await server.get('/tables?db=a');
   tt.equal(tables.status, 200, tables.text);
-  tt.same((tables.body?.tables ?? []).map((table: any) => table.name), ['t'], "/tables does not list the session's new table");
+  tt.same(
+    (tables.body?.tables ?? []).map((table: any) => table.name),
+    ['t'],
+    "/tables does not list the session's new table",
+  );
   tt.equal((await server.get('/rows?db=a&table=u')).status, 404, "/rows of the session's new table: 404");
 
-  tt.same(await sessionRows(tt, server, id), [[1, 'changed'], [2, 'session']], 'the session sees its rows');
+  tt.same(
+    await sessionRows(tt, server, id),
+    [
+      [1, 'changed'],
+      [2, 'session'],
+    ],
+    'the session sees its rows',
+  );
   tt.same(await sessionRows(tt, server, id, 'SELECT x FROM u'), [[7]], 'the session sees its table');
 
   await endOk(tt, server, id, true, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'changed'], [2, 'session']], 'visible after commit');
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'changed'],
+      [2, 'session'],
+    ],
+    'visible after commit',
+  );
   const after = await server.get('/tables?db=a');
-  tt.same((after.body?.tables ?? []).map((table: any) => table.name).sort(), ['t', 'u'], '/tables lists the new table after commit');
+  tt.same(
+    (after.body?.tables ?? []).map((table: any) => table.name).sort(),
+    ['t', 'u'],
+    '/tables lists the new table after commit',
+  );
 });
 
-t.test('makes outside writes to the held database fail after -lock-timeout (409, 5005); other databases and reads go on', async (tt) => {
-  const { server, a } = await multiServer(tt, ['-lock-timeout', '500ms']);
-  await execOk(tt, server, 'a', "INSERT INTO t VALUES (1, 'committed')");
-  const id = await beginOk(tt, server, 'a', a);
-  await sxOk(tt, server, id, "INSERT INTO t VALUES (2, 'session')");
+t.test(
+  'makes outside writes to the held database fail after -lock-timeout (409, 5005); other databases and reads go on',
+  async (tt) => {
+    const { server, a } = await multiServer(tt, ['-lock-timeout', '500ms']);
+    await execOk(tt, server, 'a', "INSERT INTO t VALUES (1, 'committed')");
+    const id = await beginOk(tt, server, 'a', a);
+    await sxOk(tt, server, id, "INSERT INTO t VALUES (2, 'session')");
 
-  const write = await timed(() => server.exec('a', "INSERT INTO t VALUES (3, 'outside')"));
-  isError(tt, write.value, 409, 5005, 'an outside write to the held database');
-  tt.ok(String(write.value.body?.error).includes(a), `the error names the database: ${write.value.body?.error}`);
-  tt.ok(write.ms >= 400, `it waited about -lock-timeout (${write.ms} ms)`);
-  tt.ok(write.ms < 5000, `…and not much longer (${write.ms} ms)`);
+    const write = await timed(() => server.exec('a', "INSERT INTO t VALUES (3, 'outside')"));
+    isError(tt, write.value, 409, 5005, 'an outside write to the held database');
+    tt.ok(String(write.value.body?.error).includes(a), `the error names the database: ${write.value.body?.error}`);
+    tt.ok(write.ms >= 400, `it waited about -lock-timeout (${write.ms} ms)`);
+    tt.ok(write.ms < 5000, `…and not much longer (${write.ms} ms)`);
 
-  const create = await timed(() => server.exec('a', 'CREATE TABLE w (x INT)'));
-  isError(tt, create.value, 409, 5005, 'an outside CREATE TABLE on the held database');
+    const create = await timed(() => server.exec('a', 'CREATE TABLE w (x INT)'));
+    isError(tt, create.value, 409, 5005, 'an outside CREATE TABLE on the held database');
 
-  const other = await timed(() => server.exec('b', "INSERT INTO t VALUES (1, 'b')"));
-  tt.equal(other.value.status, 200, `an outside write to another database: ${other.value.text}`);
-  tt.ok(other.ms < 2000, `…is not held up (${other.ms} ms)`);
+    const other = await timed(() => server.exec('b', "INSERT INTO t VALUES (1, 'b')"));
+    tt.equal(other.value.status, 200, `an outside write to another database: ${other.value.text}`);
+    tt.ok(other.ms < 2000, `…is not held up (${other.ms} ms)`);
 
-  const read = await timed(() => server.exec('a', 'SELECT id, v FROM t ORDER BY id'));
-  tt.equal(read.value.status, 200, `an outside read of the held database: ${read.value.text}`);
-  tt.same(read.value.body?.results?.[0]?.rows, [[1, 'committed']], 'it sees the state before the session');
-  tt.ok(read.ms < 2000, `…at once (${read.ms} ms)`);
-  const rows = await timed(() => server.get('/rows?db=a&table=t'));
-  tt.equal(rows.value.status, 200, `/rows of the held database: ${rows.value.text}`);
-  tt.ok(rows.ms < 2000, `…at once (${rows.ms} ms)`);
+    const read = await timed(() => server.exec('a', 'SELECT id, v FROM t ORDER BY id'));
+    tt.equal(read.value.status, 200, `an outside read of the held database: ${read.value.text}`);
+    tt.same(read.value.body?.results?.[0]?.rows, [[1, 'committed']], 'it sees the state before the session');
+    tt.ok(read.ms < 2000, `…at once (${read.ms} ms)`);
+    const rows = await timed(() => server.get('/rows?db=a&table=t'));
+    tt.equal(rows.value.status, 200, `/rows of the held database: ${rows.value.text}`);
+    tt.ok(rows.ms < 2000, `…at once (${rows.ms} ms)`);
 
-  tt.same(await sessionRows(tt, server, id), [[1, 'committed'], [2, 'session']], 'the failed outside write left the session alone');
-  await endOk(tt, server, id, true, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'committed'], [2, 'session']], 'the failed outside write was not applied');
-  await execOk(tt, server, 'a', "INSERT INTO t VALUES (3, 'outside')");
-  tt.same(await outsideRows(tt, server, 'b'), [[1, 'b']], 'the write to b was committed');
-});
+    tt.same(
+      await sessionRows(tt, server, id),
+      [
+        [1, 'committed'],
+        [2, 'session'],
+      ],
+      'the failed outside write left the session alone',
+    );
+    await endOk(tt, server, id, true, a);
+    tt.same(
+      await outsideRows(tt, server, 'a'),
+      [
+        [1, 'committed'],
+        [2, 'session'],
+      ],
+      'the failed outside write was not applied',
+    );
+    await execOk(tt, server, 'a', "INSERT INTO t VALUES (3, 'outside')");
+    tt.same(await outsideRows(tt, server, 'b'), [[1, 'b']], 'the write to b was committed');
+  },
+);
 
 t.test('lets an outside write that waits for the session go through when the session commits', async (tt) => {
   const { server, a } = await multiServer(tt, ['-lock-timeout', '5s']);
@@ -412,7 +593,14 @@ t.test('lets an outside write that waits for the session go through when the ses
   await endOk(tt, server, id, true, a);
   const reply = await waiting;
   tt.equal(reply.status, 200, `the waiting write ran after the commit: ${reply.text}`);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'session'], [2, 'outside']], 'both committed');
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'session'],
+      [2, 'outside'],
+    ],
+    'both committed',
+  );
 });
 
 t.test('keeps savepoints across requests: SAVEPOINT, RELEASE and ROLLBACK TO in separate requests', async (tt) => {
@@ -422,7 +610,14 @@ t.test('keeps savepoints across requests: SAVEPOINT, RELEASE and ROLLBACK TO in 
   await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'one')");
   await sxOk(tt, server, id, 'SAVEPOINT s2');
   await sxOk(tt, server, id, "INSERT INTO t VALUES (2, 'two')");
-  tt.same(await sessionRows(tt, server, id), [[1, 'one'], [2, 'two']], 'both rows before ROLLBACK TO');
+  tt.same(
+    await sessionRows(tt, server, id),
+    [
+      [1, 'one'],
+      [2, 'two'],
+    ],
+    'both rows before ROLLBACK TO',
+  );
   await sxOk(tt, server, id, 'ROLLBACK TO s2');
   tt.same(await sessionRows(tt, server, id), [[1, 'one']], 'ROLLBACK TO s2 undid the second row only');
   await sxOk(tt, server, id, 'RELEASE s1');
@@ -445,10 +640,21 @@ t.test('rolls back to a savepoint made in an earlier request after inserts in se
   tt.same(await sessionRows(tt, server, id), [[10, 'before sp']], 'back to the state at the savepoint');
   await sxOk(tt, server, id, "INSERT INTO t VALUES (14, 'after')");
   await sxOk(tt, server, id, 'ROLLBACK TO sp');
-  tt.same(await sessionRows(tt, server, id), [[10, 'before sp']], 'the savepoint survives ROLLBACK TO and can be used again');
+  tt.same(
+    await sessionRows(tt, server, id),
+    [[10, 'before sp']],
+    'the savepoint survives ROLLBACK TO and can be used again',
+  );
   await sxOk(tt, server, id, "INSERT INTO t VALUES (15, 'last')");
   await endOk(tt, server, id, true, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[10, 'before sp'], [15, 'last']], 'commit after ROLLBACK TO');
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [10, 'before sp'],
+      [15, 'last'],
+    ],
+    'commit after ROLLBACK TO',
+  );
 });
 
 t.test("undoes a failing request's statements only; the session stays open", async (tt) => {
@@ -459,23 +665,51 @@ t.test("undoes a failing request's statements only; the session stays open", asy
   const failing = await sx(server, id, "INSERT INTO t VALUES (3, 'ok'); INSERT INTO t VALUES (1, 'duplicate')");
   isError(tt, failing, 400, 3003, 'a duplicate primary key in the session');
   tt.equal(failing.body?.statement, 1, 'the error names statement 1');
-  tt.same(await sessionRows(tt, server, id), [[1, 'req 1'], [2, 'req 2']], "the failing request's first INSERT is undone, earlier requests kept");
+  tt.same(
+    await sessionRows(tt, server, id),
+    [
+      [1, 'req 1'],
+      [2, 'req 2'],
+    ],
+    "the failing request's first INSERT is undone, earlier requests kept",
+  );
 
   const syntax = await sx(server, id, "INSERT INTO t VALUES (4, 'ok'); SELEKT nonsense");
   tt.equal(syntax.status, 400, `a syntax error in the session: ${syntax.text}`);
-  tt.same(await sessionRows(tt, server, id), [[1, 'req 1'], [2, 'req 2']], 'a batch with a syntax error changed nothing');
+  tt.same(
+    await sessionRows(tt, server, id),
+    [
+      [1, 'req 1'],
+      [2, 'req 2'],
+    ],
+    'a batch with a syntax error changed nothing',
+  );
 
   await sxOk(tt, server, id, "INSERT INTO t VALUES (5, 'later')");
   tt.same(await outsideRows(tt, server, 'a'), [], 'nothing committed by the failures');
   await endOk(tt, server, id, true, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'req 1'], [2, 'req 2'], [5, 'later']], 'commit commits the good requests');
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'req 1'],
+      [2, 'req 2'],
+      [5, 'later'],
+    ],
+    'commit commits the good requests',
+  );
 });
 
 t.test('undoes a failing request inside a savepoint without losing the savepoint', async (tt) => {
   const { server, a } = await multiServer(tt);
   const id = await beginOk(tt, server, 'a', a);
   await sxOk(tt, server, id, "SAVEPOINT sp; INSERT INTO t VALUES (1, 'one')");
-  isError(tt, await sx(server, id, "INSERT INTO t VALUES (2, 'two'); INSERT INTO t VALUES (1, 'dup')"), 400, 3003, 'duplicate key');
+  isError(
+    tt,
+    await sx(server, id, "INSERT INTO t VALUES (2, 'two'); INSERT INTO t VALUES (1, 'dup')"),
+    400,
+    3003,
+    'duplicate key',
+  );
   await sxOk(tt, server, id, "INSERT INTO t VALUES (3, 'three')");
   await sxOk(tt, server, id, 'ROLLBACK TO sp');
   tt.same(await sessionRows(tt, server, id), [], 'ROLLBACK TO the savepoint still works after a failed request');
@@ -484,27 +718,37 @@ t.test('undoes a failing request inside a savepoint without losing the savepoint
   tt.same(await outsideRows(tt, server, 'a'), [[4, 'four']], 'committed');
 });
 
-t.test('refuses database-level statements (5008) and BEGIN/COMMIT/ROLLBACK (1004) in a session, which stays usable', async (tt) => {
-  const { server, a } = await multiServer(tt);
-  const id = await beginOk(tt, server, 'a', a);
-  await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'session')");
-  for (const sql of ['CREATE DATABASE zz', 'DROP DATABASE b', 'SHOW DATABASES', 'CREATE DATABASE IF NOT EXISTS zz']) {
-    isError(tt, await sx(server, id, sql), 400, 5008, `${sql} in a session`);
-  }
-  const dbs = await server.get('/dbs');
-  tt.notOk(JSON.stringify(dbs.body).includes('zz'), `no database was created: ${dbs.text}`);
-  tt.ok(JSON.stringify(dbs.body).includes('b'), 'no database was dropped');
-  for (const sql of ['BEGIN', 'BEGIN TRANSACTION', 'COMMIT', 'END', 'ROLLBACK', "INSERT INTO t VALUES (2, 'x'); COMMIT"]) {
-    const reply = await sx(server, id, sql);
-    isError(tt, reply, 400, 1004, `${sql} in a session`);
-    tt.match(String(reply.body?.error), /tx\/begin/, 'the error points to /tx/begin');
-  }
-  isError(tt, await server.exec('a', 'BEGIN'), 400, 1004, 'BEGIN without a session');
-  tt.same(await outsideRows(tt, server, 'a'), [], 'COMMIT in /exec did not commit the session');
-  tt.same(await sessionRows(tt, server, id), [[1, 'session']], 'the session is still usable and kept its row');
-  await endOk(tt, server, id, false, a);
-  tt.same(await outsideRows(tt, server, 'a'), [], 'rolled back');
-});
+t.test(
+  'refuses database-level statements (5008) and BEGIN/COMMIT/ROLLBACK (1004) in a session, which stays usable',
+  async (tt) => {
+    const { server, a } = await multiServer(tt);
+    const id = await beginOk(tt, server, 'a', a);
+    await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'session')");
+    for (const sql of ['CREATE DATABASE zz', 'DROP DATABASE b', 'SHOW DATABASES', 'CREATE DATABASE IF NOT EXISTS zz']) {
+      isError(tt, await sx(server, id, sql), 400, 5008, `${sql} in a session`);
+    }
+    const dbs = await server.get('/dbs');
+    tt.notOk(JSON.stringify(dbs.body).includes('zz'), `no database was created: ${dbs.text}`);
+    tt.ok(JSON.stringify(dbs.body).includes('b'), 'no database was dropped');
+    for (const sql of [
+      'BEGIN',
+      'BEGIN TRANSACTION',
+      'COMMIT',
+      'END',
+      'ROLLBACK',
+      "INSERT INTO t VALUES (2, 'x'); COMMIT",
+    ]) {
+      const reply = await sx(server, id, sql);
+      isError(tt, reply, 400, 1004, `${sql} in a session`);
+      tt.match(String(reply.body?.error), /tx\/begin/, 'the error points to /tx/begin');
+    }
+    isError(tt, await server.exec('a', 'BEGIN'), 400, 1004, 'BEGIN without a session');
+    tt.same(await outsideRows(tt, server, 'a'), [], 'COMMIT in /exec did not commit the session');
+    tt.same(await sessionRows(tt, server, id), [[1, 'session']], 'the session is still usable and kept its row');
+    await endOk(tt, server, id, false, a);
+    tt.same(await outsideRows(tt, server, 'a'), [], 'rolled back');
+  },
+);
 
 t.test('rolls back and closes a session whose statement runs past -query-timeout (6008)', async (tt) => {
   const { server, a } = await multiServer(tt, ['-query-timeout', '1s', '-lock-timeout', '3s']);
@@ -525,12 +769,27 @@ t.test('rolls back and closes a session whose statement runs past -query-timeout
   const write = await timed(() => server.exec('a', "INSERT INTO t VALUES (3, 'outside')"));
   tt.equal(write.value.status, 200, `the database is writable from outside: ${write.value.text}`);
   tt.ok(write.ms < 2000, `…at once (${write.ms} ms)`);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'committed'], [3, 'outside']], "the session's uncommitted row is gone");
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'committed'],
+      [3, 'outside'],
+    ],
+    "the session's uncommitted row is gone",
+  );
 
   const next = await beginOk(tt, server, 'a', a);
   await sxOk(tt, server, next, "INSERT INTO t VALUES (4, 'new session')");
   await endOk(tt, server, next, true, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'committed'], [3, 'outside'], [4, 'new session']], 'a new session works');
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'committed'],
+      [3, 'outside'],
+      [4, 'new session'],
+    ],
+    'a new session works',
+  );
 });
 
 t.test('answers the id of a session stopped at -query-timeout with 404 straight away, every time', async (tt) => {
@@ -575,7 +834,14 @@ t.test('closes the session when INSERT OR ROLLBACK conflicts (5007)', async (tt)
   const write = await timed(() => server.exec('a', "INSERT INTO t VALUES (2, 'outside')"));
   tt.equal(write.value.status, 200, `outside writes work: ${write.value.text}`);
   tt.ok(write.ms < 2000, `…at once (${write.ms} ms)`);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'committed'], [2, 'outside']], "the session's rows are gone");
+  tt.same(
+    await outsideRows(tt, server, 'a'),
+    [
+      [1, 'committed'],
+      [2, 'outside'],
+    ],
+    "the session's rows are gone",
+  );
   const next = await beginOk(tt, server, 'a', a);
   await endOk(tt, server, next, true, a);
 });
@@ -617,11 +883,26 @@ t.test('runs sessions in single-DB mode, where begin takes {}', async (tt) => {
   await sxOk(tt, server, id, "INSERT INTO t VALUES (3, 'query')", { via: 'query' });
   await sxOk(tt, server, id, "INSERT INTO t VALUES (4, 'own name')", { db: 'main.db' });
   tt.same(await outsideRows(tt, server, undefined), [[1, 'auto']], 'outside readers do not see the session');
-  isError(tt, await server.exec(undefined, "INSERT INTO t VALUES (9, 'outside')"), 409, 5005, 'an outside write waits and fails');
+  isError(
+    tt,
+    await server.exec(undefined, "INSERT INTO t VALUES (9, 'outside')"),
+    409,
+    5005,
+    'an outside write waits and fails',
+  );
   isError(tt, await sx(server, id, 'SHOW DATABASES'), 400, 5008, 'database-level statements in a session');
   isError(tt, await sx(server, id, 'COMMIT'), 400, 1004, 'COMMIT in /exec');
   await endOk(tt, server, id, true, 'main.db');
-  tt.same(await outsideRows(tt, server, undefined), [[1, 'auto'], [2, 'session'], [3, 'query'], [4, 'own name']], 'committed');
+  tt.same(
+    await outsideRows(tt, server, undefined),
+    [
+      [1, 'auto'],
+      [2, 'session'],
+      [3, 'query'],
+      [4, 'own name'],
+    ],
+    'committed',
+  );
   await isGone(tt, server, id, 5002, 'committed id');
 
   const next = await beginOk(tt, server, undefined, 'main.db');
@@ -638,8 +919,16 @@ t.test('needs the token on /tx/* with -token; the session id is not a credential
   const token = { 'X-Service-Token': 's3cret' };
   const { server, a } = await multiServer(tt, ['-token', 's3cret'], token);
   /** A request with exactly these headers (none of the server helper's defaults). */
-  const bare = async (p: string, body: unknown, headers: Record<string, string>): Promise<{ status: number; body: any }> => {
-    const response = await fetch(server.url + p, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const bare = async (
+    p: string,
+    body: unknown,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; body: any }> => {
+    const response = await fetch(server.url + p, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
     const text = await response.text();
     let parsed: any;
     try {
@@ -656,19 +945,38 @@ t.test('needs the token on /tx/* with -token; the session id is not a credential
 
   unauthorized(await bare('/tx/begin', { db: 'a' }, {}), '/tx/begin without a token');
   unauthorized(await bare('/tx/begin', { db: 'a' }, { 'X-Service-Token': 'wrong' }), '/tx/begin with a wrong token');
-  unauthorized(await bare('/tx/begin', { db: 'a' }, { 'X-Service-Session': 's3cret' }), '/tx/begin with the token sent as a session id');
+  unauthorized(
+    await bare('/tx/begin', { db: 'a' }, { 'X-Service-Session': 's3cret' }),
+    '/tx/begin with the token sent as a session id',
+  );
 
   const id = await beginOk(tt, server, 'a', a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'session')");
 
-  unauthorized(await bare('/exec', { sql: 'SELECT id FROM t' }, { 'X-Service-Session': id }), '/exec with only X-Service-Session');
+  unauthorized(
+    await bare('/exec', { sql: 'SELECT id FROM t' }, { 'X-Service-Session': id }),
+    '/exec with only X-Service-Session',
+  );
   unauthorized(await bare(`/exec?session=${id}`, { sql: 'SELECT id FROM t' }, {}), '/exec with only ?session=');
-  unauthorized(await bare(`/tx/commit?session=${id}`, {}, { 'X-Service-Session': id }), '/tx/commit with only the session id');
-  unauthorized(await bare(`/tx/rollback?session=${id}`, {}, { 'X-Service-Session': id }), '/tx/rollback with only the session id');
-  unauthorized(await bare(`/tx/commit?session=${id}`, {}, { 'X-Service-Token': 'wrong' }), '/tx/commit with a wrong token');
+  unauthorized(
+    await bare(`/tx/commit?session=${id}`, {}, { 'X-Service-Session': id }),
+    '/tx/commit with only the session id',
+  );
+  unauthorized(
+    await bare(`/tx/rollback?session=${id}`, {}, { 'X-Service-Session': id }),
+    '/tx/rollback with only the session id',
+  );
+  unauthorized(
+    await bare(`/tx/commit?session=${id}`, {}, { 'X-Service-Token': 'wrong' }),
+    '/tx/commit with a wrong token',
+  );
   unauthorized(await bare('/tx/commit', {}, {}), '/tx/commit without token and session');
 
-  const bearer = await bare('/exec', { sql: 'SELECT id, v FROM t' }, { Authorization: 'Bearer s3cret', 'X-Service-Session': id });
+  const bearer = await bare(
+    '/exec',
+    { sql: 'SELECT id, v FROM t' },
+    { Authorization: 'Bearer s3cret', 'X-Service-Session': id },
+  );
   tt.equal(bearer.status, 200, 'the session with a Bearer token');
   tt.same(bearer.body?.results?.[0]?.rows, [[1, 'session']], 'the unauthorized requests left the session as it was');
   tt.same(await outsideRows(tt, server, 'a'), [], 'the unauthorized commit did not commit');

@@ -27,7 +27,9 @@ function countInCopy(file: string): number {
   fs.copyFileSync(file, copy);
   const db = new Database(copy, { readonly: true });
   try {
-    return Number(db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 't'").pluck().get()) === 0 ? -1 : Number(db.prepare('SELECT count(*) FROM t').pluck().get());
+    return Number(db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 't'").pluck().get()) === 0
+      ? -1
+      : Number(db.prepare('SELECT count(*) FROM t').pluck().get());
   } finally {
     db.close();
     fs.rmSync(copy);
@@ -45,7 +47,11 @@ t.test('checkpoints each database, skips and reports the ones it cannot', async 
   fs.writeFileSync(path.join(dir, 'junk.db'), 'not a database, but long enough to be read as one'.repeat(100));
   tt.equal(countInCopy(path.join(dir, 'done.db')), -1, 'before: the .db alone does not even hold the table');
   const warnings: string[] = [];
-  tt.equal(checkpointAtShutdown(multi(dir), (message) => warnings.push(message)), 2, 'two skipped');
+  tt.equal(
+    checkpointAtShutdown(multi(dir), (message) => warnings.push(message)),
+    2,
+    'two skipped',
+  );
   tt.equal(countInCopy(path.join(dir, 'done.db')), 50, 'after: the .db alone holds every row');
   tt.equal(fs.statSync(path.join(dir, 'done.db-wal')).size, 0, 'its -wal is empty');
   tt.equal(warnings.length, 2, 'one warning per skipped file');

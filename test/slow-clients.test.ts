@@ -14,7 +14,6 @@ import { sleep, waitFor } from './helpers/wait';
 
 t.setTimeout(60_000);
 
-
 /** A socket that starts a request and then sends one more header byte every `everyMs`, never finishing. */
 function slowloris(port: number, everyMs: number): { socket: net.Socket; closedByServer(): boolean; stop(): void } {
   const socket = net.connect(port, '127.0.0.1');
@@ -45,14 +44,26 @@ t.test('after a slowloris of twice -max-connections a normal client is served wi
   }
   const waited = Date.now() - started;
   t.ok(served, 'the normal client is served');
-  t.ok(waited < 10_000, `within 10 s (${waited} ms, the attackers' headers time out after -header-timeout, 5 s by default)`);
-  await waitFor(() => attackers.every((a) => a.closedByServer()), { timeoutMs: 1500, what: 'the server to close every slow connection' }).catch(() => undefined);
-  t.equal(attackers.filter((a) => a.closedByServer()).length, attackers.length, 'every slow connection was closed by the server');
+  t.ok(
+    waited < 10_000,
+    `within 10 s (${waited} ms, the attackers' headers time out after -header-timeout, 5 s by default)`,
+  );
+  await waitFor(() => attackers.every((a) => a.closedByServer()), {
+    timeoutMs: 1500,
+    what: 'the server to close every slow connection',
+  }).catch(() => undefined);
+  t.equal(
+    attackers.filter((a) => a.closedByServer()).length,
+    attackers.length,
+    'every slow connection was closed by the server',
+  );
 });
 
 t.test('a body that does not arrive within -body-timeout gets 408 and the connection closes', async (t) => {
   const dir = scratchDir(t);
-  const server = await startServer(['-dir', path.join(dir, 'data'), '-header-timeout', '1s', '-body-timeout', '1s'], { cwd: dir });
+  const server = await startServer(['-dir', path.join(dir, 'data'), '-header-timeout', '1s', '-body-timeout', '1s'], {
+    cwd: dir,
+  });
   t.teardown(() => server.stop());
   const port = Number(new URL(server.url).port);
   const socket = net.connect(port, '127.0.0.1');
@@ -62,7 +73,9 @@ t.test('a body that does not arrive within -body-timeout gets 408 and the connec
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   socket.on('error', () => undefined);
   const started = Date.now();
-  socket.write('POST /exec HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"db":"x","sql":"SELE');
+  socket.write(
+    'POST /exec HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"db":"x","sql":"SELE',
+  );
   await Promise.race([closed, sleep(10_000)]);
   t.match(answer, /^HTTP\/1\.1 408 /, `408 (${answer.split('\r\n')[0]})`);
   t.ok(Date.now() - started < 5_000, `closed within the header and body timeouts (${Date.now() - started} ms)`);

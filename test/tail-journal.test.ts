@@ -17,11 +17,30 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tail-journal-'));
 t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
 const journal = path.join(dir, 'statements.jsonl');
 
-const voidEntry: JournalEntry = { seq: 12, ts: '2026-11-21T10:00:12.000Z', db: 'shop.db', session: null, kind: 'void', sql: null, ok: true, ms: 0, voids: [11] };
+const voidEntry: JournalEntry = {
+  seq: 12,
+  ts: '2026-11-21T10:00:12.000Z',
+  db: 'shop.db',
+  session: null,
+  kind: 'void',
+  sql: null,
+  ok: true,
+  ms: 0,
+  voids: [11],
+};
 const entries: JournalEntry[] = [
-  execEntry(1, 'school.db'), execEntry(2, 'school.db', 3002), execEntry(3, 'shop.db', 3003), execEntry(4, 'school.db'),
-  execEntry(5, 'shop.db', 9001), execEntry(6, 'school.db', 1001), execEntry(7, 'school.db', 3002), execEntry(8, 'shop.db'),
-  execEntry(9, 'school.db'), execEntry(10, 'school.db', 9002), execEntry(11, 'shop.db'), voidEntry,
+  execEntry(1, 'school.db'),
+  execEntry(2, 'school.db', 3002),
+  execEntry(3, 'shop.db', 3003),
+  execEntry(4, 'school.db'),
+  execEntry(5, 'shop.db', 9001),
+  execEntry(6, 'school.db', 1001),
+  execEntry(7, 'school.db', 3002),
+  execEntry(8, 'shop.db'),
+  execEntry(9, 'school.db'),
+  execEntry(10, 'school.db', 9002),
+  execEntry(11, 'shop.db'),
+  voidEntry,
 ];
 const torn = encodeLine(execEntry(13, 'school.db', 3002));
 writeJournalFile(path.join(dir, 'statements.20261121-100004.1.jsonl.gz'), entries.slice(0, 4));
@@ -30,7 +49,10 @@ writeJournalFile(path.join(dir, 'statements.20261121-100008.1.jsonl'), entries.s
 writeJournalFile(journal, entries.slice(8), torn.slice(0, 40));
 
 function seqs(stdout: string): number[] {
-  return stdout.split('\n').filter((line) => line !== '').map((line) => (JSON.parse(line) as JournalEntry).seq);
+  return stdout
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => (JSON.parse(line) as JournalEntry).seq);
 }
 
 async function follow(...args: string[]): Promise<number[]> {
@@ -56,15 +78,26 @@ t.test('filters: class, code, db, failed, kind', async (t) => {
   t.strictSame(await follow('-from-seq', '1', '-failed'), [2, 3, 5, 6, 7, 10]);
   t.strictSame(await follow('-from-seq', '1', '-failed', '-db', 'school.db', '-class', '9'), [10]);
   t.strictSame(await follow('-from-seq', '1', '-kind', 'void'), [12]);
-  const text = await runTail(['-log-file', journal, '-once', '-from-seq', '1', '-code', '9001', '-format', 'text'], dir);
+  const text = await runTail(
+    ['-log-file', journal, '-once', '-from-seq', '1', '-code', '9001', '-format', 'text'],
+    dir,
+  );
   t.equal(text.stdout, '2026-11-21T10:00:05.000Z #5 shop.db - 9001 [SQ9001] failed\n');
 });
 
 t.test('a cursor resumes after the last entry handled; the torn line counts once it is whole', async (t) => {
   const cursor = path.join(dir, 'torn.cursor');
   t.strictSame(await follow('-cursor', cursor, '-from-seq', '1', '-failed'), [2, 3, 5, 6, 7, 10]);
-  t.strictSame(JSON.parse(fs.readFileSync(cursor, 'utf8')), { seq: 12 }, 'entries the filter passed over move the cursor too');
-  t.strictSame(await follow('-cursor', cursor, '-from-seq', '1', '-failed'), [], 'nothing twice; -from-seq yields to the cursor');
+  t.strictSame(
+    JSON.parse(fs.readFileSync(cursor, 'utf8')),
+    { seq: 12 },
+    'entries the filter passed over move the cursor too',
+  );
+  t.strictSame(
+    await follow('-cursor', cursor, '-from-seq', '1', '-failed'),
+    [],
+    'nothing twice; -from-seq yields to the cursor',
+  );
   fs.appendFileSync(journal, torn.slice(40));
   t.strictSame(await follow('-cursor', cursor, '-failed'), [13]);
   t.strictSame(await follow('-cursor', cursor, '-failed'), []);
@@ -75,11 +108,17 @@ t.test('-exec runs the command per entry with the JSON on stdin, retrying a fail
   const flag = path.join(dir, 'failed-once');
   // The command fails the first time it sees seq 3, then takes every entry.
   const command = `if [ "$SQLSCRIBE_SEQ" = 3 ] && [ ! -f ${flag} ]; then touch ${flag}; exit 1; fi; cat >> ${out}`;
-  const run = await runTail(['-log-file', journal, '-once', '-from-seq', '1', '-class', '3', '-exec', command, '-backoff', '10ms'], dir);
+  const run = await runTail(
+    ['-log-file', journal, '-once', '-from-seq', '1', '-class', '3', '-exec', command, '-backoff', '10ms'],
+    dir,
+  );
   t.equal(run.code, 0, run.stderr);
   t.match(run.stderr, /-exec exited with 1 for seq 3; retrying/);
   t.strictSame(seqs(fs.readFileSync(out, 'utf8')), [2, 3, 7, 13]);
-  const gaveUp = await runTail(['-log-file', journal, '-once', '-from-seq', '1', '-exec', 'exit 3', '-retries', '1', '-backoff', '10ms'], dir);
+  const gaveUp = await runTail(
+    ['-log-file', journal, '-once', '-from-seq', '1', '-exec', 'exit 3', '-retries', '1', '-backoff', '10ms'],
+    dir,
+  );
   t.equal(gaveUp.code, 1, 'exit 1 once the retries are spent');
   t.match(gaveUp.stderr, /gave up on seq 1 after 2 tries/);
 });
@@ -114,35 +153,56 @@ function receiver() {
   return { state, server };
 }
 
-t.test('webhook: retried while the receiver fails; a follower killed meanwhile loses and repeats nothing', async (t) => {
-  const { state, server } = receiver();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  const cursor = path.join(dir, 'webhook.cursor');
-  const args = [TAIL, '-log-file', journal, '-cursor', cursor, '-from-seq', '1', '-failed', '-webhook', url, '-backoff', '10ms', '-max-backoff', '40ms'];
+t.test(
+  'webhook: retried while the receiver fails; a follower killed meanwhile loses and repeats nothing',
+  async (t) => {
+    const { state, server } = receiver();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    const cursor = path.join(dir, 'webhook.cursor');
+    const args = [
+      TAIL,
+      '-log-file',
+      journal,
+      '-cursor',
+      cursor,
+      '-from-seq',
+      '1',
+      '-failed',
+      '-webhook',
+      url,
+      '-backoff',
+      '10ms',
+      '-max-backoff',
+      '40ms',
+    ];
 
-  // Seq 2 and 3 go through; then the receiver fails until the follower is killed.
-  state.failing = 0;
-  const first = spawnNode([...args, '-poll', '20ms'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  t.teardown(() => void first.kill('SIGKILL'));
-  await eventually(() => state.accepted.length >= 2, 5000, 10);
-  state.failing = 1_000_000;
-  const refusedBefore = state.refused;
-  await eventually(() => state.refused >= refusedBefore + 3, 5000, 10);
-  first.kill('SIGKILL');
-  await new Promise((resolve) => first.once('close', resolve));
-  t.ok(state.refused >= refusedBefore + 3, 'the receiver refused several tries');
-  const stuck = (JSON.parse(fs.readFileSync(cursor, 'utf8')) as { seq: number }).seq;
-  const lastAccepted = state.accepted.at(-1) ?? 0;
-  t.ok(stuck >= lastAccepted, 'the cursor counts what was accepted');
-  t.notOk([2, 3, 5, 6, 7, 10, 13].some((seq) => seq > lastAccepted && seq <= stuck), 'the cursor never passed an entry that was not delivered');
+    // Seq 2 and 3 go through; then the receiver fails until the follower is killed.
+    state.failing = 0;
+    const first = spawnNode([...args, '-poll', '20ms'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    t.teardown(() => void first.kill('SIGKILL'));
+    await eventually(() => state.accepted.length >= 2, 5000, 10);
+    state.failing = 1_000_000;
+    const refusedBefore = state.refused;
+    await eventually(() => state.refused >= refusedBefore + 3, 5000, 10);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('close', resolve));
+    t.ok(state.refused >= refusedBefore + 3, 'the receiver refused several tries');
+    const stuck = (JSON.parse(fs.readFileSync(cursor, 'utf8')) as { seq: number }).seq;
+    const lastAccepted = state.accepted.at(-1) ?? 0;
+    t.ok(stuck >= lastAccepted, 'the cursor counts what was accepted');
+    t.notOk(
+      [2, 3, 5, 6, 7, 10, 13].some((seq) => seq > lastAccepted && seq <= stuck),
+      'the cursor never passed an entry that was not delivered',
+    );
 
-  // Restarted while the receiver still fails a few times more, then accepts.
-  state.failing = 3;
-  const rest = await runTail(args.slice(1).concat('-once'), dir);
-  t.equal(rest.code, 0, rest.stderr);
-  t.match(rest.stderr, /answered 500/);
-  t.strictSame(state.accepted, [2, 3, 5, 6, 7, 10, 13], 'every failed entry once, in order');
-  t.strictSame(state.keys, state.accepted.map(String), 'each POST names its entry by seq in Idempotency-Key');
-});
+    // Restarted while the receiver still fails a few times more, then accepts.
+    state.failing = 3;
+    const rest = await runTail(args.slice(1).concat('-once'), dir);
+    t.equal(rest.code, 0, rest.stderr);
+    t.match(rest.stderr, /answered 500/);
+    t.strictSame(state.accepted, [2, 3, 5, 6, 7, 10, 13], 'every failed entry once, in order');
+    t.strictSame(state.keys, state.accepted.map(String), 'each POST names its entry by seq in Idempotency-Key');
+  },
+);

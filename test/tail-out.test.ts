@@ -46,7 +46,10 @@ async function failedSoFar(server: TestServer): Promise<number> {
  */
 function runOnce(slack: number): Promise<void> {
   return new Promise((resolve) => {
-    const child = spawnNode([TAIL, '-log-file', journal, '-out', out, '-from-seq', '1', '-failed', '-poll', '20ms'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawnNode([TAIL, '-log-file', journal, '-out', out, '-from-seq', '1', '-failed', '-poll', '20ms'], {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     follower = child;
     const timer = setTimeout(() => child.kill('SIGKILL'), 100 + slack + Math.floor(Math.random() * 500));
     child.once('close', () => {
@@ -56,36 +59,40 @@ function runOnce(slack: number): Promise<void> {
   });
 }
 
-t.test('killed and restarted during a write load: the -out file holds every failed entry exactly once, in order', async (t) => {
-  load = await startFailingLoad(dir);
-  const sizes: number[] = [];
-  // Each run that left the file as it was gives the next one more time: on a loaded machine the
-  // follower may not even have started within the first kill's delay.
-  let slack = 0;
-  const killedRun = async (): Promise<void> => {
-    await runOnce(slack);
-    sizes.push(fs.existsSync(out) ? fs.statSync(out).size : 0);
-    slack = sizes.at(-1) === sizes.at(-2) ? slack + 250 : 0;
-  };
-  for (let cycle = 0; cycle < CYCLES; cycle++) await killedRun();
-  // A loaded machine writes fewer entries in the same time: more killed runs until the load has failed
-  // often enough, and the file has grown across runs, to test anything (bounded), rather than counts
-  // that depend on the machine's speed.
-  const enough = async (): Promise<boolean> => new Set(sizes).size >= 3 && (await failedSoFar(load!.server)) >= MIN_FAILED;
-  for (let extra = 0; extra < 60 && !(await enough()); extra++) await killedRun();
-  await load.stopWriting();
-  const last = await runTail(['-log-file', journal, '-out', out, '-from-seq', '1', '-failed', '-once'], dir);
-  t.equal(last.code, 0, last.stderr);
+t.test(
+  'killed and restarted during a write load: the -out file holds every failed entry exactly once, in order',
+  async (t) => {
+    load = await startFailingLoad(dir);
+    const sizes: number[] = [];
+    // Each run that left the file as it was gives the next one more time: on a loaded machine the
+    // follower may not even have started within the first kill's delay.
+    let slack = 0;
+    const killedRun = async (): Promise<void> => {
+      await runOnce(slack);
+      sizes.push(fs.existsSync(out) ? fs.statSync(out).size : 0);
+      slack = sizes.at(-1) === sizes.at(-2) ? slack + 250 : 0;
+    };
+    for (let cycle = 0; cycle < CYCLES; cycle++) await killedRun();
+    // A loaded machine writes fewer entries in the same time: more killed runs until the load has failed
+    // often enough, and the file has grown across runs, to test anything (bounded), rather than counts
+    // that depend on the machine's speed.
+    const enough = async (): Promise<boolean> =>
+      new Set(sizes).size >= 3 && (await failedSoFar(load!.server)) >= MIN_FAILED;
+    for (let extra = 0; extra < 60 && !(await enough()); extra++) await killedRun();
+    await load.stopWriting();
+    const last = await runTail(['-log-file', journal, '-out', out, '-from-seq', '1', '-failed', '-once'], dir);
+    t.equal(last.code, 0, last.stderr);
 
-  const lines = fs.readFileSync(out, 'utf8').split('\n');
-  t.equal(lines.pop(), '', 'the file ends with a whole line');
-  const delivered = lines.map((line) => (JSON.parse(line) as JournalEntry).seq);
-  const { entries } = await readJournal(journal);
-  const expected = entries.filter((entry) => !entry.ok).map((entry) => entry.seq);
-  t.ok(expected.length >= MIN_FAILED, `${expected.length} failed entries were written`);
-  t.ok(new Set(sizes).size >= 3, `the file grew across the killed runs (${sizes.join(' ')} bytes)`);
-  t.strictSame(delivered, expected, 'every failed entry exactly once, in seq order');
-});
+    const lines = fs.readFileSync(out, 'utf8').split('\n');
+    t.equal(lines.pop(), '', 'the file ends with a whole line');
+    const delivered = lines.map((line) => (JSON.parse(line) as JournalEntry).seq);
+    const { entries } = await readJournal(journal);
+    const expected = entries.filter((entry) => !entry.ok).map((entry) => entry.seq);
+    t.ok(expected.length >= MIN_FAILED, `${expected.length} failed entries were written`);
+    t.ok(new Set(sizes).size >= 3, `the file grew across the killed runs (${sizes.join(' ')} bytes)`);
+    t.strictSame(delivered, expected, 'every failed entry exactly once, in seq order');
+  },
+);
 
 t.test('a line cut by a crash is removed, and the follower goes on after the last whole one', async (t) => {
   const local = scratchDir(t);
@@ -104,7 +111,15 @@ t.test('a line cut by a crash is removed, and the follower goes on after the las
   await own.exec('b', 'INSERT INTO t VALUES (1)');
   const second = await runTail(['-log-file', journalFile, '-out', file, '-from-seq', '1', '-failed', '-once'], local);
   t.equal(second.code, 0, second.stderr);
-  const seqs = fs.readFileSync(file, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as JournalEntry).seq);
+  const seqs = fs
+    .readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => (JSON.parse(line) as JournalEntry).seq);
   t.equal(seqs.length, 3, 'the torn line is gone and the new failure follows the last whole line');
-  t.same(seqs, [...seqs].sort((a, b) => a - b), 'in seq order');
+  t.same(
+    seqs,
+    [...seqs].sort((a, b) => a - b),
+    'in seq order',
+  );
 });

@@ -32,12 +32,19 @@ t.teardown(async () => {
 /** The seqs of the whole lines a run printed (a kill can cut its last line; that entry's cursor was not written). */
 function wholeLines(stdout: string): number[] {
   const end = stdout.lastIndexOf('\n');
-  return stdout.slice(0, end + 1).split('\n').filter((line) => line !== '').map((line) => (JSON.parse(line) as JournalEntry).seq);
+  return stdout
+    .slice(0, end + 1)
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => (JSON.parse(line) as JournalEntry).seq);
 }
 
 function runOnce(): Promise<number[]> {
   return new Promise((resolve) => {
-    const child = spawnNode([TAIL, '-log-file', journal, '-cursor', cursor, '-from-seq', '1', '-failed', '-poll', '20ms'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnNode(
+      [TAIL, '-log-file', journal, '-cursor', cursor, '-from-seq', '1', '-failed', '-poll', '20ms'],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     follower = child;
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -77,11 +84,18 @@ t.test('killed and restarted during a write load: every failed entry exactly onc
   const contents = await readJournal(journal);
   const expected = contents.entries.filter((entry) => !entry.ok).map((entry) => entry.seq);
   const files = fs.readdirSync(path.dirname(journal));
-  t.ok(files.filter((name) => name.endsWith('.jsonl.gz')).length >= 3, `the journal rotated and was compressed (${files.length} files)`);
+  t.ok(
+    files.filter((name) => name.endsWith('.jsonl.gz')).length >= 3,
+    `the journal rotated and was compressed (${files.length} files)`,
+  );
   t.ok(expected.length >= 50, `${expected.length} failed entries were written`);
   t.comment(`lines per run: ${runs.map((run) => run.length).join(' ')}`);
   t.ok(runs.filter((run) => run.length > 0).length >= 5, 'most runs delivered something before they were killed');
-  t.equal(delivered.length, expected.length, `as many deliveries as failed entries (${repeats} repeat(s) at a restart, allowed)`);
+  t.equal(
+    delivered.length,
+    expected.length,
+    `as many deliveries as failed entries (${repeats} repeat(s) at a restart, allowed)`,
+  );
   t.strictSame(delivered, expected, 'the same seqs in the same order');
   t.ok(repeats <= CYCLES, 'at most one repeat per kill');
 });

@@ -65,7 +65,9 @@ async function dump(server: TestServer, db: string): Promise<{ tables: unknown; 
   if (tables.status !== 200) throw new Error(`/tables ${db}: ${describe(tables)}`);
   const rows: Record<string, unknown> = {};
   for (const table of tables.body.tables as Array<{ name: string }>) {
-    rows[table.name] = (await mustExec(server, db, `SELECT rowid, * FROM "${table.name}" ORDER BY rowid`)).body.results[0].rows;
+    rows[table.name] = (
+      await mustExec(server, db, `SELECT rowid, * FROM "${table.name}" ORDER BY rowid`)
+    ).body.results[0].rows;
   }
   return { tables: tables.body.tables, rows };
 }
@@ -84,8 +86,15 @@ async function makeClass(server: TestServer, name = 'class'): Promise<void> {
   await mustExec(server, name, CLASS_SQL);
 }
 
-async function replayVerify(where: Layout, extra: string[] = [], out = 'replayed'): Promise<{ code: number | null; stderr: string }> {
-  return runReplay(['-log-file', where.journal, '-out', path.join(where.dir, out), '-verify', where.data, ...extra], where.dir);
+async function replayVerify(
+  where: Layout,
+  extra: string[] = [],
+  out = 'replayed',
+): Promise<{ code: number | null; stderr: string }> {
+  return runReplay(
+    ['-log-file', where.journal, '-out', path.join(where.dir, out), '-verify', where.data, ...extra],
+    where.dir,
+  );
 }
 
 function numbered(prefix: string, count: number): string[] {
@@ -104,9 +113,14 @@ t.test('makes thirty copies in one request, each equal to the template and on it
   tt.equal(reply.body.from, 'class.db');
   const listed = (await server.get('/dbs')).body.dbs as string[];
   tt.same(listed, ['class.db', ...numbered('student', 30)], 'GET /dbs lists the template and its thirty copies');
-  for (const db of numbered('student', 30)) tt.same(await dump(server, db), template, `${db} equals the template in schema and rows`);
+  for (const db of numbered('student', 30))
+    tt.same(await dump(server, db), template, `${db} equals the template in schema and rows`);
 
-  await mustExec(server, 'student-07', "INSERT INTO pupils (id, name) VALUES (4, 'Darwin'); UPDATE marks SET mark = 1 WHERE id = 1; DROP INDEX marks_pupil");
+  await mustExec(
+    server,
+    'student-07',
+    "INSERT INTO pupils (id, name) VALUES (4, 'Darwin'); UPDATE marks SET mark = 1 WHERE id = 1; DROP INDEX marks_pupil",
+  );
   const changed = await dump(server, 'student-07');
   tt.not(JSON.stringify(changed), JSON.stringify(template), 'the copy written to has changed');
   tt.same(await dump(server, 'student-08'), template, 'its neighbour did not');
@@ -149,7 +163,11 @@ t.test('copies one or a list of names, all or nothing, and refuses bad requests 
     const reply = await server.post('/dbs', body);
     tt.same([reply.status, reply.body?.code], [status, code], `${what}: ${describe(reply)}`);
   }
-  tt.same((await server.get('/dbs')).body.dbs, ['ana.db', 'ben.db', 'class.db', 'solo.db'], 'no refused request left a database behind');
+  tt.same(
+    (await server.get('/dbs')).body.dbs,
+    ['ana.db', 'ben.db', 'class.db', 'solo.db'],
+    'no refused request left a database behind',
+  );
   await stop(server);
 });
 
@@ -164,19 +182,31 @@ t.test('resets a broken copy to the template as it is now; 409 without a templat
 
   const reset = await server.post('/dbs/student-02/reset');
   tt.same([reset.status, reset.body], [200, { ok: true, db: 'student-02.db', template: 'class.db' }], describe(reset));
-  tt.same(await dump(server, 'student-02'), await dump(server, 'class'), 'the copy equals the template in its current state');
+  tt.same(
+    await dump(server, 'student-02'),
+    await dump(server, 'class'),
+    'the copy equals the template in its current state',
+  );
   tt.same(await dump(server, 'student-03'), untouched, 'the other copies are not reset');
-  await mustExec(server, 'student-02', "INSERT INTO marks (id, pupil, mark) VALUES (9, 4, 3)");
+  await mustExec(server, 'student-02', 'INSERT INTO marks (id, pupil, mark) VALUES (9, 4, 3)');
 
   const noTemplate = await server.post('/dbs/class/reset');
-  tt.same([noTemplate.status, noTemplate.body.code], [409, 2040], `a database made empty has no template: ${describe(noTemplate)}`);
+  tt.same(
+    [noTemplate.status, noTemplate.body.code],
+    [409, 2040],
+    `a database made empty has no template: ${describe(noTemplate)}`,
+  );
   const unknown = await server.post('/dbs/ghost/reset');
   tt.same([unknown.status, unknown.body.code], [404, 2001], describe(unknown));
 
   await server.post('/dbs', { db: 'second', from: 'student-02' });
   await mustExec(server, 'second', 'DELETE FROM marks');
   const ofCopy = await server.post('/dbs/second/reset');
-  tt.same([ofCopy.status, ofCopy.body.template], [200, 'student-02.db'], 'a copy of a copy is reset to its own template');
+  tt.same(
+    [ofCopy.status, ofCopy.body.template],
+    [200, 'student-02.db'],
+    'a copy of a copy is reset to its own template',
+  );
   tt.same(await dump(server, 'second'), await dump(server, 'student-02'));
 
   await makeClass(server, 'scratch');
@@ -190,74 +220,100 @@ t.test('resets a broken copy to the template as it is now; 409 without a templat
   tt.equal(replayed.code, 0, `replay -verify makes the same resets: ${replayed.stderr.slice(-600)}`);
 });
 
-t.test('resets while the copy is being read: every read sees the old state or the new, and later writes last', async (tt) => {
-  const where = layout(scratchDir(tt));
-  const server = await start(where);
-  await makeClass(server);
-  await server.post('/dbs', { db: 'kid', from: 'class' });
-  let stopReading = false;
-  const seen = new Set<number>();
-  const failures: string[] = [];
-  const readers = Array.from({ length: 3 }, async () => {
-    while (!stopReading) {
-      const reply = await server.exec('kid', 'SELECT count(*) FROM pupils');
-      if (reply.status === 200) seen.add(reply.body.results[0].rows[0][0] as number);
-      else failures.push(describe(reply));
+t.test(
+  'resets while the copy is being read: every read sees the old state or the new, and later writes last',
+  async (tt) => {
+    const where = layout(scratchDir(tt));
+    const server = await start(where);
+    await makeClass(server);
+    await server.post('/dbs', { db: 'kid', from: 'class' });
+    let stopReading = false;
+    const seen = new Set<number>();
+    const failures: string[] = [];
+    const readers = Array.from({ length: 3 }, async () => {
+      while (!stopReading) {
+        const reply = await server.exec('kid', 'SELECT count(*) FROM pupils');
+        if (reply.status === 200) seen.add(reply.body.results[0].rows[0][0] as number);
+        else failures.push(describe(reply));
+      }
+    });
+    for (let round = 0; round < 8; round++) {
+      await mustExec(
+        server,
+        'kid',
+        `INSERT INTO pupils (id, name) VALUES (${100 + round}, 'extra'); INSERT INTO pupils (id, name) VALUES (${200 + round}, 'extra')`,
+      );
+      const reset = await server.post('/dbs/kid/reset');
+      if (reset.status !== 200) failures.push(describe(reset));
     }
-  });
-  for (let round = 0; round < 8; round++) {
-    await mustExec(server, 'kid', `INSERT INTO pupils (id, name) VALUES (${100 + round}, 'extra'); INSERT INTO pupils (id, name) VALUES (${200 + round}, 'extra')`);
+    stopReading = true;
+    await Promise.all(readers);
+    tt.same(failures, [], 'no read and no reset failed');
+    tt.same(
+      [...seen].filter((count) => count !== 3 && count !== 5),
+      [],
+      `reads saw the template's 3 rows or the 5 before a reset (${[...seen].join(', ')})`,
+    );
+    await mustExec(server, 'kid', "INSERT INTO pupils (id, name) VALUES (77, 'after the resets')");
+    await stop(server);
+
+    const again = await start(where);
+    tt.same(
+      (await mustExec(again, 'kid', 'SELECT id FROM pupils ORDER BY id')).body.results[0].rows,
+      [[1], [2], [3], [77]],
+      'the write after the resets survived a restart',
+    );
+    await stop(again);
+    const replayed = await replayVerify(where);
+    tt.equal(replayed.code, 0, `replay -verify agrees: ${replayed.stderr.slice(-600)}`);
+  },
+);
+
+t.test(
+  'an open session on the template or on the copy makes a copy or a reset 409, and stays as it was',
+  async (tt) => {
+    const where = layout(scratchDir(tt));
+    const server = await start(where, ['-lock-timeout', '300ms']);
+    await makeClass(server);
+    await server.post('/dbs', { db: 'kid', from: 'class' });
+
+    const begun = await server.post('/tx/begin', { db: 'class' });
+    tt.equal(begun.status, 200, describe(begun));
+    const session = begun.body.session as string;
+    await inSession(server, session, 'class', "INSERT INTO pupils (id, name) VALUES (50, 'uncommitted')");
+    const held = await server.post('/dbs', { db: 'late', from: 'class' });
+    tt.same([held.status, held.body.code], [409, 5005], `a copy waits for the session, then 409: ${describe(held)}`);
+    const rolledBack = await server.post(`/tx/rollback?session=${session}`);
+    tt.equal(rolledBack.status, 200);
+    const after = await server.post('/dbs', { db: 'late', from: 'class' });
+    tt.equal(after.status, 201, describe(after));
+    const late = (await mustExec(server, 'late', 'SELECT id FROM pupils ORDER BY id')).body.results[0].rows;
+    tt.same(late, [[1], [2], [3]], 'the copy holds committed rows only');
+
+    const onCopy = await server.post('/tx/begin', { db: 'kid' });
+    const kidSession = onCopy.body.session as string;
+    await inSession(server, kidSession, 'kid', "INSERT INTO pupils (id, name) VALUES (60, 'kept')");
     const reset = await server.post('/dbs/kid/reset');
-    if (reset.status !== 200) failures.push(describe(reset));
-  }
-  stopReading = true;
-  await Promise.all(readers);
-  tt.same(failures, [], 'no read and no reset failed');
-  tt.same([...seen].filter((count) => count !== 3 && count !== 5), [], `reads saw the template's 3 rows or the 5 before a reset (${[...seen].join(', ')})`);
-  await mustExec(server, 'kid', "INSERT INTO pupils (id, name) VALUES (77, 'after the resets')");
-  await stop(server);
+    tt.same(
+      [reset.status, reset.body.code],
+      [409, 5005],
+      `a reset refuses while a session holds the copy: ${describe(reset)}`,
+    );
+    const committed = await server.post(`/tx/commit?session=${kidSession}`);
+    tt.equal(committed.status, 200, 'the session was left alone and commits');
+    tt.same((await mustExec(server, 'kid', 'SELECT id FROM pupils WHERE id = 60')).body.results[0].rows, [[60]]);
+    tt.equal((await server.post('/dbs/kid/reset')).status, 200, 'once the session is over, the reset goes through');
+    tt.same(
+      (await mustExec(server, 'kid', 'SELECT id FROM pupils WHERE id = 60')).body.results[0].rows,
+      [],
+      'and undoes the committed session',
+    );
 
-  const again = await start(where);
-  tt.same((await mustExec(again, 'kid', 'SELECT id FROM pupils ORDER BY id')).body.results[0].rows, [[1], [2], [3], [77]], 'the write after the resets survived a restart');
-  await stop(again);
-  const replayed = await replayVerify(where);
-  tt.equal(replayed.code, 0, `replay -verify agrees: ${replayed.stderr.slice(-600)}`);
-});
-
-t.test('an open session on the template or on the copy makes a copy or a reset 409, and stays as it was', async (tt) => {
-  const where = layout(scratchDir(tt));
-  const server = await start(where, ['-lock-timeout', '300ms']);
-  await makeClass(server);
-  await server.post('/dbs', { db: 'kid', from: 'class' });
-
-  const begun = await server.post('/tx/begin', { db: 'class' });
-  tt.equal(begun.status, 200, describe(begun));
-  const session = begun.body.session as string;
-  await inSession(server, session, 'class', "INSERT INTO pupils (id, name) VALUES (50, 'uncommitted')");
-  const held = await server.post('/dbs', { db: 'late', from: 'class' });
-  tt.same([held.status, held.body.code], [409, 5005], `a copy waits for the session, then 409: ${describe(held)}`);
-  const rolledBack = await server.post(`/tx/rollback?session=${session}`);
-  tt.equal(rolledBack.status, 200);
-  const after = await server.post('/dbs', { db: 'late', from: 'class' });
-  tt.equal(after.status, 201, describe(after));
-  const late = (await mustExec(server, 'late', 'SELECT id FROM pupils ORDER BY id')).body.results[0].rows;
-  tt.same(late, [[1], [2], [3]], 'the copy holds committed rows only');
-
-  const onCopy = await server.post('/tx/begin', { db: 'kid' });
-  const kidSession = onCopy.body.session as string;
-  await inSession(server, kidSession, 'kid', "INSERT INTO pupils (id, name) VALUES (60, 'kept')");
-  const reset = await server.post('/dbs/kid/reset');
-  tt.same([reset.status, reset.body.code], [409, 5005], `a reset refuses while a session holds the copy: ${describe(reset)}`);
-  const committed = await server.post(`/tx/commit?session=${kidSession}`);
-  tt.equal(committed.status, 200, 'the session was left alone and commits');
-  tt.same((await mustExec(server, 'kid', 'SELECT id FROM pupils WHERE id = 60')).body.results[0].rows, [[60]]);
-  tt.equal((await server.post('/dbs/kid/reset')).status, 200, 'once the session is over, the reset goes through');
-  tt.same((await mustExec(server, 'kid', 'SELECT id FROM pupils WHERE id = 60')).body.results[0].rows, [], 'and undoes the committed session');
-
-  await stop(server);
-  const replayed = await replayVerify(where);
-  tt.equal(replayed.code, 0, `replay -verify agrees: ${replayed.stderr.slice(-600)}`);
-});
+    await stop(server);
+    const replayed = await replayVerify(where);
+    tt.equal(replayed.code, 0, `replay -verify agrees: ${replayed.stderr.slice(-600)}`);
+  },
+);
 
 t.test('replay to a point in time stops before or after a copy and a reset', async (tt) => {
   const where = layout(scratchDir(tt));
@@ -271,22 +327,51 @@ t.test('replay to a point in time stops before or after a copy and a reset', asy
   const entries = fileEntries(where.journal);
   const copied = entries.find((entry) => entry.kind === 'copydb') as JournalEntry;
   const reset = entries.find((entry) => entry.kind === 'resetdb') as JournalEntry;
-  tt.same([copied.db, copied.from, reset.db, reset.from], ['kid.db', 'class.db', 'kid.db', 'class.db'], 'the entries name the copy and its template');
+  tt.same(
+    [copied.db, copied.from, reset.db, reset.from],
+    ['kid.db', 'class.db', 'kid.db', 'class.db'],
+    'the entries name the copy and its template',
+  );
 
-  const before = await runReplay(['-log-file', where.journal, '-out', path.join(where.dir, 'before-copy'), '-until', String(copied.seq - 1)], where.dir);
+  const before = await runReplay(
+    ['-log-file', where.journal, '-out', path.join(where.dir, 'before-copy'), '-until', String(copied.seq - 1)],
+    where.dir,
+  );
   tt.equal(before.code, 0, before.stderr);
   tt.notOk(fs.existsSync(path.join(where.dir, 'before-copy', 'kid.db')), 'before its entry the copy does not exist');
-  const broken = await runReplay(['-log-file', where.journal, '-out', path.join(where.dir, 'broken'), '-until', String(reset.seq - 1)], where.dir);
+  const broken = await runReplay(
+    ['-log-file', where.journal, '-out', path.join(where.dir, 'broken'), '-until', String(reset.seq - 1)],
+    where.dir,
+  );
   tt.equal(broken.code, 0, broken.stderr);
   const brokenFile = new Database(path.join(where.dir, 'broken', 'kid.db'), { readonly: true });
-  const brokenTables = brokenFile.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY name").pluck().all();
+  const brokenTables = brokenFile
+    .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY name")
+    .pluck()
+    .all();
   brokenFile.close();
   tt.same(brokenTables, ['pupils'], 'just before the reset the copy lacks the table it lost');
   const full = await replayVerify(where);
   tt.equal(full.code, 0, `and the whole journal gives the live files: ${full.stderr.slice(-600)}`);
-  const single = await runReplay(['-log-file', where.journal, '-out', path.join(where.dir, 'one'), '-db', 'kid.db', '-verify', path.join(where.data, 'kid.db')], where.dir);
+  const single = await runReplay(
+    [
+      '-log-file',
+      where.journal,
+      '-out',
+      path.join(where.dir, 'one'),
+      '-db',
+      'kid.db',
+      '-verify',
+      path.join(where.data, 'kid.db'),
+    ],
+    where.dir,
+  );
   tt.equal(single.code, 0, `-db rebuilds a copy with its template's history: ${single.stderr.slice(-600)}`);
-  tt.same(fs.readdirSync(path.join(where.dir, 'one')).filter((name) => name.endsWith('.db')), ['kid.db'], 'and leaves only the copy asked for');
+  tt.same(
+    fs.readdirSync(path.join(where.dir, 'one')).filter((name) => name.endsWith('.db')),
+    ['kid.db'],
+    'and leaves only the copy asked for',
+  );
 });
 
 t.test('replay from a snapshot round makes the copies and resets journaled after it', async (tt) => {
@@ -306,8 +391,10 @@ t.test('replay from a snapshot round makes the copies and resets journaled after
   await stop(server);
 
   const entries = fileEntries(where.journal);
-  const after = entries.filter((entry) => (entry.kind === 'copydb' || entry.kind === 'resetdb') && entry.seq > (round?.base ?? 0));
-  tt.ok(after.length >= 3, 'copies and a reset lie after the round\'s base');
+  const after = entries.filter(
+    (entry) => (entry.kind === 'copydb' || entry.kind === 'resetdb') && entry.seq > (round?.base ?? 0),
+  );
+  tt.ok(after.length >= 3, "copies and a reset lie after the round's base");
   const replayed = await replayVerify(where);
   tt.equal(replayed.code, 0, `replay -verify from the round: ${replayed.stderr.slice(-600)}`);
   tt.match(replayed.stderr, /started from the snapshot through seq \d+/, 'it started from the snapshot round');
@@ -342,25 +429,32 @@ t.test('crash recovery makes a copy and a reset whose entries are durable but no
   tt.equal(replayed.code, 0, `replay -verify agrees with recovery: ${replayed.stderr.slice(-600)}`);
 });
 
-t.test('recovery from an old checkpoint passes over a copy that was dropped after its template moved on', async (tt) => {
-  const where = layout(scratchDir(tt));
-  const first = await start(where);
-  await makeClass(first);
-  await first.post('/dbs', { db: 'kid', from: 'class' });
-  await mustExec(first, 'class', "INSERT INTO pupils (id, name) VALUES (7, 'after the copy')");
-  await mustExec(first, 'kid', 'DROP DATABASE kid');
-  await stop(first);
-  // As if the server had died before its checkpoint covered these entries: start-up reads them all again.
-  fs.rmSync(`${where.journal}.checkpoint`, { force: true });
+t.test(
+  'recovery from an old checkpoint passes over a copy that was dropped after its template moved on',
+  async (tt) => {
+    const where = layout(scratchDir(tt));
+    const first = await start(where);
+    await makeClass(first);
+    await first.post('/dbs', { db: 'kid', from: 'class' });
+    await mustExec(first, 'class', "INSERT INTO pupils (id, name) VALUES (7, 'after the copy')");
+    await mustExec(first, 'kid', 'DROP DATABASE kid');
+    await stop(first);
+    // As if the server had died before its checkpoint covered these entries: start-up reads them all again.
+    fs.rmSync(`${where.journal}.checkpoint`, { force: true });
 
-  const server = await start(where);
-  tt.notMatch(server.stderr(), /could not be brought in line/, `no database is left behind: ${server.stderr()}`);
-  tt.same((await server.get('/dbs')).body.dbs, ['class.db'], 'the dropped copy stays dropped');
-  tt.equal((await server.post('/dbs', { db: 'kid', from: 'class' })).status, 201, 'and its name can be copied to again');
-  await stop(server);
-  const replayed = await replayVerify(where);
-  tt.equal(replayed.code, 0, `replay -verify agrees: ${replayed.stderr.slice(-600)}`);
-});
+    const server = await start(where);
+    tt.notMatch(server.stderr(), /could not be brought in line/, `no database is left behind: ${server.stderr()}`);
+    tt.same((await server.get('/dbs')).body.dbs, ['class.db'], 'the dropped copy stays dropped');
+    tt.equal(
+      (await server.post('/dbs', { db: 'kid', from: 'class' })).status,
+      201,
+      'and its name can be copied to again',
+    );
+    await stop(server);
+    const replayed = await replayVerify(where);
+    tt.equal(replayed.code, 0, `replay -verify agrees: ${replayed.stderr.slice(-600)}`);
+  },
+);
 
 t.test('a copy taken while the template is written holds exactly the writes journaled before it', async (tt) => {
   const where = layout(scratchDir(tt));
@@ -394,9 +488,17 @@ t.test('a copy taken while the template is written holds exactly the writes jour
   tt.equal(copies.length, 18, 'eighteen copies were journaled');
   const sizes = new Set<number>();
   for (const copy of copies) {
-    const expected = [...insertedAt].filter(([, seq]) => seq < copy.seq).map(([id]) => id).sort((a, b) => a - b);
-    const rows = (await mustExec(server, (copy.db as string).slice(0, -3), 'SELECT id FROM t ORDER BY id')).body.results[0].rows as number[][];
-    tt.same(rows.map((row) => row[0]), expected, `${copy.db} (seq ${copy.seq}) holds the ${expected.length} rows journaled before it`);
+    const expected = [...insertedAt]
+      .filter(([, seq]) => seq < copy.seq)
+      .map(([id]) => id)
+      .sort((a, b) => a - b);
+    const rows = (await mustExec(server, (copy.db as string).slice(0, -3), 'SELECT id FROM t ORDER BY id')).body
+      .results[0].rows as number[][];
+    tt.same(
+      rows.map((row) => row[0]),
+      expected,
+      `${copy.db} (seq ${copy.seq}) holds the ${expected.length} rows journaled before it`,
+    );
     sizes.add(expected.length);
   }
   tt.comment(`copies saw ${sizes.size} different states of the template`);

@@ -53,49 +53,112 @@ t.test('patterns: a name, or a glob where only * is special', async (t) => {
   t.ok(mayTouch(student, 'alumno-07.db'));
   t.notOk(mayTouch(student, 'alumno-08.db'));
   t.ok(mayTouch(ADMIN_PRINCIPAL, 'anything.db'), 'an admin touches every database');
-  t.ok(hasRole(student, 'read') && hasRole(student, 'write') && !hasRole(student, 'admin'), 'roles are ordered read < write < admin');
+  t.ok(
+    hasRole(student, 'read') && hasRole(student, 'write') && !hasRole(student, 'admin'),
+    'roles are ordered read < write < admin',
+  );
 });
 
 t.test('the POST /tokens body', async (t) => {
   const now = Date.parse('2026-05-01T00:00:00Z');
   const one = readTokenRequest({ name: 'Ana', role: 'read', databases: ['Alumno-07.db', 'clase-*'] }, now);
-  t.same(one.specs, [{ name: 'Ana', role: 'read', databases: ['alumno-07', 'clase-*'], expiresMs: null }], 'one token, its patterns normalized');
-  t.same(readTokenRequest({ name: 'boss', role: 'admin' }, now).specs[0]?.databases, ['*'], 'an admin needs no databases');
+  t.same(
+    one.specs,
+    [{ name: 'Ana', role: 'read', databases: ['alumno-07', 'clase-*'], expiresMs: null }],
+    'one token, its patterns normalized',
+  );
+  t.same(
+    readTokenRequest({ name: 'boss', role: 'admin' }, now).specs[0]?.databases,
+    ['*'],
+    'an admin needs no databases',
+  );
   const nine = readTokenRequest({ prefix: 'c', count: 9, role: 'write', expires: '2026-07-01T00:00:00Z' }, now);
-  t.same(nine.specs.map((s) => s.name), ['c-01', 'c-02', 'c-03', 'c-04', 'c-05', 'c-06', 'c-07', 'c-08', 'c-09'], 'zero-padded to two digits');
+  t.same(
+    nine.specs.map((s) => s.name),
+    ['c-01', 'c-02', 'c-03', 'c-04', 'c-05', 'c-06', 'c-07', 'c-08', 'c-09'],
+    'zero-padded to two digits',
+  );
   t.same(nine.specs[0]?.databases, ['c-01'], 'each bound to its own database');
   t.equal(nine.specs[0]?.expiresMs, Date.parse('2026-07-01T00:00:00Z'));
   const big = readTokenRequest({ prefix: 'c', count: 500, role: 'read' }, now).specs;
   t.same([big[0]?.name, big[499]?.name], ['c-001', 'c-500'], 'three digits for 500');
-  t.equal(codeOf(() => readTokenRequest({ prefix: 'c', count: 501, role: 'read' }, now)), 'TOKEN_CLASS_TOO_LARGE');
-  t.equal(codeOf(() => readTokenRequest({ prefix: 'c', count: 0, role: 'read' }, now)), 'TOKEN_CLASS_TOO_LARGE');
-  t.equal(codeOf(() => readTokenRequest({ prefix: 'c', count: 2.5, role: 'read' }, now)), 'TOKEN_CLASS_TOO_LARGE');
+  t.equal(
+    codeOf(() => readTokenRequest({ prefix: 'c', count: 501, role: 'read' }, now)),
+    'TOKEN_CLASS_TOO_LARGE',
+  );
+  t.equal(
+    codeOf(() => readTokenRequest({ prefix: 'c', count: 0, role: 'read' }, now)),
+    'TOKEN_CLASS_TOO_LARGE',
+  );
+  t.equal(
+    codeOf(() => readTokenRequest({ prefix: 'c', count: 2.5, role: 'read' }, now)),
+    'TOKEN_CLASS_TOO_LARGE',
+  );
   for (const bad of [
-    null, [], { name: 'a', role: 'root', databases: ['x'] }, { name: 'a b', role: 'read', databases: ['x'] }, { name: 'a', role: 'read' },
-    { name: 'a', role: 'read', databases: ['../x'] }, { name: 'a', role: 'read', databases: ['x'], expires: '2020-01-01T00:00:00Z' },
-    { name: 'a', role: 'read', databases: ['x'], expires: 'soon' }, { name: 'a', role: 'read', databases: ['x'], secret: 'mine' },
-    { prefix: '_sqlscribe', count: 2, role: 'read' }, { prefix: 'a*', count: 2, role: 'read' },
+    null,
+    [],
+    { name: 'a', role: 'root', databases: ['x'] },
+    { name: 'a b', role: 'read', databases: ['x'] },
+    { name: 'a', role: 'read' },
+    { name: 'a', role: 'read', databases: ['../x'] },
+    { name: 'a', role: 'read', databases: ['x'], expires: '2020-01-01T00:00:00Z' },
+    { name: 'a', role: 'read', databases: ['x'], expires: 'soon' },
+    { name: 'a', role: 'read', databases: ['x'], secret: 'mine' },
+    { prefix: '_sqlscribe', count: 2, role: 'read' },
+    { prefix: 'a*', count: 2, role: 'read' },
   ]) {
-    t.equal(codeOf(() => readTokenRequest(bad, now)), 'TOKEN_REQUEST_INVALID', JSON.stringify(bad));
+    t.equal(
+      codeOf(() => readTokenRequest(bad, now)),
+      'TOKEN_REQUEST_INVALID',
+      JSON.stringify(bad),
+    );
   }
 });
 
 t.test('the -tokens-file format', async (t) => {
   const hash = hashSecret('sqs_example');
-  const parsed = parseTokensFile(JSON.stringify({ tokens: [{ name: 'teacher', role: 'admin', hash }, { name: 'ana', role: 'read', databases: ['clase-*'], hash, expires: '2027-01-01T00:00:00Z' }] }), 'f.json');
-  t.same(parsed.map((token) => [token.id, token.role, token.databases, token.expiresMs]), [
-    ['file:teacher', 'admin', ['*'], null],
-    ['file:ana', 'read', ['clase-*'], Date.parse('2027-01-01T00:00:00Z')],
-  ]);
+  const parsed = parseTokensFile(
+    JSON.stringify({
+      tokens: [
+        { name: 'teacher', role: 'admin', hash },
+        { name: 'ana', role: 'read', databases: ['clase-*'], hash, expires: '2027-01-01T00:00:00Z' },
+      ],
+    }),
+    'f.json',
+  );
+  t.same(
+    parsed.map((token) => [token.id, token.role, token.databases, token.expiresMs]),
+    [
+      ['file:teacher', 'admin', ['*'], null],
+      ['file:ana', 'read', ['clase-*'], Date.parse('2027-01-01T00:00:00Z')],
+    ],
+  );
   const bad: Array<[string, RegExp]> = [
     ['{', /not valid JSON/],
     ['{"tokens": {}}', /"tokens" array/],
-    [JSON.stringify({ tokens: [{ name: 'a', role: 'read', databases: ['x'], hash: 'sqs_the-secret-itself' }] }), /"hash" must be/],
+    [
+      JSON.stringify({ tokens: [{ name: 'a', role: 'read', databases: ['x'], hash: 'sqs_the-secret-itself' }] }),
+      /"hash" must be/,
+    ],
     [JSON.stringify({ tokens: [{ name: 'a', role: 'owner', databases: ['x'], hash }] }), /"role"/],
     [JSON.stringify({ tokens: [{ name: 'a', role: 'read', hash }] }), /"databases"/],
-    [JSON.stringify({ tokens: [{ name: 'a', role: 'read', databases: ['x'], hash, secret: 'x' }] }), /unknown field "secret"/],
-    [JSON.stringify({ tokens: [{ name: 'a', role: 'read', databases: ['x'], hash, expires: 'tomorrow' }] }), /"expires"/],
-    [JSON.stringify({ tokens: [{ name: 'a', role: 'read', databases: ['x'], hash }, { name: 'a', role: 'read', databases: ['x'], hash }] }), /used twice/],
+    [
+      JSON.stringify({ tokens: [{ name: 'a', role: 'read', databases: ['x'], hash, secret: 'x' }] }),
+      /unknown field "secret"/,
+    ],
+    [
+      JSON.stringify({ tokens: [{ name: 'a', role: 'read', databases: ['x'], hash, expires: 'tomorrow' }] }),
+      /"expires"/,
+    ],
+    [
+      JSON.stringify({
+        tokens: [
+          { name: 'a', role: 'read', databases: ['x'], hash },
+          { name: 'a', role: 'read', databases: ['x'], hash },
+        ],
+      }),
+      /used twice/,
+    ],
   ];
   for (const [text, pattern] of bad) {
     const message = codeOf(() => parseTokensFile(text, 'f.json'));
@@ -109,7 +172,10 @@ t.test('the registry: secrets, revocation, expiry on an injected clock, hashes o
   const dir = scratchDir(t);
   const clock = new FakeClock(Date.parse('2026-05-01T00:00:00Z'));
   const fileSecret = newSecret();
-  const fileTokens = parseTokensFile(JSON.stringify({ tokens: [{ name: 'teacher', role: 'admin', hash: hashSecret(fileSecret) }] }), 'f');
+  const fileTokens = parseTokensFile(
+    JSON.stringify({ tokens: [{ name: 'teacher', role: 'admin', hash: hashSecret(fileSecret) }] }),
+    'f',
+  );
   const registry = new TokenRegistry({ adminToken: 'adm', fileTokens, state: TokenStateFile.in(dir), clock });
   t.equal(registry.authenticate('adm')?.id, 'admin', 'the -token secret is the admin');
   t.equal(registry.authenticate(fileSecret)?.name, 'teacher', 'a -tokens-file secret');
@@ -124,11 +190,34 @@ t.test('the registry: secrets, revocation, expiry on an injected clock, hashes o
   t.equal(registry.authenticate(soon!.secret)?.name, 'soon', 'before its expiry');
   clock.ms += 60_000;
   t.equal(registry.authenticate(soon!.secret), null, 'at its expiry: refused');
-  t.equal(codeOf(() => registry.create([{ name: 'ANA', role: 'read', databases: ['x'], expiresMs: null }])), 'TOKEN_NAME_EXISTS', 'names are unique regardless of case');
-  t.equal(codeOf(() => registry.create([{ name: 'Admin', role: 'read', databases: ['x'], expiresMs: null }])), 'TOKEN_NAME_EXISTS', '"admin" names the -token holder');
-  t.equal(codeOf(() => registry.create([{ name: 'twice', role: 'read', databases: ['x'], expiresMs: null }, { name: 'TWICE', role: 'read', databases: ['x'], expiresMs: null }])), 'TOKEN_NAME_EXISTS', 'a name given twice');
-  t.equal(codeOf(() => registry.revoke('file:teacher')), 'TOKEN_IN_FILE');
-  t.equal(codeOf(() => registry.revoke('tok_nothing')), 'TOKEN_NOT_FOUND');
+  t.equal(
+    codeOf(() => registry.create([{ name: 'ANA', role: 'read', databases: ['x'], expiresMs: null }])),
+    'TOKEN_NAME_EXISTS',
+    'names are unique regardless of case',
+  );
+  t.equal(
+    codeOf(() => registry.create([{ name: 'Admin', role: 'read', databases: ['x'], expiresMs: null }])),
+    'TOKEN_NAME_EXISTS',
+    '"admin" names the -token holder',
+  );
+  t.equal(
+    codeOf(() =>
+      registry.create([
+        { name: 'twice', role: 'read', databases: ['x'], expiresMs: null },
+        { name: 'TWICE', role: 'read', databases: ['x'], expiresMs: null },
+      ]),
+    ),
+    'TOKEN_NAME_EXISTS',
+    'a name given twice',
+  );
+  t.equal(
+    codeOf(() => registry.revoke('file:teacher')),
+    'TOKEN_IN_FILE',
+  );
+  t.equal(
+    codeOf(() => registry.revoke('tok_nothing')),
+    'TOKEN_NOT_FOUND',
+  );
   registry.revoke(made!.id);
   t.equal(registry.authenticate(made!.secret), null, 'revoked: refused at once, although its secret was seen before');
 
@@ -137,7 +226,12 @@ t.test('the registry: secrets, revocation, expiry on an injected clock, hashes o
   t.ok(stored.includes(hashSecret(soon!.secret)), 'but the hash of the live one');
   t.notOk(stored.includes(hashSecret(made!.secret)), 'and not the revoked one');
   t.notOk(stored.includes(fileTokens[0]!.hash), 'tokens of the file stay in the file');
-  const again = new TokenRegistry({ adminToken: null, fileTokens: [], state: TokenStateFile.in(dir), clock: new FakeClock(Date.parse('2026-05-01T00:00:00Z')) });
+  const again = new TokenRegistry({
+    adminToken: null,
+    fileTokens: [],
+    state: TokenStateFile.in(dir),
+    clock: new FakeClock(Date.parse('2026-05-01T00:00:00Z')),
+  });
   t.equal(again.authenticate(soon!.secret)?.name, 'soon', 'a restart reads the tokens back');
   t.equal(again.authenticate(made!.secret), null, 'without the revoked one');
   t.notOk(JSON.stringify(again.list()).includes('sha256'), 'the list shows no hash');
@@ -145,14 +239,20 @@ t.test('the registry: secrets, revocation, expiry on an injected clock, hashes o
 
 t.test('the registry is off without -token and -tokens-file', async (t) => {
   t.notOk(new TokenRegistry({ adminToken: null, fileTokens: null, state: null }).enabled);
-  t.ok(new TokenRegistry({ adminToken: null, fileTokens: [], state: null }).enabled, 'an empty -tokens-file still requires tokens');
+  t.ok(
+    new TokenRegistry({ adminToken: null, fileTokens: [], state: null }).enabled,
+    'an empty -tokens-file still requires tokens',
+  );
 });
 
 // LF line ends (not CRLF): a secret cut from a line with grep and cut must not end in a CR.
 t.test('CSV cards', async (t) => {
   const token = { id: 'i', role: 'read', created: null, expires: null, source: 'api' } as const;
   t.equal(
-    tokensCsv([{ ...token, name: 'c-01', databases: ['c-01'], secret: 'sqs_a' }, { ...token, name: 'x,"y"', databases: ['a', 'b'], secret: 'sqs_b' }]),
+    tokensCsv([
+      { ...token, name: 'c-01', databases: ['c-01'], secret: 'sqs_a' },
+      { ...token, name: 'x,"y"', databases: ['a', 'b'], secret: 'sqs_b' },
+    ]),
     'name,database,secret\nc-01,c-01,sqs_a\n"x,""y""",a b,sqs_b\n',
   );
 });

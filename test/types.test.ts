@@ -5,19 +5,45 @@ import { stringifyJson } from '../src/json-text';
 
 t.test('maps every accepted alias to its canonical type', async (t) => {
   const cases: Array<[string, string]> = [
-    ['INT', 'INT'], ['integer', 'INT'], ['BIGINT', 'INT'], ['SmallInt', 'INT'],
-    ['REAL', 'FLOAT'], ['DOUBLE', 'FLOAT'], ['double  precision', 'FLOAT'], ['NUMERIC', 'FLOAT'], ['DECIMAL(10, 2)', 'FLOAT'], ['FLOAT', 'FLOAT'],
-    ['TEXT', 'TEXT'], ['VARCHAR(20)', 'TEXT'], ['CHAR(2)', 'TEXT'], ['CHARACTER VARYING(30)', 'TEXT'], ['STRING', 'TEXT'],
-    ['BOOL', 'BOOL'], ['boolean', 'BOOL'],
-    ['NVARCHAR(160)', 'TEXT'], ['nchar(5)', 'TEXT'], ['NATIVE CHARACTER(70)', 'TEXT'], ['CLOB', 'TEXT'],
-    ['TINYINT', 'INT'], ['MEDIUMINT', 'INT'], ['INT2', 'INT'], ['INT8', 'INT'], ['unsigned big int', 'INT'],
-    ['DATETIME', 'TEXT'], ['DATE', 'TEXT'], ['TIME', 'TEXT'], ['TIMESTAMP', 'TEXT'], ['NUMERIC(10,2)', 'FLOAT'], ['BLOB', 'BLOB'],
+    ['INT', 'INT'],
+    ['integer', 'INT'],
+    ['BIGINT', 'INT'],
+    ['SmallInt', 'INT'],
+    ['REAL', 'FLOAT'],
+    ['DOUBLE', 'FLOAT'],
+    ['double  precision', 'FLOAT'],
+    ['NUMERIC', 'FLOAT'],
+    ['DECIMAL(10, 2)', 'FLOAT'],
+    ['FLOAT', 'FLOAT'],
+    ['TEXT', 'TEXT'],
+    ['VARCHAR(20)', 'TEXT'],
+    ['CHAR(2)', 'TEXT'],
+    ['CHARACTER VARYING(30)', 'TEXT'],
+    ['STRING', 'TEXT'],
+    ['BOOL', 'BOOL'],
+    ['boolean', 'BOOL'],
+    ['NVARCHAR(160)', 'TEXT'],
+    ['nchar(5)', 'TEXT'],
+    ['NATIVE CHARACTER(70)', 'TEXT'],
+    ['CLOB', 'TEXT'],
+    ['TINYINT', 'INT'],
+    ['MEDIUMINT', 'INT'],
+    ['INT2', 'INT'],
+    ['INT8', 'INT'],
+    ['unsigned big int', 'INT'],
+    ['DATETIME', 'TEXT'],
+    ['DATE', 'TEXT'],
+    ['TIME', 'TEXT'],
+    ['TIMESTAMP', 'TEXT'],
+    ['NUMERIC(10,2)', 'FLOAT'],
+    ['BLOB', 'BLOB'],
   ];
   for (const [declared, canonical] of cases) t.equal(canonicalType(declared), canonical, declared);
 });
 
 t.test('rejects other type names and sizes where SQL allows none', async (t) => {
-  for (const declared of ['INT(5)', 'BLOB(3)', 'DATETIME(6)', 'TEXT(10)', 'VARCHAR(', 'ANY', '', 'BOOL BOOL']) t.equal(canonicalType(declared), undefined, declared);
+  for (const declared of ['INT(5)', 'BLOB(3)', 'DATETIME(6)', 'TEXT(10)', 'VARCHAR(', 'ANY', '', 'BOOL BOOL'])
+    t.equal(canonicalType(declared), undefined, declared);
 });
 
 t.test('stores each type under a name STRICT tables accept', async (t) => {
@@ -61,7 +87,10 @@ t.test('reads values back exactly: integers, booleans, blobs', async (t) => {
 });
 
 t.test('writes 64-bit integers into JSON with all their digits', async (t) => {
-  t.equal(stringifyJson({ rows: [[9223372036854775807n, -9223372036854775808n, 1, 'a"b']] }), '{"rows":[[9223372036854775807,-9223372036854775808,1,"a\\"b"]]}');
+  t.equal(
+    stringifyJson({ rows: [[9223372036854775807n, -9223372036854775808n, 1, 'a"b']] }),
+    '{"rows":[[9223372036854775807,-9223372036854775808,1,"a\\"b"]]}',
+  );
   t.equal(stringifyJson({ a: 1, b: undefined, c: [undefined] }), '{"a":1,"c":[null]}');
   t.equal(stringifyJson({ big: 1n, skipped: undefined }), '{"big":1}');
 });

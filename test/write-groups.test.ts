@@ -20,7 +20,8 @@ class FakeEngine {
   readonly calls: string[] = [];
   applied = 0;
   /** What execHeldGroup does next. */
-  next: (requests: readonly ExecRequest[]) => GroupOutcome[] = (requests) => requests.map(() => ({ results: [{ columns: [], rows: [], changes: 1 }] }));
+  next: (requests: readonly ExecRequest[]) => GroupOutcome[] = (requests) =>
+    requests.map(() => ({ results: [{ columns: [], rows: [], changes: 1 }] }));
   commitError: Error | undefined;
   /** Whether a failed commit took effect anyway. */
   commitTookEffect = false;
@@ -50,7 +51,15 @@ class FakeEngine {
 }
 
 function batch(sql = 'INSERT INTO t VALUES (1)'): JournaledRequest {
-  return { request: { file: REF.file, statements: [{ sql, kind: 'insert' }], maxResultRows: 10, context: { clockMs: 0, seed: '0000000000000000' } }, sources: [{ sql }] };
+  return {
+    request: {
+      file: REF.file,
+      statements: [{ sql, kind: 'insert' }],
+      maxResultRows: 10,
+      context: { clockMs: 0, seed: '0000000000000000' },
+    },
+    sources: [{ sql }],
+  };
 }
 
 function setup() {

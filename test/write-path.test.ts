@@ -12,13 +12,27 @@ import type { JournalEvent } from '../journal/journal';
 import type { NewEntry } from '../journal/writer';
 import { enospc, FakeJournal } from './helpers/fake-journal';
 
-
 function entry(kind: NewEntry['kind'] = 'exec', ok = true): { event: JournalEvent; entry: NewEntry } {
-  return { event: 'write', entry: { db: 'a.db', session: null, kind, sql: 'INSERT INTO t VALUES (1)', statements: [{ sql: 'INSERT INTO t VALUES (1)' }], ok, ms: 0, clock: 0, seed: '0000000000000000' } };
+  return {
+    event: 'write',
+    entry: {
+      db: 'a.db',
+      session: null,
+      kind,
+      sql: 'INSERT INTO t VALUES (1)',
+      statements: [{ sql: 'INSERT INTO t VALUES (1)' }],
+      ok,
+      ms: 0,
+      clock: 0,
+      seed: '0000000000000000',
+    },
+  };
 }
 
 /** Work that records what was done to it. */
-function work(options: { applyError?: Error; tookEffect?: boolean } = {}): ApplyStep & { calls: string[]; appliedWith: Array<number | null> } {
+function work(
+  options: { applyError?: Error; tookEffect?: boolean } = {},
+): ApplyStep & { calls: string[]; appliedWith: Array<number | null> } {
   const calls: string[] = [];
   const appliedWith: Array<number | null> = [];
   return {
@@ -117,7 +131,10 @@ t.test('when the void cannot be written the database is behind until repaired', 
     if (repairFails) throw new Error('disk still full');
   });
   journal.failures = [undefined, enospc()];
-  await t.rejects(path.appendThenApply('a.db', [entry()], work({ applyError: new EngineError('STORAGE_FULL'), tookEffect: false })), { code: 9003 });
+  await t.rejects(
+    path.appendThenApply('a.db', [entry()], work({ applyError: new EngineError('STORAGE_FULL'), tookEffect: false })),
+    { code: 9003 },
+  );
   t.ok(path.isBehind('a.db'));
   t.equal(path.settledThrough(), 0, 'the unapplied entry is not settled: recovery must see it');
   t.match(logs.join('\n'), /a\.db lacks journal entries 1/);

@@ -23,7 +23,12 @@ export interface CatchUpResult {
 }
 
 /** Indexes every entry after the index's last seq, up to `through` (the journal's last durable seq when the listener was attached). */
-export async function catchUp(store: IndexStore, activeFile: string, through: number, warn: (message: string) => void): Promise<CatchUpResult> {
+export async function catchUp(
+  store: IndexStore,
+  activeFile: string,
+  through: number,
+  warn: (message: string) => void,
+): Promise<CatchUpResult> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await catchUpOnce(store, activeFile, through, warn);
@@ -34,7 +39,12 @@ export async function catchUp(store: IndexStore, activeFile: string, through: nu
   }
 }
 
-async function catchUpOnce(store: IndexStore, activeFile: string, through: number, warn: (message: string) => void): Promise<CatchUpResult> {
+async function catchUpOnce(
+  store: IndexStore,
+  activeFile: string,
+  through: number,
+  warn: (message: string) => void,
+): Promise<CatchUpResult> {
   const files = await filesByFirstSeq(activeFile);
   const journalFirst = files[0]?.first ?? through + 1;
   const dropped = store.keepWithin(journalFirst, through);
@@ -51,7 +61,8 @@ async function catchUpOnce(store: IndexStore, activeFile: string, through: numbe
         if (seq === undefined || seq < expected || seq > through) continue;
         const line = decodeLine(text);
         if (isHeader(line)) continue;
-        if (line.seq !== expected) warn(`journal index: seq ${expected}–${line.seq - 1} were not found in ${fileName(start)}`);
+        if (line.seq !== expected)
+          warn(`journal index: seq ${expected}–${line.seq - 1} were not found in ${fileName(start)}`);
         batch.push(indexRowOf(line, start.first, offset));
         expected = line.seq + 1;
         if (batch.length >= BATCH_ROWS) {

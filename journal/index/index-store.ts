@@ -75,9 +75,12 @@ export class IndexStore {
   private readonly queries = new Map<string, Database.Statement>();
 
   private constructor(private readonly db: Database.Database) {
-    this.insertRow = db.prepare('INSERT OR REPLACE INTO entries (seq, db, time, token, kind, ok, class, code, file, offset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    this.insertRow = db.prepare(
+      'INSERT OR REPLACE INTO entries (seq, db, time, token, kind, ok, class, code, file, offset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
     this.insertMany = db.transaction((rows: readonly IndexRow[]) => {
-      for (const r of rows) this.insertRow.run(r.seq, r.db, r.time, r.token, r.kind, r.ok ? 1 : 0, r.errorClass, r.code, r.file, r.offset);
+      for (const r of rows)
+        this.insertRow.run(r.seq, r.db, r.time, r.token, r.kind, r.ok ? 1 : 0, r.errorClass, r.code, r.file, r.offset);
     });
   }
 
@@ -155,7 +158,9 @@ export class IndexStore {
 
   /** Every row in seq order (tests compare a rebuilt index with a kept one). */
   allRows(): IndexRow[] {
-    const rows = this.db.prepare('SELECT seq, db, time, token, kind, ok, class, code, file, offset FROM entries ORDER BY seq').all() as Array<Record<string, unknown>>;
+    const rows = this.db
+      .prepare('SELECT seq, db, time, token, kind, ok, class, code, file, offset FROM entries ORDER BY seq')
+      .all() as Array<Record<string, unknown>>;
     return rows.map((r) => ({
       seq: r.seq as number,
       db: r.db as string | null,

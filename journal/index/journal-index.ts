@@ -46,7 +46,12 @@ export class JournalIndex {
   /** Settles when the index holds every entry written before it opened. */
   readonly ready: Promise<void>;
 
-  private constructor(private readonly store: IndexStore, private readonly activeFile: string, journal: Journal, private readonly warn: (message: string) => void) {
+  private constructor(
+    private readonly store: IndexStore,
+    private readonly activeFile: string,
+    journal: Journal,
+    private readonly warn: (message: string) => void,
+  ) {
     // Subscribed before reading the files: every entry above `through` reaches the listener, none at or below it.
     const through = journal.lastSeq;
     this.unsubscribe = journal.onAppended((entries, position) => {
@@ -54,13 +59,18 @@ export class JournalIndex {
       if (this.queued.length >= FLUSH_ROWS && this.caughtUp) this.flush();
       else this.scheduleFlush();
     });
-    this.ready = catchUp(store, activeFile, through, warn).then(
-      () => undefined,
-      (err: Error) => warn(`journal index: catching up with the journal failed (${err.message}); history may lack entries until the next start`),
-    ).finally(() => {
-      this.caughtUp = true;
-      this.flush();
-    });
+    this.ready = catchUp(store, activeFile, through, warn)
+      .then(
+        () => undefined,
+        (err: Error) =>
+          warn(
+            `journal index: catching up with the journal failed (${err.message}); history may lack entries until the next start`,
+          ),
+      )
+      .finally(() => {
+        this.caughtUp = true;
+        this.flush();
+      });
   }
 
   /** Opens (or makes) the index of `journal`, whose active file is `activeFile`, and starts catching up. */
@@ -91,7 +101,9 @@ export class JournalIndex {
     try {
       this.store.insert(rows);
     } catch (err) {
-      this.warn(`journal index: ${rows.length} entries could not be indexed (${(err as Error).message}); the next start indexes them`);
+      this.warn(
+        `journal index: ${rows.length} entries could not be indexed (${(err as Error).message}); the next start indexes them`,
+      );
     }
   }
 
@@ -114,12 +126,15 @@ export class JournalIndex {
       const files = await filesByFirstSeq(this.activeFile);
       const first = files[0]?.first;
       const dropped = first === undefined ? 0 : this.store.keepWithin(first, Number.MAX_SAFE_INTEGER);
-      if (dropped === 0 || attempt >= 3) throw new Error(`journal lines of seq ${rows.map((r) => r.seq).join(', ')} are not where the index says`);
+      if (dropped === 0 || attempt >= 3)
+        throw new Error(`journal lines of seq ${rows.map((r) => r.seq).join(', ')} are not where the index says`);
     }
   }
 
   /** The entries of `rows`, in their order; null when a line is not found even after listing the files again. */
-  private async read(rows: ReadonlyArray<{ seq: number; file: number; offset: number }>): Promise<JournalEntry[] | null> {
+  private async read(
+    rows: ReadonlyArray<{ seq: number; file: number; offset: number }>,
+  ): Promise<JournalEntry[] | null> {
     const byFile = new Map<number, Array<{ seq: number; offset: number }>>();
     for (const { seq, file, offset } of rows) byFile.set(file, [...(byFile.get(file) ?? []), { seq, offset }]);
     const found = new Map<number, JournalEntry>();
@@ -133,13 +148,21 @@ export class JournalIndex {
   }
 
   /** The entries at `wanted` in the file of first seq `file`; null when one is missing or carries another seq. */
-  private async linesOf(file: number, wanted: ReadonlyArray<{ seq: number; offset: number }>, relist: boolean): Promise<Map<number, JournalEntry> | null> {
-    if (relist || !this.files.has(file)) this.files = new Map((await filesByFirstSeq(this.activeFile)).map((s) => [s.first, s.file]));
+  private async linesOf(
+    file: number,
+    wanted: ReadonlyArray<{ seq: number; offset: number }>,
+    relist: boolean,
+  ): Promise<Map<number, JournalEntry> | null> {
+    if (relist || !this.files.has(file))
+      this.files = new Map((await filesByFirstSeq(this.activeFile)).map((s) => [s.first, s.file]));
     const path = this.files.get(file);
     if (path === undefined) return null;
     let texts: Map<number, string>;
     try {
-      texts = await linesAt(path, wanted.map((w) => w.offset));
+      texts = await linesAt(
+        path,
+        wanted.map((w) => w.offset),
+      );
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;

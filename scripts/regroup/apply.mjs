@@ -32,7 +32,10 @@ const ALLOW_DIRTY = process.argv.includes('--allow-dirty');
 const ROOT = process.cwd();
 /** The map beside this script (which may be run from another checkout on this tree), or --map FILE. */
 const MAP_AT = process.argv.indexOf('--map');
-const MAP_FILE = MAP_AT > 0 && process.argv[MAP_AT + 1] !== undefined ? path.resolve(process.argv[MAP_AT + 1]) : path.join(path.dirname(fileURLToPath(import.meta.url)), 'moves.json');
+const MAP_FILE =
+  MAP_AT > 0 && process.argv[MAP_AT + 1] !== undefined
+    ? path.resolve(process.argv[MAP_AT + 1])
+    : path.join(path.dirname(fileURLToPath(import.meta.url)), 'moves.json');
 
 /** Trees whose files are source; the root of a repo-relative path must be one of these. */
 const SOURCE_ROOTS = ['src', 'journal', 'replay', 'tail', 'test', 'scripts'];
@@ -63,9 +66,19 @@ function expandMoves(tracked) {
     if (from.includes('*')) {
       if (!to.endsWith('/')) fail(`${from}: a pattern moves into a folder, so its value must end with /`);
       const dir = posix.dirname(from);
-      const pattern = new RegExp(`^${posix.basename(from).replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`);
+      const pattern = new RegExp(
+        `^${posix
+          .basename(from)
+          .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+          .replace(/\*/g, '[^/]*')}$`,
+      );
       const matched = tracked.filter((file) => posix.dirname(file) === dir && pattern.test(posix.basename(file)));
-      const moved = tracked.filter((file) => posix.dirname(file) === to.replace(/\/+$/, '') && pattern.test(posix.basename(file)) && !trackedSet.has(posix.join(dir, posix.basename(file))));
+      const moved = tracked.filter(
+        (file) =>
+          posix.dirname(file) === to.replace(/\/+$/, '') &&
+          pattern.test(posix.basename(file)) &&
+          !trackedSet.has(posix.join(dir, posix.basename(file))),
+      );
       if (matched.length === 0 && moved.length === 0) missing.push(from);
       for (const file of matched) result.set(file, posix.join(to, posix.basename(file)));
       for (const file of moved) done.set(posix.join(dir, posix.basename(file)), file);
@@ -104,15 +117,18 @@ function resolverOver(files, dirs) {
     }
     if (dist) {
       for (const ext of ['.js.map', '.d.ts', '.js']) {
-        if (rest.endsWith(ext) && files.has(rest.slice(0, -ext.length) + '.ts')) return { file: rest.slice(0, -ext.length) + '.ts', dist, written: ext };
+        if (rest.endsWith(ext) && files.has(rest.slice(0, -ext.length) + '.ts'))
+          return { file: rest.slice(0, -ext.length) + '.ts', dist, written: ext };
       }
       if (files.has(`${rest}.ts`)) return { file: `${rest}.ts`, dist, written: '' };
       if (dirs.has(rest)) return { dir: rest, dist };
       return undefined;
     }
     if (files.has(rest)) return { file: rest, dist, written: 'as-is' };
-    for (const ext of ['.ts', '.mts', '.js', '.mjs']) if (files.has(rest + ext)) return { file: rest + ext, dist, written: '' };
-    if (rest.endsWith('.js') && files.has(rest.slice(0, -3) + '.ts')) return { file: rest.slice(0, -3) + '.ts', dist, written: '.js' };
+    for (const ext of ['.ts', '.mts', '.js', '.mjs'])
+      if (files.has(rest + ext)) return { file: rest + ext, dist, written: '' };
+    if (rest.endsWith('.js') && files.has(rest.slice(0, -3) + '.ts'))
+      return { file: rest.slice(0, -3) + '.ts', dist, written: '.js' };
     if (files.has(`${rest}/index.ts`)) return { file: `${rest}/index.ts`, dist, written: '/index' };
     if (dirs.has(rest)) return { dir: rest, dist };
     return undefined;
@@ -141,7 +157,10 @@ const RELATIVE_STRING = /(['"`])(\.\.?\/[^'"`\n$]*)\1|__dirname\s*,\s*(['"])([^'
 /** A path given as several string arguments (path.join(ROOT, 'src', 'options.ts'), path.join(__dirname, '..', 'x.ts')). */
 const SEGMENTS = /(['"])[\w.@-]+(?:\/[\w.@-]+)*\1(?:\s*,\s*(['"])[\w.@-]+(?:\/[\w.@-]+)*\2)+/g;
 /** A path from the repository root (optionally the build's), with a boundary before it. */
-const ROOTED_PATH = new RegExp(`(?<![A-Za-z0-9_@-])((?:dist/)?(?:${SOURCE_ROOTS.join('|')})/[A-Za-z0-9_./-]*[A-Za-z0-9_])`, 'g');
+const ROOTED_PATH = new RegExp(
+  `(?<![A-Za-z0-9_@-])((?:dist/)?(?:${SOURCE_ROOTS.join('|')})/[A-Za-z0-9_./-]*[A-Za-z0-9_])`,
+  'g',
+);
 
 function rewritesOf(file, text, moves, resolve, warnings, formerly) {
   const newFile = moves.get(file) ?? file;
@@ -165,7 +184,10 @@ function rewritesOf(file, text, moves, resolve, warnings, formerly) {
       taken.push([match.index, match.index + match[0].length]);
       if (!touches(found, moves) && (rooted || newDir === oldDir)) continue;
       const target = spell(found, moves);
-      const to = (rooted ? target : posix.relative(newDir, target) || '.').split('/').map((segment) => `${quote}${segment}${quote}`).join(', ');
+      const to = (rooted ? target : posix.relative(newDir, target) || '.')
+        .split('/')
+        .map((segment) => `${quote}${segment}${quote}`)
+        .join(', ');
       if (to !== match[0]) edits.push({ start: match.index, end: match.index + match[0].length, from: match[0], to });
     }
     for (const match of text.matchAll(RELATIVE_STRING)) {
@@ -184,7 +206,8 @@ function rewritesOf(file, text, moves, resolve, warnings, formerly) {
       }
       if (found === undefined) {
         const before = text.slice(Math.max(0, match.index - 60), match.index);
-        if (newDir !== oldDir && !bare && /(?:\bfrom|\brequire|\bimport|\bmock\w*(?:<[^>]*>)?)\(?\s*$/.test(before)) warnings.push(`${file}: '${literal}' names nothing tracked; left as written although the file moves`);
+        if (newDir !== oldDir && !bare && /(?:\bfrom|\brequire|\bimport|\bmock\w*(?:<[^>]*>)?)\(?\s*$/.test(before))
+          warnings.push(`${file}: '${literal}' names nothing tracked; left as written although the file moves`);
         continue;
       }
       taken.push([start, start + literal.length]);
@@ -221,14 +244,19 @@ function applyEdits(text, edits) {
 // ---- the run ----
 
 function main() {
-  if (!fs.existsSync(path.join(ROOT, '.git')) ) fail('run me at the repository root');
-  if (!ALLOW_DIRTY && !DRY && git('status', '--porcelain', '--untracked-files=no').trim() !== '') fail('the work tree has changes: commit or stash them first, so that this run is one mechanical commit');
-  const tracked = git('ls-files', '-z').split('\0').filter(Boolean).filter((file) => fs.existsSync(path.join(ROOT, file)));
+  if (!fs.existsSync(path.join(ROOT, '.git'))) fail('run me at the repository root');
+  if (!ALLOW_DIRTY && !DRY && git('status', '--porcelain', '--untracked-files=no').trim() !== '')
+    fail('the work tree has changes: commit or stash them first, so that this run is one mechanical commit');
+  const tracked = git('ls-files', '-z')
+    .split('\0')
+    .filter(Boolean)
+    .filter((file) => fs.existsSync(path.join(ROOT, file)));
   const { moves, done, missing } = expandMoves(tracked);
   const trackedSet = new Set(tracked);
   const destinations = new Map();
   for (const [from, to] of moves) {
-    if (trackedSet.has(to) || fs.existsSync(path.join(ROOT, to))) fail(`${to} exists already: has this been run before? (nothing changed)`);
+    if (trackedSet.has(to) || fs.existsSync(path.join(ROOT, to)))
+      fail(`${to} exists already: has this been run before? (nothing changed)`);
     if (destinations.has(to)) fail(`${from} and ${destinations.get(to)} both move to ${to}`);
     destinations.set(to, from);
   }
@@ -253,9 +281,14 @@ function main() {
     count += edits.length;
     for (const edit of edits) console.log(`edit  ${moves.get(file) ?? file}: ${edit.from} -> ${edit.to}`);
   }
-  if (moves.size === 0 && count === 0) fail('nothing in the map is in this tree, and no path names an old place: has this been run before? (nothing changed)');
+  if (moves.size === 0 && count === 0)
+    fail(
+      'nothing in the map is in this tree, and no path names an old place: has this been run before? (nothing changed)',
+    );
   for (const warning of warnings) console.log(`warn  ${warning}`);
-  console.log(`regroup: ${moves.size} files moved, ${count} paths rewritten in ${changed.size} files${done.size > 0 ? ` (${done.size} files were moved by an earlier run: paths to their old places repaired)` : ''}${DRY ? ' (dry run: nothing changed)' : ''}`);
+  console.log(
+    `regroup: ${moves.size} files moved, ${count} paths rewritten in ${changed.size} files${done.size > 0 ? ` (${done.size} files were moved by an earlier run: paths to their old places repaired)` : ''}${DRY ? ' (dry run: nothing changed)' : ''}`,
+  );
   if (DRY) return;
 
   for (const [from, to] of moves) {

@@ -18,7 +18,12 @@ export interface Principal {
 }
 
 /** The -token holder. */
-export const ADMIN_PRINCIPAL: Principal = Object.freeze({ id: 'admin', name: 'admin', role: 'admin', databases: Object.freeze(['*']) });
+export const ADMIN_PRINCIPAL: Principal = Object.freeze({
+  id: 'admin',
+  name: 'admin',
+  role: 'admin',
+  databases: Object.freeze(['*']),
+});
 
 /** The fields a journal entry carries about who ran it (never the secret). */
 export interface TokenStamp {

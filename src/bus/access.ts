@@ -26,7 +26,8 @@ function ruleOf(type: CommandType, options: AccessOptions): Pick<CommandRule<Com
 }
 
 export function requireRole(principal: Principal, needed: AccessRole, action: string): void {
-  if (!hasRole(principal, needed)) throw new EngineError('ROLE_FORBIDDEN', { token: principal.name, role: principal.role, action, needed });
+  if (!hasRole(principal, needed))
+    throw new EngineError('ROLE_FORBIDDEN', { token: principal.name, role: principal.role, action, needed });
 }
 
 export function requireDatabase(principal: Principal, db: string): void {
@@ -34,7 +35,12 @@ export function requireDatabase(principal: Principal, db: string): void {
 }
 
 /** Checks what the command's row says; `exec`'s batch is checked by batchAccess. */
-export function commandAccess(principal: Principal, command: Command, directory: DatabaseDirectory, options: AccessOptions = { restoreRole: 'write' }): void {
+export function commandAccess(
+  principal: Principal,
+  command: Command,
+  directory: DatabaseDirectory,
+  options: AccessOptions = { restoreRole: 'write' },
+): void {
   const rule = ruleOf(command.type, options);
   requireRole(principal, rule.role, rule.action);
   if (!rule.db || !('db' in command)) return;

@@ -9,7 +9,10 @@ import type { CallContext } from '../engine/protocol';
 import type { Command, CommandOf, CommandResults, CommandType } from './commands';
 
 /** Runs one command type. */
-export type Handler<T extends CommandType> = (command: CommandOf<T>, call: CallContext) => Promise<CommandResults[T]> | CommandResults[T];
+export type Handler<T extends CommandType> = (
+  command: CommandOf<T>,
+  call: CallContext,
+) => Promise<CommandResults[T]> | CommandResults[T];
 
 /** One handler per command type, no more, no fewer. */
 export type Handlers = { readonly [T in CommandType]: Handler<T> };
@@ -33,7 +36,10 @@ export class CommandBus {
     return run(0) as Promise<CommandResults[T]>;
   }
 
-  private handle<T extends CommandType>(command: CommandOf<T>, call: CallContext): Promise<CommandResults[T]> | CommandResults[T] {
+  private handle<T extends CommandType>(
+    command: CommandOf<T>,
+    call: CallContext,
+  ): Promise<CommandResults[T]> | CommandResults[T] {
     const handler = this.handlers[command.type] as Handler<T>;
     return handler(command, call);
   }

@@ -59,7 +59,12 @@ export const COMMAND_RULES: CommandRules = {
   'list-databases': { role: 'read', db: false, action: 'listing databases', writes: null },
   'create-database': { role: 'admin', db: false, action: 'creating a database', writes: 'creating a database' },
   'copy-databases': { role: 'admin', db: false, action: 'copying a database', writes: 'copying databases' },
-  'reset-database': { role: 'write', db: true, action: 'resetting a database to its template', writes: 'resetting a database' },
+  'reset-database': {
+    role: 'write',
+    db: true,
+    action: 'resetting a database to its template',
+    writes: 'resetting a database',
+  },
   // -restore-role admin raises the role (access.ts).
   'restore-database': { role: 'write', db: true, action: 'restoring a database', writes: 'restoring a database' },
   import: { role: 'write', db: true, action: 'importing into a database', writes: 'an import' },
@@ -69,7 +74,12 @@ export const COMMAND_RULES: CommandRules = {
   'read-rows': { role: 'read', db: true, action: 'reading rows', writes: null },
   // A read token may send SQL; its batch says whether it writes (access.ts refuses a read token's writes). SQL that
   // could not be parsed writes nothing: the handler answers it.
-  exec: { role: 'read', db: true, action: 'running SQL', writes: ({ batch }) => (isRefused(batch) || batch.readonly ? null : 'a batch that writes') },
+  exec: {
+    role: 'read',
+    db: true,
+    action: 'running SQL',
+    writes: ({ batch }) => (isRefused(batch) || batch.readonly ? null : 'a batch that writes'),
+  },
   'begin-session': { role: 'write', db: true, action: 'a transaction session', writes: 'a transaction session' },
   'end-session': { role: 'write', db: false, action: 'a transaction session', writes: 'a transaction session' },
   'create-pilot': { role: 'admin', db: false, action: 'pilot records', writes: 'recording a pilot' },

@@ -16,7 +16,14 @@ import type { RestoreOutcome } from '../services/databases/database-restores';
 import type { HistoryPage, HistoryRequest } from '../services/history';
 import type { TableSchema as TemplateTable } from '../engine/schema/schema';
 import type { StoredExercise } from '../exercises/exercise-definition';
-import type { CheckOutcome, ClassQuery, EvidenceReport, ExerciseView, OwnProgress, ProgressReport } from '../exercises/exercise-types';
+import type {
+  CheckOutcome,
+  ClassQuery,
+  EvidenceReport,
+  ExerciseView,
+  OwnProgress,
+  ProgressReport,
+} from '../exercises/exercise-types';
 
 /** GET /class: one database of the class, with the template it can be reset to. */
 export interface ClassDatabase extends DatabaseActivity {
@@ -44,12 +51,30 @@ export type Command =
   | { readonly type: 'restore-database'; readonly db: unknown; readonly body: unknown }
   | { readonly type: 'list-tables'; readonly db: unknown }
   | { readonly type: 'show-schema'; readonly db: unknown; readonly table: string }
-  | { readonly type: 'read-rows'; readonly db: unknown; readonly table: string; readonly limit: number; readonly offset: number; readonly after: string | null }
+  | {
+      readonly type: 'read-rows';
+      readonly db: unknown;
+      readonly table: string;
+      readonly limit: number;
+      readonly offset: number;
+      readonly after: string | null;
+    }
   /** `sources` as sent (the journal keeps their text), `batch` parsed from them before dispatch, so that every middleware knows whether it writes. */
-  | { readonly type: 'exec'; readonly db: unknown; readonly sources: readonly SqlSource[]; readonly batch: Batch | RefusedBatch; readonly session?: string }
+  | {
+      readonly type: 'exec';
+      readonly db: unknown;
+      readonly sources: readonly SqlSource[];
+      readonly batch: Batch | RefusedBatch;
+      readonly session?: string;
+    }
   | { readonly type: 'begin-session'; readonly db: unknown }
   | { readonly type: 'end-session'; readonly session: string; readonly commit: boolean }
-  | { readonly type: 'import'; readonly db: unknown; readonly upload: ImportUpload; readonly onProgress?: (statements: number, of: number) => void }
+  | {
+      readonly type: 'import';
+      readonly db: unknown;
+      readonly upload: ImportUpload;
+      readonly onProgress?: (statements: number, of: number) => void;
+    }
   | { readonly type: 'export'; readonly db: unknown; readonly format: ExportFormat; readonly table: string | null }
   | { readonly type: 'create-pilot'; readonly record: unknown }
   | { readonly type: 'get-pilot'; readonly id: number }
@@ -69,7 +94,11 @@ export type Command =
   | { readonly type: 'check-exercise'; readonly id: unknown; readonly body: unknown }
   | { readonly type: 'exercise-progress'; readonly query: ClassQuery }
   | { readonly type: 'own-progress'; readonly set?: unknown }
-  | { readonly type: 'exercise-evidence'; readonly query: ClassQuery; readonly thresholds: Readonly<Record<'en_desarrollo' | 'logrado' | 'profundizado', string | undefined>> };
+  | {
+      readonly type: 'exercise-evidence';
+      readonly query: ClassQuery;
+      readonly thresholds: Readonly<Record<'en_desarrollo' | 'logrado' | 'profundizado', string | undefined>>;
+    };
 
 export interface DatabaseList {
   mode: 'single-db' | 'multi-db';

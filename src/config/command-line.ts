@@ -110,7 +110,9 @@ function positional(flags: FlagTable, tool: string, arg: string, previous?: stri
   // `-log-json false` is a classic slip: boolean flags take their value only after '='.
   const bool = previous === undefined ? undefined : /^--?([^=]+)$/.exec(previous)?.[1];
   if (bool !== undefined && has(flags, bool) && flags[bool]?.arg === null) {
-    return new OptionsError(`unexpected argument ${quote(arg)}: write -${bool}=${arg} (a boolean flag takes no separate value)`);
+    return new OptionsError(
+      `unexpected argument ${quote(arg)}: write -${bool}=${arg} (a boolean flag takes no separate value)`,
+    );
   }
   return new OptionsError(`unexpected argument ${quote(arg)}: ${tool} takes only flags (see -h)`);
 }

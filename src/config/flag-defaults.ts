@@ -36,18 +36,28 @@ export function shownText(shown: ShownDefault): string {
 }
 
 /** Any flag; the named kinds below make the shown default from the value. */
-export function typedFlag<T, A extends About>(arg: string | null, fallback: T, shown: ShownDefault | null, about: A): TypedFlag<T> & A {
+export function typedFlag<T, A extends About>(
+  arg: string | null,
+  fallback: T,
+  shown: ShownDefault | null,
+  about: A,
+): TypedFlag<T> & A {
   const text = shown === null ? {} : { default: shownText(shown) };
   return Object.freeze({ ...about, arg, ...text, fallback, shown });
 }
 
-export const durationFlag = <A extends About>(ms: number, about: A): TypedFlag<number> & A => typedFlag('<duration>', ms, { value: formatDuration(ms) }, about);
-export const sizeFlag = <A extends About>(bytes: number, about: A): TypedFlag<number> & A => typedFlag('<size>', bytes, { value: formatSize(bytes) }, about);
-export const countFlag = <A extends About>(n: number, about: A): TypedFlag<number> & A => typedFlag('<N>', n, { value: String(n) }, about);
-export const shareFlag = <A extends About>(part: number, about: A): TypedFlag<number> & A => typedFlag('<fraction>', part, { value: String(part) }, about);
+export const durationFlag = <A extends About>(ms: number, about: A): TypedFlag<number> & A =>
+  typedFlag('<duration>', ms, { value: formatDuration(ms) }, about);
+export const sizeFlag = <A extends About>(bytes: number, about: A): TypedFlag<number> & A =>
+  typedFlag('<size>', bytes, { value: formatSize(bytes) }, about);
+export const countFlag = <A extends About>(n: number, about: A): TypedFlag<number> & A =>
+  typedFlag('<N>', n, { value: String(n) }, about);
+export const shareFlag = <A extends About>(part: number, about: A): TypedFlag<number> & A =>
+  typedFlag('<fraction>', part, { value: String(part) }, about);
 
 /** A flag whose default is a word or path written as the user would write it. */
-export const textFlag = <A extends About>(arg: string, value: string, about: A): TypedFlag<string> & A => typedFlag(arg, value, { value }, about);
+export const textFlag = <A extends About>(arg: string, value: string, about: A): TypedFlag<string> & A =>
+  typedFlag(arg, value, { value }, about);
 
 /** A bare boolean flag (`-flag`, `-flag=false`); `words` qualify the default (`true with a journal`). */
 export const toggleFlag = <A extends About>(on: boolean, about: A, words?: string): TypedFlag<boolean> & A =>
@@ -58,7 +68,11 @@ export const unsetFlag = <A extends About>(arg: string, words: string | null, ab
   typedFlag(arg, null, words === null ? null : { words }, about);
 
 /** A flag that takes one of a few words; the parser checks against `values`. */
-export function oneOfFlag<T extends string, A extends About>(values: readonly T[], fallback: T, about: A): TypedFlag<T> & A & { readonly values: readonly T[] } {
+export function oneOfFlag<T extends string, A extends About>(
+  values: readonly T[],
+  fallback: T,
+  about: A,
+): TypedFlag<T> & A & { readonly values: readonly T[] } {
   return Object.freeze({ ...typedFlag(`<${values.join('|')}>`, fallback, { value: fallback }, about), values });
 }
 
@@ -70,6 +84,11 @@ export type ValueFlagName<F extends Table> = {
 }[keyof F & string];
 
 /** The flag's value through `convert`, or the table's default when it was not given; a conversion error names the flag. */
-export function valueOrDefault<F extends Table, N extends ValueFlagName<F>, T>(raw: RawFlags, flags: F, name: N, convert: (text: string) => T): T | F[N]['fallback'] {
+export function valueOrDefault<F extends Table, N extends ValueFlagName<F>, T>(
+  raw: RawFlags,
+  flags: F,
+  name: N,
+  convert: (text: string) => T,
+): T | F[N]['fallback'] {
   return flagValue<T | F[N]['fallback']>(raw, name, convert, (flags[name] as F[N]).fallback);
 }

@@ -9,7 +9,17 @@
  */
 import path from 'node:path';
 import {
-  countFlag, durationFlag, oneOfFlag, shareFlag, sizeFlag, textFlag, toggleFlag, typedFlag, unsetFlag, type ShownDefault, type TypedFlag,
+  countFlag,
+  durationFlag,
+  oneOfFlag,
+  shareFlag,
+  sizeFlag,
+  textFlag,
+  toggleFlag,
+  typedFlag,
+  unsetFlag,
+  type ShownDefault,
+  type TypedFlag,
 } from './flag-defaults';
 import { formatAddress, type ListenAddress, type ProxyRange } from './options-values';
 
@@ -25,7 +35,8 @@ interface About {
   readonly doc: string;
 }
 
-const flag = <T>(arg: string | null, fallback: T, shown: ShownDefault | null, about: About): ServerFlag<T> => typedFlag(arg, fallback, shown, about);
+const flag = <T>(arg: string | null, fallback: T, shown: ShownDefault | null, about: About): ServerFlag<T> =>
+  typedFlag(arg, fallback, shown, about);
 const duration = durationFlag<About>;
 const size = sizeFlag<About>;
 const count = countFlag<About>;
@@ -33,7 +44,11 @@ const share = shareFlag<About>;
 const text = textFlag<About>;
 const toggle = toggleFlag<About>;
 const unset = unsetFlag<About>;
-const oneOf = <T extends string>(values: readonly T[], fallback: T, about: About): ServerFlag<T> & { readonly values: readonly T[] } => oneOfFlag(values, fallback, about);
+const oneOf = <T extends string>(
+  values: readonly T[],
+  fallback: T,
+  about: About,
+): ServerFlag<T> & { readonly values: readonly T[] } => oneOfFlag(values, fallback, about);
 
 export const LOG_LEVELS = ['none', 'error', 'mod', 'all'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -57,10 +72,15 @@ export const SERVER_FLAGS = Object.freeze({
     help: 'multi-DB mode: serve the databases in this directory',
     doc: 'Multi-DB mode: serve every `<name>.db` in this directory (created if missing).',
   }),
-  addr: flag('<host:port>', DEFAULT_ADDRESS, { value: formatAddress(DEFAULT_ADDRESS) }, {
-    help: 'listen address; :port listens on all interfaces, [::1]:port for IPv6',
-    doc: 'Listen address. `:8080` listens on all interfaces; `[::1]:8080` for IPv6; port 0 picks a free port.',
-  }),
+  addr: flag(
+    '<host:port>',
+    DEFAULT_ADDRESS,
+    { value: formatAddress(DEFAULT_ADDRESS) },
+    {
+      help: 'listen address; :port listens on all interfaces, [::1]:port for IPv6',
+      doc: 'Listen address. `:8080` listens on all interfaces; `[::1]:8080` for IPv6; port 0 picks a free port.',
+    },
+  ),
   token: unset('<value>', 'none: no authentication', {
     help: 'require this token (X-Service-Token or Authorization: Bearer)',
     doc: 'Turn on token authentication; the value is the admin token ([roles](api.md#tokens-and-roles)).',
@@ -73,19 +93,29 @@ export const SERVER_FLAGS = Object.freeze({
     help: 'ceiling of simultaneous client connections',
     doc: 'Ceiling of simultaneous client connections; requests on connections over it get 503.',
   }),
-  'trust-proxy': flag<readonly ProxyRange[]>('<address|CIDR,...>', Object.freeze([]), { words: 'none: the peer address is the client' }, {
-    help: 'believe Forwarded / X-Forwarded-For only from these peers (e.g. 127.0.0.1, 10.0.0.0/8, ::1, loopback)',
-    doc: 'Reverse proxies whose `Forwarded` / `X-Forwarded-For` / `X-Forwarded-Proto` are believed: addresses and networks, IPv4 or IPv6, separated by commas (`127.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`); `loopback` is `127.0.0.0/8,::1`. Only a request whose TCP peer is one of them is read for those headers, and the client is the right-most hop that is not one of them ([client address](limits.md#behind-a-reverse-proxy)). Without the flag the peer address is the client and the headers are ignored.',
-  }),
+  'trust-proxy': flag<readonly ProxyRange[]>(
+    '<address|CIDR,...>',
+    Object.freeze([]),
+    { words: 'none: the peer address is the client' },
+    {
+      help: 'believe Forwarded / X-Forwarded-For only from these peers (e.g. 127.0.0.1, 10.0.0.0/8, ::1, loopback)',
+      doc: 'Reverse proxies whose `Forwarded` / `X-Forwarded-For` / `X-Forwarded-Proto` are believed: addresses and networks, IPv4 or IPv6, separated by commas (`127.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`); `loopback` is `127.0.0.0/8,::1`. Only a request whose TCP peer is one of them is read for those headers, and the client is the right-most hop that is not one of them ([client address](limits.md#behind-a-reverse-proxy)). Without the flag the peer address is the client and the headers are ignored.',
+    },
+  ),
   'log-json': toggle(false, {
     help: 'write one JSON line per request to standard output',
     doc: 'One JSON line per request on standard output.',
   }),
   /** Derived from the data directory (-dir's, or the directory of -db's file). */
-  'log-file': flag('<path>', journalIn, { value: journalIn(DATA_DIRECTORY) }, {
-    help: 'statement journal (JSONL, rotated by size); -log-level none without it runs with no journal',
-    doc: 'Statement journal (JSONL, rotated). On by default in every mode (see below), in the data directory: `-dir`, or the `-db` file\'s directory. `-log-level none` without `-log-file` runs without one.',
-  }),
+  'log-file': flag(
+    '<path>',
+    journalIn,
+    { value: journalIn(DATA_DIRECTORY) },
+    {
+      help: 'statement journal (JSONL, rotated by size); -log-level none without it runs with no journal',
+      doc: "Statement journal (JSONL, rotated). On by default in every mode (see below), in the data directory: `-dir`, or the `-db` file's directory. `-log-level none` without `-log-file` runs without one.",
+    },
+  ),
   'log-level': oneOf(LOG_LEVELS, 'mod', {
     help: 'what the journal records',
     doc: 'What the journal records ([levels](journal-and-replay.md#the-statement-journal)). `none` without `-log-file` runs with no journal at all.',
@@ -94,10 +124,14 @@ export const SERVER_FLAGS = Object.freeze({
     help: 'rotate the journal at this size (bytes, or 512K, 10M, 1G)',
     doc: 'Rotate the journal at this size (bytes, or `512K`, `10M`, `1G`). Needs a journal.',
   }),
-  'log-fsync': toggle(true, {
-    help: 'sync the journal to disk before answering (concurrent requests share one sync); =false trades power-cut safety for speed',
-    doc: 'fdatasync the journal before answering (concurrent requests share one sync). `-log-fsync=false` opts out: a killed process still loses nothing acknowledged, a power cut may. Given explicitly, needs a journal.',
-  }, 'with a journal'),
+  'log-fsync': toggle(
+    true,
+    {
+      help: 'sync the journal to disk before answering (concurrent requests share one sync); =false trades power-cut safety for speed',
+      doc: 'fdatasync the journal before answering (concurrent requests share one sync). `-log-fsync=false` opts out: a killed process still loses nothing acknowledged, a power cut may. Given explicitly, needs a journal.',
+    },
+    'with a journal',
+  ),
   'log-compress': toggle(false, {
     help: 'gzip rotated journal files',
     doc: 'Gzip rotated journal files. Needs a journal.',
@@ -111,13 +145,18 @@ export const SERVER_FLAGS = Object.freeze({
     doc: 'Copy every database changed since its last copy after this many journal entries (`10000`) or this often (`10m`). Needs a journal at level `mod` or `all`. On a replication primary, each round also goes to JetStream, for new replicas to start from ([replication.md](replication.md#what-travels-in-the-stream)).',
   }),
   /** Derived from the journal file. */
-  'snapshot-dir': flag('<directory>', snapshotsBeside, { words: 'snapshots beside the journal file' }, {
-    help: 'where snapshots go',
-    doc: 'Where snapshot rounds go. Needs a journal at level `mod` or `all`.',
-  }),
+  'snapshot-dir': flag(
+    '<directory>',
+    snapshotsBeside,
+    { words: 'snapshots beside the journal file' },
+    {
+      help: 'where snapshots go',
+      doc: 'Where snapshot rounds go. Needs a journal at level `mod` or `all`.',
+    },
+  ),
   'journal-nats': unset('<nats://host:port,...>', 'none: the journal stays local', {
     help: 'primary: ship every journal chunk to this JetStream (a write is acknowledged once JetStream has it too)',
-    doc: 'Primary: ship every journal chunk to this JetStream (one URL, or a cluster\'s nodes separated by commas); a write is acknowledged only once JetStream has it too. A server that wants credentials takes them in the URL: `nats://user:password@host:port` (URL-encoded) or `nats://token@host:port`, given once for every node. They are never logged; note that the process list shows a command line. See [replication.md](replication.md). Needs a journal at level `mod` or `all`.',
+    doc: "Primary: ship every journal chunk to this JetStream (one URL, or a cluster's nodes separated by commas); a write is acknowledged only once JetStream has it too. A server that wants credentials takes them in the URL: `nats://user:password@host:port` (URL-encoded) or `nats://token@host:port`, given once for every node. They are never logged; note that the process list shows a command line. See [replication.md](replication.md). Needs a journal at level `mod` or `all`.",
   }),
   'journal-stream': text('<name>', 'sqlscribe', {
     help: 'the JetStream stream of -journal-nats or -follow',
@@ -144,13 +183,18 @@ export const SERVER_FLAGS = Object.freeze({
     doc: 'Replica: the longest a request with `X-Min-Seq` waits for that seq before 409 `[SQ7011]`.',
   }),
   /** Derived from the machine's name and the data directory. */
-  node: flag('<name>', nodeName, { value: nodeName('<hostname>', DATA_DIRECTORY) }, {
-    help: 'this server\'s name in the primary lease and in every shipped chunk',
-    doc: 'This server\'s name in the primary lease, in every chunk it ships, and in its replica consumer\'s name. Keep it stable across restarts.',
-  }),
+  node: flag(
+    '<name>',
+    nodeName,
+    { value: nodeName('<hostname>', DATA_DIRECTORY) },
+    {
+      help: "this server's name in the primary lease and in every shipped chunk",
+      doc: "This server's name in the primary lease, in every chunk it ships, and in its replica consumer's name. Keep it stable across restarts.",
+    },
+  ),
   /** Null: replication takes the address the server listens on. */
   advertise: unset('<http://host:port>', 'the listen address', {
-    help: 'the address clients reach this server at; replicas name the primary\'s in their refusals',
+    help: "the address clients reach this server at; replicas name the primary's in their refusals",
     doc: 'The address clients reach this server at: the lease records it, and replicas name it in their refusals.',
   }),
   'query-timeout': duration(5000, {
@@ -159,7 +203,7 @@ export const SERVER_FLAGS = Object.freeze({
   }),
   'lock-timeout': duration(5000, {
     help: 'how long a write waits for a database held by a session',
-    doc: 'How long a write waits for its database\'s write lock (held by a session or by other writes).',
+    doc: "How long a write waits for its database's write lock (held by a session or by other writes).",
   }),
   'restore-role': oneOf(['write', 'admin'] as const, 'write', {
     help: 'the least token role that may restore a database (POST /dbs/{db}/restore)',
@@ -215,12 +259,16 @@ export const SERVER_FLAGS = Object.freeze({
   }),
   'journal-feed': toggle(false, {
     help: 'serve GET /journal without -token (to every client that reaches the server); with -token it needs the token',
-    doc: 'Serve `GET /journal` on a server without `-token`, to every client that reaches it (without `-token` and without this flag it is 403 `[SQ1022]`; with `-token` the token holder may always read it). The same for `GET /class`, the teacher\'s view built from the journal (`[SQ1090]` without it). See [api.md](api.md#get-journal).',
+    doc: "Serve `GET /journal` on a server without `-token`, to every client that reaches it (without `-token` and without this flag it is 403 `[SQ1022]`; with `-token` the token holder may always read it). The same for `GET /class`, the teacher's view built from the journal (`[SQ1090]` without it). See [api.md](api.md#get-journal).",
   }),
-  'history-index': toggle(true, {
-    help: 'keep the journal index beside the journal (<journal>.index) that GET /dbs/{db}/history reads; =false: no index, no history',
-    doc: 'Keep the journal index, `<journal>.index` beside the active journal file, that `GET /dbs/{db}/history` reads ([journal-and-replay.md](journal-and-replay.md#the-journal-index)). `-history-index=false` keeps none (history then answers 409 `[SQ2070]`); the benchmark uses it to measure what the index costs the write path.',
-  }, 'with a journal'),
+  'history-index': toggle(
+    true,
+    {
+      help: 'keep the journal index beside the journal (<journal>.index) that GET /dbs/{db}/history reads; =false: no index, no history',
+      doc: 'Keep the journal index, `<journal>.index` beside the active journal file, that `GET /dbs/{db}/history` reads ([journal-and-replay.md](journal-and-replay.md#the-journal-index)). `-history-index=false` keeps none (history then answers 409 `[SQ2070]`); the benchmark uses it to measure what the index costs the write path.',
+    },
+    'with a journal',
+  ),
   'journal-heartbeat': duration(15_000, {
     help: 'comment sent to GET /journal event-stream followers this often, so that proxies keep them open',
     doc: 'A `GET /journal` event-stream follower gets a comment this often, so proxies keep the stream open.',

@@ -16,7 +16,9 @@ const cell = (markdown: string): string => markdown.replace(/\|/g, '\\|');
 
 function shownMarkdown(shown: ShownDefault | null): string {
   if (shown === null) return '—';
-  return [shown.value === undefined ? undefined : `\`${shown.value}\``, shown.words].filter((part) => part !== undefined).join(' ');
+  return [shown.value === undefined ? undefined : `\`${shown.value}\``, shown.words]
+    .filter((part) => part !== undefined)
+    .join(' ');
 }
 
 function row(name: string, spec: ServerFlag<unknown>): string {

@@ -19,7 +19,14 @@ export function quote(text: string): string {
 }
 
 const DURATION_UNITS_MS: Readonly<Record<string, number>> = {
-  ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000,
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
 };
 // 'ms' must be tried before 'm' and 's' (alternation is ordered).
 const DURATION_TERM = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
@@ -31,8 +38,10 @@ const DURATION_TERM = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
  */
 export function parseDuration(text: string): number {
   if (text === '0') return 0;
-  const bad = (): OptionsError => new OptionsError(
-    `expected a duration with a unit (ns, us, ms, s, m, h) such as 500ms, 5s or 1m30s, got ${quote(text)}`);
+  const bad = (): OptionsError =>
+    new OptionsError(
+      `expected a duration with a unit (ns, us, ms, s, m, h) such as 500ms, 5s or 1m30s, got ${quote(text)}`,
+    );
   if (text === '') throw bad();
   let rest = text;
   let total = 0;
@@ -47,7 +56,12 @@ export function parseDuration(text: string): number {
   return Math.round(total * 1e6) / 1e6;
 }
 
-const DURATION_PARTS: ReadonlyArray<readonly [string, number]> = [['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]];
+const DURATION_PARTS: ReadonlyArray<readonly [string, number]> = [
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1000],
+  ['ms', 1],
+];
 
 /**
  * Milliseconds as parseDuration reads them back: `5s`, `10m`, `1m30s`; zero
@@ -67,10 +81,17 @@ export function formatDuration(ms: number): string {
 }
 
 const SIZE_MULTIPLIERS: Readonly<Record<string, number>> = {
-  '': 1, b: 1,
-  k: 1024, kb: 1024, kib: 1024,
-  m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2,
-  g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3,
+  '': 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
 };
 const SIZE = /^(\d+(?:\.\d+)?)([a-z]*)$/i;
 
@@ -90,7 +111,11 @@ export function parseSize(text: string): number {
   return bytes;
 }
 
-const SIZE_UNITS: ReadonlyArray<readonly [string, number]> = [['G', 1024 ** 3], ['M', 1024 ** 2], ['K', 1024]];
+const SIZE_UNITS: ReadonlyArray<readonly [string, number]> = [
+  ['G', 1024 ** 3],
+  ['M', 1024 ** 2],
+  ['K', 1024],
+];
 
 /** Bytes as parseSize reads them back: the largest unit that divides them (`10M`, `512K`), else plain bytes. */
 export function formatSize(bytes: number): string {
@@ -151,7 +176,8 @@ export function formatAddress(address: ListenAddress): string {
 /** Optimal-string-alignment distance: Levenshtein plus adjacent transpositions (`lgo` → `log` is 1). */
 export function editDistance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   const at = (i: number, j: number): number => (d[i] as number[])[j] as number;
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
@@ -195,7 +221,9 @@ export function parseTrustedProxies(text: string): readonly ProxyRange[] {
     const width = version === 6 ? 128 : 32;
     const prefix = prefixText === undefined ? width : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
     if (version === 0 || extra !== undefined || !(prefix >= 0 && prefix <= width)) {
-      throw new OptionsError(`expected addresses or networks such as 127.0.0.1, 10.0.0.0/8, ::1 or loopback, separated by commas, got ${quote(item)}`);
+      throw new OptionsError(
+        `expected addresses or networks such as 127.0.0.1, 10.0.0.0/8, ::1 or loopback, separated by commas, got ${quote(item)}`,
+      );
     }
     ranges.push({ address, prefix, family: version === 6 ? 'ipv6' : 'ipv4' });
   }

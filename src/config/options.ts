@@ -9,13 +9,29 @@
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { asksForHelp, asksForVersion, flagHelp, flagValue, scanFlags, versionLine, type RawFlags } from './command-line';
+import {
+  asksForHelp,
+  asksForVersion,
+  flagHelp,
+  flagValue,
+  scanFlags,
+  versionLine,
+  type RawFlags,
+} from './command-line';
 import { valueOrDefault, type ValueFlagName } from './flag-defaults';
 import { LOG_LEVELS, SERVER_FLAGS, type LogLevel } from './flag-table';
 import { version } from '../version';
 import { readTokensFile, type FileToken } from './tokens-file';
 import {
-  OptionsError, parseAddress, parseBoolean, parseDuration, parsePositiveInteger, parseSize, parseTrustedProxies, quote, type ProxyRange,
+  OptionsError,
+  parseAddress,
+  parseBoolean,
+  parseDuration,
+  parsePositiveInteger,
+  parseSize,
+  parseTrustedProxies,
+  quote,
+  type ProxyRange,
 } from './options-values';
 
 export { OptionsError, parseDuration, parseSize } from './options-values';
@@ -146,7 +162,8 @@ export function requiresTokens(config: Pick<Config, 'token' | 'fileTokens'>): bo
   return config.token !== null || config.fileTokens !== null;
 }
 
-export type ParsedCommandLine = { kind: 'help'; usage: string } | { kind: 'version'; line: string } | { kind: 'config'; config: Config };
+export type ParsedCommandLine =
+  { kind: 'help'; usage: string } | { kind: 'version'; line: string } | { kind: 'config'; config: Config };
 
 // setTimeout fires at once for delays above 2^31-1 ms, so a longer timeout would mean "none".
 const MAX_DURATION_MS = 2 ** 31 - 1;
@@ -178,7 +195,11 @@ export function parseCommandLine(argv: readonly string[], cwd: string): ParsedCo
 // ── 2. Interpret: each flag on its own, every message naming it ──────────────
 
 /** The flag's value through `convert`, or the table's default when it was not given. */
-function read<N extends ValueFlagName<typeof SERVER_FLAGS>, T>(raw: RawFlags, name: N, convert: (text: string) => T): T | (typeof SERVER_FLAGS)[N]['fallback'] {
+function read<N extends ValueFlagName<typeof SERVER_FLAGS>, T>(
+  raw: RawFlags,
+  name: N,
+  convert: (text: string) => T,
+): T | (typeof SERVER_FLAGS)[N]['fallback'] {
   return valueOrDefault(raw, SERVER_FLAGS, name, convert);
 }
 
@@ -204,7 +225,8 @@ const positiveSize = (text: string): number => {
 const fraction = (text: string): number => {
   const m = /^(\d+(?:\.\d+)?|\.\d+)(%?)$/.exec(text);
   const share = m === null ? NaN : Number(m[1]) / (m[2] === '%' ? 100 : 1);
-  if (!(share > 0 && share <= 1)) throw new OptionsError(`expected a share above 0 and at most 1 (0.5 or 50%), got ${quote(text)}`);
+  if (!(share > 0 && share <= 1))
+    throw new OptionsError(`expected a share above 0 and at most 1 (0.5 or 50%), got ${quote(text)}`);
   return share;
 };
 
@@ -212,7 +234,8 @@ const fraction = (text: string): number => {
 function countOrDuration(text: string, minCount: number): { count: number } | { ms: number } {
   if (/^\d+$/.test(text)) {
     const count = Number(text);
-    if (!Number.isSafeInteger(count) || count < minCount) throw new OptionsError(`expected a count of at least ${minCount} or a duration such as 10m, got ${quote(text)}`);
+    if (!Number.isSafeInteger(count) || count < minCount)
+      throw new OptionsError(`expected a count of at least ${minCount} or a duration such as 10m, got ${quote(text)}`);
     return { count };
   }
   return { ms: durationMs(text) };
@@ -278,7 +301,8 @@ function interpret(raw: RawFlags, cwd: string): Config {
 const STREAM_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 const streamName = (text: string): string => {
-  if (!STREAM_NAME.test(text)) throw new OptionsError(`expected 1 to 64 characters of A-Z, a-z, 0-9, _ and -, got ${quote(text)}`);
+  if (!STREAM_NAME.test(text))
+    throw new OptionsError(`expected 1 to 64 characters of A-Z, a-z, 0-9, _ and -, got ${quote(text)}`);
   return text;
 };
 
@@ -290,7 +314,10 @@ interface NatsTarget {
 
 /** One server URL, its credentials taken out (the client takes them apart, and logs must not show them). */
 function natsServer(server: string): { url: string; auth: NatsAuth | null } {
-  const bad = (): OptionsError => new OptionsError(`expected nats://host:port (or nats://user:password@host:port), got ${quote(server.replace(/\/\/[^@/]*@/, '//…@'))}`);
+  const bad = (): OptionsError =>
+    new OptionsError(
+      `expected nats://host:port (or nats://user:password@host:port), got ${quote(server.replace(/\/\/[^@/]*@/, '//…@'))}`,
+    );
   let parsed: URL;
   try {
     parsed = new URL(server.includes('://') ? server : `nats://${server}`);
@@ -310,12 +337,19 @@ function natsServer(server: string): { url: string; auth: NatsAuth | null } {
  * nats://token@host:port authenticate; one set of credentials serves every node.
  */
 const natsServers = (text: string): NatsTarget => {
-  const parts = text.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  const parts = text
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
   if (parts.length === 0) throw new OptionsError('expected nats://host:port, several separated by commas');
   const servers = parts.map(natsServer);
   const auths = servers.flatMap(({ auth }) => (auth === null ? [] : [JSON.stringify(auth)]));
-  if (new Set(auths).size > 1) throw new OptionsError('the URLs carry different credentials: give them once, on any one of them');
-  return Object.freeze({ servers: Object.freeze(servers.map(({ url }) => url)), auth: servers.find(({ auth }) => auth !== null)?.auth ?? null });
+  if (new Set(auths).size > 1)
+    throw new OptionsError('the URLs carry different credentials: give them once, on any one of them');
+  return Object.freeze({
+    servers: Object.freeze(servers.map(({ url }) => url)),
+    auth: servers.find(({ auth }) => auth !== null)?.auth ?? null,
+  });
 };
 
 const httpUrl = (text: string): string => {
@@ -326,7 +360,10 @@ const httpUrl = (text: string): string => {
 const REPLICATION_FLAGS = ['journal-stream', 'journal-replicas', 'journal-timeout', 'node', 'advertise'] as const;
 
 function resolveReplication(raw: RawFlags, dir: string, journal: JournalConfig): ReplicationConfig | null {
-  if (raw.has('journal-nats') && raw.has('follow')) throw new OptionsError('-journal-nats and -follow cannot be used together: a server ships its journal (primary) or follows one (replica)');
+  if (raw.has('journal-nats') && raw.has('follow'))
+    throw new OptionsError(
+      '-journal-nats and -follow cannot be used together: a server ships its journal (primary) or follows one (replica)',
+    );
   const role = raw.has('follow') ? 'replica' : raw.has('journal-nats') ? 'primary' : null;
   if (role === null) {
     for (const name of [...REPLICATION_FLAGS, 'promote', 'min-seq-wait']) {
@@ -336,12 +373,18 @@ function resolveReplication(raw: RawFlags, dir: string, journal: JournalConfig):
   }
   // Every entry goes to the stream: a journal that leaves writes out would make replicas that lack them.
   if (journal.logFile === null || journal.logLevel === 'none' || journal.logLevel === 'error') {
-    throw new OptionsError(`-${role === 'replica' ? 'follow' : 'journal-nats'}: needs a journal that records every change (-log-level mod or all)`);
+    throw new OptionsError(
+      `-${role === 'replica' ? 'follow' : 'journal-nats'}: needs a journal that records every change (-log-level mod or all)`,
+    );
   }
   if (role === 'primary') {
-    for (const name of ['promote', 'min-seq-wait']) if (raw.has(name)) throw new OptionsError(`-${name}: only a replica (-follow) takes it`);
+    for (const name of ['promote', 'min-seq-wait'])
+      if (raw.has(name)) throw new OptionsError(`-${name}: only a replica (-follow) takes it`);
   }
-  const target = flagValue<NatsTarget>(raw, role === 'replica' ? 'follow' : 'journal-nats', natsServers, { servers: [], auth: null });
+  const target = flagValue<NatsTarget>(raw, role === 'replica' ? 'follow' : 'journal-nats', natsServers, {
+    servers: [],
+    auth: null,
+  });
   return Object.freeze({
     role,
     servers: target.servers,
@@ -390,9 +433,11 @@ function resolveJournal(raw: RawFlags, resolve: Resolve, storage: Pick<Config, '
   const logCompress = read(raw, 'log-compress', parseBoolean);
   if (logFile === null) {
     if (logCompress) throw new OptionsError('-log-compress: needs a journal; -log-level none turned it off');
-    if (raw.has('log-max-size')) throw new OptionsError('-log-max-size: needs a journal; -log-level none turned it off');
+    if (raw.has('log-max-size'))
+      throw new OptionsError('-log-max-size: needs a journal; -log-level none turned it off');
     // Only an explicit -log-fsync asks for a journal: the default must not stop `-log-level none` from starting.
-    if (raw.has('log-fsync') && logFsync) throw new OptionsError('-log-fsync: needs a journal; -log-level none turned it off');
+    if (raw.has('log-fsync') && logFsync)
+      throw new OptionsError('-log-fsync: needs a journal; -log-level none turned it off');
   }
   if (logFile !== null && logFile === dbFile) {
     throw new OptionsError('-log-file: must not be the database file given to -db');
@@ -412,13 +457,16 @@ function resolveSnapshots(raw: RawFlags, resolve: Resolve, logFile: string | nul
   const journaled = logFile !== null && (level === 'mod' || level === 'all');
   if (!journaled) {
     for (const name of ['snapshot-every', 'snapshot-dir', 'log-retain']) {
-      if (raw.has(name)) throw new OptionsError(`-${name}: needs a journal that records every change; run with the journal on (-log-level mod or all)`);
+      if (raw.has(name))
+        throw new OptionsError(
+          `-${name}: needs a journal that records every change; run with the journal on (-log-level mod or all)`,
+        );
     }
   }
   if (retain !== null && every === null) {
     throw new OptionsError('-log-retain: needs -snapshot-every: only journal files a snapshot covers are removed');
   }
-  const snapshotDir = logFile === null ? null : dir ?? SERVER_FLAGS['snapshot-dir'].fallback(logFile);
+  const snapshotDir = logFile === null ? null : (dir ?? SERVER_FLAGS['snapshot-dir'].fallback(logFile));
   return { snapshotEvery: every, snapshotDir, logRetain: retain };
 }
 

@@ -39,36 +39,50 @@ export function parseTokensFile(text: string, where: string): FileToken[] {
     throw new OptionsError(`${where}: not valid JSON (${(error as Error).message})`);
   }
   const tokens = (doc as { tokens?: unknown } | null)?.tokens;
-  if (typeof doc !== 'object' || doc === null || !Array.isArray(tokens)) throw new OptionsError(`${where}: expected an object with a "tokens" array`);
+  if (typeof doc !== 'object' || doc === null || !Array.isArray(tokens))
+    throw new OptionsError(`${where}: expected an object with a "tokens" array`);
   const seen = new Set<string>();
   return tokens.map((item, index) => {
     const token = parseToken(item, `${where}: tokens[${index}]`);
-    if (seen.has(token.name)) throw new OptionsError(`${where}: tokens[${index}]: the name ${JSON.stringify(token.name)} is used twice`);
+    if (seen.has(token.name))
+      throw new OptionsError(`${where}: tokens[${index}]: the name ${JSON.stringify(token.name)} is used twice`);
     seen.add(token.name);
     return token;
   });
 }
 
 function parseToken(item: unknown, where: string): FileToken {
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new OptionsError(`${where}: expected an object`);
+  if (typeof item !== 'object' || item === null || Array.isArray(item))
+    throw new OptionsError(`${where}: expected an object`);
   const value = item as Record<string, unknown>;
   const unknown = Object.keys(value).find((key) => !FIELDS.has(key));
-  if (unknown !== undefined) throw new OptionsError(`${where}: unknown field ${JSON.stringify(unknown)} (known: ${[...FIELDS].join(', ')})`);
-  if (!isTokenName(value.name)) throw new OptionsError(`${where}: "name" must be 1 to 64 characters of A-Z, a-z, 0-9, _, . and -`);
+  if (unknown !== undefined)
+    throw new OptionsError(`${where}: unknown field ${JSON.stringify(unknown)} (known: ${[...FIELDS].join(', ')})`);
+  if (!isTokenName(value.name))
+    throw new OptionsError(`${where}: "name" must be 1 to 64 characters of A-Z, a-z, 0-9, _, . and -`);
   if (!isAccessRole(value.role)) throw new OptionsError(`${where}: "role" must be admin, write or read`);
-  if (!isSecretHash(value.hash)) throw new OptionsError(`${where}: "hash" must be "sha256:" and 64 lowercase hex digits (the hash, never the secret)`);
+  if (!isSecretHash(value.hash))
+    throw new OptionsError(
+      `${where}: "hash" must be "sha256:" and 64 lowercase hex digits (the hash, never the secret)`,
+    );
   const databases = parseDatabases(value.databases, value.role, where);
-  const expiresMs = value.expires === undefined ? null : typeof value.expires === 'string' ? Date.parse(value.expires) : NaN;
-  if (expiresMs !== null && !Number.isFinite(expiresMs)) throw new OptionsError(`${where}: "expires" must be an ISO date-time such as 2027-07-01T00:00:00Z`);
+  const expiresMs =
+    value.expires === undefined ? null : typeof value.expires === 'string' ? Date.parse(value.expires) : NaN;
+  if (expiresMs !== null && !Number.isFinite(expiresMs))
+    throw new OptionsError(`${where}: "expires" must be an ISO date-time such as 2027-07-01T00:00:00Z`);
   return { id: `file:${value.name}`, name: value.name, role: value.role, databases, hash: value.hash, expiresMs };
 }
 
 function parseDatabases(raw: unknown, role: AccessRole, where: string): string[] {
   if (raw === undefined && role === 'admin') return ['*'];
-  if (!Array.isArray(raw) || raw.length === 0) throw new OptionsError(`${where}: "databases" must be a non-empty array of names or patterns such as "clase-*"`);
+  if (!Array.isArray(raw) || raw.length === 0)
+    throw new OptionsError(`${where}: "databases" must be a non-empty array of names or patterns such as "clase-*"`);
   return raw.map((entry) => {
     const pattern = normalizePattern(entry);
-    if (pattern === null) throw new OptionsError(`${where}: ${JSON.stringify(entry)} is not a database name or pattern (a-z, 0-9, _, - and *)`);
+    if (pattern === null)
+      throw new OptionsError(
+        `${where}: ${JSON.stringify(entry)} is not a database name or pattern (a-z, 0-9, _, - and *)`,
+      );
     return pattern;
   });
 }

@@ -99,10 +99,19 @@ export function isConsolePath(path: string): boolean {
 export function consoleRoutes(dirs: readonly string[] = consoleDirectories()) {
   const assets = new Map<string, Asset>(dirs.flatMap((dir) => (existsSync(dir) ? [...loadAssets(dir)] : [])));
   // The API does not depend on the console: without its files the service still serves, `/` is 404, and it says why.
-  if (!assets.has('index.html')) process.stderr.write(`sqlscribe: the web console is not served: no index.html in ${dirs.join(' or ')}\n`);
-  else if (!assets.has('editor.js')) process.stderr.write(`sqlscribe: the web console's SQL editor is missing (no editor.js in ${dirs.join(' or ')}): run npm run build\n`);
+  if (!assets.has('index.html'))
+    process.stderr.write(`sqlscribe: the web console is not served: no index.html in ${dirs.join(' or ')}\n`);
+  else if (!assets.has('editor.js'))
+    process.stderr.write(
+      `sqlscribe: the web console's SQL editor is missing (no editor.js in ${dirs.join(' or ')}): run npm run build\n`,
+    );
   return async function serveConsole(ctx: Context, next: Next): Promise<void> {
-    const name = ctx.path === '/' || ctx.path === '/index.html' ? 'index.html' : ctx.path.startsWith(CONSOLE_PREFIX) ? ctx.path.slice(CONSOLE_PREFIX.length) : undefined;
+    const name =
+      ctx.path === '/' || ctx.path === '/index.html'
+        ? 'index.html'
+        : ctx.path.startsWith(CONSOLE_PREFIX)
+          ? ctx.path.slice(CONSOLE_PREFIX.length)
+          : undefined;
     if (name === undefined) {
       await next();
       return;

@@ -44,7 +44,8 @@ function splitSources(sources: readonly SqlSource[]): SqlSource[] {
 export function parseBatch(sources: readonly SqlSource[], maxStatements: number): Batch {
   const texts = splitSources(sources);
   if (texts.length === 0) throw new EngineError('EMPTY_SQL');
-  if (texts.length > maxStatements) throw new EngineError('TOO_MANY_STATEMENTS', { count: texts.length, max: maxStatements });
+  if (texts.length > maxStatements)
+    throw new EngineError('TOO_MANY_STATEMENTS', { count: texts.length, max: maxStatements });
   const statements = texts.map((text, index): ParsedStatement => {
     try {
       const statement = classifyStatement(text.sql);

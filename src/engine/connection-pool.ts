@@ -67,7 +67,10 @@ export class Connection {
   /** Transaction control, prepared once: db.exec would parse the text on every request. */
   private readonly control: Readonly<Record<'DEFERRED' | 'IMMEDIATE' | 'COMMIT' | 'ROLLBACK', Database.Statement>>;
 
-  constructor(readonly file: string, options: ConnectionOptions = {}) {
+  constructor(
+    readonly file: string,
+    options: ConnectionOptions = {},
+  ) {
     this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 0, fileMustExist: options.mustExist === true });
     this.db.defaultSafeIntegers(true);
     useWal(this.db);
@@ -198,11 +201,13 @@ export class Connection {
    * have written (a held batch of an in-process engine), nothing is cached.
    */
   countRows(quotedTable: string, cache: boolean): bigint {
-    const count = (): bigint => this.prepare(`SELECT count(*) FROM ${quotedTable}`).pluck().safeIntegers(true).get() as bigint;
+    const count = (): bigint =>
+      this.prepare(`SELECT count(*) FROM ${quotedTable}`).pluck().safeIntegers(true).get() as bigint;
     if (!cache) return count();
     const dataVersion = this.dataVersion.get() as bigint;
     const cached = this.counts.get(quotedTable);
-    if (cached !== undefined && cached.dataVersion === dataVersion && cached.writes === this.writes) return cached.count;
+    if (cached !== undefined && cached.dataVersion === dataVersion && cached.writes === this.writes)
+      return cached.count;
     const fresh = count();
     this.counts.set(quotedTable, { dataVersion, writes: this.writes, count: fresh });
     return fresh;
@@ -224,7 +229,10 @@ export class Connection {
 export class ConnectionPool {
   private readonly connections = new Map<string, Connection>();
 
-  constructor(private readonly capacity: number, private readonly options: ConnectionOptions = {}) {}
+  constructor(
+    private readonly capacity: number,
+    private readonly options: ConnectionOptions = {},
+  ) {}
 
   get(file: string): Connection {
     let connection = this.connections.get(file);

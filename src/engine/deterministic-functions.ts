@@ -70,7 +70,9 @@ export class DeterministicFunctions {
     db.function('random', { deterministic: false, safeIntegers: true }, () => BigInt.asIntN(64, this.random.next()));
     db.function('randomblob', { deterministic: false, safeIntegers: true }, (size: unknown) => this.randomBlob(size));
     for (const [name, timeArgs, nowWhenFewer] of TIME_FUNCTIONS) {
-      db.function(name, { deterministic: true, varargs: true, safeIntegers: true }, (...args: unknown[]) => this.timeFunction(name, timeArgs, nowWhenFewer, args));
+      db.function(name, { deterministic: true, varargs: true, safeIntegers: true }, (...args: unknown[]) =>
+        this.timeFunction(name, timeArgs, nowWhenFewer, args),
+      );
     }
     for (const [name, sql] of CURRENT) {
       db.function(name, { deterministic: true, safeIntegers: true }, () => plainCall(sql, [this.clockText()]));
@@ -94,7 +96,8 @@ export class DeterministicFunctions {
 
   private randomBlob(size: unknown): Buffer {
     const length = Math.max(1, Number(size) || 0);
-    if (length > MAX_BLOB) throw new EngineError('VALUE_TOO_LARGE', { detail: 'randomblob() larger than 1000000000 bytes' });
+    if (length > MAX_BLOB)
+      throw new EngineError('VALUE_TOO_LARGE', { detail: 'randomblob() larger than 1000000000 bytes' });
     const blob = Buffer.alloc(length);
     for (let i = 0; i < length; i += 8) {
       const word = this.random.next();
@@ -109,7 +112,6 @@ export class DeterministicFunctions {
     const placeholders = fixed.map(() => '?').join(', ');
     return plainCall(`${name}(${placeholders})`, fixed);
   }
-
 }
 
 /**

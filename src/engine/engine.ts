@@ -9,7 +9,15 @@ import { createDatabaseFile } from './files/database-file';
 import { isReadonlyKind, type StatementKind } from './dialect/statement';
 import { Connection, ConnectionPool, type ConnectionOptions } from './connection-pool';
 import { readPosition, recordPosition } from './files/journal-position';
-import type { ExecRequest, ExecStatement, GroupOutcome, JournalPosition, RowPage, RowsRequest, StatementResult } from './protocol';
+import type {
+  ExecRequest,
+  ExecStatement,
+  GroupOutcome,
+  JournalPosition,
+  RowPage,
+  RowsRequest,
+  StatementResult,
+} from './protocol';
 import { listTableSchemas, type TableSchema } from './schema/schema';
 import { SessionTransaction } from './session-transaction';
 import { runStatements, type StatementListener } from './statement-runner';
@@ -63,7 +71,12 @@ export class Engine {
     const lookups = pointLookups(request);
     const planned = plannedRead(request);
     if (lookups === undefined && planned === undefined) return undefined;
-    return this.readHere(request, (connection) => (lookups !== undefined && lookups.every((lookup) => isBoundedOn(connection, lookup))) || (planned !== undefined && isPlannedBoundedOn(connection, planned.statement, planned.sql, planned.facts)));
+    return this.readHere(
+      request,
+      (connection) =>
+        (lookups !== undefined && lookups.every((lookup) => isBoundedOn(connection, lookup))) ||
+        (planned !== undefined && isPlannedBoundedOn(connection, planned.statement, planned.sql, planned.facts)),
+    );
   }
 
   /** Runs the request in a read transaction if `bounded` says so inside it; undefined, rolled back, otherwise. */
@@ -73,7 +86,9 @@ export class Engine {
     connection.begin('DEFERRED');
     try {
       // Reads only, in the snapshot begin() checked the schema version of.
-      const results = connection.schema.pinnedFor(() => (bounded(connection) ? runStatements(connection, request.statements, request) : undefined));
+      const results = connection.schema.pinnedFor(() =>
+        bounded(connection) ? runStatements(connection, request.statements, request) : undefined,
+      );
       if (results === undefined) {
         connection.rollback();
         return undefined;
@@ -128,7 +143,12 @@ export class Engine {
   }
 
   /** One attempt at a group; undefined when a batch ended the transaction (it is then in `failed`). */
-  private tryGroup(connection: Connection, requests: readonly ExecRequest[], failed: Map<number, EngineError>, onStatement?: StatementListener): GroupOutcome[] | undefined {
+  private tryGroup(
+    connection: Connection,
+    requests: readonly ExecRequest[],
+    failed: Map<number, EngineError>,
+    onStatement?: StatementListener,
+  ): GroupOutcome[] | undefined {
     connection.noteWrite();
     connection.begin('IMMEDIATE');
     const outcomes: GroupOutcome[] = [];
@@ -137,7 +157,9 @@ export class Engine {
       for (const [index, request] of requests.entries()) {
         if (index > 0 && connection.schema.hasDeferredForeignKeys()) break;
         const known = failed.get(index);
-        const ran = known ? { outcome: { error: known.toData() } } : runInSavepoint(connection, request, (statement) => onStatement?.(offset + statement));
+        const ran = known
+          ? { outcome: { error: known.toData() } }
+          : runInSavepoint(connection, request, (statement) => onStatement?.(offset + statement));
         if ('ended' in ran) {
           failed.set(index, ran.ended);
           return undefined;
@@ -218,7 +240,10 @@ export class Engine {
     return connection;
   }
 
-  private run(request: ExecRequest, onStatement?: StatementListener): { connection: Connection; results: StatementResult[] } {
+  private run(
+    request: ExecRequest,
+    onStatement?: StatementListener,
+  ): { connection: Connection; results: StatementResult[] } {
     const connection = this.pool.get(request.file);
     const writes = !request.statements.every((statement) => isReadonlyKind(statement.kind));
     if (writes) connection.noteWrite();
@@ -241,7 +266,8 @@ export class Engine {
    * requests outside the session (in this process too) see the state before it.
    */
   beginSession(file: string): void {
-    if (this.session !== null) throw new EngineError('INTERNAL', {}, { cause: new Error('engine already holds a session') });
+    if (this.session !== null)
+      throw new EngineError('INTERNAL', {}, { cause: new Error('engine already holds a session') });
     this.session = new SessionTransaction(new Connection(file, this.connectionOptions));
   }
 
@@ -376,7 +402,11 @@ function plannedRead(request: ExecRequest): { statement: ExecStatement; sql: str
   if (statement === undefined || facts === undefined) return undefined;
   try {
     // Reads of the schema table are filtered, as the runner does.
-    return { statement, sql: rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: true }), facts };
+    return {
+      statement,
+      sql: rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: true }),
+      facts,
+    };
   } catch {
     return undefined;
   }
@@ -398,7 +428,11 @@ const SAVEPOINT_GROUP = `SAVEPOINT ${GROUP_SAVEPOINT}`;
 const RELEASE_GROUP = `RELEASE ${GROUP_SAVEPOINT}`;
 
 /** Runs one batch of a group: its outcome, or `ended` when its failure ended the whole transaction. */
-function runInSavepoint(connection: Connection, request: ExecRequest, onStatement: StatementListener): { outcome: GroupOutcome } | { ended: EngineError } {
+function runInSavepoint(
+  connection: Connection,
+  request: ExecRequest,
+  onStatement: StatementListener,
+): { outcome: GroupOutcome } | { ended: EngineError } {
   connection.setBatchContext(request.context);
   connection.runPlain(SAVEPOINT_GROUP);
   try {
@@ -435,7 +469,11 @@ function keepsSchema(statement: ExecStatement): boolean {
  * until the schema has deferred foreign keys (`stopped`: the group ends there,
  * after its first batch).
  */
-function runPlainStretch(connection: Connection, requests: readonly ExecRequest[], from: number): { ran: number; stopped: boolean } {
+function runPlainStretch(
+  connection: Connection,
+  requests: readonly ExecRequest[],
+  from: number,
+): { ran: number; stopped: boolean } {
   let index = from;
   for (; index < requests.length; index++) {
     const request = requests[index] as ExecRequest;

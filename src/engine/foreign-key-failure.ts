@@ -58,18 +58,31 @@ function violations(db: Database.Database): Violation[] {
 
 function primaryKeyOf(db: Database.Database, table: string): string[] {
   const columns = db.pragma(`table_info(${quoteName(table)})`) as Array<{ name: string; pk: bigint | number }>;
-  return columns.filter((column) => Number(column.pk) > 0).sort((a, b) => Number(a.pk) - Number(b.pk)).map((column) => column.name);
+  return columns
+    .filter((column) => Number(column.pk) > 0)
+    .sort((a, b) => Number(a.pk) - Number(b.pk))
+    .map((column) => column.name);
 }
 
-function describe(db: Database.Database, violation: Violation, target: string | undefined): ForeignKeyFailure | undefined {
-  const keys = (db.pragma(`foreign_key_list(${quoteName(violation.table)})`) as ForeignKeyRow[])
-    .filter((key) => Number(key.id) === Number(violation.fkid));
+function describe(
+  db: Database.Database,
+  violation: Violation,
+  target: string | undefined,
+): ForeignKeyFailure | undefined {
+  const keys = (db.pragma(`foreign_key_list(${quoteName(violation.table)})`) as ForeignKeyRow[]).filter(
+    (key) => Number(key.id) === Number(violation.fkid),
+  );
   if (keys.length === 0) return undefined;
   const columns = keys.map((key) => key.from);
-  const parentKey = keys.every((key) => key.to !== null) ? keys.map((key) => key.to ?? '') : primaryKeyOf(db, violation.parent);
+  const parentKey = keys.every((key) => key.to !== null)
+    ? keys.map((key) => key.to ?? '')
+    : primaryKeyOf(db, violation.parent);
   let values: unknown[] = [];
   if (violation.rowid !== null) {
-    const row = db.prepare(`SELECT ${columns.map(quoteName).join(', ')} FROM ${quoteName(violation.table)} WHERE rowid = ?`).raw(true).get(violation.rowid) as unknown[] | undefined;
+    const row = db
+      .prepare(`SELECT ${columns.map(quoteName).join(', ')} FROM ${quoteName(violation.table)} WHERE rowid = ?`)
+      .raw(true)
+      .get(violation.rowid) as unknown[] | undefined;
     values = row ?? [];
   }
   const side = target !== undefined && target.toLowerCase() === violation.table.toLowerCase() ? 'child' : 'parent';
@@ -77,7 +90,11 @@ function describe(db: Database.Database, violation: Violation, target: string | 
 }
 
 /** Runs the failed statement again with the foreign keys deferred and names the first reference it breaks; undefined if it cannot tell. */
-export function findForeignKeyFailure(connection: Connection, statement: ExecStatement, target: string | undefined): ForeignKeyFailure | undefined {
+export function findForeignKeyFailure(
+  connection: Connection,
+  statement: ExecStatement,
+  target: string | undefined,
+): ForeignKeyFailure | undefined {
   const db = connection.db;
   // A deferred key fails at COMMIT, not in a statement: there is nothing to run again.
   if (Number(db.pragma('defer_foreign_keys', { simple: true })) !== 0) return undefined;
@@ -102,17 +119,27 @@ export function findForeignKeyFailure(connection: Connection, statement: ExecSta
 }
 
 function pairs(table: string, columns: readonly string[], values: readonly unknown[]): string {
-  return columns.map((column, index) => (index < values.length ? `${table}.${column} = ${sqlLiteral(values[index] as StoredValue)}` : `${table}.${column}`)).join(', ');
+  return columns
+    .map((column, index) =>
+      index < values.length ? `${table}.${column} = ${sqlLiteral(values[index] as StoredValue)}` : `${table}.${column}`,
+    )
+    .join(', ');
 }
 
 /** The catalog error with the failing reference in words and in fields. */
 export function foreignKeyError(error: EngineError, failure: ForeignKeyFailure): EngineError {
-  const names = (table: string, columns: readonly string[]): string => columns.map((column) => `${table}.${column}`).join(', ');
-  const words = failure.side === 'child'
-    ? `${pairs(failure.table, failure.columns, failure.values)} has no ${names(failure.references.table, failure.references.columns)}`
-    : `${pairs(failure.references.table, failure.references.columns, failure.values)} is still referenced by ${names(failure.table, failure.columns)}`;
+  const names = (table: string, columns: readonly string[]): string =>
+    columns.map((column) => `${table}.${column}`).join(', ');
+  const words =
+    failure.side === 'child'
+      ? `${pairs(failure.table, failure.columns, failure.values)} has no ${names(failure.references.table, failure.references.columns)}`
+      : `${pairs(failure.references.table, failure.references.columns, failure.values)} is still referenced by ${names(failure.table, failure.columns)}`;
   const details = { ...error.details, table: failure.table, columns: failure.columns, references: failure.references };
   const options = { sqliteCode: error.sqliteCode, details, cause: error.cause };
-  const explained = new EngineError('CONSTRAINT_FOREIGN_KEY', { detail: `: ${words}` }, error.statement === undefined ? options : { ...options, statement: error.statement });
+  const explained = new EngineError(
+    'CONSTRAINT_FOREIGN_KEY',
+    { detail: `: ${words}` },
+    error.statement === undefined ? options : { ...options, statement: error.statement },
+  );
   return explained;
 }

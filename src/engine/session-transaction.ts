@@ -37,7 +37,9 @@ export class SessionTransaction {
     this.connection.setBatchContext(request.context);
     this.savepoint(marker);
     try {
-      return runStatements(this.connection, request.statements, request, onStatement, (statement) => this.follow(statement, marker));
+      return runStatements(this.connection, request.statements, request, onStatement, (statement) =>
+        this.follow(statement, marker),
+      );
     } catch (error) {
       this.undoRequest(marker);
       throw error;

@@ -34,7 +34,11 @@ export function runStatements(
   afterEach?: (statement: ExecStatement) => void,
 ): StatementResult[] {
   const results: StatementResult[] = [];
-  const budget: RowBudget = { rows: limits.maxResultRows, bytesLeft: limits.maxResultBytes ?? Infinity, json: limits.jsonRows === true };
+  const budget: RowBudget = {
+    rows: limits.maxResultRows,
+    bytesLeft: limits.maxResultBytes ?? Infinity,
+    json: limits.jsonRows === true,
+  };
   // A batch that writes is replayed: each of its SELECTs runs to its end, so that random() and the like
   // are called as many times live as on replay, whatever -max-result-rows keeps of the rows.
   const complete = !statements.every((statement) => isReadonlyKind(statement.kind));
@@ -45,7 +49,11 @@ export function runStatements(
       results.push(runStatement(connection, statement, budget, complete));
       afterEach?.(statement);
     } catch (error) {
-      const engineError = explained(connection, statement, toEngineError(error, (table, column) => connection.isBool(table, column)));
+      const engineError = explained(
+        connection,
+        statement,
+        toEngineError(error, (table, column) => connection.isBool(table, column)),
+      );
       engineError.statement = index;
       throw engineError;
     }
@@ -99,7 +107,11 @@ function namedMismatch(connection: Connection, statement: ExecStatement, error: 
   const table = targetTable(statement.sql);
   const key = table === undefined ? undefined : readTableSchema(connection.db, table)?.primaryKey;
   const column = table !== undefined && key ? `${table}.${key}` : 'INTEGER PRIMARY KEY';
-  return new EngineError('TYPE_MISMATCH', { column, expected: 'INT', actual: 'not an integer' }, { sqliteCode: 'SQLITE_MISMATCH' });
+  return new EngineError(
+    'TYPE_MISMATCH',
+    { column, expected: 'INT', actual: 'not an integer' },
+    { sqliteCode: 'SQLITE_MISMATCH' },
+  );
 }
 
 /** The table an INSERT, REPLACE or UPDATE writes to. */
@@ -112,14 +124,25 @@ function targetTable(sql: string): string | undefined {
   return name !== undefined && isNameToken(name) ? nameOf(name) : undefined;
 }
 
-function runStatement(connection: Connection, statement: ExecStatement, budget: RowBudget, complete: boolean): StatementResult {
+function runStatement(
+  connection: Connection,
+  statement: ExecStatement,
+  budget: RowBudget,
+  complete: boolean,
+): StatementResult {
   if (statement.kind === 'integrity-check') return integrityCheck(connection.db);
-  const sql = rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: statement.kind === 'select' });
+  const sql = rewriteForStorage({
+    sql: statement.sql,
+    kind: statement.kind,
+    level: 'table',
+    readonly: statement.kind === 'select',
+  });
   const prepared = connection.prepare(sql);
   checkNamedParameters(statement.sql, statement.params);
   const params = toBindParameters(statement.params);
   const verb = MESSAGE_VERBS[statement.kind];
-  if (prepared.reader && (statement.kind === 'select' || verb)) return readRows(connection, prepared, params, budget, verb, complete);
+  if (prepared.reader && (statement.kind === 'select' || verb))
+    return readRows(connection, prepared, params, budget, verb, complete);
   // ALTER TABLE … ADD COLUMN on a STRICT table runs SQLite's own check query, so it "returns data": run it, answer OK.
   if (prepared.reader) {
     const checked = readRows(connection, prepared, params, budget, verb, complete);
@@ -127,7 +150,9 @@ function runStatement(connection: Connection, statement: ExecStatement, budget: 
     return { ...checked, columns: [], rows: [], message: 'OK', changes: 0 };
   }
   const info = prepared.run(...params);
-  return verb ? { columns: [], rows: [], message: `${verb} ${info.changes}`, changes: info.changes } : { columns: [], rows: [], message: 'OK', changes: 0 };
+  return verb
+    ? { columns: [], rows: [], message: `${verb} ${info.changes}`, changes: info.changes }
+    : { columns: [], rows: [], message: 'OK', changes: 0 };
 }
 
 /** What a request may still return: rows per statement, bytes for the whole request. */
@@ -151,7 +176,14 @@ export interface ResultLimits {
  * the request's -max-result-bytes. A statement that writes (INSERT …
  * RETURNING) is run to the end so that every change is applied.
  */
-function readRows(connection: Connection, prepared: Database.Statement, params: unknown[], budget: RowBudget, verb: string | undefined, complete: boolean): StatementResult {
+function readRows(
+  connection: Connection,
+  prepared: Database.Statement,
+  params: unknown[],
+  budget: RowBudget,
+  verb: string | undefined,
+  complete: boolean,
+): StatementResult {
   const { names, bools, types } = connection.schema.shape(prepared);
   const rows: ResultValue[][] = [];
   const jsonRows = new JsonRowChunks();
@@ -175,7 +207,9 @@ function readRows(connection: Connection, prepared: Database.Statement, params: 
     if (!verb && !complete) break;
   }
   // `types` sits between columns and rows, as the API documents; a result of expressions only (SELECT 1) has none.
-  const result: StatementResult = types ? { columns: [...names], types: [...types], rows } : { columns: [...names], rows };
+  const result: StatementResult = types
+    ? { columns: [...names], types: [...types], rows }
+    : { columns: [...names], rows };
   // No rows (INSERT, CREATE…) stay a plain [], which the response writes on its fast path.
   if (!jsonRows.empty) result.rowsJson = jsonRows.done();
   if (seen > kept) result.truncated = true;
@@ -190,8 +224,15 @@ function integrityCheck(db: Database.Database): StatementResult {
     .filter((text) => text !== 'ok');
   const violations = db.pragma('foreign_key_check') as Array<{ table: string; rowid: bigint | null; parent: string }>;
   for (const violation of violations) {
-    problems.push(`foreign key violation: ${violation.table} row ${violation.rowid ?? '?'} references a missing row of ${violation.parent}`);
+    problems.push(
+      `foreign key violation: ${violation.table} row ${violation.rowid ?? '?'} references a missing row of ${violation.parent}`,
+    );
   }
   const rows = problems.length === 0 ? [['ok']] : problems.map((problem) => [problem]);
-  return { columns: ['result'], rows, message: problems.length === 0 ? 'OK' : `${problems.length} problems`, changes: 0 };
+  return {
+    columns: ['result'],
+    rows,
+    message: problems.length === 0 ? 'OK' : `${problems.length} problems`,
+    changes: 0,
+  };
 }

@@ -59,7 +59,18 @@ const ALIASES: ReadonlyMap<string, ColumnType> = new Map([
 ]);
 
 /** Types that may carry a length or precision, as in VARCHAR(20) or DECIMAL(10, 2). */
-const SIZED = new Set(['VARCHAR', 'CHAR', 'CHARACTER VARYING', 'CHARACTER', 'NUMERIC', 'DECIMAL', 'NVARCHAR', 'NCHAR', 'NATIVE CHARACTER', 'VARYING CHARACTER']);
+const SIZED = new Set([
+  'VARCHAR',
+  'CHAR',
+  'CHARACTER VARYING',
+  'CHARACTER',
+  'NUMERIC',
+  'DECIMAL',
+  'NVARCHAR',
+  'NCHAR',
+  'NATIVE CHARACTER',
+  'VARYING CHARACTER',
+]);
 
 /** A declared type read into its name and size, both normalized (upper case, single spaces, no blanks in the size). */
 function parseDeclared(declared: string): { name: string; size: string } | undefined {

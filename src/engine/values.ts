@@ -15,7 +15,8 @@ function toBindValue(value: SqlValue, where: string): BindValue {
   if (value === null || typeof value === 'string') return value;
   if (typeof value === 'boolean') return value ? 1n : 0n;
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new EngineError('PARAMETER_MISMATCH', { detail: `${where} is not a finite number` });
+    if (!Number.isFinite(value))
+      throw new EngineError('PARAMETER_MISMATCH', { detail: `${where} is not a finite number` });
     return Number.isSafeInteger(value) ? BigInt(value) : value;
   }
   throw new EngineError('PARAMETER_MISMATCH', { detail: `${where} must be a string, number, boolean or null` });
@@ -80,7 +81,8 @@ export function convertRow(row: unknown[], boolColumns: readonly boolean[]): Res
   for (let i = 0; i < row.length; i++) {
     const value = row[i];
     // Text, reals and NULL, most of a row, are already what JSON takes: left as they are.
-    if (typeof value === 'bigint' || (typeof value === 'object' && value !== null)) row[i] = toResultValue(value, boolColumns[i] === true);
+    if (typeof value === 'bigint' || (typeof value === 'object' && value !== null))
+      row[i] = toResultValue(value, boolColumns[i] === true);
   }
   return row as ResultValue[];
 }
@@ -95,7 +97,8 @@ export function convertRowWeighed(row: unknown[], boolColumns: readonly boolean[
   let bytes = 2;
   for (let i = 0; i < row.length; i++) {
     let value = row[i];
-    if (typeof value === 'bigint' || (typeof value === 'object' && value !== null)) row[i] = value = toResultValue(value, boolColumns[i] === true);
+    if (typeof value === 'bigint' || (typeof value === 'object' && value !== null))
+      row[i] = value = toResultValue(value, boolColumns[i] === true);
     bytes += typeof value === 'string' ? value.length + 3 : 21;
   }
   return bytes;
@@ -108,8 +111,15 @@ export function convertRowWeighed(row: unknown[], boolColumns: readonly boolean[
  */
 export function checkNamedParameters(sql: string, params: SqlParams | undefined): void {
   if (params === undefined || Array.isArray(params)) return;
-  const names = new Set(tokenize(sql).filter((token) => token.kind === 'parameter').map((token) => stripSigil(token.text)));
+  const names = new Set(
+    tokenize(sql)
+      .filter((token) => token.kind === 'parameter')
+      .map((token) => stripSigil(token.text)),
+  );
   for (const key of Object.keys(params)) {
-    if (!names.has(stripSigil(key))) throw new EngineError('PARAMETER_MISMATCH', { detail: `the statement has no parameter named "${stripSigil(key)}"` });
+    if (!names.has(stripSigil(key)))
+      throw new EngineError('PARAMETER_MISMATCH', {
+        detail: `the statement has no parameter named "${stripSigil(key)}"`,
+      });
   }
 }

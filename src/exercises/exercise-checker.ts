@@ -37,7 +37,6 @@ function isServiceFailure(error: EngineError): boolean {
   return error.status >= 500 || error.errorName === 'CLIENT_CLOSED';
 }
 
-
 function answerError(error: EngineError, statements: number): AnswerError {
   const out: AnswerError = { code: error.code, class: Math.floor(error.code / 1000), message: error.message };
   // An error in the check query that follows the answer blames no statement of the answer.
@@ -58,7 +57,10 @@ export class ExerciseChecker {
   /** Parses SQL as /exec would; a database-level statement has no place in an exercise. */
   parse(sql: string): Batch {
     const batch = parseBatch([{ sql }], this.limits.maxStatements);
-    if (batch.level === 'database') throw new EngineError('EXERCISE_CHECK_INVALID', { detail: 'CREATE, DROP and SHOW DATABASE have no place in an exercise: it runs on a copy of its template' });
+    if (batch.level === 'database')
+      throw new EngineError('EXERCISE_CHECK_INVALID', {
+        detail: 'CREATE, DROP and SHOW DATABASE have no place in an exercise: it runs on a copy of its template',
+      });
     return batch;
   }
 
@@ -67,7 +69,8 @@ export class ExerciseChecker {
     try {
       return this.directory.resolve(exercise.template);
     } catch (error) {
-      if (error instanceof EngineError && error.errorName === 'NO_SUCH_DATABASE') throw new EngineError('EXERCISE_TEMPLATE_GONE', { id: exercise.id, template: exercise.template });
+      if (error instanceof EngineError && error.errorName === 'NO_SUCH_DATABASE')
+        throw new EngineError('EXERCISE_TEMPLATE_GONE', { id: exercise.id, template: exercise.template });
       throw error;
     }
   }
@@ -80,14 +83,20 @@ export class ExerciseChecker {
   async validate(exercise: ExerciseDefinition, call: CallContext): Promise<void> {
     const invalid = (detail: string): EngineError => new EngineError('EXERCISE_INVALID', { detail });
     const solution = this.parseAs(exercise.solution, 'solution');
-    if (exercise.check === null && !solution.readonly) throw invalid('a solution that changes data needs a "check" query that reads the result');
-    if (exercise.check !== null && !this.parseAs(exercise.check, 'check').readonly) throw invalid('"check" must only read (SELECT)');
+    if (exercise.check === null && !solution.readonly)
+      throw invalid('a solution that changes data needs a "check" query that reads the result');
+    if (exercise.check !== null && !this.parseAs(exercise.check, 'check').readonly)
+      throw invalid('"check" must only read (SELECT)');
     const template = this.template(exercise);
     try {
       const result = await this.runSolution(exercise, template, call);
-      if (result.truncated === true) throw invalid('the solution\'s result is larger than -max-result-rows or -max-result-bytes allow');
+      if (result.truncated === true)
+        throw invalid("the solution's result is larger than -max-result-rows or -max-result-bytes allow");
     } catch (error) {
-      if (error instanceof EngineError && !isServiceFailure(error) && error.errorName !== 'EXERCISE_INVALID') throw invalid(`the ${exercise.check === null ? 'solution' : 'solution or the check'} fails on ${exercise.template}: ${error.message}`);
+      if (error instanceof EngineError && !isServiceFailure(error) && error.errorName !== 'EXERCISE_INVALID')
+        throw invalid(
+          `the ${exercise.check === null ? 'solution' : 'solution or the check'} fails on ${exercise.template}: ${error.message}`,
+        );
       throw error;
     }
   }
@@ -96,7 +105,8 @@ export class ExerciseChecker {
     try {
       return this.parse(sql);
     } catch (error) {
-      if (error instanceof EngineError) throw new EngineError('EXERCISE_INVALID', { detail: `"${field}": ${error.message}` });
+      if (error instanceof EngineError)
+        throw new EngineError('EXERCISE_INVALID', { detail: `"${field}": ${error.message}` });
       throw error;
     }
   }
@@ -108,7 +118,13 @@ export class ExerciseChecker {
     try {
       batch = this.parse(sql);
     } catch (error) {
-      if (error instanceof EngineError) return { correct: false, feedback: { rows: { expected: 0, got: 0 } }, error: answerError(error, Number.MAX_SAFE_INTEGER), failure: error };
+      if (error instanceof EngineError)
+        return {
+          correct: false,
+          feedback: { rows: { expected: 0, got: 0 } },
+          error: answerError(error, Number.MAX_SAFE_INTEGER),
+          failure: error,
+        };
       throw error;
     }
     const expected = await this.expected(exercise, template, call);
@@ -119,7 +135,12 @@ export class ExerciseChecker {
       got = await this.run(template, [...statements, ...checkStatements], batch.readonly, call);
     } catch (error) {
       if (!(error instanceof EngineError) || isServiceFailure(error)) throw error;
-      return { correct: false, feedback: { rows: { expected: expected.rows.length, got: 0 } }, error: answerError(error, statements.length), failure: error };
+      return {
+        correct: false,
+        feedback: { rows: { expected: expected.rows.length, got: 0 } },
+        error: answerError(error, statements.length),
+        failure: error,
+      };
     }
     const verdict = compareResults(expected, { columns: got.columns, rows: got.rows }, exercise);
     if (got.truncated === true) return { correct: false, feedback: { ...verdict.feedback, truncated: true } };
@@ -141,7 +162,12 @@ export class ExerciseChecker {
       (result) => ({ columns: result.columns, rows: result.rows }),
       (error: unknown) => {
         this.solutions.delete(stamped);
-        if (error instanceof EngineError && !isServiceFailure(error)) throw new EngineError('EXERCISE_SOLUTION_FAILED', { id: exercise.id, template: exercise.template }, { cause: error });
+        if (error instanceof EngineError && !isServiceFailure(error))
+          throw new EngineError(
+            'EXERCISE_SOLUTION_FAILED',
+            { id: exercise.id, template: exercise.template },
+            { cause: error },
+          );
         throw error;
       },
     );
@@ -150,18 +176,34 @@ export class ExerciseChecker {
     return running;
   }
 
-  private runSolution(exercise: ExerciseDefinition, template: DatabaseRef, call: CallContext): Promise<StatementResult> {
+  private runSolution(
+    exercise: ExerciseDefinition,
+    template: DatabaseRef,
+    call: CallContext,
+  ): Promise<StatementResult> {
     const solution = this.parse(exercise.solution);
     const check = exercise.check === null ? [] : this.parse(exercise.check).statements;
     return this.run(template, [...solution.statements, ...check].map(toExecStatement), solution.readonly, call);
   }
 
   /** Runs statements on a copy of the template; the last statement's result. */
-  private async run(template: DatabaseRef, statements: readonly ExecStatement[], readonly: boolean, call: CallContext): Promise<StatementResult> {
+  private async run(
+    template: DatabaseRef,
+    statements: readonly ExecStatement[],
+    readonly: boolean,
+    call: CallContext,
+  ): Promise<StatementResult> {
     const lease = readonly ? await this.copies.readCopy(template) : await this.copies.writeCopy(template);
     try {
       const results = await this.engine.exec(
-        { file: lease.file, statements, maxResultRows: this.limits.maxResultRows, maxResultBytes: this.limits.maxResultBytes, context: newBatchContext(), jsonRows: false },
+        {
+          file: lease.file,
+          statements,
+          maxResultRows: this.limits.maxResultRows,
+          maxResultBytes: this.limits.maxResultBytes,
+          context: newBatchContext(),
+          jsonRows: false,
+        },
         call,
       );
       return results.at(-1) ?? { columns: [], rows: [] };

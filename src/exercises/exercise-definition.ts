@@ -45,7 +45,20 @@ export const DEFAULT_TOLERANCE = 1e-9;
 export const MAX_TITLE = 200;
 export const MAX_PROMPT = 20_000;
 export const MAX_SQL = 20_000;
-const FIELDS = ['id', 'set', 'position', 'title', 'prompt', 'template', 'solution', 'order', 'columns', 'tolerance', 'check', 'showRows'];
+const FIELDS = [
+  'id',
+  'set',
+  'position',
+  'title',
+  'prompt',
+  'template',
+  'solution',
+  'order',
+  'columns',
+  'tolerance',
+  'check',
+  'showRows',
+];
 
 function invalid(detail: string): EngineError {
   return new EngineError('EXERCISE_INVALID', { detail });
@@ -61,7 +74,8 @@ export function exerciseName(raw: unknown, field: string): string {
 function text(body: Record<string, unknown>, field: string, max: number, required: boolean): string {
   const value = body[field];
   if (value === undefined && !required) return '';
-  if (typeof value !== 'string' || (required && value.trim() === '')) throw invalid(`"${field}" must be a non-empty string`);
+  if (typeof value !== 'string' || (required && value.trim() === ''))
+    throw invalid(`"${field}" must be a non-empty string`);
   if (value.length > max) throw invalid(`"${field}" is longer than ${max} characters`);
   return value;
 }
@@ -69,7 +83,8 @@ function text(body: Record<string, unknown>, field: string, max: number, require
 function oneOf<T extends string>(body: Record<string, unknown>, field: string, values: readonly T[], fallback: T): T {
   const value = body[field];
   if (value === undefined) return fallback;
-  if (typeof value !== 'string' || !(values as readonly string[]).includes(value)) throw invalid(`"${field}" must be one of ${values.join(', ')}`);
+  if (typeof value !== 'string' || !(values as readonly string[]).includes(value))
+    throw invalid(`"${field}" must be one of ${values.join(', ')}`);
   return value as T;
 }
 
@@ -78,16 +93,22 @@ function oneOf<T extends string>(body: Record<string, unknown>, field: string, v
  * (the body may repeat it). `position` defaults to `nextPosition` (after the
  * set's last exercise).
  */
-export function readDefinition(body: unknown, nextPosition: (set: string) => number, pathId?: string): ExerciseDefinition {
+export function readDefinition(
+  body: unknown,
+  nextPosition: (set: string) => number,
+  pathId?: string,
+): ExerciseDefinition {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('the body must be a JSON object');
   const fields = body as Record<string, unknown>;
   const unknown = Object.keys(fields).filter((key) => !FIELDS.includes(key));
-  if (unknown.length > 0) throw invalid(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `"${key}"`).join(', ')}`);
+  if (unknown.length > 0)
+    throw invalid(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `"${key}"`).join(', ')}`);
   const id = exerciseName(fields.id ?? pathId, 'id');
   if (pathId !== undefined && id !== pathId) throw invalid(`"id" is ${id} but the path names ${pathId}`);
   const set = exerciseName(fields.set, 'set');
   const position = fields.position === undefined ? nextPosition(set) : fields.position;
-  if (!Number.isSafeInteger(position) || (position as number) < 0) throw invalid('"position" must be a non-negative integer');
+  if (!Number.isSafeInteger(position) || (position as number) < 0)
+    throw invalid('"position" must be a non-negative integer');
   let template: string;
   try {
     template = normalizeDatabaseName(fields.template);
@@ -95,9 +116,11 @@ export function readDefinition(body: unknown, nextPosition: (set: string) => num
     throw invalid('"template" must name a database (a-z, 0-9, _ and -)');
   }
   const tolerance = fields.tolerance === undefined ? DEFAULT_TOLERANCE : fields.tolerance;
-  if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0) throw invalid('"tolerance" must be a number, 0 or more');
+  if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0)
+    throw invalid('"tolerance" must be a number, 0 or more');
   const check = fields.check === undefined || fields.check === null ? null : text(fields, 'check', MAX_SQL, true);
-  if (fields.showRows !== undefined && typeof fields.showRows !== 'boolean') throw invalid('"showRows" must be true or false');
+  if (fields.showRows !== undefined && typeof fields.showRows !== 'boolean')
+    throw invalid('"showRows" must be true or false');
   return {
     id,
     set,
@@ -117,7 +140,8 @@ export function readDefinition(body: unknown, nextPosition: (set: string) => num
 /** The exercise without what only an admin may see. */
 export function publicView(exercise: StoredExercise): PublicExercise {
   // Spelled out, so that a field added later is not shown by accident.
-  const { id, set, position, title, prompt, template, order, columns, tolerance, showRows, updated, revision } = exercise;
+  const { id, set, position, title, prompt, template, order, columns, tolerance, showRows, updated, revision } =
+    exercise;
   return { id, set, position, title, prompt, template, order, columns, tolerance, showRows, updated, revision };
 }
 

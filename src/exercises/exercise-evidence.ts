@@ -23,19 +23,30 @@ export function defaultThresholds(exercises: number): EvidenceThresholds {
 }
 
 /** `2` (exercises) or `50%` (of the set, rounded up); undefined keeps the default. */
-export function readThresholds(raw: Readonly<Record<(typeof THRESHOLD_NAMES)[number], string | undefined>>, exercises: number): EvidenceThresholds {
+export function readThresholds(
+  raw: Readonly<Record<(typeof THRESHOLD_NAMES)[number], string | undefined>>,
+  exercises: number,
+): EvidenceThresholds {
   const thresholds: Record<string, number> = { ...defaultThresholds(exercises) };
   for (const name of THRESHOLD_NAMES) {
     const value = raw[name];
     if (value === undefined) continue;
     const percent = /^(\d{1,3}(?:\.\d+)?)%$/.exec(value);
-    if (percent !== null && Number(percent[1]) <= 100) thresholds[name] = Math.ceil((exercises * Number(percent[1])) / 100);
+    if (percent !== null && Number(percent[1]) <= 100)
+      thresholds[name] = Math.ceil((exercises * Number(percent[1])) / 100);
     else if (/^\d{1,6}$/.test(value) && Number(value) <= exercises) thresholds[name] = Number(value);
-    else throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: `expected a number of exercises from 0 to ${exercises}, or a share such as 50%` });
+    else
+      throw new EngineError('INVALID_QUERY_PARAMETER', {
+        name,
+        detail: `expected a number of exercises from 0 to ${exercises}, or a share such as 50%`,
+      });
   }
   const result = thresholds as unknown as EvidenceThresholds;
   if (!(result.en_desarrollo <= result.logrado && result.logrado <= result.profundizado)) {
-    throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'logrado', detail: `the thresholds must not decrease: en_desarrollo ${result.en_desarrollo}, logrado ${result.logrado}, profundizado ${result.profundizado}` });
+    throw new EngineError('INVALID_QUERY_PARAMETER', {
+      name: 'logrado',
+      detail: `the thresholds must not decrease: en_desarrollo ${result.en_desarrollo}, logrado ${result.logrado}, profundizado ${result.profundizado}`,
+    });
   }
   return result;
 }
@@ -48,7 +59,10 @@ export function levelOf(solved: number, thresholds: EvidenceThresholds): Evidenc
 }
 
 /** Students per level, every level present (the pilot record requires all four). */
-export function evidenceCounts(solvedCounts: readonly number[], thresholds: EvidenceThresholds): Record<EvidenceLevel, number> {
+export function evidenceCounts(
+  solvedCounts: readonly number[],
+  thresholds: EvidenceThresholds,
+): Record<EvidenceLevel, number> {
   const counts = Object.fromEntries(EVIDENCE_LEVELS.map((level) => [level, 0])) as Record<EvidenceLevel, number>;
   for (const solved of solvedCounts) counts[levelOf(solved, thresholds)]++;
   return counts;

@@ -71,7 +71,11 @@ export class ExerciseProgress {
   /** Attempts that arrived before the seeding finished: they are newer than every seeded one. */
   private live: JournalEntry[] | null = [];
 
-  constructor(private readonly journal: Journal, private readonly activeFile: string | null, private readonly clock: Clock) {
+  constructor(
+    private readonly journal: Journal,
+    private readonly activeFile: string | null,
+    private readonly clock: Clock,
+  ) {
     this.subscribedAt = journal.lastSeq;
     journal.onAppended((appended) => {
       for (const { entry } of appended) if (entry.kind === 'attempt') this.take(entry);
@@ -80,7 +84,16 @@ export class ExerciseProgress {
 
   /** An attempt the journal did not take (no journal): counted until the server stops. */
   noteUnjournaled(entry: Pick<JournalEntry, 'ts' | 'tokenName' | 'exercise' | 'correct' | 'class'>): void {
-    this.take({ seq: 0, db: null, session: null, kind: 'attempt', sql: '', ok: entry.class === undefined, ms: 0, ...entry });
+    this.take({
+      seq: 0,
+      db: null,
+      session: null,
+      kind: 'attempt',
+      sql: '',
+      ok: entry.class === undefined,
+      ms: 0,
+      ...entry,
+    });
   }
 
   private take(entry: JournalEntry): void {
@@ -124,7 +137,13 @@ export class ExerciseProgress {
       let after = 0;
       try {
         while (after < this.subscribedAt) {
-          const page = await readPage(this.activeFile, { after, through: this.subscribedAt, limit: 5000, maxBytes: 8 * 1024 * 1024, accept: (entry) => entry.kind === 'attempt' });
+          const page = await readPage(this.activeFile, {
+            after,
+            through: this.subscribedAt,
+            limit: 5000,
+            maxBytes: 8 * 1024 * 1024,
+            accept: (entry) => entry.kind === 'attempt',
+          });
           for (const { entry } of page.entries) this.count(entry);
           if (page.scannedThrough <= after) break;
           after = page.scannedThrough;
@@ -144,14 +163,30 @@ export class ExerciseProgress {
   }
 
   /** The grid: one row per student, one cell per exercise, in the exercises' order. */
-  async grid(students: readonly string[], exercises: readonly StoredExercise[], rule: StuckRule, at: number = this.clock.now()): Promise<StudentProgress[]> {
+  async grid(
+    students: readonly string[],
+    exercises: readonly StoredExercise[],
+    rule: StuckRule,
+    at: number = this.clock.now(),
+  ): Promise<StudentProgress[]> {
     await this.ensureSeeded();
     const since = at - rule.minutes * 60_000;
     return students.map((token) => {
       const byExercise = this.tallies.get(token);
       const cells = exercises.map((exercise): ProgressCell => {
         const tally = byExercise?.get(exercise.id);
-        if (tally === undefined) return { exercise: exercise.id, attempts: 0, failed: 0, solved: false, solvedAt: null, lastAttemptAt: null, lastErrorClass: null, stuck: false, state: 'not-tried' };
+        if (tally === undefined)
+          return {
+            exercise: exercise.id,
+            attempts: 0,
+            failed: 0,
+            solved: false,
+            solvedAt: null,
+            lastAttemptAt: null,
+            lastErrorClass: null,
+            stuck: false,
+            state: 'not-tried',
+          };
         const solved = tally.solvedAt !== null;
         const recent = tally.recentFailures.filter((time) => time > since && time <= at).length;
         const stuck = !solved && recent >= rule.attempts;

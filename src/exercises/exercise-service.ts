@@ -18,9 +18,22 @@ import type { EngineHost } from '../engine/protocol';
 import type { JournalEvent } from '../../journal/journal';
 import type { NewEntry } from '../../journal/writer';
 import type { TokenRegistry } from '../tokens/token-registry';
-import { exerciseName, publicView, readDefinition, type ExerciseDefinition, type StoredExercise } from './exercise-definition';
+import {
+  exerciseName,
+  publicView,
+  readDefinition,
+  type ExerciseDefinition,
+  type StoredExercise,
+} from './exercise-definition';
 import type { ExerciseChecker } from './exercise-checker';
-import type { CheckOutcome, ClassQuery, EvidenceReport, ExerciseView, OwnProgress, ProgressReport } from './exercise-types';
+import type {
+  CheckOutcome,
+  ClassQuery,
+  EvidenceReport,
+  ExerciseView,
+  OwnProgress,
+  ProgressReport,
+} from './exercise-types';
 import { evidenceCounts, readThresholds } from './exercise-evidence';
 import type { ExerciseProgress, StudentProgress, StuckRule } from './exercise-progress';
 import type { ExerciseStore } from './exercise-store';
@@ -55,7 +68,8 @@ export class ExerciseService {
 
   async create(body: unknown, call: CallContext): Promise<StoredExercise> {
     const definition = await this.definitionOf(body);
-    if ((await this.deps.store.all()).has(definition.id)) throw new EngineError('EXERCISE_EXISTS', { id: definition.id });
+    if ((await this.deps.store.all()).has(definition.id))
+      throw new EngineError('EXERCISE_EXISTS', { id: definition.id });
     await this.deps.checker.validate(definition, call);
     return this.deps.store.insert(definition, call.principal);
   }
@@ -97,18 +111,43 @@ export class ExerciseService {
     const outcome = await this.deps.checker.check(exercise, sql, call);
     await this.recordAttempt(exercise, sql, outcome, performance.now() - started, call.principal);
     // The engine error itself is for the journal; the answer carries its readable form (outcome.error).
-    return { exercise: exercise.id, correct: outcome.correct, feedback: outcome.feedback, ...(outcome.error === undefined ? {} : { error: outcome.error }) };
+    return {
+      exercise: exercise.id,
+      correct: outcome.correct,
+      feedback: outcome.feedback,
+      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+    };
   }
 
-  private async recordAttempt(exercise: StoredExercise, sql: string, outcome: CheckOutcome, ms: number, principal: Principal | undefined): Promise<void> {
+  private async recordAttempt(
+    exercise: StoredExercise,
+    sql: string,
+    outcome: CheckOutcome,
+    ms: number,
+    principal: Principal | undefined,
+  ): Promise<void> {
     const failure = outcome.failure;
     const entry: NewEntry = {
-      db: null, session: null, kind: 'attempt', sql, exercise: exercise.id, correct: outcome.correct,
-      ok: failure === undefined, ms: Math.round(ms * 1000) / 1000, ...stampOf(principal),
+      db: null,
+      session: null,
+      kind: 'attempt',
+      sql,
+      exercise: exercise.id,
+      correct: outcome.correct,
+      ok: failure === undefined,
+      ms: Math.round(ms * 1000) / 1000,
+      ...stampOf(principal),
       ...(failure === undefined ? {} : { code: failure.code, class: errorClass(failure.code), error: failure.message }),
     };
     if (this.deps.journal.records('attempt', entry.ok)) await this.deps.journal.note('attempt', entry);
-    else this.deps.progress.noteUnjournaled({ ts: new Date(this.deps.clock.now()).toISOString(), exercise: exercise.id, correct: outcome.correct, ...(principal === undefined ? {} : { tokenName: principal.name }), ...(entry.class === undefined ? {} : { class: entry.class }) });
+    else
+      this.deps.progress.noteUnjournaled({
+        ts: new Date(this.deps.clock.now()).toISOString(),
+        exercise: exercise.id,
+        correct: outcome.correct,
+        ...(principal === undefined ? {} : { tokenName: principal.name }),
+        ...(entry.class === undefined ? {} : { class: entry.class }),
+      });
   }
 
   async progress(query: ClassQuery): Promise<ProgressReport> {
@@ -134,13 +173,27 @@ export class ExerciseService {
   }
 
   async evidence(query: ClassQuery, raw: Parameters<typeof readThresholds>[0]): Promise<EvidenceReport> {
-    if (query.set === undefined) throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'set', detail: 'required: the evidence is of one lesson' });
+    if (query.set === undefined)
+      throw new EngineError('INVALID_QUERY_PARAMETER', {
+        name: 'set',
+        detail: 'required: the evidence is of one lesson',
+      });
     const set = this.setOf(query.set);
     const exercises = await this.deps.store.list(set);
-    if (exercises.length === 0) throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'set', detail: `no exercise belongs to set ${set}` });
+    if (exercises.length === 0)
+      throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'set', detail: `no exercise belongs to set ${set}` });
     const thresholds = readThresholds(raw, exercises.length);
     const grid = await this.deps.progress.grid(await this.students(query.tokens), exercises, query.stuck);
-    return { set, exercises: exercises.length, students: grid.length, thresholds, aggregate_evidence: evidenceCounts(grid.map((row) => row.solved), thresholds) };
+    return {
+      set,
+      exercises: exercises.length,
+      students: grid.length,
+      thresholds,
+      aggregate_evidence: evidenceCounts(
+        grid.map((row) => row.solved),
+        thresholds,
+      ),
+    };
   }
 
   /** The students: every token but the admins (those of the pattern, if one is given), and whoever has attempted. */
@@ -148,13 +201,15 @@ export class ExerciseService {
     const names = new Set<string>();
     for (const token of this.deps.tokens.list()) if (token.role !== 'admin') names.add(token.name);
     for (const name of await this.deps.progress.students()) if (name !== 'admin') names.add(name);
-    const chosen = pattern === undefined ? [...names] : [...names].filter((name) => matchesPattern(pattern.toLowerCase(), name));
+    const chosen =
+      pattern === undefined ? [...names] : [...names].filter((name) => matchesPattern(pattern.toLowerCase(), name));
     return chosen.sort((a, b) => a.localeCompare(b));
   }
 
   private async definitionOf(body: unknown, pathId?: string): Promise<ExerciseDefinition> {
     const set = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).set : undefined;
-    const next = typeof set === 'string' ? await this.deps.store.nextPosition(set.trim().toLowerCase()).catch(() => 1) : 1;
+    const next =
+      typeof set === 'string' ? await this.deps.store.nextPosition(set.trim().toLowerCase()).catch(() => 1) : 1;
     return readDefinition(body, () => next, pathId);
   }
 
@@ -170,17 +225,23 @@ export class ExerciseService {
     try {
       return exerciseName(set, 'set');
     } catch {
-      throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'set', detail: 'a set is named like a database: 1 to 64 of a-z, 0-9, _ and -' });
+      throw new EngineError('INVALID_QUERY_PARAMETER', {
+        name: 'set',
+        detail: 'a set is named like a database: 1 to 64 of a-z, 0-9, _ and -',
+      });
     }
   }
 }
 
 /** The body of POST /exercises/{id}/check: `{ "sql": "…" }`. */
 function sqlOf(body: unknown): string {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new EngineError('EXERCISE_CHECK_INVALID', { detail: 'the body must be a JSON object { "sql": "…" }' });
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new EngineError('EXERCISE_CHECK_INVALID', { detail: 'the body must be a JSON object { "sql": "…" }' });
   const fields = body as Record<string, unknown>;
   const extra = Object.keys(fields).filter((key) => key !== 'sql');
-  if (extra.length > 0) throw new EngineError('EXERCISE_CHECK_INVALID', { detail: `unknown field "${extra[0] as string}"` });
-  if (typeof fields.sql !== 'string' || fields.sql.trim() === '') throw new EngineError('EXERCISE_CHECK_INVALID', { detail: '"sql" must be a non-empty string' });
+  if (extra.length > 0)
+    throw new EngineError('EXERCISE_CHECK_INVALID', { detail: `unknown field "${extra[0] as string}"` });
+  if (typeof fields.sql !== 'string' || fields.sql.trim() === '')
+    throw new EngineError('EXERCISE_CHECK_INVALID', { detail: '"sql" must be a non-empty string' });
   return fields.sql;
 }

@@ -42,7 +42,11 @@ function statement(sql: string, kind: StatementKind, params?: SqlValue[]): ExecS
 
 function toStored(row: ResultValue[]): StoredExercise {
   const [revision, updated, definition] = row;
-  return { ...(JSON.parse(String(definition)) as ExerciseDefinition), revision: Number(revision), updated: String(updated) };
+  return {
+    ...(JSON.parse(String(definition)) as ExerciseDefinition),
+    revision: Number(revision),
+    updated: String(updated),
+  };
 }
 
 export class ExerciseStore {
@@ -50,7 +54,12 @@ export class ExerciseStore {
   private readonly ref: DatabaseRef;
   private cached: { stamp: string; exercises: ReadonlyMap<string, StoredExercise> } | null = null;
 
-  constructor(directory: DatabaseDirectory, private readonly engine: EngineHost, private readonly batches: BatchRunner, private readonly lifecycle: DatabaseLifecycle) {
+  constructor(
+    directory: DatabaseDirectory,
+    private readonly engine: EngineHost,
+    private readonly batches: BatchRunner,
+    private readonly lifecycle: DatabaseLifecycle,
+  ) {
     this.ref = directory.refOf(EXERCISES_DATABASE);
   }
 
@@ -58,8 +67,13 @@ export class ExerciseStore {
   private ensure(): Promise<void> {
     this.ready ??= (async () => {
       await this.lifecycle.create(EXERCISES_DATABASE, true, null);
-      const [result] = await this.engine.exec({ file: this.ref.file, statements: [statement("SELECT count(*) FROM sqlite_schema WHERE name = 'exercises'", 'select')], maxResultRows: 1 });
-      if (Number(result?.rows[0]?.[0]) === 0) await this.batches.run(this.ref, [statement(CREATE_TABLE, 'create-table')], false);
+      const [result] = await this.engine.exec({
+        file: this.ref.file,
+        statements: [statement("SELECT count(*) FROM sqlite_schema WHERE name = 'exercises'", 'select')],
+        maxResultRows: 1,
+      });
+      if (Number(result?.rows[0]?.[0]) === 0)
+        await this.batches.run(this.ref, [statement(CREATE_TABLE, 'create-table')], false);
     })().catch((error: unknown) => {
       this.ready = undefined;
       throw error;
@@ -73,9 +87,17 @@ export class ExerciseStore {
     if (this.cached !== null && this.cached.stamp === stamp) return this.cached.exercises;
     const exercises = new Map<string, StoredExercise>();
     if (stamp !== '-') {
-      const [tables] = await this.engine.exec({ file: this.ref.file, statements: [statement("SELECT count(*) FROM sqlite_schema WHERE name = 'exercises'", 'select')], maxResultRows: 1 });
+      const [tables] = await this.engine.exec({
+        file: this.ref.file,
+        statements: [statement("SELECT count(*) FROM sqlite_schema WHERE name = 'exercises'", 'select')],
+        maxResultRows: 1,
+      });
       if (Number(tables?.rows[0]?.[0]) > 0) {
-        const [result] = await this.engine.exec({ file: this.ref.file, statements: [statement('SELECT revision, updated, definition FROM exercises', 'select')], maxResultRows: MAX_ROWS });
+        const [result] = await this.engine.exec({
+          file: this.ref.file,
+          statements: [statement('SELECT revision, updated, definition FROM exercises', 'select')],
+          maxResultRows: MAX_ROWS,
+        });
         for (const row of result?.rows ?? []) {
           const exercise = toStored(row);
           exercises.set(exercise.id, exercise);
@@ -131,12 +153,20 @@ export class ExerciseStore {
   async remove(id: string, by?: Principal): Promise<void> {
     if (!(await this.all()).has(id)) throw new EngineError('EXERCISE_NOT_FOUND', { id });
     await this.ensure();
-    const row = await this.write(statement('DELETE FROM exercises WHERE id = ? RETURNING revision, updated, definition', 'delete', [id]), by);
+    const row = await this.write(
+      statement('DELETE FROM exercises WHERE id = ? RETURNING revision, updated, definition', 'delete', [id]),
+      by,
+    );
     if (row === undefined) throw new EngineError('EXERCISE_NOT_FOUND', { id });
   }
 
   private async write(query: ExecStatement, by: Principal | undefined): Promise<ResultValue[] | undefined> {
-    const [result] = await this.batches.run(this.ref, [query], false, by === undefined ? {} : { call: { principal: by } });
+    const [result] = await this.batches.run(
+      this.ref,
+      [query],
+      false,
+      by === undefined ? {} : { call: { principal: by } },
+    );
     this.cached = null;
     return result?.rows[0];
   }

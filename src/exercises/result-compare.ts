@@ -88,10 +88,18 @@ function compareRows(a: readonly ResultValue[], b: readonly ResultValue[], toler
  * what is missing or extra. `mapping[i]` is the answer's column for expected
  * column i, or -1.
  */
-function matchColumns(expected: readonly string[], got: readonly string[], by: ColumnMatch): { mapping: number[]; missing: string[]; extra: string[] } {
+function matchColumns(
+  expected: readonly string[],
+  got: readonly string[],
+  by: ColumnMatch,
+): { mapping: number[]; missing: string[]; extra: string[] } {
   if (by === 'position') {
     const mapping = expected.map((_, index) => (index < got.length ? index : -1));
-    return { mapping, missing: expected.slice(got.length).map((name, at) => placeName(name, got.length + at)), extra: got.slice(expected.length) };
+    return {
+      mapping,
+      missing: expected.slice(got.length).map((name, at) => placeName(name, got.length + at)),
+      extra: got.slice(expected.length),
+    };
   }
   const taken = new Set<number>();
   const mapping = expected.map((name) => {
@@ -115,7 +123,11 @@ function placeName(name: string, index: number): string {
 }
 
 /** The first row of each side that the other lacks, both sorted by one order. */
-function firstDifferences(expected: ResultValue[][], got: ResultValue[][], tolerance: number): { missing?: ResultValue[]; extra?: ResultValue[] } {
+function firstDifferences(
+  expected: ResultValue[][],
+  got: ResultValue[][],
+  tolerance: number,
+): { missing?: ResultValue[]; extra?: ResultValue[] } {
   const sortedExpected = [...expected].sort((a, b) => compareRows(a, b, tolerance));
   const sortedGot = [...got].sort((a, b) => compareRows(a, b, tolerance));
   let missing: ResultValue[] | undefined;
@@ -142,7 +154,9 @@ function firstDifferences(expected: ResultValue[][], got: ResultValue[][], toler
 
 /** Bigints become numbers or text for JSON: a row quoted in feedback must serialize. */
 function plain(row: readonly ResultValue[]): ResultValue[] {
-  return row.map((value) => (typeof value === 'bigint' ? (Number.isSafeInteger(Number(value)) ? Number(value) : value.toString()) : value));
+  return row.map((value) =>
+    typeof value === 'bigint' ? (Number.isSafeInteger(Number(value)) ? Number(value) : value.toString()) : value,
+  );
 }
 
 export function compareResults(expected: ResultSet, got: ResultSet, rules: CompareRules): Verdict {
@@ -162,7 +176,9 @@ export function compareResults(expected: ResultSet, got: ResultSet, rules: Compa
   }
   let inOrder = true;
   if (sameRows && rules.order === 'exact') {
-    inOrder = expectedRows.every((row, index) => compareRows(row, gotRows[index] as ResultValue[], rules.tolerance) === 0);
+    inOrder = expectedRows.every(
+      (row, index) => compareRows(row, gotRows[index] as ResultValue[], rules.tolerance) === 0,
+    );
     if (!inOrder) feedback.order = ORDER_MATTERS;
   }
   return { correct: columnsRight && sameRows && inOrder, feedback };

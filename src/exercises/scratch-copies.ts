@@ -43,7 +43,11 @@ export class ScratchCopies {
   private readonly making = new Map<string, Promise<Base>>();
   private counter = 0;
 
-  constructor(private readonly dir: string, private readonly engine: EngineHost, private readonly log: (message: string) => void) {
+  constructor(
+    private readonly dir: string,
+    private readonly engine: EngineHost,
+    private readonly log: (message: string) => void,
+  ) {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 
@@ -109,6 +113,8 @@ export class ScratchCopies {
       .then(() => {
         for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(file + suffix, { force: true });
       })
-      .catch((error: unknown) => this.log(`removing the scratch copy ${file} failed: ${String((error as Error)?.message ?? error)}`));
+      .catch((error: unknown) =>
+        this.log(`removing the scratch copy ${file} failed: ${String((error as Error)?.message ?? error)}`),
+      );
   }
 }

@@ -15,7 +15,11 @@ function answerTimeout(req: IncomingMessage, res: ServerResponse, ms: number): v
     return;
   }
   const body = JSON.stringify(new EngineError('BODY_TIMEOUT', { ms }).toBody());
-  res.writeHead(408, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  res.writeHead(408, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
   res.end(body);
 }
 

@@ -64,7 +64,8 @@ function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
       req.off('error', done);
       req.off('close', onClose);
       if (error !== null) reject(error);
-      else if (length !== null && received !== length) reject(new EngineError('BAD_REQUEST', { detail: 'request size did not match content length' }));
+      else if (length !== null && received !== length)
+        reject(new EngineError('BAD_REQUEST', { detail: 'request size did not match content length' }));
       else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received));
     };
     const onData = (chunk: Buffer): void => {

@@ -19,11 +19,22 @@ const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
 const SIXTEEN_DIGITS = /\d{16}/;
 
 function refuseKey(key: string): never {
-  throw new EngineError('BAD_REQUEST', { detail: `the key ${JSON.stringify(key)} is not accepted in a JSON body (it names object internals); rename it` });
+  throw new EngineError('BAD_REQUEST', {
+    detail: `the key ${JSON.stringify(key)} is not accepted in a JSON body (it names object internals); rename it`,
+  });
 }
 
 function refuseSurrogate(): never {
-  throw new EngineError('INVALID_UTF8', {}, { details: { detail: 'a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair): it has no UTF-8 form' } });
+  throw new EngineError(
+    'INVALID_UTF8',
+    {},
+    {
+      details: {
+        detail:
+          'a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair): it has no UTF-8 form',
+      },
+    },
+  );
 }
 
 function checkString(text: string): void {

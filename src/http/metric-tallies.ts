@@ -49,7 +49,11 @@ export class TallyCounter {
   readonly type = 'counter';
   private readonly series = new Map<string, CounterSeries>();
 
-  constructor(readonly name: string, readonly help: string, private readonly labelNames: readonly string[] = []) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labelNames: readonly string[] = [],
+  ) {}
 
   /** The series of these label values (in labelNames' order). */
   labels(...values: string[]): CounterSeries {
@@ -65,7 +69,13 @@ export class TallyCounter {
   get(): Collected {
     // An unlabelled counter shows 0 before its first increment, as prom-client's does.
     if (this.labelNames.length === 0) this.labels();
-    return { name: this.name, help: this.help, type: 'counter', values: [...this.series.values()].map((s) => ({ labels: s.labels, value: s.value })), aggregator: 'sum' };
+    return {
+      name: this.name,
+      help: this.help,
+      type: 'counter',
+      values: [...this.series.values()].map((s) => ({ labels: s.labels, value: s.value })),
+      aggregator: 'sum',
+    };
   }
 
   registerIn(registry: client.Registry): this {
@@ -80,7 +90,10 @@ export class HistogramSeries {
   sum = 0;
   count = 0;
 
-  constructor(readonly labels: Labels, private readonly bounds: readonly number[]) {
+  constructor(
+    readonly labels: Labels,
+    private readonly bounds: readonly number[],
+  ) {
     this.counts = new Float64Array(bounds.length);
   }
 
@@ -115,7 +128,12 @@ export class TallyHistogram {
   readonly type = 'histogram';
   private readonly series = new Map<string, HistogramSeries>();
 
-  constructor(readonly name: string, readonly help: string, private readonly labelNames: readonly string[] = [], private readonly buckets: readonly number[] = DEFAULT_BUCKETS) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labelNames: readonly string[] = [],
+    private readonly buckets: readonly number[] = DEFAULT_BUCKETS,
+  ) {}
 
   labels(...values: string[]): HistogramSeries {
     const key = values.join('\u0000');
@@ -129,7 +147,13 @@ export class TallyHistogram {
 
   get(): Collected {
     if (this.labelNames.length === 0) this.labels();
-    return { name: this.name, help: this.help, type: 'histogram', values: [...this.series.values()].flatMap((s) => s.values(this.name)), aggregator: 'sum' };
+    return {
+      name: this.name,
+      help: this.help,
+      type: 'histogram',
+      values: [...this.series.values()].flatMap((s) => s.values(this.name)),
+      aggregator: 'sum',
+    };
   }
 
   registerIn(registry: client.Registry): this {

@@ -82,14 +82,38 @@ export class Metrics implements CommandObserver, JournalObserver {
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'sqlscribe_' });
-    this.requestCounter = new TallyCounter('sqlscribe_http_requests_total', 'HTTP requests by status', ['status']).registerIn(this.registry);
-    this.classCounter = new TallyCounter('sqlscribe_http_responses_total', 'HTTP responses by status class (2xx, 4xx, 5xx)', ['class']).registerIn(this.registry);
+    this.requestCounter = new TallyCounter('sqlscribe_http_requests_total', 'HTTP requests by status', [
+      'status',
+    ]).registerIn(this.registry);
+    this.classCounter = new TallyCounter(
+      'sqlscribe_http_responses_total',
+      'HTTP responses by status class (2xx, 4xx, 5xx)',
+      ['class'],
+    ).registerIn(this.registry);
     // errors_total is every 5xx, as the specification defines it; a 503 is load shedding, so faults_total leaves it out for alerts on breakage.
-    this.errorCounter = new client.Counter({ name: 'sqlscribe_errors_total', help: 'Responses with status >= 500, 503 included', registers: [this.registry] });
-    this.faultCounter = new client.Counter({ name: 'sqlscribe_faults_total', help: 'Responses that were server faults: 5xx other than 503', registers: [this.registry] });
-    this.latencyHistogram = new TallyHistogram('sqlscribe_http_request_duration_seconds', 'HTTP request latency').registerIn(this.registry).labels();
-    this.commandCounter = new TallyCounter('sqlscribe_commands_total', 'Commands the bus ran, by command and outcome (ok, the error class such as class3, or fault)', ['command', 'outcome']).registerIn(this.registry);
-    this.commandHistogram = new TallyHistogram('sqlscribe_command_duration_seconds', 'Time a command took in the bus, queueing for an engine included', ['command']).registerIn(this.registry);
+    this.errorCounter = new client.Counter({
+      name: 'sqlscribe_errors_total',
+      help: 'Responses with status >= 500, 503 included',
+      registers: [this.registry],
+    });
+    this.faultCounter = new client.Counter({
+      name: 'sqlscribe_faults_total',
+      help: 'Responses that were server faults: 5xx other than 503',
+      registers: [this.registry],
+    });
+    this.latencyHistogram = new TallyHistogram('sqlscribe_http_request_duration_seconds', 'HTTP request latency')
+      .registerIn(this.registry)
+      .labels();
+    this.commandCounter = new TallyCounter(
+      'sqlscribe_commands_total',
+      'Commands the bus ran, by command and outcome (ok, the error class such as class3, or fault)',
+      ['command', 'outcome'],
+    ).registerIn(this.registry);
+    this.commandHistogram = new TallyHistogram(
+      'sqlscribe_command_duration_seconds',
+      'Time a command took in the bus, queueing for an engine included',
+      ['command'],
+    ).registerIn(this.registry);
     this.byStatusChild = new Children((status) => this.requestCounter.labels(status));
     this.byClassChild = new Children((statusClass) => this.classCounter.labels(statusClass));
     this.commandChild = new Children((key) => {
@@ -97,29 +121,64 @@ export class Metrics implements CommandObserver, JournalObserver {
       return this.commandCounter.labels(command, outcome);
     });
     this.commandTimeChild = new Children((command) => this.commandHistogram.labels(command));
-    const entries = new client.Counter({ name: 'sqlscribe_journal_entries_total', help: 'Journal entries durably written, by kind (exec, begin, commit, rollback, createdb, dropdb, copydb, resetdb, void, refused)', labelNames: ['kind'], registers: [this.registry] });
+    const entries = new client.Counter({
+      name: 'sqlscribe_journal_entries_total',
+      help: 'Journal entries durably written, by kind (exec, begin, commit, rollback, createdb, dropdb, copydb, resetdb, void, refused)',
+      labelNames: ['kind'],
+      registers: [this.registry],
+    });
     this.journalEntries = new Children((kind) => entries.labels(kind));
     // One series per error class and code that has occurred: the catalog bounds them (about eighty codes).
-    const failures = new client.Counter({ name: 'sqlscribe_journal_failed_total', help: 'Failed batches and statements in the journal, by error class (1-9) and engine code', labelNames: ['class', 'code'], registers: [this.registry] });
+    const failures = new client.Counter({
+      name: 'sqlscribe_journal_failed_total',
+      help: 'Failed batches and statements in the journal, by error class (1-9) and engine code',
+      labelNames: ['class', 'code'],
+      registers: [this.registry],
+    });
     this.journalFailures = new Children((key) => {
       const [errorClass = '', code = ''] = key.split(' ');
       return failures.labels(errorClass, code);
     });
-    this.journalBytes = new client.Counter({ name: 'sqlscribe_journal_bytes_total', help: 'Bytes durably written to the journal', registers: [this.registry] });
-    this.journalRotations = new client.Counter({ name: 'sqlscribe_journal_rotations_total', help: 'Journal file rotations', registers: [this.registry] });
-    this.journalLastSeq = new client.Gauge({ name: 'sqlscribe_journal_last_seq', help: 'The seq of the last durable journal entry', registers: [this.registry] });
+    this.journalBytes = new client.Counter({
+      name: 'sqlscribe_journal_bytes_total',
+      help: 'Bytes durably written to the journal',
+      registers: [this.registry],
+    });
+    this.journalRotations = new client.Counter({
+      name: 'sqlscribe_journal_rotations_total',
+      help: 'Journal file rotations',
+      registers: [this.registry],
+    });
+    this.journalLastSeq = new client.Gauge({
+      name: 'sqlscribe_journal_last_seq',
+      help: 'The seq of the last durable journal entry',
+      registers: [this.registry],
+    });
     this.journalWriteSeconds = new client.Histogram({
       name: 'sqlscribe_journal_write_seconds',
       help: 'Time to write one chunk of journal entries, its fdatasync included with -log-fsync',
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [this.registry],
     });
-    this.followersCutCounter = new client.Counter({ name: 'sqlscribe_journal_followers_cut_total', help: 'GET /journal event-stream followers disconnected for not reading fast enough', registers: [this.registry] });
+    this.followersCutCounter = new client.Counter({
+      name: 'sqlscribe_journal_followers_cut_total',
+      help: 'GET /journal event-stream followers disconnected for not reading fast enough',
+      registers: [this.registry],
+    });
     // Counted at the HTTP edge, whatever the journal's level: an alert on a probing client needs no journal at `all`.
-    const refused = new client.Counter({ name: 'sqlscribe_refused_total', help: 'Requests refused for who sent them or what they tried to reach (401, 403, and statements refused as hostile, [SQ1003]), by code', labelNames: ['code'], registers: [this.registry] });
+    const refused = new client.Counter({
+      name: 'sqlscribe_refused_total',
+      help: 'Requests refused for who sent them or what they tried to reach (401, 403, and statements refused as hostile, [SQ1003]), by code',
+      labelNames: ['code'],
+      registers: [this.registry],
+    });
     this.refusedByCode = new Children((code) => refused.labels(code));
-    new client.Gauge({ name: 'sqlscribe_uptime_seconds', help: 'Seconds since start', registers: [this.registry], collect: () => undefined })
-      .set(0);
+    new client.Gauge({
+      name: 'sqlscribe_uptime_seconds',
+      help: 'Seconds since start',
+      registers: [this.registry],
+      collect: () => undefined,
+    }).set(0);
   }
 
   observe(status: number, latencyMs: number): void {
@@ -149,7 +208,8 @@ export class Metrics implements CommandObserver, JournalObserver {
     for (const entry of entries) {
       this.journalEntries.get(entry.kind).inc();
       // A refused request is no failed batch (sqlscribe_refused_total counts it, at every level), nor an exercise's answer that failed on its scratch copy.
-      if (!entry.ok && entry.class !== undefined && entry.kind !== 'refused' && entry.kind !== 'attempt') this.journalFailures.get(`${entry.class} ${entry.code ?? 0}`).inc();
+      if (!entry.ok && entry.class !== undefined && entry.kind !== 'refused' && entry.kind !== 'attempt')
+        this.journalFailures.get(`${entry.class} ${entry.code ?? 0}`).inc();
     }
     this.journalBytes.inc(bytes);
     this.journalLastSeq.set(lastSeq);
@@ -183,15 +243,30 @@ export class Metrics implements CommandObserver, JournalObserver {
   replicationFrom(status: () => ReplicationStatus): void {
     this.replication = status;
     const gauge = (name: string, help: string, value: (s: ReplicationStatus) => number): void => {
-      new client.Gauge({ name, help, registers: [this.registry], collect(this: client.Gauge) { this.set(value(status())); } });
+      new client.Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect(this: client.Gauge) {
+          this.set(value(status()));
+        },
+      });
     };
-    gauge('sqlscribe_replication_applied_seq', 'The journal seq this server\'s databases hold', (s) => s.appliedSeq);
+    gauge('sqlscribe_replication_applied_seq', "The journal seq this server's databases hold", (s) => s.appliedSeq);
     gauge('sqlscribe_replication_epoch', 'The primary lease epoch this server knows', (s) => s.epoch);
-    gauge('sqlscribe_replica_lag_seqs', 'Replica: journal seqs the primary has that this replica has not applied (0 elsewhere)', (s) => s.lag?.seqBehind ?? 0);
-    gauge('sqlscribe_replica_lag_seconds', 'Replica: 0 when caught up, else the age of the last entry applied (0 elsewhere)', (s) => s.lag?.secondsBehind ?? 0);
+    gauge(
+      'sqlscribe_replica_lag_seqs',
+      'Replica: journal seqs the primary has that this replica has not applied (0 elsewhere)',
+      (s) => s.lag?.seqBehind ?? 0,
+    );
+    gauge(
+      'sqlscribe_replica_lag_seconds',
+      'Replica: 0 when caught up, else the age of the last entry applied (0 elsewhere)',
+      (s) => s.lag?.secondsBehind ?? 0,
+    );
     new client.Gauge({
       name: 'sqlscribe_replication_role',
-      help: 'This server\'s role: 1 for the current one (primary, replica, fenced)',
+      help: "This server's role: 1 for the current one (primary, replica, fenced)",
       labelNames: ['role'],
       registers: [this.registry],
       collect(this: client.Gauge<'role'>) {
@@ -211,7 +286,12 @@ export class Metrics implements CommandObserver, JournalObserver {
       requests_by_status: { ...this.byStatus },
       errors_total: this.errorsTotal,
       faults_total: this.faultsTotal,
-      latency_ms: { p50: percentile(sample, 0.5), p95: percentile(sample, 0.95), samples: LATENCY_SAMPLE_RING, count: this.requestsTotal },
+      latency_ms: {
+        p50: percentile(sample, 0.5),
+        p95: percentile(sample, 0.95),
+        samples: LATENCY_SAMPLE_RING,
+        count: this.requestsTotal,
+      },
       ...(this.replication === null ? {} : { replication: this.replication() }),
     };
   }

@@ -58,7 +58,12 @@ export function describeHeaderError(error: ParseError): EngineError | undefined 
 }
 
 function toEngineError(error: ParseError): EngineError {
-  return describeHeaderError(error) ?? new EngineError('MALFORMED_HTTP', { detail: String((error as { reason?: string }).reason ?? error.code ?? 'unreadable request') });
+  return (
+    describeHeaderError(error) ??
+    new EngineError('MALFORMED_HTTP', {
+      detail: String((error as { reason?: string }).reason ?? error.code ?? 'unreadable request'),
+    })
+  );
 }
 
 /** True when part of a response already went out on the socket: anything written now would corrupt it. */
@@ -78,7 +83,9 @@ export function answerParseErrors(server: Server): void {
       socket.write(`HTTP/1.1 ${plain}\r\nConnection: close\r\n\r\n`);
     } else {
       const body = JSON.stringify(toEngineError(error).toBody());
-      socket.write(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.write(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     }
     // As Node does: the parser cannot go on, and a half-open socket would hold a connection slot.
     socket.destroySoon();

@@ -21,7 +21,7 @@ export function sendJson(ctx: Context, status: number, body: unknown): void {
 
 function* slices(parts: readonly string[]): Generator<string> {
   for (const part of parts) {
-    for (let at = 0; at < part.length; ) {
+    for (let at = 0; at < part.length;) {
       let end = Math.min(part.length, at + SLICE_CHARS);
       // A surrogate pair cut in two would be sent as two replacement characters.
       if (isHighSurrogate(part.charCodeAt(end - 1)) && end < part.length) end++;

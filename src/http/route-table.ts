@@ -18,7 +18,8 @@ const FIXED_PATH = /^\/[A-Za-z0-9/_.-]*$/;
 function chain(stack: readonly Handler[]): Handler {
   if (stack.length === 1) return stack[0] as Handler;
   return (ctx, next) => {
-    const run = (index: number): Promise<unknown> => Promise.resolve(index === stack.length ? next() : (stack[index] as Handler)(ctx, () => run(index + 1)));
+    const run = (index: number): Promise<unknown> =>
+      Promise.resolve(index === stack.length ? next() : (stack[index] as Handler)(ctx, () => run(index + 1)));
     return run(0);
   };
 }
@@ -32,7 +33,8 @@ function fixedRoutes(router: Router): Map<string, Handler> {
     if (typeof layer.path !== 'string' || !FIXED_PATH.test(layer.path) || layer.paramNames.length > 0) continue;
     for (const method of layer.methods) {
       const matched = router.match(layer.path, method).pathAndMethod;
-      if (matched.length === 1 && matched[0] === layer) table.set(`${method} ${layer.path}`, chain(layer.stack as Handler[]));
+      if (matched.length === 1 && matched[0] === layer)
+        table.set(`${method} ${layer.path}`, chain(layer.stack as Handler[]));
     }
   }
   return table;

@@ -15,7 +15,8 @@ function tooLarge(ctx: Context, max: number): EngineError {
 }
 
 function checkHeaders(ctx: Context, max: number): void {
-  if (!['', 'identity'].includes(ctx.get('Content-Encoding').toLowerCase())) throw new EngineError('IMPORT_MEDIA_TYPE', { type: `Content-Encoding ${ctx.get('Content-Encoding')}` });
+  if (!['', 'identity'].includes(ctx.get('Content-Encoding').toLowerCase()))
+    throw new EngineError('IMPORT_MEDIA_TYPE', { type: `Content-Encoding ${ctx.get('Content-Encoding')}` });
   const length = Number(ctx.get('Content-Length') || '0');
   if (length > max) throw tooLarge(ctx, max);
 }

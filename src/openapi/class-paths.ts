@@ -11,10 +11,10 @@ export function classPaths(): Record<string, JsonObject> {
         description: [
           'Each database with the time of its last journal entry, the entries seen, its last errors (newest first, at most 20:',
           'who sent them, the code and the statement that failed) and, for a copy of a template, that template (it can be reset',
-          'with POST /dbs/{db}/reset). Kept from the journal as entries become durable; the journal\'s tail seeds it after a restart.',
+          "with POST /dbs/{db}/reset). Kept from the journal as entries become durable; the journal's tail seeds it after a restart.",
           '`refused`: the last 50 requests refused for who sent them or what they asked for (401, 403, [SQ1003]), newest first,',
-          'with the token\'s name, the client\'s address, the database asked for and the code; kept since the server started',
-          '(and, at -log-level all, from the journal\'s tail).',
+          "with the token's name, the client's address, the database asked for and the code; kept since the server started",
+          "(and, at -log-level all, from the journal's tail).",
           'Admin only; a server without tokens serves it only with -journal-feed (else 403 `[SQ1090]`).',
         ].join(' '),
         tag: 'databases',
@@ -28,32 +28,50 @@ export function classPaths(): Record<string, JsonObject> {
 export function classSchemas(): Record<string, JsonObject> {
   const text = { type: 'string' };
   const recentError: JsonObject = {
-    type: 'object', additionalProperties: false, required: ['seq', 'ts', 'class', 'code', 'error', 'tokenName', 'statement'],
+    type: 'object',
+    additionalProperties: false,
+    required: ['seq', 'ts', 'class', 'code', 'error', 'tokenName', 'statement'],
     properties: {
-      seq: { type: 'integer', minimum: 1 }, ts: { type: 'string', format: 'date-time' },
-      class: { type: 'integer', minimum: 1, maximum: 9 }, code: { type: 'integer' }, error: text,
-      tokenName: { type: ['string', 'null'] }, statement: { type: ['string', 'null'] },
+      seq: { type: 'integer', minimum: 1 },
+      ts: { type: 'string', format: 'date-time' },
+      class: { type: 'integer', minimum: 1, maximum: 9 },
+      code: { type: 'integer' },
+      error: text,
+      tokenName: { type: ['string', 'null'] },
+      statement: { type: ['string', 'null'] },
     },
   };
   const refusal: JsonObject = {
-    type: 'object', additionalProperties: false, required: ['ts', 'tokenName', 'client', 'db', 'code', 'error', 'request'],
+    type: 'object',
+    additionalProperties: false,
+    required: ['ts', 'tokenName', 'client', 'db', 'code', 'error', 'request'],
     properties: {
-      ts: { type: 'string', format: 'date-time' }, tokenName: { type: ['string', 'null'] }, client: text,
-      db: { type: ['string', 'null'] }, code: { type: 'integer' }, error: text, request: text,
+      ts: { type: 'string', format: 'date-time' },
+      tokenName: { type: ['string', 'null'] },
+      client: text,
+      db: { type: ['string', 'null'] },
+      code: { type: 'integer' },
+      error: text,
+      request: text,
     },
   };
   return {
     ClassView: {
-      type: 'object', additionalProperties: false, required: ['ok', 'databases', 'refused'],
+      type: 'object',
+      additionalProperties: false,
+      required: ['ok', 'databases', 'refused'],
       properties: {
         ok: { const: true },
         refused: { type: 'array', maxItems: 50, items: refusal },
         databases: {
           type: 'array',
           items: {
-            type: 'object', additionalProperties: false, required: ['db', 'lastActivity', 'entries', 'recentErrors'],
+            type: 'object',
+            additionalProperties: false,
+            required: ['db', 'lastActivity', 'entries', 'recentErrors'],
             properties: {
-              db: text, template: text,
+              db: text,
+              template: text,
               lastActivity: { type: ['string', 'null'], format: 'date-time' },
               entries: { type: 'integer', minimum: 0 },
               recentErrors: { type: 'array', maxItems: 20, items: recentError },

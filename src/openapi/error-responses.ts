@@ -74,7 +74,7 @@ export function errorBodySchema(): JsonObject {
       'Every error of the service. `error` starts with the bracketed code (`[SQ2002] no such table: pupils`);',
       'the first digit of `code` is its class: 1 request and SQL shape, 2 catalog, 3 constraints, 4 types and values,',
       '5 transactions and sessions, 6 limits, 7 mode, 9 internal and storage. `statement` is the 0-based index of the',
-      'failing statement of an /exec batch; `sqliteCode` is SQLite\'s extended code name when SQLite raised the error;',
+      "failing statement of an /exec batch; `sqliteCode` is SQLite's extended code name when SQLite raised the error;",
       '`violations` comes with `[SQ1016]` and `kinds` with `[SQ1017]`. A constraint error names what it is about where it can:',
       '`table` and `columns` (NOT NULL, UNIQUE, PRIMARY KEY, and the foreign key that failed, whose parent is `references`),',
       '`constraint` (CHECK: its name or expression). Replication refusals name the primary in `primary` (`[SQ7010]`, `[SQ7011]`,',
@@ -92,22 +92,47 @@ export function errorBodySchema(): JsonObject {
       sqliteCode: { type: 'string', pattern: '^SQLITE_[A-Z_]+$', examples: ['SQLITE_CONSTRAINT_UNIQUE'] },
       violations: { type: 'array', minItems: 1, items: { $ref: '#/components/schemas/Violation' } },
       kinds: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...PERSONAL_DATA_KINDS] } },
-      table: { type: 'string', description: 'Constraint errors: the table whose constraint failed (for a foreign key: the referencing table).' },
-      columns: { type: 'array', minItems: 1, items: { type: 'string' }, description: 'Constraint errors: the columns of that constraint.' },
+      table: {
+        type: 'string',
+        description: 'Constraint errors: the table whose constraint failed (for a foreign key: the referencing table).',
+      },
+      columns: {
+        type: 'array',
+        minItems: 1,
+        items: { type: 'string' },
+        description: 'Constraint errors: the columns of that constraint.',
+      },
       references: {
-        type: 'object', additionalProperties: false, required: ['table', 'columns'],
+        type: 'object',
+        additionalProperties: false,
+        required: ['table', 'columns'],
         description: 'A failed foreign key: the parent table and columns it refers to.',
         properties: { table: { type: 'string' }, columns: { type: 'array', minItems: 1, items: { type: 'string' } } },
       },
       constraint: { type: 'string', description: 'A failed CHECK: its name, or its expression when unnamed.' },
-      primary: { type: 'string', description: 'Replication refusals: the address of the primary, where writes go (empty while not known).' },
-      epoch: { type: 'integer', minimum: 0, description: '[SQ7012]: the primary lease epoch of the server that took over.' },
+      primary: {
+        type: 'string',
+        description: 'Replication refusals: the address of the primary, where writes go (empty while not known).',
+      },
+      epoch: {
+        type: 'integer',
+        minimum: 0,
+        description: '[SQ7012]: the primary lease epoch of the server that took over.',
+      },
       applied: { type: 'integer', minimum: 0, description: '[SQ7011]: the journal seq this replica has applied.' },
       wanted: { type: 'integer', minimum: 0, description: '[SQ7011]: the X-Min-Seq asked for.' },
     },
     allOf: [
-      { if: { properties: { code: { const: catalog.PILOT_INVALID.code } } }, then: { required: ['violations'] }, else: { not: { required: ['violations'] } } },
-      { if: { properties: { code: { const: catalog.PILOT_PERSONAL_DATA.code } } }, then: { required: ['kinds'] }, else: { not: { required: ['kinds'] } } },
+      {
+        if: { properties: { code: { const: catalog.PILOT_INVALID.code } } },
+        then: { required: ['violations'] },
+        else: { not: { required: ['violations'] } },
+      },
+      {
+        if: { properties: { code: { const: catalog.PILOT_PERSONAL_DATA.code } } },
+        then: { required: ['kinds'] },
+        else: { not: { required: ['kinds'] } },
+      },
     ],
   };
 }
@@ -125,7 +150,11 @@ export function violationSchema(): JsonObject {
   };
 }
 
-const header = (description: string, required: boolean): JsonObject => ({ description, required, schema: { type: 'string' } });
+const header = (description: string, required: boolean): JsonObject => ({
+  description,
+  required,
+  schema: { type: 'string' },
+});
 
 /** Headers that come with some errors (src/http/*.ts, src/sessions/session-manager.ts). */
 function errorHeaders(status: ErrorStatus, list: readonly ErrorName[]): JsonObject | undefined {
@@ -154,14 +183,20 @@ function errorHeaders(status: ErrorStatus, list: readonly ErrorName[]): JsonObje
  */
 export function errorResponse(status: ErrorStatus, list: readonly ErrorName[]): JsonObject {
   for (const name of list) {
-    if (catalog[name].status !== status) throw new Error(`openapi: ${name} is answered with ${catalog[name].status}, not ${status}`);
+    if (catalog[name].status !== status)
+      throw new Error(`openapi: ${name} is answered with ${catalog[name].status}, not ${status}`);
   }
   const codes = list.map((name) => catalog[name].code);
   const response: JsonObject = {
     description: `${STATUS_TEXT[status]}: ${list.map((name) => `\`${formatCode(catalog[name].code)}\` ${name}`).join(', ')}.`,
     content: {
       'application/json': {
-        schema: { allOf: [{ $ref: '#/components/schemas/ErrorBody' }, { type: 'object', properties: { code: { enum: codes } } }] },
+        schema: {
+          allOf: [
+            { $ref: '#/components/schemas/ErrorBody' },
+            { type: 'object', properties: { code: { enum: codes } } },
+          ],
+        },
       },
     },
     'x-error-codes': codes,

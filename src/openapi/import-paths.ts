@@ -8,17 +8,23 @@ const IMPORT_DESCRIPTION = [
   'other transaction control is 400 `[SQ1055]`), `text/csv` with `?table=` (RFC 4180 with a header row; empty unquoted fields are NULL, `""` the empty string),',
   'or `application/vnd.sqlite3` (a database file: integrity-checked, its types mapped to ours or refused naming table and column, turned into SQL).',
   'A failing statement answers its engine error with `statement`, the index of the failing statement in the script; nothing is applied.',
-  'Bodies up to -max-import-bytes (413 `[SQ6050]` beyond); the request\'s deadline is -import-timeout instead of -request-timeout; each statement runs under -query-timeout.',
+  "Bodies up to -max-import-bytes (413 `[SQ6050]` beyond); the request's deadline is -import-timeout instead of -request-timeout; each statement runs under -query-timeout.",
 ].join(' ');
 
 const EXPORT_DESCRIPTION = [
   'A copy of the database from one read snapshot, sent as a download (`Content-Disposition: attachment`).',
-  'The service\'s own objects are never part of it. `sql` lists tables, rows (parents before the tables that reference them), indexes, views and triggers.',
+  "The service's own objects are never part of it. `sql` lists tables, rows (parents before the tables that reference them), indexes, views and triggers.",
 ].join(' ');
 
 const DOWNLOAD = {
   description: 'The copy, as a file to save.',
-  headers: { 'Content-Disposition': { required: true, description: '`attachment; filename="<db>.<format>"`', schema: { type: 'string' } } },
+  headers: {
+    'Content-Disposition': {
+      required: true,
+      description: '`attachment; filename="<db>.<format>"`',
+      schema: { type: 'string' },
+    },
+  },
   content: {
     'application/sql': { schema: { type: 'string' } },
     'text/csv': { schema: { type: 'string' } },
@@ -45,7 +51,8 @@ export function importPaths(): Record<string, JsonObject> {
         },
         success: {
           200: {
-            description: 'Imported and committed. With `Accept: application/x-ndjson`: answered at once, one line `{"progress":{"statements":n,"of":total}}` about twice a second while it runs, then a last line, the ImportResult or the error body (whose status is then only in the line).',
+            description:
+              'Imported and committed. With `Accept: application/x-ndjson`: answered at once, one line `{"progress":{"statements":n,"of":total}}` about twice a second while it runs, then a last line, the ImportResult or the error body (whose status is then only in the line).',
             content: {
               'application/json': { schema: { $ref: '#/components/schemas/ImportResult' } },
               'application/x-ndjson': { schema: { type: 'string' } },
@@ -68,7 +75,10 @@ export function importPaths(): Record<string, JsonObject> {
         tag: 'databases',
         parameters: ['DbPath', 'ExportFormat', 'ExportTable'],
         success: { 200: DOWNLOAD },
-        errors: mergeErrors(SERVED, QUERY, ENGINE, { 400: ['INVALID_DATABASE_NAME', 'DATABASE_REQUIRED', 'REQUEST_TIMEOUT'], 404: ['NO_SUCH_DATABASE', 'TABLE_NOT_FOUND'] }),
+        errors: mergeErrors(SERVED, QUERY, ENGINE, {
+          400: ['INVALID_DATABASE_NAME', 'DATABASE_REQUIRED', 'REQUEST_TIMEOUT'],
+          404: ['NO_SUCH_DATABASE', 'TABLE_NOT_FOUND'],
+        }),
       }),
     },
   };

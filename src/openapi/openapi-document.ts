@@ -32,7 +32,7 @@ const DESCRIPTION = [
   'included; the console at `/` and `/console/*` excepted) must carry `X-Service-Token: <token>` or `Authorization: Bearer <token>`,',
   'else 401 `[SQ1012]` (an expired or revoked token too). The -token value is the admin token; personal tokens (POST /tokens) have a',
   'role, `admin`, `write` or `read`, and the databases they may use: a request beyond them is 403 `[SQ1030]` (role), `[SQ1031]`',
-  '(database) or `[SQ1032]` (a read token\'s batch writes). Without either flag no credential is needed: hence the empty alternative in `security`.',
+  "(database) or `[SQ1032]` (a read token's batch writes). Without either flag no credential is needed: hence the empty alternative in `security`.",
   '',
   '**Errors.** Every error body is `ErrorBody`: `{ ok: false, error: "[SQnnnn] …", code }`, plus `statement`, `sqliteCode`,',
   '`violations` or `kinds` where they apply. Each error response below lists the codes it can carry (`x-error-codes`); the whole',
@@ -59,14 +59,23 @@ const TAGS = [
   { name: 'pilots', description: 'Classroom pilot records' },
   { name: 'journal', description: 'The statement journal, read in pages or followed live' },
   { name: 'tokens', description: 'Personal tokens with roles (admin only)' },
-  { name: 'exercises', description: 'Exercises that check themselves, and the class\'s progress' },
+  { name: 'exercises', description: "Exercises that check themselves, and the class's progress" },
   { name: 'console', description: 'The web console' },
 ];
 
 function securitySchemes(): JsonObject {
   return {
-    serviceToken: { type: 'apiKey', in: 'header', name: 'X-Service-Token', description: 'The -token value (only when the server runs with -token).' },
-    bearerAuth: { type: 'http', scheme: 'bearer', description: 'The -token value as a bearer token (only when the server runs with -token).' },
+    serviceToken: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Service-Token',
+      description: 'The -token value (only when the server runs with -token).',
+    },
+    bearerAuth: {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'The -token value as a bearer token (only when the server runs with -token).',
+    },
   };
 }
 
@@ -84,9 +93,28 @@ export function buildOpenApiDocument(): JsonObject {
     servers: [{ url: '/', description: 'The server that serves this document' }],
     tags: TAGS,
     security: [{ serviceToken: [] }, { bearerAuth: [] }, {}],
-    paths: { ...corePaths(), ...importPaths(), ...journalPaths(), ...tokenPaths(), ...restorePaths(), ...classPaths(), ...historyPaths(), ...replicationPaths(), ...exercisePaths(), ...otherPaths() },
+    paths: {
+      ...corePaths(),
+      ...importPaths(),
+      ...journalPaths(),
+      ...tokenPaths(),
+      ...restorePaths(),
+      ...classPaths(),
+      ...historyPaths(),
+      ...replicationPaths(),
+      ...exercisePaths(),
+      ...otherPaths(),
+    },
     components: {
-      schemas: { ...componentSchemas(), ...tokenSchemas(), ...restoreSchemas(), ...classSchemas(), ...historySchemas(), ...replicationSchemas(), ...exerciseSchemas() },
+      schemas: {
+        ...componentSchemas(),
+        ...tokenSchemas(),
+        ...restoreSchemas(),
+        ...classSchemas(),
+        ...historySchemas(),
+        ...replicationSchemas(),
+        ...exerciseSchemas(),
+      },
       parameters: { ...componentParameters(), ...historyParameters(), ...exerciseParameters() },
       responses: {
         EndpointNotFound: errorResponse(404, ['ENDPOINT_NOT_FOUND']),

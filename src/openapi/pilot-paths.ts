@@ -3,7 +3,19 @@
  * this document itself, and of the web console, in the OpenAPI document.
  */
 import type { ErrorSet, JsonObject } from './error-responses';
-import { ADMIN_ONLY, ENGINE, json, jsonBody, mergeErrors, OFF_PRIMARY, operation, QUERY, SERVED, WITH_BODY, WRITE } from './operation';
+import {
+  ADMIN_ONLY,
+  ENGINE,
+  json,
+  jsonBody,
+  mergeErrors,
+  OFF_PRIMARY,
+  operation,
+  QUERY,
+  SERVED,
+  WITH_BODY,
+  WRITE,
+} from './operation';
 
 function pilotPaths(): Record<string, JsonObject> {
   return {
@@ -13,7 +25,16 @@ function pilotPaths(): Record<string, JsonObject> {
         summary: 'List pilot records',
         description: 'By id, filtered by every filter given; `limit`/`offset` as /rows.',
         tag: 'pilots',
-        parameters: ['PilotDecision', 'PilotCommit', 'PilotSubject', 'PilotLevel', 'PilotFrom', 'PilotTo', 'Limit', 'Offset'],
+        parameters: [
+          'PilotDecision',
+          'PilotCommit',
+          'PilotSubject',
+          'PilotLevel',
+          'PilotFrom',
+          'PilotTo',
+          'Limit',
+          'Offset',
+        ],
         success: { 200: json('A page of pilot records.', 'PilotList') },
         errors: mergeErrors(SERVED, ADMIN_ONLY, QUERY, ENGINE),
       }),
@@ -30,7 +51,11 @@ function pilotPaths(): Record<string, JsonObject> {
         tag: 'pilots',
         requestBody: jsonBody('PilotRecord', true),
         success: { 201: json('Stored.', 'StoredPilot') },
-        errors: mergeErrors(SERVED, ADMIN_ONLY, WITH_BODY, ENGINE, OFF_PRIMARY, { 400: ['PILOT_INVALID', 'PILOT_PERSONAL_DATA'], 409: ['PILOT_SCOPE_RETIRED', 'PILOT_SAME_COMMIT'], 503: WRITE[503] ?? [] }),
+        errors: mergeErrors(SERVED, ADMIN_ONLY, WITH_BODY, ENGINE, OFF_PRIMARY, {
+          400: ['PILOT_INVALID', 'PILOT_PERSONAL_DATA'],
+          409: ['PILOT_SCOPE_RETIRED', 'PILOT_SAME_COMMIT'],
+          503: WRITE[503] ?? [],
+        }),
       }),
     },
     '/pilots/schema': {
@@ -46,7 +71,8 @@ function pilotPaths(): Record<string, JsonObject> {
       get: operation({
         operationId: 'summarizePilots',
         summary: 'What the pilot records say',
-        description: 'Counts by decision, evidence totals and shares (overall and per level), planned against actual minutes, and each scope\'s current decision; with `group_by` the same figures per commit or subject.',
+        description:
+          "Counts by decision, evidence totals and shares (overall and per level), planned against actual minutes, and each scope's current decision; with `group_by` the same figures per commit or subject.",
         tag: 'pilots',
         parameters: ['GroupBy'],
         success: { 200: json('The summary.', 'PilotSummary') },
@@ -77,7 +103,7 @@ function consolePage(operationId: string, summary: string): JsonObject {
     description: [
       'The classroom console (HTML): databases, tables, rows, an SQL editor, transaction controls and pilot records.',
       'The page and its assets hold no data and are served without a token (and during start-up recovery); the console asks for the token',
-      'once and sends it with every API request. 404 `[SQ2010]` when the console\'s files are missing; another method is 405 `[SQ1013]`.',
+      "once and sends it with every API request. 404 `[SQ2010]` when the console's files are missing; another method is 405 `[SQ1013]`.",
     ].join(' '),
     tag: 'console',
     success: { 200: { description: 'The console page.', content: { 'text/html': { schema: { type: 'string' } } } } },
@@ -92,10 +118,15 @@ function documentPaths(): Record<string, JsonObject> {
       get: operation({
         operationId: 'getOpenApi',
         summary: 'This document',
-        description: 'The OpenAPI 3.1 description of the service, kept honest by test/openapi.test.ts. Needs the token like every endpoint.',
+        description:
+          'The OpenAPI 3.1 description of the service, kept honest by test/openapi.test.ts. Needs the token like every endpoint.',
         tag: 'service',
         success: {
-          200: json('The OpenAPI document.', { type: 'object', required: ['openapi', 'info', 'paths', 'components'], properties: { openapi: { type: 'string', pattern: '^3\\.1\\.[0-9]+$' } } }),
+          200: json('The OpenAPI document.', {
+            type: 'object',
+            required: ['openapi', 'info', 'paths', 'components'],
+            properties: { openapi: { type: 'string', pattern: '^3\\.1\\.[0-9]+$' } },
+          }),
         },
         errors: SERVED,
       }),
@@ -112,7 +143,12 @@ function documentPaths(): Record<string, JsonObject> {
         success: {
           200: {
             description: 'The file.',
-            content: Object.fromEntries(['text/css', 'text/javascript', 'image/svg+xml', 'image/png'].map((type) => [type, { schema: { type: 'string' } }])),
+            content: Object.fromEntries(
+              ['text/css', 'text/javascript', 'image/svg+xml', 'image/png'].map((type) => [
+                type,
+                { schema: { type: 'string' } },
+              ]),
+            ),
           },
         },
         errors: CONSOLE_ERRORS,

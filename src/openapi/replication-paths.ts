@@ -10,11 +10,18 @@ export function replicationPaths(): Record<string, JsonObject> {
         summary: 'Take over as primary (a replica only)',
         description: [
           'A replica (-follow) takes the primary lease with the next epoch, publishes a fence into the stream (from then on the old',
-          'primary\'s writes are refused with 409 `[SQ7012]`), applies everything before the fence and starts taking writes, shipping',
+          "primary's writes are refused with 409 `[SQ7012]`), applies everything before the fence and starts taking writes, shipping",
           'them from the fence on. Any other server answers 409 `[SQ7013]`. Admin only on a server with tokens. See docs/replication.md.',
         ].join(' '),
         tag: 'service',
-        success: { 200: json('This server\'s replication status once it is primary.', { type: 'object', additionalProperties: false, required: ['ok', 'replication'], properties: { ok: { const: true }, replication: { $ref: '#/components/schemas/ReplicationStatus' } } }) },
+        success: {
+          200: json("This server's replication status once it is primary.", {
+            type: 'object',
+            additionalProperties: false,
+            required: ['ok', 'replication'],
+            properties: { ok: { const: true }, replication: { $ref: '#/components/schemas/ReplicationStatus' } },
+          }),
+        },
         errors: mergeErrors(SERVED, ADMIN_ONLY, { 409: ['PROMOTION_REFUSED'] }),
       }),
     },
@@ -30,14 +37,22 @@ export function replicationSchemas(): Record<string, JsonObject> {
       additionalProperties: false,
       required: ['role', 'stream', 'node', 'epoch', 'primary', 'appliedSeq'],
       properties: {
-        role: { enum: ['primary', 'replica', 'fenced', 'standalone'], description: '`fenced`: a primary another server took over from; it refuses writes.' },
+        role: {
+          enum: ['primary', 'replica', 'fenced', 'standalone'],
+          description: '`fenced`: a primary another server took over from; it refuses writes.',
+        },
         stream: { type: 'string', description: 'The JetStream stream of the journal' },
-        node: { type: 'string', description: 'This server\'s name in the lease (-node)' },
+        node: { type: 'string', description: "This server's name in the lease (-node)" },
         epoch: { ...count, description: 'The primary lease epoch this server knows (0 before it has read one)' },
         primary: { type: 'string', description: 'Where writes go (empty while not known)' },
-        appliedSeq: { ...count, description: 'The journal seq this server\'s databases hold; also sent as X-Journal-Seq on every answer' },
+        appliedSeq: {
+          ...count,
+          description: "The journal seq this server's databases hold; also sent as X-Journal-Seq on every answer",
+        },
         lag: {
-          type: 'object', additionalProperties: false, required: ['seqBehind', 'secondsBehind', 'primaryLastSeq'],
+          type: 'object',
+          additionalProperties: false,
+          required: ['seqBehind', 'secondsBehind', 'primaryLastSeq'],
           description: 'Replica: how far behind the primary it is.',
           properties: { seqBehind: count, secondsBehind: { type: 'number', minimum: 0 }, primaryLastSeq: count },
         },

@@ -21,7 +21,11 @@ export function restorePaths(): Record<string, JsonObject> {
         tag: 'databases',
         parameters: ['DbPath'],
         requestBody: jsonBody('RestoreRequest', true),
-        success: { 200: json('Restored, or (dryRun) what a restore would undo.', { oneOf: [{ $ref: '#/components/schemas/DatabaseRestored' }, { $ref: '#/components/schemas/RestorePlan' }] }) },
+        success: {
+          200: json('Restored, or (dryRun) what a restore would undo.', {
+            oneOf: [{ $ref: '#/components/schemas/DatabaseRestored' }, { $ref: '#/components/schemas/RestorePlan' }],
+          }),
+        },
         errors: mergeErrors(SERVED, WITH_BODY, ONE_DATABASE, ENGINE, WRITE, {
           400: ['RESTORE_TARGET_INVALID'],
           405: ['DATABASE_STATEMENT_IN_SINGLE_MODE'],
@@ -39,7 +43,10 @@ export function restoreSchemas(): Record<string, JsonObject> {
     description,
     required: ['seq', 'time'],
     additionalProperties: false,
-    properties: { seq: { type: 'integer', minimum: 0 }, time: { type: 'string', format: 'date-time', description: 'When entry `seq` was written' } },
+    properties: {
+      seq: { type: 'integer', minimum: 0 },
+      time: { type: 'string', format: 'date-time', description: 'When entry `seq` was written' },
+    },
   });
   return {
     RestoreRequest: {
@@ -47,7 +54,13 @@ export function restoreSchemas(): Record<string, JsonObject> {
       description: 'Exactly one of `to` and `undo`.',
       additionalProperties: false,
       properties: {
-        to: { oneOf: [{ type: 'integer', minimum: 0, description: 'A journal seq' }, { type: 'string', format: 'date-time', description: 'An ISO time' }], examples: [1042, '2026-11-26T10:15:00Z'] },
+        to: {
+          oneOf: [
+            { type: 'integer', minimum: 0, description: 'A journal seq' },
+            { type: 'string', format: 'date-time', description: 'An ISO time' },
+          ],
+          examples: [1042, '2026-11-26T10:15:00Z'],
+        },
         undo: { const: 'last' },
         dryRun: { type: 'boolean', default: false },
       },
@@ -77,7 +90,15 @@ export function restoreSchemas(): Record<string, JsonObject> {
         db: { type: 'string' },
         dryRun: { const: true },
         target: point('The point the database would be given back'),
-        undone: { type: 'object', required: ['count', 'entries'], additionalProperties: false, properties: { count: { type: 'integer', minimum: 0 }, entries: { type: 'array', maxItems: 500, items: ref('UndoneEntry') } } },
+        undone: {
+          type: 'object',
+          required: ['count', 'entries'],
+          additionalProperties: false,
+          properties: {
+            count: { type: 'integer', minimum: 0 },
+            entries: { type: 'array', maxItems: 500, items: ref('UndoneEntry') },
+          },
+        },
       },
     },
     DatabaseRestored: {
@@ -89,7 +110,12 @@ export function restoreSchemas(): Record<string, JsonObject> {
         ok: { const: true },
         db: { type: 'string' },
         restored: point('The point the database was given back'),
-        undone: { type: 'object', required: ['count'], additionalProperties: false, properties: { count: { type: 'integer', minimum: 0 } } },
+        undone: {
+          type: 'object',
+          required: ['count'],
+          additionalProperties: false,
+          properties: { count: { type: 'integer', minimum: 0 } },
+        },
         seq: { type: ['integer', 'null'], minimum: 1, description: 'The seq of the restoredb entry' },
       },
     },

@@ -31,7 +31,17 @@ export const pilotSchema = {
   title: 'Classroom pilot record',
   type: 'object',
   additionalProperties: false,
-  required: ['date', 'responsible_role', 'scope', 'commit', 'planned_minutes', 'actual_minutes', 'aggregate_evidence', 'incidents', 'decision'],
+  required: [
+    'date',
+    'responsible_role',
+    'scope',
+    'commit',
+    'planned_minutes',
+    'actual_minutes',
+    'aggregate_evidence',
+    'incidents',
+    'decision',
+  ],
   properties: {
     date: { type: 'string', format: 'date', description: 'Calendar date, YYYY-MM-DD' },
     responsible_role: { type: 'string', minLength: 2 },
@@ -45,7 +55,11 @@ export const pilotSchema = {
         class_codes: { type: 'array', minItems: 1, items: { type: 'string' } },
       },
     },
-    commit: { type: 'string', pattern: '^[0-9a-f]{7,40}$', description: 'The software commit piloted: 7 to 40 lowercase hexadecimal characters' },
+    commit: {
+      type: 'string',
+      pattern: '^[0-9a-f]{7,40}$',
+      description: 'The software commit piloted: 7 to 40 lowercase hexadecimal characters',
+    },
     planned_minutes: { type: 'integer', minimum: 1 },
     actual_minutes: { type: 'integer', minimum: 1 },
     aggregate_evidence: {

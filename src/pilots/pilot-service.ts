@@ -27,11 +27,17 @@ export class PilotService {
 
   private check(record: unknown): PilotRecord {
     const result = validatePilot(record);
-    if (!result.ok) throw new EngineError('PILOT_INVALID', { count: result.violations.length }, { details: { violations: result.violations } });
+    if (!result.ok)
+      throw new EngineError(
+        'PILOT_INVALID',
+        { count: result.violations.length },
+        { details: { violations: result.violations } },
+      );
     const texts = [...result.record.incidents, result.record.notes_without_personal_data ?? ''];
     const kinds = findPersonalData(texts);
     // Say what kind of data was found, never the data itself.
-    if (kinds.length > 0) throw new EngineError('PILOT_PERSONAL_DATA', { kinds: kinds.join(', ') }, { details: { kinds } });
+    if (kinds.length > 0)
+      throw new EngineError('PILOT_PERSONAL_DATA', { kinds: kinds.join(', ') }, { details: { kinds } });
     return result.record;
   }
 

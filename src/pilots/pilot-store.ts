@@ -65,7 +65,11 @@ export class PilotStore {
   private ready: Promise<void> | undefined;
   private readonly ref: DatabaseRef;
 
-  constructor(directory: DatabaseDirectory, private readonly batches: BatchRunner, private readonly lifecycle: DatabaseLifecycle) {
+  constructor(
+    directory: DatabaseDirectory,
+    private readonly batches: BatchRunner,
+    private readonly lifecycle: DatabaseLifecycle,
+  ) {
     this.ref = directory.refOf(PILOTS_DATABASE);
   }
 
@@ -90,13 +94,26 @@ export class PilotStore {
   async insert(pilot: PilotRecord, by?: Principal): Promise<StoredPilot> {
     await this.ensure();
     const { level, subject, objective } = pilot.scope;
-    const params: SqlValue[] = [pilot.date, level, subject, objective, pilot.commit, pilot.decision, JSON.stringify(pilot)];
+    const params: SqlValue[] = [
+      pilot.date,
+      level,
+      subject,
+      objective,
+      pilot.commit,
+      pilot.decision,
+      JSON.stringify(pilot),
+    ];
     const insert = statement(
       "INSERT INTO pilots (created, date, level, subject, objective, commit_sha, decision, record) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?) RETURNING id, created, record",
       'insert',
       params,
     );
-    const [result] = await this.batches.run(this.ref, [insert], false, by === undefined ? {} : { call: { principal: by } });
+    const [result] = await this.batches.run(
+      this.ref,
+      [insert],
+      false,
+      by === undefined ? {} : { call: { principal: by } },
+    );
     const row = result?.rows[0];
     if (row === undefined) throw new EngineError('INTERNAL');
     return toStored(row);
@@ -105,7 +122,13 @@ export class PilotStore {
   /** The last pilot of a scope (same level, subject and objective), if any. */
   async latestOfScope(scope: PilotRecord['scope']): Promise<StoredPilot | undefined> {
     await this.ensure();
-    const rows = await this.read(statement('SELECT id, created, record FROM pilots WHERE level = ? AND subject = ? AND objective = ? ORDER BY id DESC LIMIT 1', 'select', [scope.level, scope.subject, scope.objective]));
+    const rows = await this.read(
+      statement(
+        'SELECT id, created, record FROM pilots WHERE level = ? AND subject = ? AND objective = ? ORDER BY id DESC LIMIT 1',
+        'select',
+        [scope.level, scope.subject, scope.objective],
+      ),
+    );
     return rows[0] === undefined ? undefined : toStored(rows[0]);
   }
 
@@ -122,7 +145,14 @@ export class PilotStore {
     const params = conditions.map(([key]) => filter[key] as string);
     const [countResult, pageResult] = await this.batches.run(
       this.ref,
-      [statement(`SELECT count(*) FROM pilots${where}`, 'select', params), statement(`SELECT id, created, record FROM pilots${where} ORDER BY id LIMIT ? OFFSET ?`, 'select', [...params, limit, offset])],
+      [
+        statement(`SELECT count(*) FROM pilots${where}`, 'select', params),
+        statement(`SELECT id, created, record FROM pilots${where} ORDER BY id LIMIT ? OFFSET ?`, 'select', [
+          ...params,
+          limit,
+          offset,
+        ]),
+      ],
       true,
     );
     return { total: Number(countResult?.rows[0]?.[0] ?? 0), pilots: (pageResult?.rows ?? []).map(toStored) };

@@ -51,7 +51,9 @@ function evidenceOf(pilots: readonly StoredPilot[]): Evidence {
   const totals = zeroes(EVIDENCE_LEVELS);
   for (const { pilot } of pilots) for (const level of EVIDENCE_LEVELS) totals[level] += pilot.aggregate_evidence[level];
   const all = EVIDENCE_LEVELS.reduce((sum, level) => sum + totals[level], 0);
-  const shares = Object.fromEntries(EVIDENCE_LEVELS.map((level) => [level, all === 0 ? 0 : round(totals[level] / all)])) as Record<EvidenceLevel, number>;
+  const shares = Object.fromEntries(
+    EVIDENCE_LEVELS.map((level) => [level, all === 0 ? 0 : round(totals[level] / all)]),
+  ) as Record<EvidenceLevel, number>;
   return { totals, shares };
 }
 
@@ -66,21 +68,39 @@ function figuresOf(pilots: readonly StoredPilot[]): Figures {
   for (const { pilot } of pilots) byDecision[pilot.decision]++;
   const planned = pilots.reduce((sum, { pilot }) => sum + pilot.planned_minutes, 0);
   const actual = pilots.reduce((sum, { pilot }) => sum + pilot.actual_minutes, 0);
-  const byLevel = Object.fromEntries([...groupBy(pilots, ({ pilot }) => pilot.scope.level)].map(([level, group]) => [level, evidenceOf(group)]));
+  const byLevel = Object.fromEntries(
+    [...groupBy(pilots, ({ pilot }) => pilot.scope.level)].map(([level, group]) => [level, evidenceOf(group)]),
+  );
   return {
     count: pilots.length,
     by_decision: byDecision,
     evidence: { ...evidenceOf(pilots), by_level: byLevel },
-    minutes: { planned, actual, overrun: actual - planned, overrun_share: planned === 0 ? 0 : round((actual - planned) / planned) },
+    minutes: {
+      planned,
+      actual,
+      overrun: actual - planned,
+      overrun_share: planned === 0 ? 0 : round((actual - planned) / planned),
+    },
   };
 }
 
 function scopesOf(pilots: readonly StoredPilot[]): ScopeState[] {
-  const scopes = groupBy(pilots, ({ pilot }) => JSON.stringify([pilot.scope.level, pilot.scope.subject, pilot.scope.objective]));
+  const scopes = groupBy(pilots, ({ pilot }) =>
+    JSON.stringify([pilot.scope.level, pilot.scope.subject, pilot.scope.objective]),
+  );
   return [...scopes.values()].map((group) => {
     const last = group[group.length - 1] as StoredPilot;
     const { level, subject, objective } = last.pilot.scope;
-    return { level, subject, objective, current_decision: last.pilot.decision, last_pilot: last.id, last_commit: last.pilot.commit, last_date: last.pilot.date, pilots: group.length };
+    return {
+      level,
+      subject,
+      objective,
+      current_decision: last.pilot.decision,
+      last_pilot: last.id,
+      last_commit: last.pilot.commit,
+      last_date: last.pilot.date,
+      pilots: group.length,
+    };
   });
 }
 
@@ -88,7 +108,8 @@ function scopesOf(pilots: readonly StoredPilot[]): ScopeState[] {
 export function summarize(pilots: readonly StoredPilot[], grouping?: SummaryGrouping): PilotSummary {
   const summary: PilotSummary = { ...figuresOf(pilots), scopes: scopesOf(pilots) };
   if (grouping === undefined) return summary;
-  const key = grouping === 'commit' ? ({ pilot }: StoredPilot) => pilot.commit : ({ pilot }: StoredPilot) => pilot.scope.subject;
+  const key =
+    grouping === 'commit' ? ({ pilot }: StoredPilot) => pilot.commit : ({ pilot }: StoredPilot) => pilot.scope.subject;
   summary.groups = [...groupBy(pilots, key)].map(([value, group]) => ({ key: value, ...figuresOf(group) }));
   return summary;
 }

@@ -40,7 +40,10 @@ function describe(error: ErrorObject): Violation {
     case 'additionalProperties':
       return { path: `${error.instancePath}/${String(params.additionalProperty)}`, message: 'is not allowed here' };
     case 'type':
-      return { path: error.instancePath, message: `must be ${params.type === 'integer' ? 'a whole number' : `of type ${String(params.type)}`}` };
+      return {
+        path: error.instancePath,
+        message: `must be ${params.type === 'integer' ? 'a whole number' : `of type ${String(params.type)}`}`,
+      };
     case 'format':
       return { path: error.instancePath, message: 'must be a calendar date (YYYY-MM-DD)' };
     case 'pattern':
@@ -50,7 +53,10 @@ function describe(error: ErrorObject): Violation {
     case 'minLength':
       return { path: error.instancePath, message: `must have at least ${String(params.limit)} characters` };
     case 'minItems':
-      return { path: error.instancePath, message: `must have at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}` };
+      return {
+        path: error.instancePath,
+        message: `must have at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}`,
+      };
     case 'enum':
       return { path: error.instancePath, message: `must be one of ${(params.allowedValues as string[]).join(', ')}` };
     default:
@@ -58,7 +64,9 @@ function describe(error: ErrorObject): Violation {
   }
 }
 
-export function validatePilot(record: unknown): { ok: true; record: PilotRecord } | { ok: false; violations: Violation[] } {
+export function validatePilot(
+  record: unknown,
+): { ok: true; record: PilotRecord } | { ok: false; violations: Violation[] } {
   const validate = validator();
   if (validate(record)) return { ok: true, record };
   const violations = (validate.errors ?? []).map(describe).map((v) => ({ ...v, path: v.path === '' ? '/' : v.path }));

@@ -69,7 +69,14 @@ export class Replication implements ReplicationControl {
     if (this.primary !== null) return this.primary.status(this.deps.primaryAppliedSeq());
     if (this.replica !== null) return this.replica.status();
     const { replication, role } = this.deps;
-    return { role: role.role, stream: replication.stream, node: replication.node, epoch: 0, primary: role.primary, appliedSeq: this.deps.journal.lastSeq };
+    return {
+      role: role.role,
+      stream: replication.stream,
+      node: replication.node,
+      epoch: 0,
+      primary: role.primary,
+      appliedSeq: this.deps.journal.lastSeq,
+    };
   }
 
   /** A replica's databases hold the journal this far (an open session's entries wait); null elsewhere: the write path knows. */
@@ -91,14 +98,19 @@ export class Replication implements ReplicationControl {
   async promote(): Promise<ReplicationStatus> {
     if (this.promoting) throw new EngineError('PROMOTION_REFUSED', { detail: 'it is taking over already' });
     if (this.replica === null || this.deps.role.role !== 'replica') {
-      throw new EngineError('PROMOTION_REFUSED', { detail: `it is ${this.deps.role.role === 'replica' ? 'still starting' : `the ${this.deps.role.role}, not a replica`}` });
+      throw new EngineError('PROMOTION_REFUSED', {
+        detail: `it is ${this.deps.role.role === 'replica' ? 'still starting' : `the ${this.deps.role.role}, not a replica`}`,
+      });
     }
     // One takeover at a time: a second would take the lease again and fence this very server.
     this.promoting = true;
     try {
       const { replication, journal, journalFile, role, log } = this.deps;
       const primary = await this.replica.takeOver();
-      this.primary = PrimaryRole.promoted({ config: replication, journal, journalFile, role, url: this.url, log }, primary);
+      this.primary = PrimaryRole.promoted(
+        { config: replication, journal, journalFile, role, url: this.url, log },
+        primary,
+      );
       this.replica = null;
       return this.status();
     } finally {

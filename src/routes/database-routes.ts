@@ -25,7 +25,10 @@ export function databaseRoutes(router: Router, bus: CommandBus, single: boolean)
     if (single) ctx.set('Allow', 'GET, HEAD');
     const body = ctx.request.body as Record<string, unknown> | undefined;
     if (body !== undefined && isCopyBody(body)) {
-      const copied = await bus.dispatch({ type: 'copy-databases', names: copyNames(body), from: body.from }, callOf(ctx));
+      const copied = await bus.dispatch(
+        { type: 'copy-databases', names: copyNames(body), from: body.from },
+        callOf(ctx),
+      );
       const one = body.db !== undefined ? { db: copied.dbs[0] } : {};
       return sendJson(ctx, 201, { ok: true, ...one, ...copied });
     }
@@ -41,7 +44,10 @@ export function databaseRoutes(router: Router, bus: CommandBus, single: boolean)
 
   router.post('/dbs/:db/restore', async (ctx) => {
     if (single) ctx.set('Allow', 'GET, HEAD');
-    const restored = await bus.dispatch({ type: 'restore-database', db: ctx.params.db, body: ctx.request.body }, callOf(ctx));
+    const restored = await bus.dispatch(
+      { type: 'restore-database', db: ctx.params.db, body: ctx.request.body },
+      callOf(ctx),
+    );
     sendJson(ctx, 200, { ok: true, ...restored });
   });
 
@@ -61,11 +67,24 @@ export function databaseRoutes(router: Router, bus: CommandBus, single: boolean)
     // A limit above the maximum is clamped, and the response says so.
     const limit = Math.min(countQueryValue(ctx, 'limit', ROWS_DEFAULT_LIMIT), ROWS_MAX_LIMIT);
     const { offset, after } = rowsPosition(ctx);
-    const page = await bus.dispatch({ type: 'read-rows', db: queryValue(ctx, 'db'), table, limit, offset, after }, callOf(ctx));
+    const page = await bus.dispatch(
+      { type: 'read-rows', db: queryValue(ctx, 'db'), table, limit, offset, after },
+      callOf(ctx),
+    );
     // A page says where it started in the terms it was asked in: offset, or the cursor it came after.
     const position = after === null ? { offset } : { after };
     const next = page.next === null ? {} : { next: page.next };
-    sendJson(ctx, 200, { ok: true, db: page.db, table: page.table, total: page.total, limit, ...position, columns: page.columns, rows: new RawJson(page.rowsJson), ...next });
+    sendJson(ctx, 200, {
+      ok: true,
+      db: page.db,
+      table: page.table,
+      total: page.total,
+      limit,
+      ...position,
+      columns: page.columns,
+      rows: new RawJson(page.rowsJson),
+      ...next,
+    });
   });
 }
 

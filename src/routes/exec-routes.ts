@@ -16,14 +16,18 @@ export function sessionIdOf(ctx: Context): string | undefined {
   const header = ctx.get('X-Service-Session').trim();
   const query = queryValue(ctx, 'session')?.trim() ?? '';
   if (header !== '' && query !== '' && header !== query) {
-    throw new EngineError('BAD_REQUEST', { detail: 'the X-Service-Session header and ?session= name different sessions' });
+    throw new EngineError('BAD_REQUEST', {
+      detail: 'the X-Service-Session header and ?session= name different sessions',
+    });
   }
   const id = header !== '' ? header : query;
   return id === '' ? undefined : id;
 }
 
 /** Rows the engine already wrote as JSON go into the response as they are; `rows` keeps its place among the keys. */
-function withRawRows(result: StatementResult): Omit<StatementResult, 'rows'> & { rows: StatementResult['rows'] | RawJson } {
+function withRawRows(
+  result: StatementResult,
+): Omit<StatementResult, 'rows'> & { rows: StatementResult['rows'] | RawJson } {
   const { rowsJson, ...rest } = result;
   return rowsJson === undefined ? rest : { ...rest, rows: new RawJson(rowsJson) };
 }
@@ -38,11 +42,20 @@ export function execRoutes(router: Router, bus: CommandBus, maxStatements: numbe
     const batch = parseOrRefuse(sources, maxStatements);
     // Database-level SQL in single-DB mode is a 405; a 405 carries Allow (RFC 9110), and POST is all /exec has.
     ctx.set('Allow', 'POST');
-    const command = session === undefined ? { type: 'exec', db: body?.db, sources, batch } as const : { type: 'exec', db: body?.db, sources, batch, session } as const;
+    const command =
+      session === undefined
+        ? ({ type: 'exec', db: body?.db, sources, batch } as const)
+        : ({ type: 'exec', db: body?.db, sources, batch, session } as const);
     const outcome = await bus.dispatch(command, callOf(ctx));
     const results = outcome.results.map(withRawRows);
     if (outcome.session !== undefined) {
-      sendJson(ctx, 200, { ok: true, db: outcome.db, results, session: outcome.session.session, expires_unix: outcome.session.expires_unix });
+      sendJson(ctx, 200, {
+        ok: true,
+        db: outcome.db,
+        results,
+        session: outcome.session.session,
+        expires_unix: outcome.session.expires_unix,
+      });
     } else {
       sendJson(ctx, 200, outcome.db === null ? { ok: true, results } : { ok: true, db: outcome.db, results });
     }

@@ -16,7 +16,8 @@ import { queryValue } from './request/query';
 function positiveQueryValue(ctx: Context, name: string, fallback: number): number {
   const value = queryValue(ctx, name);
   if (value === undefined) return fallback;
-  if (!/^\d{1,6}$/.test(value) || Number(value) === 0) throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: 'expected a positive integer' });
+  if (!/^\d{1,6}$/.test(value) || Number(value) === 0)
+    throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: 'expected a positive integer' });
   return Number(value);
 }
 
@@ -24,17 +25,31 @@ function positiveQueryValue(ctx: Context, name: string, fallback: number): numbe
 function classQuery(ctx: Context): ClassQuery {
   const set = queryValue(ctx, 'set');
   const tokens = queryValue(ctx, 'token');
-  if (tokens !== undefined && !/^[A-Za-z0-9_*.-]{1,64}$/.test(tokens)) throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'token', detail: 'expected a token name, * standing for any characters (clase-*)' });
+  if (tokens !== undefined && !/^[A-Za-z0-9_*.-]{1,64}$/.test(tokens))
+    throw new EngineError('INVALID_QUERY_PARAMETER', {
+      name: 'token',
+      detail: 'expected a token name, * standing for any characters (clase-*)',
+    });
   const atText = queryValue(ctx, 'at');
   const at = atText === undefined ? undefined : Date.parse(atText);
-  if (at !== undefined && Number.isNaN(at)) throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'at', detail: 'expected an ISO time' });
-  const stuck = { attempts: positiveQueryValue(ctx, 'stuck_attempts', STUCK_ATTEMPTS), minutes: positiveQueryValue(ctx, 'stuck_minutes', STUCK_MINUTES) };
-  return { ...(set === undefined ? {} : { set }), ...(tokens === undefined ? {} : { tokens }), ...(at === undefined ? {} : { at }), stuck };
+  if (at !== undefined && Number.isNaN(at))
+    throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'at', detail: 'expected an ISO time' });
+  const stuck = {
+    attempts: positiveQueryValue(ctx, 'stuck_attempts', STUCK_ATTEMPTS),
+    minutes: positiveQueryValue(ctx, 'stuck_minutes', STUCK_MINUTES),
+  };
+  return {
+    ...(set === undefined ? {} : { set }),
+    ...(tokens === undefined ? {} : { tokens }),
+    ...(at === undefined ? {} : { at }),
+    stuck,
+  };
 }
 
 function wantsCsv(ctx: Context): boolean {
   const format = queryValue(ctx, 'format');
-  if (format !== undefined && format !== 'csv' && format !== 'json') throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'format', detail: 'expected csv or json' });
+  if (format !== undefined && format !== 'csv' && format !== 'json')
+    throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'format', detail: 'expected csv or json' });
   return format === 'csv' || (format === undefined && ctx.get('Accept').includes('text/csv'));
 }
 
@@ -45,7 +60,12 @@ function csvField(text: string): string {
 /** A gradebook: one line per student, 1 for solved, 0 for tried and not solved, empty for not tried. */
 function progressCsv(report: ProgressReport): string {
   const header = ['token', 'solved', 'attempts', ...report.exercises.map((exercise) => exercise.id)];
-  const lines = report.students.map((student) => [student.token, String(student.solved), String(student.attempts), ...student.exercises.map((cell) => (cell.solved ? '1' : cell.attempts > 0 ? '0' : ''))]);
+  const lines = report.students.map((student) => [
+    student.token,
+    String(student.solved),
+    String(student.attempts),
+    ...student.exercises.map((cell) => (cell.solved ? '1' : cell.attempts > 0 ? '0' : '')),
+  ]);
   return `${[header, ...lines].map((line) => line.map(csvField).join(',')).join('\r\n')}\r\n`;
 }
 
@@ -61,20 +81,30 @@ export function exerciseRoutes(router: Router, bus: CommandBus): void {
   });
 
   router.get('/exercises/evidence', async (ctx) => {
-    const thresholds = { en_desarrollo: queryValue(ctx, 'en_desarrollo'), logrado: queryValue(ctx, 'logrado'), profundizado: queryValue(ctx, 'profundizado') };
+    const thresholds = {
+      en_desarrollo: queryValue(ctx, 'en_desarrollo'),
+      logrado: queryValue(ctx, 'logrado'),
+      profundizado: queryValue(ctx, 'profundizado'),
+    };
     const report = await bus.dispatch({ type: 'exercise-evidence', query: classQuery(ctx), thresholds }, callOf(ctx));
     sendJson(ctx, 200, { ok: true, ...report });
   });
 
   router.get('/exercises/mine', async (ctx) => {
     const set = queryValue(ctx, 'set');
-    const own = await bus.dispatch(set === undefined ? { type: 'own-progress' } : { type: 'own-progress', set }, callOf(ctx));
+    const own = await bus.dispatch(
+      set === undefined ? { type: 'own-progress' } : { type: 'own-progress', set },
+      callOf(ctx),
+    );
     sendJson(ctx, 200, { ok: true, ...own });
   });
 
   router.get('/exercises', async (ctx) => {
     const set = queryValue(ctx, 'set');
-    const { exercises } = await bus.dispatch(set === undefined ? { type: 'list-exercises' } : { type: 'list-exercises', set }, callOf(ctx));
+    const { exercises } = await bus.dispatch(
+      set === undefined ? { type: 'list-exercises' } : { type: 'list-exercises', set },
+      callOf(ctx),
+    );
     sendJson(ctx, 200, { ok: true, exercises });
   });
 
@@ -89,7 +119,10 @@ export function exerciseRoutes(router: Router, bus: CommandBus): void {
   });
 
   router.put('/exercises/:id', async (ctx) => {
-    const exercise = await bus.dispatch({ type: 'replace-exercise', id: ctx.params.id, body: ctx.request.body }, callOf(ctx));
+    const exercise = await bus.dispatch(
+      { type: 'replace-exercise', id: ctx.params.id, body: ctx.request.body },
+      callOf(ctx),
+    );
     sendJson(ctx, 200, { ok: true, exercise });
   });
 
@@ -104,7 +137,10 @@ export function exerciseRoutes(router: Router, bus: CommandBus): void {
   });
 
   router.post('/exercises/:id/check', async (ctx) => {
-    const outcome = await bus.dispatch({ type: 'check-exercise', id: ctx.params.id, body: ctx.request.body }, callOf(ctx));
+    const outcome = await bus.dispatch(
+      { type: 'check-exercise', id: ctx.params.id, body: ctx.request.body },
+      callOf(ctx),
+    );
     sendJson(ctx, 200, { ok: true, ...outcome });
   });
 }

@@ -32,16 +32,25 @@ function refuse(name: string, detail: string): never {
 }
 
 function historyRequest(ctx: Context): HistoryRequest {
-  for (const name of Object.keys(ctx.query)) if (!KNOWN.has(name)) refuse(name, `unknown; expected one of ${[...KNOWN].join(', ')}`);
+  for (const name of Object.keys(ctx.query))
+    if (!KNOWN.has(name)) refuse(name, `unknown; expected one of ${[...KNOWN].join(', ')}`);
   const limit = integer(ctx, 'limit') ?? HISTORY_DEFAULT_LIMIT;
   if (limit < 1 || limit > HISTORY_MAX_LIMIT) refuse('limit', `expected 1 to ${HISTORY_MAX_LIMIT}`);
   const failed = queryValue(ctx, 'failed');
   if (failed !== undefined && failed !== 'true' && failed !== 'false') refuse('failed', 'expected true or false');
   const token = queryValue(ctx, 'token') ?? null;
-  if (token !== null && !TOKEN_NAME.test(token)) refuse('token', 'expected a token name (1 to 64 characters of A-Z a-z 0-9 _ . -)');
+  if (token !== null && !TOKEN_NAME.test(token))
+    refuse('token', 'expected a token name (1 to 64 characters of A-Z a-z 0-9 _ . -)');
   const before = integer(ctx, 'before');
   if (before === 0) refuse('before', 'expected a seq of 1 or more');
-  return { limit, before: before ?? null, failed: failed === 'true', token, since: bound(ctx, 'since'), until: bound(ctx, 'until') };
+  return {
+    limit,
+    before: before ?? null,
+    failed: failed === 'true',
+    token,
+    since: bound(ctx, 'since'),
+    until: bound(ctx, 'until'),
+  };
 }
 
 function integer(ctx: Context, name: string): number | undefined {
@@ -56,7 +65,9 @@ function bound(ctx: Context, name: string): HistoryBound | null {
   const value = queryValue(ctx, name);
   if (value === undefined) return null;
   if (/^\d{1,15}$/.test(value)) return { seq: Number(value) };
-  const ms = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value) ? Date.parse(value) : NaN;
+  const ms = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value)
+    ? Date.parse(value)
+    : NaN;
   if (Number.isNaN(ms)) refuse(name, 'expected a seq or an ISO 8601 time such as 2026-11-21T10:15:00Z');
   return { timeMs: ms };
 }

@@ -28,7 +28,10 @@ const FORMATS: Readonly<Record<string, ImportSource['format']>> = {
 
 function formatOf(ctx: Context): ImportSource['format'] {
   const format = FORMATS[ctx.request.type];
-  if (format === undefined) throw new EngineError('IMPORT_MEDIA_TYPE', { type: ctx.request.type === '' ? 'no Content-Type' : ctx.request.type });
+  if (format === undefined)
+    throw new EngineError('IMPORT_MEDIA_TYPE', {
+      type: ctx.request.type === '' ? 'no Content-Type' : ctx.request.type,
+    });
   return format;
 }
 
@@ -46,7 +49,8 @@ async function withUploadFile<T>(ctx: Context, max: number, work: (file: string)
 
 function exportFormat(ctx: Context): ExportFormat {
   const format = queryValue(ctx, 'format') ?? 'sql';
-  if (format !== 'sql' && format !== 'sqlite' && format !== 'csv') throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'format', detail: 'expected sql, sqlite or csv' });
+  if (format !== 'sql' && format !== 'sqlite' && format !== 'csv')
+    throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'format', detail: 'expected sql, sqlite or csv' });
   return format;
 }
 
@@ -59,7 +63,10 @@ function exportFormat(ctx: Context): ExportFormat {
  * already). What fails before the first line (a refused token, a refused
  * upload: 403, 413, 415, bad UTF-8, a malformed CSV) keeps its own status.
  */
-async function withProgressLines(ctx: Context, work: (onProgress: (statements: number, of: number) => void) => Promise<ImportOutcome>): Promise<void> {
+async function withProgressLines(
+  ctx: Context,
+  work: (onProgress: (statements: number, of: number) => void) => Promise<ImportOutcome>,
+): Promise<void> {
   let started = false;
   let last = -1;
   const line = (value: unknown): void => {
@@ -86,7 +93,12 @@ async function withProgressLines(ctx: Context, work: (onProgress: (statements: n
 }
 
 /** Reads the upload as its format needs it and runs `work` on it; an uploaded file is removed afterwards. */
-async function withSource<T>(ctx: Context, format: ImportSource['format'], max: number, work: (source: ImportSource) => Promise<T>): Promise<T> {
+async function withSource<T>(
+  ctx: Context,
+  format: ImportSource['format'],
+  max: number,
+  work: (source: ImportSource) => Promise<T>,
+): Promise<T> {
   if (format === 'sqlite') return withUploadFile(ctx, max, (file) => work({ format, file }));
   if (format === 'sql') return work({ format, text: await readUploadText(ctx, max) });
   const table = requiredQueryValue(ctx, 'table');
@@ -104,7 +116,8 @@ export function importRoutes(router: Router, bus: CommandBus, maxImportBytes: nu
     const streamed = ctx.accepts('application/json', 'application/x-ndjson') === 'application/x-ndjson';
     // The body is read by the handler, after the bus has checked the token: see ImportUpload.
     const upload: ImportUpload = (work) => withSource(ctx, format, maxImportBytes, work);
-    if (streamed) await withProgressLines(ctx, (onProgress) => bus.dispatch({ type: 'import', db, upload, onProgress }, call));
+    if (streamed)
+      await withProgressLines(ctx, (onProgress) => bus.dispatch({ type: 'import', db, upload, onProgress }, call));
     else sendJson(ctx, 200, { ok: true, ...(await bus.dispatch({ type: 'import', db, upload }, call)) });
   });
 

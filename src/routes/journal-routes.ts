@@ -36,7 +36,12 @@ export function journalRoutes(router: Router, config: Config, feed: JournalFeed,
     // `since` past the head means "from now on": a cursor above every seq written would wait for one
     // that may never come (seqs are gapless), so it starts at the head and new entries follow.
     const since = Math.min(sinceOf(ctx), feed.head);
-    if (wantsEvents(ctx)) follow(ctx, feed, filter, since, { heartbeatMs: config.journalHeartbeatMs, maxBufferedBytes: MAX_BUFFERED_BYTES, onBehind: () => metrics.followerCut() });
+    if (wantsEvents(ctx))
+      follow(ctx, feed, filter, since, {
+        heartbeatMs: config.journalHeartbeatMs,
+        maxBufferedBytes: MAX_BUFFERED_BYTES,
+        onBehind: () => metrics.followerCut(),
+      });
     else await sendPage(ctx, feed, filter, since);
   });
 }
@@ -47,13 +52,15 @@ function wantsEvents(ctx: Context): boolean {
 
 async function sendPage(ctx: Context, feed: JournalFeed, filter: FeedFilter, since: number): Promise<void> {
   const limit = countQueryValue(ctx, 'limit', MAX_PAGE_ENTRIES);
-  if (limit < 1 || limit > MAX_PAGE_ENTRIES) throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'limit', detail: `expected 1 to ${MAX_PAGE_ENTRIES}` });
+  if (limit < 1 || limit > MAX_PAGE_ENTRIES)
+    throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'limit', detail: `expected 1 to ${MAX_PAGE_ENTRIES}` });
   const head = feed.head;
   let page;
   try {
     page = await feed.page(since, filter, limit, MAX_PAGE_BYTES);
   } catch (err) {
-    if (err instanceof JournalError) throw new EngineError('JOURNAL_UNREADABLE', { detail: err.message }, { cause: err });
+    if (err instanceof JournalError)
+      throw new EngineError('JOURNAL_UNREADABLE', { detail: err.message }, { cause: err });
     throw err;
   }
   ctx.status = 200;
@@ -64,7 +71,13 @@ async function sendPage(ctx: Context, feed: JournalFeed, filter: FeedFilter, sin
   ctx.body = page.entries.map((e) => `${e.json}\n`).join('');
 }
 
-function follow(ctx: Context, feed: JournalFeed, filter: FeedFilter, since: number, options: ConstructorParameters<typeof EventStream>[1]): void {
+function follow(
+  ctx: Context,
+  feed: JournalFeed,
+  filter: FeedFilter,
+  since: number,
+  options: ConstructorParameters<typeof EventStream>[1],
+): void {
   if (!feed.hasRoom()) {
     throw new EngineError('TOO_MANY_FOLLOWERS', { max: feed.limits.maxFollowers }, { retryAfter: 5 });
   }
@@ -82,7 +95,8 @@ function follow(ctx: Context, feed: JournalFeed, filter: FeedFilter, since: numb
 function sinceOf(ctx: Context): number {
   const lastEventId = ctx.get('Last-Event-ID');
   if (lastEventId !== '') {
-    if (!/^\d{1,15}$/.test(lastEventId)) throw new EngineError('BAD_REQUEST', { detail: 'Last-Event-ID must be a journal seq (a non-negative integer)' });
+    if (!/^\d{1,15}$/.test(lastEventId))
+      throw new EngineError('BAD_REQUEST', { detail: 'Last-Event-ID must be a journal seq (a non-negative integer)' });
     return Number(lastEventId);
   }
   return countQueryValue(ctx, 'since', 0);
@@ -90,7 +104,8 @@ function sinceOf(ctx: Context): number {
 
 function filterOf(ctx: Context): FeedFilter {
   const failed = queryValue(ctx, 'failed');
-  if (failed !== undefined && failed !== 'true' && failed !== 'false') throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'failed', detail: 'expected true or false' });
+  if (failed !== undefined && failed !== 'true' && failed !== 'false')
+    throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'failed', detail: 'expected true or false' });
   const db = queryValue(ctx, 'db');
   if (db === '') throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'db', detail: 'must not be empty' });
   return {
@@ -109,7 +124,10 @@ function kindNames(ctx: Context): ReadonlySet<string> | null {
   if (value === undefined) return null;
   const kinds = value.split(',');
   if (!kinds.every((kind) => (ENTRY_KINDS as readonly string[]).includes(kind))) {
-    throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'kind', detail: `expected entry kinds among ${ENTRY_KINDS.join(', ')}, separated by commas` });
+    throw new EngineError('INVALID_QUERY_PARAMETER', {
+      name: 'kind',
+      detail: `expected entry kinds among ${ENTRY_KINDS.join(', ')}, separated by commas`,
+    });
   }
   return new Set(kinds);
 }
@@ -120,7 +138,10 @@ function tokenNames(ctx: Context): ReadonlySet<string> | null {
   if (value === undefined) return null;
   const names = value.split(',');
   if (!names.every((name) => /^[A-Za-z0-9_.-]{1,64}$/.test(name))) {
-    throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'token', detail: 'expected token names (1 to 64 of A-Z a-z 0-9 _ . -), separated by commas' });
+    throw new EngineError('INVALID_QUERY_PARAMETER', {
+      name: 'token',
+      detail: 'expected token names (1 to 64 of A-Z a-z 0-9 _ . -), separated by commas',
+    });
   }
   return new Set(names.map((name) => name.toLowerCase()));
 }
@@ -144,7 +165,10 @@ function numberList(ctx: Context, name: string, min: number, max: number): Reado
   if (value === undefined) return new Set();
   const parts = value.split(',');
   if (!parts.every((part) => /^\d{1,4}$/.test(part) && Number(part) >= min && Number(part) <= max)) {
-    throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: `expected numbers from ${min} to ${max}, separated by commas` });
+    throw new EngineError('INVALID_QUERY_PARAMETER', {
+      name,
+      detail: `expected numbers from ${min} to ${max}, separated by commas`,
+    });
   }
   return new Set(parts.map(Number));
 }

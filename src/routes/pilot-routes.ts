@@ -17,8 +17,10 @@ function readFilter(ctx: Context): PilotFilter {
   for (const name of ['decision', 'commit', 'subject', 'level', 'from', 'to'] as const) {
     const value = queryValue(ctx, name);
     if (value === undefined) continue;
-    if (name === 'decision' && !(DECISIONS as readonly string[]).includes(value)) throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: `expected one of ${DECISIONS.join(', ')}` });
-    if ((name === 'from' || name === 'to') && !DATE.test(value)) throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: 'expected a date, YYYY-MM-DD' });
+    if (name === 'decision' && !(DECISIONS as readonly string[]).includes(value))
+      throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: `expected one of ${DECISIONS.join(', ')}` });
+    if ((name === 'from' || name === 'to') && !DATE.test(value))
+      throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: 'expected a date, YYYY-MM-DD' });
     filter[name] = value;
   }
   return filter;
@@ -33,8 +35,12 @@ export function pilotRoutes(router: Router, bus: CommandBus): void {
 
   router.get('/pilots/summary', async (ctx) => {
     const groupBy = queryValue(ctx, 'group_by');
-    if (groupBy !== undefined && groupBy !== 'commit' && groupBy !== 'subject') throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'group_by', detail: 'expected commit or subject' });
-    const summary = await bus.dispatch(groupBy === undefined ? { type: 'summarize-pilots' } : { type: 'summarize-pilots', groupBy }, callOf(ctx));
+    if (groupBy !== undefined && groupBy !== 'commit' && groupBy !== 'subject')
+      throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'group_by', detail: 'expected commit or subject' });
+    const summary = await bus.dispatch(
+      groupBy === undefined ? { type: 'summarize-pilots' } : { type: 'summarize-pilots', groupBy },
+      callOf(ctx),
+    );
     sendJson(ctx, 200, { ok: true, ...summary });
   });
 
@@ -47,7 +53,10 @@ export function pilotRoutes(router: Router, bus: CommandBus): void {
   router.get('/pilots', async (ctx) => {
     const limit = Math.min(countQueryValue(ctx, 'limit', ROWS_DEFAULT_LIMIT), ROWS_MAX_LIMIT);
     const offset = countQueryValue(ctx, 'offset', 0);
-    const { total, pilots: page } = await bus.dispatch({ type: 'list-pilots', filter: readFilter(ctx), limit, offset }, callOf(ctx));
+    const { total, pilots: page } = await bus.dispatch(
+      { type: 'list-pilots', filter: readFilter(ctx), limit, offset },
+      callOf(ctx),
+    );
     sendJson(ctx, 200, { ok: true, total, limit, offset, pilots: page.map(view) });
   });
 

@@ -6,7 +6,10 @@ import type { ReplicationControl } from '../services/server-role';
 
 export function replicationRoutes(router: Router, replication: ReplicationControl | null): void {
   router.post('/admin/promote', async (ctx) => {
-    if (replication === null) throw new EngineError('PROMOTION_REFUSED', { detail: 'it replicates nothing (start it with -follow to make a standby)' });
+    if (replication === null)
+      throw new EngineError('PROMOTION_REFUSED', {
+        detail: 'it replicates nothing (start it with -follow to make a standby)',
+      });
     sendJson(ctx, 200, { ok: true, replication: await replication.promote() });
   });
 }

@@ -8,7 +8,13 @@ import { version } from '../version';
 import type { Readiness } from '../http/bookkeeping/readiness';
 import type { ReplicationControl } from '../services/server-role';
 
-export function serviceRoutes(router: Router, config: Config, metrics: Metrics, readiness: Readiness, replication: ReplicationControl | null = null): void {
+export function serviceRoutes(
+  router: Router,
+  config: Config,
+  metrics: Metrics,
+  readiness: Readiness,
+  replication: ReplicationControl | null = null,
+): void {
   router.get('/health', (ctx) => {
     sendJson(ctx, 200, {
       ok: true,

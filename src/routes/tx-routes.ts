@@ -13,7 +13,10 @@ export function txRoutes(router: Router, bus: CommandBus): void {
     sendJson(ctx, 200, { ok: true, ...info });
   });
 
-  for (const [path, commit] of [['/tx/commit', true], ['/tx/rollback', false]] as const) {
+  for (const [path, commit] of [
+    ['/tx/commit', true],
+    ['/tx/rollback', false],
+  ] as const) {
     router.post(path, async (ctx) => {
       const session = queryValue(ctx, 'session');
       if (session === undefined || session === '') throw new EngineError('SESSION_REQUIRED');

@@ -94,13 +94,31 @@ function recentErrorOf(entry: JournalEntry): RecentError {
   };
 }
 
-function recentRefusalOf(refusal: Pick<Refusal, 'ts' | 'tokenName' | 'client' | 'db' | 'code' | 'error' | 'request'>): RecentRefusal {
-  return { ts: refusal.ts, tokenName: refusal.tokenName, client: refusal.client, db: refusal.db, code: refusal.code, error: refusal.error, request: refusal.request };
+function recentRefusalOf(
+  refusal: Pick<Refusal, 'ts' | 'tokenName' | 'client' | 'db' | 'code' | 'error' | 'request'>,
+): RecentRefusal {
+  return {
+    ts: refusal.ts,
+    tokenName: refusal.tokenName,
+    client: refusal.client,
+    db: refusal.db,
+    code: refusal.code,
+    error: refusal.error,
+    request: refusal.request,
+  };
 }
 
 /** A journal's `refused` entry, as the seeding reads it back. */
 function refusalOfEntry(entry: JournalEntry): RecentRefusal {
-  return recentRefusalOf({ ts: entry.ts, tokenName: entry.tokenName ?? null, client: entry.client ?? '', db: entry.db, code: entry.code ?? 0, error: entry.error ?? '', request: entry.request ?? '' });
+  return recentRefusalOf({
+    ts: entry.ts,
+    tokenName: entry.tokenName ?? null,
+    client: entry.client ?? '',
+    db: entry.db,
+    code: entry.code ?? 0,
+    error: entry.error ?? '',
+    request: entry.request ?? '',
+  });
 }
 
 export class ClassActivity implements RefusalListener {
@@ -117,7 +135,10 @@ export class ClassActivity implements RefusalListener {
   private readonly restartedLive = new Set<string>();
   private seeded = false;
 
-  constructor(private readonly journal: Journal, private readonly activeFile: string | null) {
+  constructor(
+    private readonly journal: Journal,
+    private readonly activeFile: string | null,
+  ) {
     this.subscribedAt = journal.lastSeq;
     journal.onAppended((appended) => {
       for (const { entry } of appended) this.note(entry);
@@ -147,7 +168,13 @@ export class ClassActivity implements RefusalListener {
   note(entry: JournalEntry): void {
     // Refusals came through noteRefusal already, and are no activity of the database they asked for.
     if (entry.kind === 'refused' || entry.db === null) return;
-    const restarts = entry.ok && (entry.kind === 'dropdb' || entry.kind === 'resetdb' || entry.kind === 'restoredb' || entry.kind === 'createdb' || entry.kind === 'copydb');
+    const restarts =
+      entry.ok &&
+      (entry.kind === 'dropdb' ||
+        entry.kind === 'resetdb' ||
+        entry.kind === 'restoredb' ||
+        entry.kind === 'createdb' ||
+        entry.kind === 'copydb');
     if (restarts && !this.seeded && entry.seq > this.subscribedAt) this.restartedLive.add(entry.db);
     if (entry.kind === 'dropdb' && entry.ok) {
       this.byDb.delete(entry.db);
@@ -185,7 +212,13 @@ export class ClassActivity implements RefusalListener {
     const older: JournalEntry[] = [];
     try {
       while (after < through) {
-        const page = await readPage(this.activeFile, { after, through, limit: 1000, maxBytes: 4 * 1024 * 1024, accept: () => true });
+        const page = await readPage(this.activeFile, {
+          after,
+          through,
+          limit: 1000,
+          maxBytes: 4 * 1024 * 1024,
+          accept: () => true,
+        });
         for (const { entry } of page.entries) older.push(entry);
         if (page.scannedThrough <= after) break;
         after = page.scannedThrough;
@@ -197,7 +230,9 @@ export class ClassActivity implements RefusalListener {
     const live = new Map(this.byDb);
     this.byDb.clear();
     // The tail's refusals are older than every one noted since the subscription.
-    this.refused = [...older.filter((entry) => entry.kind === 'refused').map(refusalOfEntry), ...this.refused].slice(-RECENT_REFUSALS);
+    this.refused = [...older.filter((entry) => entry.kind === 'refused').map(refusalOfEntry), ...this.refused].slice(
+      -RECENT_REFUSALS,
+    );
     for (const entry of older) if (!this.restartedLive.has(entry.db ?? '')) this.note(entry);
     this.restartedLive.clear();
     this.seeded = true;

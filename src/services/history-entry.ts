@@ -18,10 +18,35 @@ export interface HistoryEntry {
 }
 
 /** Fields that are bookkeeping, or shown under another name, never passed through. */
-const NOT_SHOWN = new Set(['seq', 'ts', 'db', 'tokenId', 'tokenName', 'kind', 'sql', 'ok', 'statements', 'readonly', 'ms', 'clock', 'seed', 'epoch', 'crc', 'client', 'request']);
+const NOT_SHOWN = new Set([
+  'seq',
+  'ts',
+  'db',
+  'tokenId',
+  'tokenName',
+  'kind',
+  'sql',
+  'ok',
+  'statements',
+  'readonly',
+  'ms',
+  'clock',
+  'seed',
+  'epoch',
+  'crc',
+  'client',
+  'request',
+]);
 
 export function historyEntryOf(entry: JournalEntry): HistoryEntry {
-  const shown: HistoryEntry = { seq: entry.seq, time: entry.ts, token: entry.tokenName ?? null, kind: entry.kind, sql: entry.sql, ok: entry.ok };
+  const shown: HistoryEntry = {
+    seq: entry.seq,
+    time: entry.ts,
+    token: entry.tokenName ?? null,
+    kind: entry.kind,
+    sql: entry.sql,
+    ok: entry.ok,
+  };
   if (entry.kind === 'exec') {
     if (entry.ok) shown.changes = entry.changes ?? 0;
     else Object.assign(shown, failure(entry));

@@ -29,7 +29,10 @@ export interface HistoryPage {
 
 export class History {
   /** `index` null: no journal, or -history-index=false (`why` says which). */
-  constructor(private readonly index: JournalIndex | null, private readonly why: string) {}
+  constructor(
+    private readonly index: JournalIndex | null,
+    private readonly why: string,
+  ) {}
 
   private indexOrRefuse(): JournalIndex {
     if (this.index === null) throw new EngineError('NO_HISTORY', { detail: this.why });

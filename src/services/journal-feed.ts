@@ -33,7 +33,8 @@ export function matches(filter: FeedFilter, entry: JournalEntry): boolean {
   if (filter.dbs !== null && (entry.db === null || !filter.dbs.has(entry.db))) return false;
   if (filter.classes.size > 0 && (entry.class === undefined || !filter.classes.has(entry.class))) return false;
   if (filter.codes.size > 0 && (entry.code === undefined || !filter.codes.has(entry.code))) return false;
-  if (filter.tokens !== null && (entry.tokenName === undefined || !filter.tokens.has(entry.tokenName.toLowerCase()))) return false;
+  if (filter.tokens !== null && (entry.tokenName === undefined || !filter.tokens.has(entry.tokenName.toLowerCase())))
+    return false;
   if (filter.kinds != null && !filter.kinds.has(entry.kind)) return false;
   return true;
 }
@@ -60,7 +61,11 @@ export interface FeedLimits {
   backlogPageBytes: number;
 }
 
-export const DEFAULT_FEED_LIMITS: FeedLimits = { maxFollowers: 16, maxQueuedBytes: 1024 * 1024, backlogPageBytes: 256 * 1024 };
+export const DEFAULT_FEED_LIMITS: FeedLimits = {
+  maxFollowers: 16,
+  maxQueuedBytes: 1024 * 1024,
+  backlogPageBytes: 256 * 1024,
+};
 
 export class JournalFeed {
   private readonly followers = new Set<FollowerSink>();
@@ -88,7 +93,13 @@ export class JournalFeed {
 
   /** Up to `limit` matching entries after `after`, as far as they are durable now. */
   page(after: number, filter: FeedFilter, limit: number, maxBytes: number): Promise<Page> {
-    return readPage(this.activeFile(), { after, through: this.journal.lastSeq, limit, maxBytes, accept: (entry) => matches(filter, entry) });
+    return readPage(this.activeFile(), {
+      after,
+      through: this.journal.lastSeq,
+      limit,
+      maxBytes,
+      accept: (entry) => matches(filter, entry),
+    });
   }
 
   /** Whether another follower may start: the caller answers 503 when not. */
@@ -125,15 +136,25 @@ export class JournalFeed {
       sink.fail(`the journal could not be read: ${(err as Error).message}`);
       return;
     }
-    for (const appended of state.queue) if (!sink.closed && appended.entry.seq > state.cursor) this.sendLive(sink, state, appended);
+    for (const appended of state.queue)
+      if (!sink.closed && appended.entry.seq > state.cursor) this.sendLive(sink, state, appended);
     state.queue = [];
     state.live = true;
   }
 
-  private async sendBacklog(sink: FollowerSink, state: { cursor: number }, filter: FeedFilter, through: number): Promise<void> {
+  private async sendBacklog(
+    sink: FollowerSink,
+    state: { cursor: number },
+    filter: FeedFilter,
+    through: number,
+  ): Promise<void> {
     while (state.cursor < through && !sink.closed) {
       const page = await readPage(this.activeFile(), {
-        after: state.cursor, through, limit: 1000, maxBytes: this.limits.backlogPageBytes, accept: (entry) => matches(filter, entry),
+        after: state.cursor,
+        through,
+        limit: 1000,
+        maxBytes: this.limits.backlogPageBytes,
+        accept: (entry) => matches(filter, entry),
       });
       for (const entry of page.entries) if (!sink.closed) sink.send(entry.seq, entry.json);
       state.cursor = page.scannedThrough;

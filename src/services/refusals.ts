@@ -43,14 +43,28 @@ export interface RefusalListener {
 /** The journal entry of a refusal. */
 export function refusalEntry(refusal: Refusal): NewEntry {
   const entry: NewEntry = {
-    db: refusal.db, session: null, kind: 'refused', sql: null, ok: false, ms: 0,
-    code: refusal.code, class: errorClass(refusal.code), error: refusal.error, client: refusal.client, request: refusal.request,
+    db: refusal.db,
+    session: null,
+    kind: 'refused',
+    sql: null,
+    ok: false,
+    ms: 0,
+    code: refusal.code,
+    class: errorClass(refusal.code),
+    error: refusal.error,
+    client: refusal.client,
+    request: refusal.request,
   };
-  return refusal.tokenId === null || refusal.tokenName === null ? entry : { ...entry, tokenId: refusal.tokenId, tokenName: refusal.tokenName };
+  return refusal.tokenId === null || refusal.tokenName === null
+    ? entry
+    : { ...entry, tokenId: refusal.tokenId, tokenName: refusal.tokenName };
 }
 
 export class Refusals {
-  constructor(private readonly journal: RefusalJournal, private readonly listener: RefusalListener) {}
+  constructor(
+    private readonly journal: RefusalJournal,
+    private readonly listener: RefusalListener,
+  ) {}
 
   /** Records one refusal; returns at once (the journal's write is not awaited). */
   record(refusal: Refusal): void {

@@ -34,7 +34,11 @@ export interface ReplicationStatus {
 
 /** The refusal of a primary another server took over from: it names the new one (its address when known). */
 export function notPrimary(by: { node: string; epoch: number; url: string }): EngineError {
-  return new EngineError('NOT_PRIMARY', { node: by.node, epoch: by.epoch, primary: by.url === '' ? 'the new primary' : by.url }, { details: { primary: by.url, epoch: by.epoch } });
+  return new EngineError(
+    'NOT_PRIMARY',
+    { node: by.node, epoch: by.epoch, primary: by.url === '' ? 'the new primary' : by.url },
+    { details: { primary: by.url, epoch: by.epoch } },
+  );
 }
 
 /** The role this server holds now, and where its primary is: replication moves it, writes ask it. */
@@ -57,7 +61,12 @@ export class ServerRoleState {
 
   /** Throws the refusal this server gives a write (`action` says what was asked) when it may not write. */
   assertWritable(action: string): void {
-    if (this.current === 'replica') throw new EngineError('READ_ONLY_REPLICA', { action, primary: this.primaryUrl === '' ? 'whichever server holds the primary lease' : this.primaryUrl }, { details: { primary: this.primaryUrl } });
+    if (this.current === 'replica')
+      throw new EngineError(
+        'READ_ONLY_REPLICA',
+        { action, primary: this.primaryUrl === '' ? 'whichever server holds the primary lease' : this.primaryUrl },
+        { details: { primary: this.primaryUrl } },
+      );
     if (this.current === 'fenced') {
       throw notPrimary({ ...(this.fencedBy ?? { node: 'another server', epoch: 0 }), url: this.primaryUrl });
     }

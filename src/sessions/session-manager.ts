@@ -83,11 +83,26 @@ export class SessionManager {
       const release = await acquireWriteLock(this.locks, ref, 'session', this.options.lockTimeoutMs);
       const engine = await this.prepare(ref, release);
       const id = newSessionId();
-      const settle = await this.path.appendHeld('session', eventEntry('begin', ref.name, id, stampOf(owner))).catch(async (error: unknown) => {
-        await engine.end(false).finally(release);
-        throw error;
-      });
-      const session: ActiveSession = { id, ref, engine, release, settle, owner, by: stampOf(owner), lastUsedMs: this.clock.now(), inFlight: 0, ending: false, revoked: false, timer: undefined };
+      const settle = await this.path
+        .appendHeld('session', eventEntry('begin', ref.name, id, stampOf(owner)))
+        .catch(async (error: unknown) => {
+          await engine.end(false).finally(release);
+          throw error;
+        });
+      const session: ActiveSession = {
+        id,
+        ref,
+        engine,
+        release,
+        settle,
+        owner,
+        by: stampOf(owner),
+        lastUsedMs: this.clock.now(),
+        inFlight: 0,
+        ending: false,
+        revoked: false,
+        timer: undefined,
+      };
       engine.onLost(() => this.lose(session));
       this.active = session;
       this.armTimer(session);
@@ -125,31 +140,65 @@ export class SessionManager {
    * back. `jsonRows`: see ExecRequest. A request stopped while it runs (its
    * deadline, its client gone: `call`) ends the session with it.
    */
-  async exec(id: string, db: DatabaseRef | undefined, statements: readonly ExecStatement[], readonly: boolean, options: { jsonRows?: boolean; sources?: readonly JournalStatement[]; call?: CallContext } = {}): Promise<{ results: StatementResult[]; info: SessionInfo }> {
+  async exec(
+    id: string,
+    db: DatabaseRef | undefined,
+    statements: readonly ExecStatement[],
+    readonly: boolean,
+    options: { jsonRows?: boolean; sources?: readonly JournalStatement[]; call?: CallContext } = {},
+  ): Promise<{ results: StatementResult[]; info: SessionInfo }> {
     const session = this.find(id, options.call?.principal);
-    if (db !== undefined && db.file !== session.ref.file) throw new EngineError('SESSION_OTHER_DATABASE', { session: id, db: session.ref.name });
+    if (db !== undefined && db.file !== session.ref.file)
+      throw new EngineError('SESSION_OTHER_DATABASE', { session: id, db: session.ref.name });
     session.inFlight++;
     const context = newBatchContext();
     const started = performance.now();
     const sources = options.sources ?? sourcesOf(statements);
     const record = async (outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> => {
-      const entry = { ...batchEntry({ db: session.ref.name, session: id, sources, readonly, context, ms: performance.now() - started, ...outcome }), ...session.by };
+      const entry = {
+        ...batchEntry({
+          db: session.ref.name,
+          session: id,
+          sources,
+          readonly,
+          context,
+          ms: performance.now() - started,
+          ...outcome,
+        }),
+        ...session.by,
+      };
       if (readonly) return this.path.note('read', entry);
-      await this.path.appendThenApply(session.ref.name, [{ event: 'write', entry }], { apply: async () => undefined, discard: async () => undefined }).catch(async (error: unknown) => {
-        if (!isJournalUnavailable(error)) throw error;
-        await this.closeQuietly(session, 'aborted');
-        throw journalUnavailable((error as Error).cause, `session ${id} was rolled back`);
-      });
+      await this.path
+        .appendThenApply(session.ref.name, [{ event: 'write', entry }], {
+          apply: async () => undefined,
+          discard: async () => undefined,
+        })
+        .catch(async (error: unknown) => {
+          if (!isJournalUnavailable(error)) throw error;
+          await this.closeQuietly(session, 'aborted');
+          throw journalUnavailable((error as Error).cause, `session ${id} was rolled back`);
+        });
     };
     try {
-      const results = await session.engine.exec({ file: session.ref.file, statements, maxResultRows: this.options.maxResultRows, maxResultBytes: this.options.maxResultBytes, context, jsonRows: options.jsonRows === true }, options.call);
+      const results = await session.engine.exec(
+        {
+          file: session.ref.file,
+          statements,
+          maxResultRows: this.options.maxResultRows,
+          maxResultBytes: this.options.maxResultBytes,
+          context,
+          jsonRows: options.jsonRows === true,
+        },
+        options.call,
+      );
       await record({ results });
       // The idle time counts from now: the answer's expires_unix says so (it said the previous request's).
       session.lastUsedMs = this.clock.now();
       return { results, info: this.info(session) };
     } catch (error) {
       const sessionError = this.sessionError(error, session);
-      if (sessionError instanceof EngineError && !isJournalUnavailable(sessionError)) await record({ error: sessionError });
+      if (sessionError instanceof EngineError && !isJournalUnavailable(sessionError))
+        await record({ error: sessionError });
       throw sessionError;
     } finally {
       session.inFlight--;
@@ -207,11 +256,15 @@ export class SessionManager {
   }
 
   private async commit(session: ActiveSession): Promise<void> {
-    await this.path.appendThenApply(session.ref.name, [{ event: 'session', entry: eventEntry('commit', session.ref.name, session.id, session.by) }], {
-      apply: (seq) => session.engine.end(true, seq ?? undefined),
-      discard: async () => undefined,
-      tookEffect: async (seq) => (await this.engine.journalPosition(session.ref.file)).applied >= seq,
-    });
+    await this.path.appendThenApply(
+      session.ref.name,
+      [{ event: 'session', entry: eventEntry('commit', session.ref.name, session.id, session.by) }],
+      {
+        apply: (seq) => session.engine.end(true, seq ?? undefined),
+        discard: async () => undefined,
+        tookEffect: async (seq) => (await this.engine.journalPosition(session.ref.file)).applied >= seq,
+      },
+    );
   }
 
   private async rollback(session: ActiveSession, reason: RollbackReason): Promise<void> {
@@ -237,12 +290,17 @@ export class SessionManager {
     const owned = session?.owner === undefined || session.owner.id === by?.id;
     if (session !== null && session.id === id && !session.ending && owned) return session;
     if (session !== null && session.id === id && !owned) throw new EngineError('NO_SUCH_SESSION', { session: id });
-    if (this.expired.includes(id)) throw new EngineError('SESSION_EXPIRED', { session: id, seconds: Math.round(this.options.idleTimeoutMs / 1000) });
+    if (this.expired.includes(id))
+      throw new EngineError('SESSION_EXPIRED', { session: id, seconds: Math.round(this.options.idleTimeoutMs / 1000) });
     throw new EngineError('NO_SUCH_SESSION', { session: id });
   }
 
   private info(session: ActiveSession): SessionInfo {
-    return { session: session.id, db: session.ref.name, expires_unix: Math.floor((session.lastUsedMs + this.options.idleTimeoutMs) / 1000) };
+    return {
+      session: session.id,
+      db: session.ref.name,
+      expires_unix: Math.floor((session.lastUsedMs + this.options.idleTimeoutMs) / 1000),
+    };
   }
 
   private secondsLeft(session: ActiveSession): number {
@@ -263,7 +321,8 @@ export class SessionManager {
     if (!(error instanceof EngineError)) return error;
     const statement = error.statement === undefined ? {} : { statement: error.statement };
     if (error.errorName === 'QUERY_TIMEOUT') return new EngineError('SESSION_QUERY_TIMEOUT', error.params, statement);
-    if (error.errorName === 'REQUEST_TIMEOUT') return new EngineError('SESSION_REQUEST_TIMEOUT', error.params, statement);
+    if (error.errorName === 'REQUEST_TIMEOUT')
+      return new EngineError('SESSION_REQUEST_TIMEOUT', error.params, statement);
     if (error.errorName === 'ENGINE_CRASHED') return new EngineError('SESSION_ENGINE_CRASHED', {}, statement);
     if (error.errorName === 'SESSION_ABORTED') void this.closeQuietly(session, 'aborted');
     return error;
@@ -296,7 +355,10 @@ export class SessionManager {
   private lose(session: ActiveSession): void {
     if (this.active !== session || session.ending) return;
     this.close(session);
-    void this.path.note('session', eventEntry('rollback', session.ref.name, session.id, { reason: 'engine-lost', ...session.by }));
+    void this.path.note(
+      'session',
+      eventEntry('rollback', session.ref.name, session.id, { reason: 'engine-lost', ...session.by }),
+    );
   }
 
   /** Forgets the session and frees its database; its engine is gone or being rolled back. */

@@ -66,7 +66,13 @@ export function parseManifest(text: string): SnapshotManifest | undefined {
     return undefined;
   }
   if (typeof value !== 'object' || value === null || value.format !== MANIFEST_FORMAT) return undefined;
-  if (!isSafeCount(value.base) || !isSafeCount(value.through) || typeof value.throughTime !== 'string' || typeof value.taken !== 'string') return undefined;
+  if (
+    !isSafeCount(value.base) ||
+    !isSafeCount(value.through) ||
+    typeof value.throughTime !== 'string' ||
+    typeof value.taken !== 'string'
+  )
+    return undefined;
   if (!Array.isArray(value.databases)) return undefined;
   return (value.databases as unknown[]).every(isDatabaseEntry) ? (value as SnapshotManifest) : undefined;
 }

@@ -85,6 +85,9 @@ export async function applyRetention(input: RetentionInput): Promise<RetentionRe
     fs.rmSync(round.path, { force: true });
     result.removedRounds.push(round.path);
   }
-  removeUnreferencedCopies(input.snapshotDir, rounds.filter((r) => !result.removedRounds.includes(r.path)));
+  removeUnreferencedCopies(
+    input.snapshotDir,
+    rounds.filter((r) => !result.removedRounds.includes(r.path)),
+  );
   return result;
 }

@@ -12,7 +12,15 @@ import { syncFile } from '../engine/files/database-file';
 import { readPosition } from '../engine/files/journal-position';
 import { PILOTS_DATABASE } from '../pilots/pilot-store';
 import { EXERCISES_DATABASE } from '../database-names';
-import { listRounds, MANIFEST_FORMAT, snapshotFileName, writeManifest, type SnapshotDatabase, type SnapshotManifest, type SnapshotRound } from './manifest';
+import {
+  listRounds,
+  MANIFEST_FORMAT,
+  snapshotFileName,
+  writeManifest,
+  type SnapshotDatabase,
+  type SnapshotManifest,
+  type SnapshotRound,
+} from './manifest';
 
 export interface RoundSources {
   /** Single-DB mode's database, or null: every database of `dataDir`. */
@@ -30,10 +38,13 @@ const DATABASE_NAME = /^[a-z0-9_-]{1,64}\.db$/;
 export function databasesOf(sources: RoundSources): Array<{ db: string; file: string }> {
   if (sources.dbFile !== null) {
     // The service's own databases live beside the file: the pilot records and the exercises.
-    const own = [PILOTS_DATABASE, EXERCISES_DATABASE].map((db) => ({ db, file: path.join(sources.dataDir, db) })).filter(({ file }) => fs.existsSync(file));
+    const own = [PILOTS_DATABASE, EXERCISES_DATABASE]
+      .map((db) => ({ db, file: path.join(sources.dataDir, db) }))
+      .filter(({ file }) => fs.existsSync(file));
     return [{ db: path.basename(sources.dbFile), file: sources.dbFile }, ...own];
   }
-  return fs.readdirSync(sources.dataDir, { withFileTypes: true })
+  return fs
+    .readdirSync(sources.dataDir, { withFileTypes: true })
     .filter((d) => d.isFile() && DATABASE_NAME.test(d.name))
     .map((d) => ({ db: d.name, file: path.join(sources.dataDir, d.name) }))
     .sort((a, b) => (a.db < b.db ? -1 : 1));
@@ -56,9 +67,13 @@ function positionOf(file: string): number {
   }
 }
 
-
 /** A copy of one database, or the newest one kept when the database has not changed since; undefined when it is gone. */
-async function copyDatabase(db: string, file: string, snapshotDir: string, newest: SnapshotRound | undefined): Promise<SnapshotDatabase | undefined> {
+async function copyDatabase(
+  db: string,
+  file: string,
+  snapshotDir: string,
+  newest: SnapshotRound | undefined,
+): Promise<SnapshotDatabase | undefined> {
   const live = openReadOnly(file);
   if (live === undefined) return undefined;
   try {
@@ -99,7 +114,8 @@ export async function takeSnapshotRound(sources: RoundSources, settled: number):
   }
   const base = Math.max(settled, newest?.base ?? 0);
   const through = databases.reduce((max, d) => Math.max(max, d.seq), 0);
-  const unchanged = newest !== undefined && newest.base === base && JSON.stringify(newest.databases) === JSON.stringify(databases);
+  const unchanged =
+    newest !== undefined && newest.base === base && JSON.stringify(newest.databases) === JSON.stringify(databases);
   if (unchanged) return undefined;
   // When the copies were done: no copy holds a change made later, so a restore to a time at or after it may start here.
   const taken = new Date().toISOString();

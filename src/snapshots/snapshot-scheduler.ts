@@ -66,15 +66,27 @@ export class SnapshotScheduler {
       const take = () => takeSnapshotRound(this.options.sources, this.options.settledThrough());
       const manifest = await (this.options.exclusive === undefined ? take() : this.options.exclusive(take));
       this.roundAt = last;
-      if (manifest !== undefined) this.options.log(`snapshot through seq ${manifest.through} (journal needed from seq ${manifest.base + 1}), ${manifest.databases.length} databases`);
+      if (manifest !== undefined)
+        this.options.log(
+          `snapshot through seq ${manifest.through} (journal needed from seq ${manifest.base + 1}), ${manifest.databases.length} databases`,
+        );
       if (manifest !== undefined) await this.options.afterRound?.(manifest);
-      const removed = await applyRetention({ logFile: this.options.sources.logFile, snapshotDir: this.options.sources.snapshotDir, retain: this.options.retain, now: Date.now() });
+      const removed = await applyRetention({
+        logFile: this.options.sources.logFile,
+        snapshotDir: this.options.sources.snapshotDir,
+        retain: this.options.retain,
+        now: Date.now(),
+      });
       if (removed.removedFiles.length + removed.removedRounds.length > 0) {
-        this.options.log(`retention removed ${removed.removedFiles.length} journal files and ${removed.removedRounds.length} snapshot rounds`);
+        this.options.log(
+          `retention removed ${removed.removedFiles.length} journal files and ${removed.removedRounds.length} snapshot rounds`,
+        );
       }
     } catch (error) {
       this.retryAfter = Date.now() + RETRY_MS;
-      this.options.log(`snapshot failed, retrying in ${RETRY_MS / 1000} s: ${error instanceof Error ? error.message : String(error)}`);
+      this.options.log(
+        `snapshot failed, retrying in ${RETRY_MS / 1000} s: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
 
@@ -86,7 +98,13 @@ export class SnapshotScheduler {
 }
 
 /** The scheduler the flags ask for, or null when snapshots are off. */
-export function schedulerFor(config: Config, lastSeq: () => number, settledThrough: () => number, exclusive?: SchedulerOptions['exclusive'], afterRound?: SchedulerOptions['afterRound']): SnapshotScheduler | null {
+export function schedulerFor(
+  config: Config,
+  lastSeq: () => number,
+  settledThrough: () => number,
+  exclusive?: SchedulerOptions['exclusive'],
+  afterRound?: SchedulerOptions['afterRound'],
+): SnapshotScheduler | null {
   if (config.snapshotEvery === null || config.logFile === null || config.snapshotDir === null) return null;
   return new SnapshotScheduler({
     sources: { dbFile: config.dbFile, dataDir: config.dir, logFile: config.logFile, snapshotDir: config.snapshotDir },

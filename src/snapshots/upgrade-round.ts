@@ -30,18 +30,26 @@ function describe(engine: { betterSqlite3: string; sqlite: string; tz: string })
 export async function takeUpgradeRound(options: UpgradeRoundOptions): Promise<SnapshotManifest | undefined> {
   const { change } = options;
   const log = (message: string): void => options.log(message);
-  log(`the journal through seq ${change.lastSeqBefore} was written by ${describe(change.previous)}; this server runs ${describe(options.now)}: taking a snapshot round so that restoring any later point needs only entries of this engine`);
+  log(
+    `the journal through seq ${change.lastSeqBefore} was written by ${describe(change.previous)}; this server runs ${describe(options.now)}: taking a snapshot round so that restoring any later point needs only entries of this engine`,
+  );
   try {
     const settled = options.settledThrough();
     const manifest = await options.exclusive(() => takeSnapshotRound(options.sources, settled));
     if (settled < change.lastSeqBefore) {
-      log(`upgrade snapshot round: only seq ${settled} is applied everywhere (a database is behind its journal), so entries up to seq ${change.lastSeqBefore} may still be needed by a restore`);
+      log(
+        `upgrade snapshot round: only seq ${settled} is applied everywhere (a database is behind its journal), so entries up to seq ${change.lastSeqBefore} may still be needed by a restore`,
+      );
     } else {
-      log(`upgrade snapshot round ${manifest === undefined ? 'not needed: the newest round already holds' : 'holds'} every entry through seq ${settled}`);
+      log(
+        `upgrade snapshot round ${manifest === undefined ? 'not needed: the newest round already holds' : 'holds'} every entry through seq ${settled}`,
+      );
     }
     return manifest;
   } catch (error) {
-    log(`upgrade snapshot round failed: ${error instanceof Error ? error.message : String(error)}; restoring a point after the upgrade needs -force until a round is taken`);
+    log(
+      `upgrade snapshot round failed: ${error instanceof Error ? error.message : String(error)}; restoring a point after the upgrade needs -force until a round is taken`,
+    );
     return undefined;
   }
 }

@@ -15,7 +15,11 @@ export class AppliedCheckpoints {
   private written = -1;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly journalFile: string, private readonly settledThrough: () => number, private readonly log: (message: string) => void) {
+  constructor(
+    private readonly journalFile: string,
+    private readonly settledThrough: () => number,
+    private readonly log: (message: string) => void,
+  ) {
     this.timer = setInterval(() => this.update(), INTERVAL_MS);
     this.timer.unref();
   }

@@ -92,10 +92,19 @@ interface Services {
 
 /** Why a server has no journal index: GET /dbs/{db}/history says it. */
 function noIndexReason(config: Config, journal: Journal): string {
-  return journal.enabled ? 'the journal index is off (-history-index=false)' : 'the server keeps no statement journal (-log-level none)';
+  return journal.enabled
+    ? 'the journal index is off (-history-index=false)'
+    : 'the server keeps no statement journal (-log-level none)';
 }
 
-function composeServices(config: Config, engine: EngineHost, journal: Journal, hooks: ServiceHooks, role: ServerRoleState, index: JournalIndex | null): Services {
+function composeServices(
+  config: Config,
+  engine: EngineHost,
+  journal: Journal,
+  hooks: ServiceHooks,
+  role: ServerRoleState,
+  index: JournalIndex | null,
+): Services {
   const { lockTimeoutMs, maxResultRows, maxResultBytes } = config;
   const directory = new DatabaseDirectory(config);
   const writePath = new WritePath(journal, hooks);
@@ -105,24 +114,54 @@ function composeServices(config: Config, engine: EngineHost, journal: Journal, h
   const copyGate = new CopyGate();
   const copies = new DatabaseCopies(directory, engine, writePath, locks, lockTimeoutMs, copyGate);
   const restores = new DatabaseRestores({
-    directory, engine, path: writePath, journal, locks, lockTimeoutMs, gate: copyGate, clock: () => systemClock.now(),
+    directory,
+    engine,
+    path: writePath,
+    journal,
+    locks,
+    lockTimeoutMs,
+    gate: copyGate,
+    clock: () => systemClock.now(),
     // A restore rebuilds from a journal of every change (and the snapshot rounds beside it).
-    source: config.logFile !== null && (config.logLevel === 'mod' || config.logLevel === 'all') ? { logFile: config.logFile, snapshotDir: config.snapshotDir } : null,
+    source:
+      config.logFile !== null && (config.logLevel === 'mod' || config.logLevel === 'all')
+        ? { logFile: config.logFile, snapshotDir: config.snapshotDir }
+        : null,
     scratchDir: path.join(config.logFile === null ? config.dir : path.dirname(config.logFile), 'restoring'),
   });
-  const sessions = new SessionManager(engine, locks, writePath, { idleTimeoutMs: config.sessionTimeoutMs, lockTimeoutMs, maxResultRows, maxResultBytes });
+  const sessions = new SessionManager(engine, locks, writePath, {
+    idleTimeoutMs: config.sessionTimeoutMs,
+    lockTimeoutMs,
+    maxResultRows,
+    maxResultBytes,
+  });
   const pilots = new PilotService(new PilotStore(directory, batches, lifecycle));
   // The tokens made through POST /tokens are kept beside the databases, only on a server that requires tokens.
-  const tokens = new TokenRegistry({ adminToken: config.token, fileTokens: config.fileTokens, state: requiresTokens(config) ? TokenStateFile.in(config.dir) : null });
+  const tokens = new TokenRegistry({
+    adminToken: config.token,
+    fileTokens: config.fileTokens,
+    state: requiresTokens(config) ? TokenStateFile.in(config.dir) : null,
+  });
 
   const activity = new ClassActivity(journal, config.logFile);
   // Answers run on copies of their templates in a directory of the server's own, beside the restores' (scratch-copies.ts).
-  const scratch = new ScratchCopies(path.join(config.logFile === null ? config.dir : path.dirname(config.logFile), 'checking'), engine, (message) => hooks.log(message));
+  const scratch = new ScratchCopies(
+    path.join(config.logFile === null ? config.dir : path.dirname(config.logFile), 'checking'),
+    engine,
+    (message) => hooks.log(message),
+  );
   const exercises = new ExerciseService({
     store: new ExerciseStore(directory, engine, batches, lifecycle),
-    checker: new ExerciseChecker(directory, engine, scratch, { maxStatements: config.maxStatements, maxResultRows, maxResultBytes }),
+    checker: new ExerciseChecker(directory, engine, scratch, {
+      maxStatements: config.maxStatements,
+      maxResultRows,
+      maxResultBytes,
+    }),
     progress: new ExerciseProgress(journal, config.logFile, systemClock),
-    journal: { note: (event, entry) => writePath.note(event, entry), records: (event, ok) => journal.records(event, ok) },
+    journal: {
+      note: (event, entry) => writePath.note(event, entry),
+      records: (event, ok) => journal.records(event, ok),
+    },
     tokens,
     engine,
     clock: systemClock,
@@ -138,12 +177,24 @@ function composeServices(config: Config, engine: EngineHost, journal: Journal, h
     ...historyHandlers({ directory, history: new History(index, noIndexReason(config, journal)) }),
     ...pilotHandlers(pilots),
     ...exerciseHandlers(exercises),
-    ...tokenHandlers({ registry: tokens, directory, lifecycle, copies, clock: systemClock, revoked: (id) => sessions.endOwnedBy(id) }),
+    ...tokenHandlers({
+      registry: tokens,
+      directory,
+      lifecycle,
+      copies,
+      clock: systemClock,
+      revoked: (id) => sessions.endOwnedBy(id),
+    }),
   };
   // Outermost first: every command is counted, even one refused because its request had already stopped.
   // A command its token may not send is refused before it waits for anything.
   // A replica refuses what writes before checking anything else of it: the client must go to the primary.
-  const middleware: Middleware[] = [commandMetrics(hooks.observer), refuseStoppedCalls, authorize(directory, { restoreRole: config.restoreRole }), writesOnPrimary(role)];
+  const middleware: Middleware[] = [
+    commandMetrics(hooks.observer),
+    refuseStoppedCalls,
+    authorize(directory, { restoreRole: config.restoreRole }),
+    writesOnPrimary(role),
+  ];
   const close = async (): Promise<void> => {
     await sessions.shutdown();
     await engine.close();
@@ -171,7 +222,13 @@ export interface Composition {
 }
 
 /** The replication of -journal-nats or -follow, or null: the journal stays local. */
-function replicationFor(config: Config, journal: Journal, role: ServerRoleState, engine: EngineHost, log: (message: string) => void): Replication | null {
+function replicationFor(
+  config: Config,
+  journal: Journal,
+  role: ServerRoleState,
+  engine: EngineHost,
+  log: (message: string) => void,
+): Replication | null {
   if (config.replication === null || config.logFile === null) return null;
   return new Replication({
     config,
@@ -209,19 +266,51 @@ export async function composeServer(config: Config): Promise<Composition> {
   const repair = logFile === null ? async () => undefined : (db: string) => repairDatabase(config, logFile, db);
   const log = (message: string): void => void process.stderr.write(`sqlscribe: ${message}\n`);
   // Subscribed before anything is appended; it catches up with the journal's files in the background.
-  const index = config.historyIndex && logFile !== null && journal.enabled ? JournalIndex.open(logFile, journal, log) : null;
-  const engine = new BoundedReadHost(new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }));
+  const index =
+    config.historyIndex && logFile !== null && journal.enabled ? JournalIndex.open(logFile, journal, log) : null;
+  const engine = new BoundedReadHost(
+    new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }),
+  );
   const role = new ServerRoleState(config.replication === null ? 'standalone' : 'primary');
-  const { bus, writePath, feed, tokens, copyGate, refusals } = composeServices(config, engine, journal, { repair, log, observer: metrics }, role, index);
+  const { bus, writePath, feed, tokens, copyGate, refusals } = composeServices(
+    config,
+    engine,
+    journal,
+    { repair, log, observer: metrics },
+    role,
+    index,
+  );
   const replication = replicationFor(config, journal, role, engine, log);
   // A replica's databases are settled as far as its follower applied them; elsewhere the write path knows.
   const settled = (): number => replication?.settledThrough() ?? writePath.settledThrough();
   const readiness = new Readiness();
   if (replication !== null) metrics.replicationFrom(() => replication.status());
   // A primary's rounds go to JetStream too, for new replicas to start from.
-  const afterRound = replication === null ? undefined : (manifest: SnapshotManifest) => replication.roundTaken(manifest);
-  const snapshots = schedulerFor(config, () => journal.lastSeq, settled, (work) => copyGate.snapshotting(work), afterRound);
-  const lifecycle = new ServiceLifecycle({ config, lock, journal, index, writePath, bus, role, replication, copyGate, readiness, snapshots, afterRound, settled, log });
+  const afterRound =
+    replication === null ? undefined : (manifest: SnapshotManifest) => replication.roundTaken(manifest);
+  const snapshots = schedulerFor(
+    config,
+    () => journal.lastSeq,
+    settled,
+    (work) => copyGate.snapshotting(work),
+    afterRound,
+  );
+  const lifecycle = new ServiceLifecycle({
+    config,
+    lock,
+    journal,
+    index,
+    writePath,
+    bus,
+    role,
+    replication,
+    copyGate,
+    readiness,
+    snapshots,
+    afterRound,
+    settled,
+    log,
+  });
   return {
     metrics,
     readiness,

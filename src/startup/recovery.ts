@@ -23,7 +23,13 @@ async function entriesFrom(journalFile: string, fromSeq: number) {
 }
 
 /** Applies what the databases lack; `db` limits it to one database. */
-async function applyFrom(config: Config, journalFile: string, fromSeq: number, db?: string, onDatabaseFailed?: RebuildOptions['onDatabaseFailed']): Promise<RebuildResult & { lastSeq: number; warnings: string[] }> {
+async function applyFrom(
+  config: Config,
+  journalFile: string,
+  fromSeq: number,
+  db?: string,
+  onDatabaseFailed?: RebuildOptions['onDatabaseFailed'],
+): Promise<RebuildResult & { lastSeq: number; warnings: string[] }> {
   const contents = await entriesFrom(journalFile, fromSeq);
   if (contents === undefined) return { applied: 0, skipped: 0, lastSeq: fromSeq - 1, warnings: [] };
   const entries = db === undefined ? contents.entries : contents.entries.filter((entry) => entry.db === db);
@@ -31,7 +37,12 @@ async function applyFrom(config: Config, journalFile: string, fromSeq: number, d
   try {
     // A restore entry not yet in its file is rebuilt from the journal and the snapshot rounds, as replay does.
     const restorer = restorerFor({ logFile: journalFile, snapshotDir: config.snapshotDir });
-    const result = await rebuild(engine, entries, { fileOf: databaseFileIn(config), yieldEvery: 200, restorer, ...(onDatabaseFailed === undefined ? {} : { onDatabaseFailed }) });
+    const result = await rebuild(engine, entries, {
+      fileOf: databaseFileIn(config),
+      yieldEvery: 200,
+      restorer,
+      ...(onDatabaseFailed === undefined ? {} : { onDatabaseFailed }),
+    });
     const lastSeq = contents.entries.at(-1)?.seq ?? fromSeq - 1;
     return { ...result, lastSeq, warnings: contents.warnings };
   } finally {
@@ -52,7 +63,10 @@ export interface UnrecoveredDatabase {
  * server starts anyway and keeps that database's writes waiting for a repair,
  * so a crash or a full disk never stops the service as a whole.
  */
-export async function recoverDatabases(config: Config, journalFile: string): Promise<RebuildResult & { warnings: string[]; unrecovered: UnrecoveredDatabase[] }> {
+export async function recoverDatabases(
+  config: Config,
+  journalFile: string,
+): Promise<RebuildResult & { warnings: string[]; unrecovered: UnrecoveredDatabase[] }> {
   const known = readCheckpoint(journalFile)?.appliedThrough ?? 0;
   const from = recoveryStart(config.snapshotDir, known, databaseFileIn(config)) + 1;
   const unrecovered: UnrecoveredDatabase[] = [];

@@ -55,10 +55,15 @@ export class ServiceLifecycle {
     replication?.listening(url);
     const logFile = config.logFile;
     await replication?.beforeRecovery();
-    const result = logFile === null || journal.level === 'none' ? { applied: 0, unrecovered: [] } : await recoverDatabases(config, logFile);
+    const result =
+      logFile === null || journal.level === 'none'
+        ? { applied: 0, unrecovered: [] }
+        : await recoverDatabases(config, logFile);
     for (const { db, seq, reason } of result.unrecovered) {
       writePath.markBehind(db, seq);
-      log(`${db} could not be brought in line with the journal at seq ${seq} (${reason}): its writes are refused until a repair succeeds; reads go on`);
+      log(
+        `${db} could not be brought in line with the journal at seq ${seq} (${reason}): its writes are refused until a repair succeeds; reads go on`,
+      );
     }
     if (logFile !== null && journal.level !== 'none') this.checkpoints = new AppliedCheckpoints(logFile, settled, log);
     await replication?.afterRecovery();
@@ -76,7 +81,14 @@ export class ServiceLifecycle {
     if (change === null || logFile === null || config.snapshotDir === null || !journal.recordsWrites) return;
     if (role.role !== 'standalone' && role.role !== 'primary') return;
     const sources = { dbFile: config.dbFile, dataDir: config.dir, logFile, snapshotDir: config.snapshotDir };
-    const manifest = await takeUpgradeRound({ sources, change, now: engineVersions(), settledThrough: settled, exclusive: (work) => copyGate.snapshotting(work), log });
+    const manifest = await takeUpgradeRound({
+      sources,
+      change,
+      now: engineVersions(),
+      settledThrough: settled,
+      exclusive: (work) => copyGate.snapshotting(work),
+      log,
+    });
     if (manifest !== undefined) await afterRound?.(manifest);
   }
 
@@ -93,7 +105,8 @@ export class ServiceLifecycle {
     await journal.close();
     await index?.close();
     // Stopped cleanly: every entry written is applied (or voided), so the next start reads nothing old.
-    if (config.logFile !== null && journal.level !== 'none') writeCheckpoint(config.logFile, { appliedThrough: settled() });
+    if (config.logFile !== null && journal.level !== 'none')
+      writeCheckpoint(config.logFile, { appliedThrough: settled() });
     lock.release();
   }
 }

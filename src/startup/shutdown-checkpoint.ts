@@ -15,7 +15,9 @@ import type { Config } from '../config/options';
 /** The `.db` files of the data directory, or in single-DB mode the file and the service's own database beside it. */
 export function servedDatabaseFiles(config: Config): string[] {
   if (config.dbFile !== null) {
-    return [config.dbFile, path.join(config.dir, PILOTS_DATABASE), path.join(config.dir, EXERCISES_DATABASE)].filter((file) => isRegularFile(file));
+    return [config.dbFile, path.join(config.dir, PILOTS_DATABASE), path.join(config.dir, EXERCISES_DATABASE)].filter(
+      (file) => isRegularFile(file),
+    );
   }
   let entries: fs.Dirent[];
   try {
@@ -23,7 +25,10 @@ export function servedDatabaseFiles(config: Config): string[] {
   } catch {
     return [];
   }
-  return entries.filter((entry) => entry.isFile() && entry.name.endsWith('.db')).map((entry) => path.join(config.dir, entry.name)).sort();
+  return entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.db'))
+    .map((entry) => path.join(config.dir, entry.name))
+    .sort();
 }
 
 function isRegularFile(file: string): boolean {
@@ -42,7 +47,9 @@ export function checkpointAtShutdown(config: Config, warn: (message: string) => 
       checkpointWal(file);
     } catch (error) {
       skipped++;
-      warn(`could not checkpoint ${file} at shutdown, its -wal file still holds data: ${error instanceof Error ? error.message : String(error)}`);
+      warn(
+        `could not checkpoint ${file} at shutdown, its -wal file still holds data: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
   return skipped;

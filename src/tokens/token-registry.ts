@@ -112,8 +112,13 @@ export class TokenRegistry {
     const made = specs.map((spec) => {
       const secret = newSecret();
       const stored: StoredToken = {
-        id: newTokenId(), name: spec.name, role: spec.role, databases: [...spec.databases], hash: hashSecret(secret),
-        created: new Date(created).toISOString(), expires: spec.expiresMs === null ? null : new Date(spec.expiresMs).toISOString(),
+        id: newTokenId(),
+        name: spec.name,
+        role: spec.role,
+        databases: [...spec.databases],
+        hash: hashSecret(secret),
+        created: new Date(created).toISOString(),
+        expires: spec.expiresMs === null ? null : new Date(spec.expiresMs).toISOString(),
       };
       return { stored, secret };
     });
@@ -169,7 +174,13 @@ function isSecret(presented: string, expected: Buffer): boolean {
   return timingSafeEqual(candidate, expected) && sameLength;
 }
 
-function known(principal: Principal, hash: string, expiresMs: number | null, view: TokenView, stored: StoredToken | null): KnownToken {
+function known(
+  principal: Principal,
+  hash: string,
+  expiresMs: number | null,
+  view: TokenView,
+  stored: StoredToken | null,
+): KnownToken {
   return { principal, hash, expiresMs, view, stored };
 }
 
@@ -182,5 +193,11 @@ function fromFile(token: FileToken): KnownToken {
 function fromState(token: StoredToken): KnownToken {
   const principal: Principal = { id: token.id, name: token.name, role: token.role, databases: token.databases };
   const expiresMs = token.expires === null ? null : Date.parse(token.expires);
-  return known(principal, token.hash, expiresMs, { ...principal, created: token.created, expires: token.expires, source: 'api' }, token);
+  return known(
+    principal,
+    token.hash,
+    expiresMs,
+    { ...principal, created: token.created, expires: token.expires, source: 'api' },
+    token,
+  );
 }

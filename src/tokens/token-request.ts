@@ -30,7 +30,8 @@ export interface TokenRequest {
 }
 
 export function readTokenRequest(body: unknown, nowMs: number): TokenRequest {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('send a JSON object: {name, role, databases} or {prefix, count, role}');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalid('send a JSON object: {name, role, databases} or {prefix, count, role}');
   const value = body as Record<string, unknown>;
   const isClass = value.prefix !== undefined || value.count !== undefined;
   const fields = isClass ? CLASS_FIELDS : SINGLE_FIELDS;
@@ -38,10 +39,15 @@ export function readTokenRequest(body: unknown, nowMs: number): TokenRequest {
   if (unknown !== undefined) throw invalid(`unknown field "${unknown}" (known: ${[...fields].join(', ')})`);
   const role = readRole(value.role);
   const expiresMs = readExpiry(value.expires, nowMs);
-  if (!isClass) return { isClass, specs: [{ name: readName(value.name), role, databases: readDatabases(value.databases, role), expiresMs }] };
+  if (!isClass)
+    return {
+      isClass,
+      specs: [{ name: readName(value.name), role, databases: readDatabases(value.databases, role), expiresMs }],
+    };
   const specs = classNames(value.prefix, value.count).map((name) => ({ name, role, databases: [name], expiresMs }));
   if (value.from === undefined) return { isClass, specs };
-  if (typeof value.from !== 'string' || value.from.trim() === '') throw invalid('"from" must name the template database the class copies');
+  if (typeof value.from !== 'string' || value.from.trim() === '')
+    throw invalid('"from" must name the template database the class copies');
   return { isClass, specs, from: value.from };
 }
 
@@ -57,10 +63,12 @@ function readName(raw: unknown): string {
 
 function readDatabases(raw: unknown, role: AccessRole): string[] {
   if (raw === undefined && role === 'admin') return ['*'];
-  if (!Array.isArray(raw) || raw.length === 0) throw invalid('"databases" must be a non-empty array of database names or patterns such as "clase-*"');
+  if (!Array.isArray(raw) || raw.length === 0)
+    throw invalid('"databases" must be a non-empty array of database names or patterns such as "clase-*"');
   return raw.map((entry) => {
     const pattern = normalizePattern(entry);
-    if (pattern === null) throw invalid(`${JSON.stringify(entry)} is not a database name or pattern (a-z, 0-9, _, - and *)`);
+    if (pattern === null)
+      throw invalid(`${JSON.stringify(entry)} is not a database name or pattern (a-z, 0-9, _, - and *)`);
     return pattern;
   });
 }
@@ -76,7 +84,8 @@ function readExpiry(raw: unknown, nowMs: number): number | null {
 /** `prefix-01` … `prefix-NN`, zero-padded to at least two digits. */
 function classNames(prefix: unknown, count: unknown): string[] {
   const base = typeof prefix === 'string' ? prefix.trim().toLowerCase() : '';
-  if (!/^[a-z0-9_-]{1,58}$/.test(base) || base.startsWith('_sqlscribe')) throw invalid('"prefix" must be 1 to 58 characters of a-z, 0-9, _ and - (it starts each database name)');
+  if (!/^[a-z0-9_-]{1,58}$/.test(base) || base.startsWith('_sqlscribe'))
+    throw invalid('"prefix" must be 1 to 58 characters of a-z, 0-9, _ and - (it starts each database name)');
   if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1 || count > MAX_CLASS_SIZE) {
     throw new EngineError('TOKEN_CLASS_TOO_LARGE', { max: MAX_CLASS_SIZE, count: JSON.stringify(count) ?? 'none' });
   }

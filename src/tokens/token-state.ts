@@ -29,9 +29,16 @@ export interface StoredToken {
 function isStoredToken(value: unknown): value is StoredToken {
   const v = value as Record<string, unknown> | null;
   return (
-    typeof v === 'object' && v !== null && typeof v.id === 'string' && typeof v.name === 'string' && isAccessRole(v.role) &&
-    Array.isArray(v.databases) && v.databases.every((d) => typeof d === 'string') && isSecretHash(v.hash) &&
-    typeof v.created === 'string' && (v.expires === null || typeof v.expires === 'string')
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.id === 'string' &&
+    typeof v.name === 'string' &&
+    isAccessRole(v.role) &&
+    Array.isArray(v.databases) &&
+    v.databases.every((d) => typeof d === 'string') &&
+    isSecretHash(v.hash) &&
+    typeof v.created === 'string' &&
+    (v.expires === null || typeof v.expires === 'string')
   );
 }
 
@@ -52,7 +59,10 @@ export class TokenStateFile {
       throw error;
     }
     const doc = JSON.parse(text) as { tokens?: unknown };
-    if (!Array.isArray(doc.tokens) || !doc.tokens.every(isStoredToken)) throw new Error(`${this.file} is damaged: expected {"tokens": [...]} with id, name, role, databases, hash, created, expires`);
+    if (!Array.isArray(doc.tokens) || !doc.tokens.every(isStoredToken))
+      throw new Error(
+        `${this.file} is damaged: expected {"tokens": [...]} with id, name, role, databases, hash, created, expires`,
+      );
     return doc.tokens;
   }
 

@@ -62,7 +62,8 @@ function convert(rows, bool) {
 function run(entry, sql, params) {
   const { statement, bool, verb } = prepare(entry, sql);
   const args = params === undefined ? [] : [params];
-  if (statement.reader) return { columns: statement.columns().map((c) => c.name), rows: convert(statement.raw(true).all(...args), bool) };
+  if (statement.reader)
+    return { columns: statement.columns().map((c) => c.name), rows: convert(statement.raw(true).all(...args), bool) };
   const { changes } = statement.run(...args);
   return { columns: [], rows: [], message: `${verb} ${changes}`, changes };
 }
@@ -104,12 +105,23 @@ function rows(query) {
 
 function send(res, status, body) {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
 function health() {
-  return { ok: true, name: 'baseline', version: '0', single: false, dir, timeUnix: Math.floor(Date.now() / 1000), ready: true };
+  return {
+    ok: true,
+    name: 'baseline',
+    version: '0',
+    single: false,
+    dir,
+    timeUnix: Math.floor(Date.now() / 1000),
+    ready: true,
+  };
 }
 
 /** Bare node:http: the least any server over better-sqlite3 can cost. */
@@ -122,7 +134,8 @@ function nodeServer() {
       try {
         if (req.method === 'GET' && url.pathname === '/health') return send(res, 200, health());
         if (req.method === 'GET' && url.pathname === '/rows') return send(res, 200, rows(url.searchParams));
-        if (req.method === 'POST' && url.pathname === '/exec') return send(res, 200, exec(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+        if (req.method === 'POST' && url.pathname === '/exec')
+          return send(res, 200, exec(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
         send(res, 404, { ok: false, error: 'no such endpoint', code: 2010 });
       } catch (error) {
         send(res, 400, { ok: false, error: String(error.message), code: 1014 });

@@ -26,7 +26,18 @@ export async function consoleLoad(work, rounds) {
   try {
     for (let round = 0; round < rounds; round++) {
       const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-bench-chromium-'));
-      const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath(), headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+      const context = await chromium.launchPersistentContext(profile, {
+        executablePath: chromiumPath(),
+        headless: true,
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
       try {
         const page = await context.newPage();
         const started = performance.now();

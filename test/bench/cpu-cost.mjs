@@ -17,7 +17,6 @@ import { SCENARIOS } from './scenarios.mjs';
 const [index = '0', seconds = '4', connections = '32'] = process.argv.slice(2);
 const scenario = SCENARIOS[Number(index)];
 
-
 async function measure(name, server) {
   await runLoad(server.url, scenario, 1, Number(connections));
   const pids = processTree(server.child.pid);
@@ -29,7 +28,9 @@ async function measure(name, server) {
   const used = after.map((pid) => processCpuMs(pid) - (before[pids.indexOf(pid)] ?? 0));
   const perRequest = used.map((ms) => ((ms * 1000) / run.ok).toFixed(0));
   const total = used.reduce((sum, ms) => sum + ms, 0);
-  console.log(`${name.padEnd(10)} ${Math.round(run.ok / run.seconds)} req/s, CPU µs/request: total ${((total * 1000) / run.ok).toFixed(0)} [${perRequest.join(' + ')}], load generator ${((loader.user + loader.system) / run.ok).toFixed(0)}, non-2xx ${run.non2xx}`);
+  console.log(
+    `${name.padEnd(10)} ${Math.round(run.ok / run.seconds)} req/s, CPU µs/request: total ${((total * 1000) / run.ok).toFixed(0)} [${perRequest.join(' + ')}], load generator ${((loader.user + loader.system) / run.ok).toFixed(0)}, non-2xx ${run.non2xx}`,
+  );
 }
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-cpu-'));

@@ -25,7 +25,8 @@ const WARM_UPS = 5;
 
 async function get(url, pathAndQuery) {
   const reply = await request(url, 'GET', pathAndQuery);
-  if (reply.status !== 200) throw new Error(`${pathAndQuery}: ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`);
+  if (reply.status !== 200)
+    throw new Error(`${pathAndQuery}: ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`);
   return reply;
 }
 
@@ -56,9 +57,21 @@ async function table(url, name) {
   const before = await ok(url, 'GET', rows(`&offset=${deepest - LIMIT}`));
   const cursor = before.body.next;
   if (typeof cursor !== 'string') throw new Error(`${name}: the page before the last has no next`);
-  const [first, byOffset, byCursor] = await timedInTurns(url, [rows('&offset=0'), rows(`&offset=${deepest}`), rows(`&after=${cursor}`)]);
-  const same = JSON.stringify(byCursor.body.rows) === JSON.stringify(byOffset.body.rows) && byOffset.body.rows.length === LIMIT;
-  return { table: name, first: first.ms, lastByOffset: byOffset.ms, lastByCursor: byCursor.ms, ratio: byCursor.ms / first.ms, same };
+  const [first, byOffset, byCursor] = await timedInTurns(url, [
+    rows('&offset=0'),
+    rows(`&offset=${deepest}`),
+    rows(`&after=${cursor}`),
+  ]);
+  const same =
+    JSON.stringify(byCursor.body.rows) === JSON.stringify(byOffset.body.rows) && byOffset.body.rows.length === LIMIT;
+  return {
+    table: name,
+    first: first.ms,
+    lastByOffset: byOffset.ms,
+    lastByCursor: byCursor.ms,
+    ratio: byCursor.ms / first.ms,
+    same,
+  };
 }
 
 export async function deepPage(work) {
@@ -68,7 +81,12 @@ export async function deepPage(work) {
   const buildMs = performance.now() - built;
   const server = await startSqlscribe(dir, ['-query-timeout', '60s']);
   try {
-    return { buildMs, limit: LIMIT, repeats: REPEATS, tables: [await table(server.url, 'deep'), await table(server.url, 'deep_pair')] };
+    return {
+      buildMs,
+      limit: LIMIT,
+      repeats: REPEATS,
+      tables: [await table(server.url, 'deep'), await table(server.url, 'deep_pair')],
+    };
   } finally {
     await server.stop();
   }

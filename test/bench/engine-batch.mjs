@@ -22,9 +22,20 @@ const file = path.join(dir, 'bench.db');
 const engine = new Engine({ syncCommits: false });
 try {
   engine.createDatabase(file, 1);
-  engine.execHeld({ file, statements: [{ sql: 'CREATE TABLE log (id INTEGER PRIMARY KEY, name TEXT, qty INTEGER) STRICT', kind: 'create-table' }], maxResultRows: 100 });
+  engine.execHeld({
+    file,
+    statements: [
+      { sql: 'CREATE TABLE log (id INTEGER PRIMARY KEY, name TEXT, qty INTEGER) STRICT', kind: 'create-table' },
+    ],
+    maxResultRows: 100,
+  });
   engine.commitHeld(2);
-  const batch = () => ({ file, statements: Array.from({ length: 100 }, (_, i) => ({ sql: INSERT, kind: 'insert', params: ['a name', i] })), maxResultRows: 1000, jsonRows: true });
+  const batch = () => ({
+    file,
+    statements: Array.from({ length: 100 }, (_, i) => ({ sql: INSERT, kind: 'insert', params: ['a name', i] })),
+    maxResultRows: 1000,
+    jsonRows: true,
+  });
   let seq = 3;
   const run = (count) => {
     for (let i = 0; i < count; i++) {
@@ -36,7 +47,9 @@ try {
   const since = process.cpuUsage();
   run(requests);
   const used = process.cpuUsage(since);
-  console.log(`engine, 100-statement INSERT batch: ${((used.user + used.system) / requests).toFixed(0)} µs CPU per request (${requests} requests)`);
+  console.log(
+    `engine, 100-statement INSERT batch: ${((used.user + used.system) / requests).toFixed(0)} µs CPU per request (${requests} requests)`,
+  );
 } finally {
   engine.close();
   fs.rmSync(dir, { recursive: true, force: true });

@@ -17,18 +17,29 @@ const SCRIPT = path.join(ROOT, 'test/fixtures/chinook/Chinook_Sqlite.sql');
 const REQUESTS = 300;
 const ROUNDS = 4;
 
-const SOLUTION = 'SELECT ar.Name, COUNT(al.AlbumId) AS albums FROM Artist ar JOIN Album al ON al.ArtistId = ar.ArtistId GROUP BY ar.ArtistId ORDER BY albums DESC, ar.Name LIMIT 10';
+const SOLUTION =
+  'SELECT ar.Name, COUNT(al.AlbumId) AS albums FROM Artist ar JOIN Album al ON al.ArtistId = ar.ArtistId GROUP BY ar.ArtistId ORDER BY albums DESC, ar.Name LIMIT 10';
 /** The student's answer: right, written otherwise. */
-const ANSWER = 'SELECT a.Name AS artist, (SELECT count(*) FROM Album b WHERE b.ArtistId = a.ArtistId) AS n FROM Artist a WHERE n > 0 ORDER BY n DESC, a.Name LIMIT 10';
+const ANSWER =
+  'SELECT a.Name AS artist, (SELECT count(*) FROM Album b WHERE b.ArtistId = a.ArtistId) AS n FROM Artist a WHERE n > 0 ORDER BY n DESC, a.Name LIMIT 10';
 
 function importScript(url) {
   const target = new URL('/dbs/chinook/import', url);
   const body = fs.readFileSync(SCRIPT);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'x-service-token': TOKEN, 'content-type': 'application/sql', 'content-length': body.length } }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`import: ${res.statusCode}`))));
-    });
+    const req = http.request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        headers: { 'x-service-token': TOKEN, 'content-type': 'application/sql', 'content-length': body.length },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`import: ${res.statusCode}`))));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -59,11 +70,19 @@ export async function exercisesBench(work) {
     const url = server.url;
     await ok(url, 'POST', '/dbs', { db: 'chinook' });
     await importScript(url);
-    await ok(url, 'POST', '/exercises', { id: 'artists', set: 'bench', title: 'Artists by albums', template: 'chinook', solution: SOLUTION, order: 'exact' });
+    await ok(url, 'POST', '/exercises', {
+      id: 'artists',
+      set: 'bench',
+      title: 'Artists by albums',
+      template: 'chinook',
+      solution: SOLUTION,
+      order: 'exact',
+    });
     const exec = () => request(url, 'POST', '/exec', { db: 'chinook', sql: ANSWER });
     const check = async () => {
       const reply = await request(url, 'POST', '/exercises/artists/check', { sql: ANSWER });
-      if (reply.body?.correct !== true) throw new Error(`the answer was judged wrong: ${JSON.stringify(reply.body).slice(0, 300)}`);
+      if (reply.body?.correct !== true)
+        throw new Error(`the answer was judged wrong: ${JSON.stringify(reply.body).slice(0, 300)}`);
       return reply;
     };
     // Warm both paths: the engine processes, the template's scratch copy, the solution's cached result.
@@ -83,7 +102,16 @@ export async function exercisesBench(work) {
     const checkCpu = median(rounds.map((r) => r.check.cpuMsPerRequest));
     const execP50 = median(rounds.map((r) => r.exec.p50));
     const checkP50 = median(rounds.map((r) => r.check.p50));
-    return { requests: REQUESTS, rounds: ROUNDS, execCpuMs: execCpu, checkCpuMs: checkCpu, cpuRatio: checkCpu / execCpu, execP50Ms: execP50, checkP50Ms: checkP50, latencyRatio: checkP50 / execP50 };
+    return {
+      requests: REQUESTS,
+      rounds: ROUNDS,
+      execCpuMs: execCpu,
+      checkCpuMs: checkCpu,
+      cpuRatio: checkCpu / execCpu,
+      execP50Ms: execP50,
+      checkP50Ms: checkP50,
+      latencyRatio: checkP50 / execP50,
+    };
   } finally {
     await server.stop();
   }

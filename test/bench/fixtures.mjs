@@ -22,8 +22,10 @@ export const GROWTH_SIZES = [1_000, 10_000, 100_000, 1_000_000];
 const ITEM_COLUMNS = '(id INT PRIMARY KEY, name TEXT NOT NULL, qty INT, price FLOAT, active BOOL)';
 
 function fill(table, rows) {
-  return `INSERT INTO ${table} (id, name, qty, price, active) WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${rows}) ` +
-    `SELECT i, 'item ' || i, i % 1000, i * 0.25, i % 2 FROM n`;
+  return (
+    `INSERT INTO ${table} (id, name, qty, price, active) WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${rows}) ` +
+    `SELECT i, 'item ' || i, i % 1000, i * 0.25, i % 2 FROM n`
+  );
 }
 
 /** The SQL that builds bench.db, statement by statement. */
@@ -34,7 +36,9 @@ export const BENCH_SQL = [
 ];
 
 function storageSql(sql) {
-  return sql.startsWith('CREATE TABLE') ? rewriteForStorage({ sql, kind: 'create-table', level: 'table', readonly: false }) : sql;
+  return sql.startsWith('CREATE TABLE')
+    ? rewriteForStorage({ sql, kind: 'create-table', level: 'table', readonly: false })
+    : sql;
 }
 
 function openDatabase(file) {
@@ -84,8 +88,10 @@ export function buildDeepPage(dir) {
   db.exec(storageSql(`CREATE TABLE deep ${ITEM_COLUMNS}`));
   db.exec(fill('deep', DEEP_ROWS));
   db.exec(storageSql('CREATE TABLE deep_pair (a TEXT, b TEXT, qty INT, PRIMARY KEY (a, b)) WITHOUT ROWID'));
-  db.exec(`INSERT INTO deep_pair WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${DEEP_ROWS}) ` +
-    "SELECT printf('group %04d', i % 1000), printf('member %07d', i), i % 1000 FROM n");
+  db.exec(
+    `INSERT INTO deep_pair WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${DEEP_ROWS}) ` +
+      "SELECT printf('group %04d', i % 1000), printf('member %07d', i), i % 1000 FROM n",
+  );
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
 }

@@ -41,14 +41,22 @@ export async function rowsByOffset(urls) {
   const big = Math.max(...GROWTH_SIZES);
   const out = [];
   for (const offset of [0, 1_000, 10_000, 100_000, 500_000, big - 100]) {
-    out.push({ offset, ...(await bothSides(urls, `/rows?db=growth&table=g${big}&limit=100&offset=${offset}`, offset >= 100_000 ? 10 : 40)) });
+    out.push({
+      offset,
+      ...(await bothSides(
+        urls,
+        `/rows?db=growth&table=g${big}&limit=100&offset=${offset}`,
+        offset >= 100_000 ? 10 : 40,
+      )),
+    });
   }
   return out;
 }
 
 export async function rowsBySize(urls) {
   const out = [];
-  for (const size of GROWTH_SIZES) out.push({ size, ...(await bothSides(urls, `/rows?db=growth&table=g${size}&limit=100&offset=0`, 40)) });
+  for (const size of GROWTH_SIZES)
+    out.push({ size, ...(await bothSides(urls, `/rows?db=growth&table=g${size}&limit=100&offset=0`, 40)) });
   return out;
 }
 
@@ -133,7 +141,11 @@ async function rawRound(entries, out) {
       for (const { sql, params } of entry.statements) {
         let statement = handle.cache.get(sql);
         if (!statement) {
-          statement = handle.db.prepare(sql.startsWith('CREATE TABLE') ? rewriteForStorage({ sql, kind: 'create-table', level: 'table', readonly: false }) : sql);
+          statement = handle.db.prepare(
+            sql.startsWith('CREATE TABLE')
+              ? rewriteForStorage({ sql, kind: 'create-table', level: 'table', readonly: false })
+              : sql,
+          );
           handle.cache.set(sql, statement);
         }
         if (params === undefined) statement.run();
@@ -146,7 +158,10 @@ async function rawRound(entries, out) {
   return time;
 }
 
-const best = (times) => ({ cpuMs: Math.min(...times.map((t) => t.cpuMs)), wallMs: Math.min(...times.map((t) => t.wallMs)) });
+const best = (times) => ({
+  cpuMs: Math.min(...times.map((t) => t.cpuMs)),
+  wallMs: Math.min(...times.map((t) => t.wallMs)),
+});
 
 /**
  * The replay tool's own code (read, then rebuild) against a raw loop of the
@@ -168,13 +183,21 @@ export async function replay(journalFile, workDir) {
     raws.push(await rawRound(entries, path.join(workDir, 'raw-out')));
   }
   const same = compareCounts(path.join(workDir, 'replay-out', 'bench.db'), path.join(workDir, 'raw-out', 'bench.db'));
-  return { entries: entries.length, batches: execs.length, statements, readMs, replay: best(replays), raw: best(raws), same };
+  return {
+    entries: entries.length,
+    batches: execs.length,
+    statements,
+    readMs,
+    replay: best(replays),
+    raw: best(raws),
+    same,
+  };
 }
 
 function compareCounts(fileA, fileB) {
   const count = (file) => {
     const db = new Database(file, { readonly: true });
-    const n = db.prepare('SELECT (SELECT count(*) FROM items) || \'/\' || (SELECT count(*) FROM log)').pluck().get();
+    const n = db.prepare("SELECT (SELECT count(*) FROM items) || '/' || (SELECT count(*) FROM log)").pluck().get();
     db.close();
     return n;
   };
@@ -196,5 +219,12 @@ export async function journalBytes(journalFile) {
     group.statements += size;
     groups.set(size, group);
   }
-  return [...groups.entries()].filter(([, g]) => g.entries >= 10).map(([size, g]) => ({ statementsPerEntry: size, entries: g.entries, bytesPerEntry: g.bytes / g.entries, bytesPerStatement: g.bytes / g.statements }));
+  return [...groups.entries()]
+    .filter(([, g]) => g.entries >= 10)
+    .map(([size, g]) => ({
+      statementsPerEntry: size,
+      entries: g.entries,
+      bytesPerEntry: g.bytes / g.entries,
+      bytesPerStatement: g.bytes / g.statements,
+    }));
 }

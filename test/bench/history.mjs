@@ -25,15 +25,40 @@ const TS = '2026-11-21T05:43:12.345Z';
 const PAGES = 200;
 
 function header(firstSeq) {
-  return encodeLine({ kind: 'header', format: 1, service: 'sqlscribe', version: '0.1.0', level: 'mod', ...engineVersions(), started: TS, firstSeq });
+  return encodeLine({
+    kind: 'header',
+    format: 1,
+    service: 'sqlscribe',
+    version: '0.1.0',
+    level: 'mod',
+    ...engineVersions(),
+    started: TS,
+    firstSeq,
+  });
 }
 
 function entry(seq, dbs) {
   const db = `db-${String(seq % dbs).padStart(4, '0')}.db`;
   const sql = `INSERT INTO t (v) VALUES ('row ${seq}') -- ünïcode`;
   const failed = seq % 10 === 0;
-  const outcome = failed ? { ok: false, code: 3003, class: 3, error: '[SQ3003] UNIQUE constraint failed: t.v', statement: 0 } : { ok: true, changes: 1 };
-  return encodeLine({ seq, ts: TS, db, session: null, kind: 'exec', sql, statements: [{ sql }], readonly: false, ...outcome, ms: 0.05, clock: 1_795_239_792_345, seed: '0123456789abcdef', tokenName: `alumno-${seq % dbs}` });
+  const outcome = failed
+    ? { ok: false, code: 3003, class: 3, error: '[SQ3003] UNIQUE constraint failed: t.v', statement: 0 }
+    : { ok: true, changes: 1 };
+  return encodeLine({
+    seq,
+    ts: TS,
+    db,
+    session: null,
+    kind: 'exec',
+    sql,
+    statements: [{ sql }],
+    readonly: false,
+    ...outcome,
+    ms: 0.05,
+    clock: 1_795_239_792_345,
+    seed: '0123456789abcdef',
+    tokenName: `alumno-${seq % dbs}`,
+  });
 }
 
 /** A journal of `entries` over `dbs` databases, every entry applied (the checkpoint says so): start-up recovers nothing. */
@@ -81,13 +106,27 @@ async function firstPages(work, name, entries, dbs) {
       warm.push((await ok(server.url, 'GET', page)).ms);
     }
     const p90 = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.9)];
-    return { entries, dbs, setupMs, indexMs, medianMs: median(times), p90Ms: p90(times), warmMedianMs: median(warm), warmP90Ms: p90(warm) };
+    return {
+      entries,
+      dbs,
+      setupMs,
+      indexMs,
+      medianMs: median(times),
+      p90Ms: p90(times),
+      warmMedianMs: median(warm),
+      warmP90Ms: p90(warm),
+    };
   } finally {
     await server.stop();
   }
 }
 
-const INSERT = { name: 'single-row INSERT (journal synced)', method: 'POST', path: '/exec', body: { db: 'bench', sql: 'INSERT INTO log (name, qty) VALUES (?, ?)', params: ['a name', 7] } };
+const INSERT = {
+  name: 'single-row INSERT (journal synced)',
+  method: 'POST',
+  path: '/exec',
+  body: { db: 'bench', sql: 'INSERT INTO log (name, qty) VALUES (?, ?)', params: ['a name', 7] },
+};
 
 const FLAGS = { index: [], noIndex: ['-history-index=false'] };
 
@@ -104,7 +143,10 @@ async function appendRun(work, order, { rounds, seconds }) {
       fs.mkdirSync(dir, { recursive: true });
       const server = await startSqlscribe(dir, FLAGS[key]);
       await ok(server.url, 'POST', '/dbs', { db: 'bench' });
-      await ok(server.url, 'POST', '/exec', { db: 'bench', sql: 'CREATE TABLE log (id INTEGER PRIMARY KEY, name TEXT, qty INT)' });
+      await ok(server.url, 'POST', '/exec', {
+        db: 'bench',
+        sql: 'CREATE TABLE log (id INTEGER PRIMARY KEY, name TEXT, qty INT)',
+      });
       servers[key] = { url: server.url, pid: server.child.pid, stop: server.stop };
     }
     const result = await rotatingRounds(servers, INSERT, { rounds, seconds, connections: 32 });
@@ -125,7 +167,12 @@ async function appendPath(work, options) {
     p50: (first[key].p50 + second[key].p50) / 2,
     cpuUsPerRequest: (first[key].cpuUsPerRequest + second[key].cpuUsPerRequest) / 2,
   });
-  return { index: both('index'), noIndex: both('noIndex'), ratios, ratio: Math.sqrt((ratios[0] ?? NaN) * (ratios[1] ?? NaN)) };
+  return {
+    index: both('index'),
+    noIndex: both('noIndex'),
+    ratios,
+    ratio: Math.sqrt((ratios[0] ?? NaN) * (ratios[1] ?? NaN)),
+  };
 }
 
 export async function historyBench(work, options) {
@@ -134,7 +181,12 @@ export async function historyBench(work, options) {
   if (part !== 'append') {
     const small = await firstPages(work, 'small', 1_000, 10);
     const big = await firstPages(work, 'big', 1_000_000, 1_000);
-    Object.assign(figures, { small, big, pageRatio: big.medianMs / small.medianMs, warmPageRatio: big.warmMedianMs / small.warmMedianMs });
+    Object.assign(figures, {
+      small,
+      big,
+      pageRatio: big.medianMs / small.medianMs,
+      warmPageRatio: big.warmMedianMs / small.warmMedianMs,
+    });
   }
   if (part !== 'pages') figures.append = await appendPath(work, options);
   return figures;

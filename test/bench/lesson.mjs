@@ -69,7 +69,8 @@ function percentile(sorted, fraction) {
 
 async function must(reply, what) {
   const answer = await reply;
-  if (answer.status < 200 || answer.status > 299) throw new Error(`${what}: ${answer.status} ${answer.text.slice(0, 300)}`);
+  if (answer.status < 200 || answer.status > 299)
+    throw new Error(`${what}: ${answer.status} ${answer.text.slice(0, 300)}`);
   return answer.text.length > 0 ? JSON.parse(answer.text) : null;
 }
 
@@ -84,15 +85,28 @@ async function setUpClass(url, students) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   await must(send(agent, url, 'POST', '/dbs', { json: { db: 'chinook' } }), 'create chinook');
   const script = fs.readFileSync(path.join(CHINOOK, 'Chinook_Sqlite.sql'), 'utf8');
-  await must(send(agent, url, 'POST', '/dbs/chinook/import', { raw: script, type: 'application/sql' }), 'import chinook');
+  await must(
+    send(agent, url, 'POST', '/dbs/chinook/import', { raw: script, type: 'application/sql' }),
+    'import chinook',
+  );
   const names = classNames('student', students);
   for (let i = 0; i < names.length; i += 100) {
-    await must(send(agent, url, 'POST', '/dbs', { json: { dbs: names.slice(i, i + 100), from: 'chinook' } }), 'copy chinook');
+    await must(
+      send(agent, url, 'POST', '/dbs', { json: { dbs: names.slice(i, i + 100), from: 'chinook' } }),
+      'copy chinook',
+    );
   }
-  const made = await must(send(agent, url, 'POST', '/tokens', { json: { prefix: 'student', count: students, role: 'write' } }), 'tokens');
+  const made = await must(
+    send(agent, url, 'POST', '/tokens', { json: { prefix: 'student', count: students, role: 'write' } }),
+    'tokens',
+  );
   const class_ = made.tokens.map((token) => ({ db: token.databases[0], secret: token.secret }));
   // Each student's table exists before the clock starts: a student may begin anywhere in the lesson.
-  for (const who of class_) await must(send(agent, url, 'POST', '/exec', { token: who.secret, json: { db: who.db, sql: LESSON.writes[0] } }), 'notes table');
+  for (const who of class_)
+    await must(
+      send(agent, url, 'POST', '/exec', { token: who.secret, json: { db: who.db, sql: LESSON.writes[0] } }),
+      'notes table',
+    );
   agent.destroy();
   return class_;
 }
@@ -123,7 +137,11 @@ export async function lessonRun(server, students, statements, { clients, think, 
   const before = treeCpuMs(pid);
   const started = performance.now();
   const stopAt = started + seconds * 1000;
-  await Promise.all(students.slice(0, clients).map((who, i) => student(server.url, who, statements, { think, rng: seeded(seed + i), stopAt, out })));
+  await Promise.all(
+    students
+      .slice(0, clients)
+      .map((who, i) => student(server.url, who, statements, { think, rng: seeded(seed + i), stopAt, out })),
+  );
   const elapsed = (performance.now() - started) / 1000;
   const cpuMs = treeCpuMs(pid) - before;
   const memory = sampler.stop();
@@ -167,7 +185,10 @@ export function inProcessFloor(file, statements, { cpuMs = 2000, prepareEach = f
       if (!prepareEach) prepared.set(sql, statement);
     }
     if (!statement.reader) return JSON.stringify({ changes: statement.run().changes });
-    return JSON.stringify({ columns: statement.columns().map((column) => column.name), rows: statement.raw(true).all() });
+    return JSON.stringify({
+      columns: statement.columns().map((column) => column.name),
+      rows: statement.raw(true).all(),
+    });
   };
   for (const sql of statements) run(sql); // warm: prepared, pages cached
   const start = process.cpuUsage();
@@ -226,7 +247,9 @@ export async function lessonBench(work, { seconds = 15, runs = LESSON_RUNS, seed
         result.floorPreparingEach = inProcessFloor(floorFile, statements, { cpuMs: 1000, prepareEach: true });
       }
       for (const [i, run] of group.runs.entries()) {
-        result.runs.push(await lessonRun(server, students, statements, { ...run, seconds, seed: seed * 1000 + g * 100 + i * 10 }));
+        result.runs.push(
+          await lessonRun(server, students, statements, { ...run, seconds, seed: seed * 1000 + g * 100 + i * 10 }),
+        );
       }
     } finally {
       await server.stop();
@@ -249,7 +272,13 @@ export async function idleMemory(work, { count = 1000, settleMs = 3000 } = {}) {
     await new Promise((resolve) => setTimeout(resolve, settleMs));
     const sampler = rssSampler(server.child.pid);
     const memory = sampler.stop();
-    return { databases: count, settleMs, rss: memory.peakSum, pss: memory.peakPss, processes: processTree(server.child.pid).length };
+    return {
+      databases: count,
+      settleMs,
+      rss: memory.peakSum,
+      pss: memory.peakPss,
+      processes: processTree(server.child.pid).length,
+    };
   } finally {
     await server.stop();
     fs.rmSync(dir, { recursive: true, force: true });

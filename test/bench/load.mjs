@@ -29,11 +29,26 @@ export function runLoad(url, scenario, seconds, connections) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const instance = autocannon(
-      { url: `${url}${scenario.path}`, method: scenario.method, headers, body, connections, duration: seconds, timeout: 30 },
+      {
+        url: `${url}${scenario.path}`,
+        method: scenario.method,
+        headers,
+        body,
+        connections,
+        duration: seconds,
+        timeout: 30,
+      },
       (error, result) => {
         if (error) return reject(error);
         const elapsed = (performance.now() - started) / 1000;
-        resolve({ requests: count + non2xx, ok: count, seconds: elapsed, latencies: latencies.subarray(0, Math.min(count, MAX_SAMPLES)), non2xx, errors: result.errors + result.timeouts });
+        resolve({
+          requests: count + non2xx,
+          ok: count,
+          seconds: elapsed,
+          latencies: latencies.subarray(0, Math.min(count, MAX_SAMPLES)),
+          non2xx,
+          errors: result.errors + result.timeouts,
+        });
       },
     );
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
@@ -87,8 +102,10 @@ export async function rotatingRounds(servers, scenario, { rounds, seconds, conne
       cpu[key] += treeCpuMs(servers[key].pid) - before;
     }
   }
-  return Object.fromEntries(keys.map((key) => {
-    const summary = summarize(runs[key]);
-    return [key, { ...summary, cpuUsPerRequest: summary.requests > 0 ? (cpu[key] * 1000) / summary.requests : NaN }];
-  }));
+  return Object.fromEntries(
+    keys.map((key) => {
+      const summary = summarize(runs[key]);
+      return [key, { ...summary, cpuUsPerRequest: summary.requests > 0 ? (cpu[key] * 1000) / summary.requests : NaN }];
+    }),
+  );
 }

@@ -24,13 +24,37 @@ const SNAPSHOT_BEHIND = 10_000;
 const TS = '2026-11-21T05:43:12.345Z';
 
 function header(firstSeq) {
-  return encodeLine({ kind: 'header', format: 1, service: 'sqlscribe', version: '0.1.0', level: 'mod', ...engineVersions(), started: TS, firstSeq });
+  return encodeLine({
+    kind: 'header',
+    format: 1,
+    service: 'sqlscribe',
+    version: '0.1.0',
+    level: 'mod',
+    ...engineVersions(),
+    started: TS,
+    firstSeq,
+  });
 }
 
 function entry(seq) {
-  if (seq === 1) return encodeLine({ seq, ts: TS, db: 'bench.db', session: null, kind: 'createdb', sql: null, ok: true, ms: 0 });
+  if (seq === 1)
+    return encodeLine({ seq, ts: TS, db: 'bench.db', session: null, kind: 'createdb', sql: null, ok: true, ms: 0 });
   const sql = `INSERT INTO t (v) VALUES ('row ${seq}')`;
-  return encodeLine({ seq, ts: TS, db: 'bench.db', session: null, kind: 'exec', sql, statements: [{ sql }], readonly: false, ok: true, changes: 1, ms: 0.05, clock: 1_795_239_792_345, seed: '0123456789abcdef' });
+  return encodeLine({
+    seq,
+    ts: TS,
+    db: 'bench.db',
+    session: null,
+    kind: 'exec',
+    sql,
+    statements: [{ sql }],
+    readonly: false,
+    ok: true,
+    changes: 1,
+    ms: 0.05,
+    clock: 1_795_239_792_345,
+    seed: '0123456789abcdef',
+  });
 }
 
 function writeJournal(journalDir) {
@@ -53,7 +77,9 @@ function writeDatabase(file, applied) {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT) STRICT');
-  db.prepare(`INSERT INTO t (v) WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < ?) SELECT 'row ' || i FROM n`).run(applied);
+  db.prepare(
+    `INSERT INTO t (v) WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < ?) SELECT 'row ' || i FROM n`,
+  ).run(applied);
   db.exec('CREATE TABLE _sqlscribe_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT');
   db.prepare('INSERT INTO _sqlscribe_meta VALUES (?, ?), (?, ?)').run('applied', applied, 'created', 1);
   db.close();
@@ -63,7 +89,14 @@ function writeSnapshot(snapshotDir, seq) {
   fs.mkdirSync(snapshotDir, { recursive: true });
   const file = snapshotFileName('bench.db', seq);
   writeDatabase(path.join(snapshotDir, file), seq);
-  writeManifest(snapshotDir, { format: MANIFEST_FORMAT, base: seq, through: seq, throughTime: TS, taken: TS, databases: [{ db: 'bench.db', file, seq }] });
+  writeManifest(snapshotDir, {
+    format: MANIFEST_FORMAT,
+    base: seq,
+    through: seq,
+    throughTime: TS,
+    taken: TS,
+    databases: [{ db: 'bench.db', file, seq }],
+  });
 }
 
 /** Builds the fixture in `dir`; with `snapshot` false the round is left out (recovery then reads the whole journal). */
@@ -77,11 +110,21 @@ export function buildLongJournal(dir, { snapshot = true } = {}) {
 
 /** Spawn to ready and the server's peak resident memory, for the server started with `args`. */
 async function timedStart(args) {
-  const server = await startProcess([MAIN, '-addr', '127.0.0.1:0', ...args], [/listening on (http:\/\/\S+)/, /\nsqlscribe ready \((\d+)/], { timeoutMs: 120_000 });
+  const server = await startProcess(
+    [MAIN, '-addr', '127.0.0.1:0', ...args],
+    [/listening on (http:\/\/\S+)/, /\nsqlscribe ready \((\d+)/],
+    { timeoutMs: 120_000 },
+  );
   const memory = rssSampler(server.child.pid).stop();
   const applied = Number(/sqlscribe ready \((\d+)/.exec(server.stderr())?.[1]);
   await server.stop();
-  return { listening: server.times[0], ready: server.times[1], applied, peakRss: memory.perProcess.reduce((sum, p) => sum + p.peakRss, 0), serverPeakRss: memory.perProcess[0]?.peakRss ?? 0 };
+  return {
+    listening: server.times[0],
+    ready: server.times[1],
+    applied,
+    peakRss: memory.perProcess.reduce((sum, p) => sum + p.peakRss, 0),
+    serverPeakRss: memory.perProcess[0]?.peakRss ?? 0,
+  };
 }
 
 /**
@@ -92,7 +135,12 @@ async function emptyStart(workDir) {
   const dir = path.join(workDir, 'empty-journal');
   fs.mkdirSync(dir, { recursive: true });
   try {
-    return await timedStart(['-dir', path.join(dir, 'data'), '-log-file', path.join(dir, 'journal', 'statements.jsonl')]);
+    return await timedStart([
+      '-dir',
+      path.join(dir, 'data'),
+      '-log-file',
+      path.join(dir, 'journal', 'statements.jsonl'),
+    ]);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -105,7 +153,10 @@ export async function startupWithLongJournal(workDir, { snapshot = true } = {}) 
   const journal = buildLongJournal(dir, { snapshot });
   const setupMs = performance.now() - setupStarted;
   const journalDir = path.dirname(journal);
-  const bytes = fs.readdirSync(journalDir).filter((n) => n.endsWith('.jsonl')).reduce((sum, n) => sum + fs.statSync(path.join(journalDir, n)).size, 0);
+  const bytes = fs
+    .readdirSync(journalDir)
+    .filter((n) => n.endsWith('.jsonl'))
+    .reduce((sum, n) => sum + fs.statSync(path.join(journalDir, n)).size, 0);
   const empty = await emptyStart(workDir);
   const long = await timedStart(['-dir', path.join(dir, 'data'), '-log-file', journal, '-snapshot-every', '100000']);
   fs.rmSync(dir, { recursive: true, force: true });

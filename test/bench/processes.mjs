@@ -12,7 +12,9 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const MAIN = path.join(ROOT, 'dist/src/main.js');
 /** The node flags the server is deployed with: those on main.js's #! line (npm start and the systemd unit use the same). */
-const SERVER_NODE_FLAGS = (/^#!.*\bnode((?: --\S+)*)\s*$/.exec(fs.readFileSync(MAIN, 'utf8').split('\n')[0])?.[1] ?? '').split(' ').filter(Boolean);
+const SERVER_NODE_FLAGS = (/^#!.*\bnode((?: --\S+)*)\s*$/.exec(fs.readFileSync(MAIN, 'utf8').split('\n')[0])?.[1] ?? '')
+  .split(' ')
+  .filter(Boolean);
 export const BASELINE = path.join(ROOT, 'test/bench/baseline-server.mjs');
 export const TOKEN = 'bench-token-0123456789';
 
@@ -61,7 +63,22 @@ export function stopProcess(child) {
 export function startSqlscribe(dir, extra = []) {
   // BENCH_NODE_FLAGS (e.g. --cpu-prof) lets a developer profile the server under the benchmark's load.
   const flags = process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : [];
-  const args = [...SERVER_NODE_FLAGS, ...flags, MAIN, '-dir', dir, '-addr', '127.0.0.1:0', '-token', TOKEN, '-log-file', path.join(dir, 'journal', 'statements.jsonl'), '-log-level', 'mod', ...extra];
+  const args = [
+    ...SERVER_NODE_FLAGS,
+    ...flags,
+    MAIN,
+    '-dir',
+    dir,
+    '-addr',
+    '127.0.0.1:0',
+    '-token',
+    TOKEN,
+    '-log-file',
+    path.join(dir, 'journal', 'statements.jsonl'),
+    '-log-level',
+    'mod',
+    ...extra,
+  ];
   return startProcess(args, [/listening on (http:\/\/\S+)/, /\nsqlscribe ready/]);
 }
 
@@ -75,16 +92,29 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 /** One request on `agent`'s keep-alive connections: JSON (`json`) or raw bytes (`raw`, of `type`) as the body; resolves with the status, the body's text and the latency. */
 export function send(agent, url, method, pathAndQuery, { token = TOKEN, json, raw, type } = {}) {
   const target = new URL(pathAndQuery, url);
-  const payload = raw !== undefined ? Buffer.from(raw) : json !== undefined ? Buffer.from(JSON.stringify(json)) : undefined;
-  const headers = { 'x-service-token': token, ...(payload ? { 'content-type': type ?? 'application/json', 'content-length': payload.length } : {}) };
+  const payload =
+    raw !== undefined ? Buffer.from(raw) : json !== undefined ? Buffer.from(JSON.stringify(json)) : undefined;
+  const headers = {
+    'x-service-token': token,
+    ...(payload ? { 'content-type': type ?? 'application/json', 'content-length': payload.length } : {}),
+  };
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method, agent, headers }, (res) => {
-      const chunks = [];
-      res.on('data', (chunk) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }));
-    });
+    const req = http.request(
+      { host: target.hostname, port: target.port, path: target.pathname + target.search, method, agent, headers },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode,
+            text: Buffer.concat(chunks).toString('utf8'),
+            ms: performance.now() - started,
+          }),
+        );
+      },
+    );
     req.setTimeout(120_000, () => req.destroy(new Error('request timed out')));
     req.on('error', reject);
     req.end(payload);
@@ -106,7 +136,8 @@ export async function request(url, method, pathAndQuery, body) {
 /** Like request, but a status other than 2xx is an error. */
 export async function ok(url, method, pathAndQuery, body) {
   const reply = await request(url, method, pathAndQuery, body);
-  if (reply.status < 200 || reply.status > 299) throw new Error(`${method} ${pathAndQuery}: ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`);
+  if (reply.status < 200 || reply.status > 299)
+    throw new Error(`${method} ${pathAndQuery}: ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`);
   return reply;
 }
 
@@ -181,8 +212,14 @@ export function rssSampler(pid, everyMs = 100) {
   let peakPss = 0;
   const sample = () => {
     const pids = processTree(pid);
-    peak = Math.max(peak, pids.reduce((total, p) => total + statusField(p, 'VmRSS'), 0));
-    peakPss = Math.max(peakPss, pids.reduce((total, p) => total + pss(p), 0));
+    peak = Math.max(
+      peak,
+      pids.reduce((total, p) => total + statusField(p, 'VmRSS'), 0),
+    );
+    peakPss = Math.max(
+      peakPss,
+      pids.reduce((total, p) => total + pss(p), 0),
+    );
   };
   sample();
   const timer = setInterval(sample, everyMs);

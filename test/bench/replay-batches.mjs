@@ -27,15 +27,42 @@ const paramsOf = (i) => [`item ${i}`, i % 1000];
 function exec(seq, sql, params) {
   const statement = params === undefined ? { sql } : { sql, params };
   const seed = seq.toString(16).padStart(16, '0');
-  return encodeLine({ seq, ts: TS, db: 'bench.db', session: null, kind: 'exec', sql, statements: [statement], readonly: false, ok: true, changes: 1, ms: 0.05, clock: 1_795_239_792_345 + seq, seed });
+  return encodeLine({
+    seq,
+    ts: TS,
+    db: 'bench.db',
+    session: null,
+    kind: 'exec',
+    sql,
+    statements: [statement],
+    readonly: false,
+    ok: true,
+    changes: 1,
+    ms: 0.05,
+    clock: 1_795_239_792_345 + seq,
+    seed,
+  });
 }
 
 /** The journal a server would write for: create bench.db, create the table, then one INSERT per request. */
 function writeJournal(dir) {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'statements.jsonl');
-  const lines = [encodeLine({ kind: 'header', format: 1, service: 'sqlscribe', version: '0.1.0', level: 'mod', ...engineVersions(), started: TS, firstSeq: 1 })];
-  lines.push(encodeLine({ seq: 1, ts: TS, db: 'bench.db', session: null, kind: 'createdb', sql: null, ok: true, ms: 0 }));
+  const lines = [
+    encodeLine({
+      kind: 'header',
+      format: 1,
+      service: 'sqlscribe',
+      version: '0.1.0',
+      level: 'mod',
+      ...engineVersions(),
+      started: TS,
+      firstSeq: 1,
+    }),
+  ];
+  lines.push(
+    encodeLine({ seq: 1, ts: TS, db: 'bench.db', session: null, kind: 'createdb', sql: null, ok: true, ms: 0 }),
+  );
   lines.push(exec(2, CREATE));
   for (let i = 0; i < INSERTS; i++) lines.push(exec(i + 3, INSERT, paramsOf(i)));
   fs.writeFileSync(file, lines.join(''));
@@ -45,9 +72,15 @@ function writeJournal(dir) {
 function runReplay(journalFile, out) {
   fs.rmSync(out, { recursive: true, force: true });
   const started = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist/replay/cli.js'), '-log-file', journalFile, '-out', out, '-no-snapshots'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, 'dist/replay/cli.js'), '-log-file', journalFile, '-out', out, '-no-snapshots'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let err = '';
-  child.stderr.on('data', (chunk) => { err += chunk; });
+  child.stderr.on('data', (chunk) => {
+    err += chunk;
+  });
   return new Promise((resolve, reject) => {
     child.on('exit', (code) => {
       const wallMs = performance.now() - started;
@@ -122,5 +155,15 @@ export async function replayBatches(workDir) {
   for (let round = 0; round < 2; round++) phases.push(await inProcess(journalFile, path.join(dir, 'in-process')));
   const same = rowsOf(path.join(dir, 'replay-out', 'bench.db')) === rowsOf(path.join(dir, 'raw-out', 'bench.db'));
   fs.rmSync(dir, { recursive: true, force: true });
-  return { inserts: INSERTS, journalBytes, replayMs: Math.min(...replays), rawMs: Math.min(...raws), replays, raws, same, readCpuMs: Math.min(...phases.map((p) => p.readMs)), applyCpuMs: Math.min(...phases.map((p) => p.applyMs)) };
+  return {
+    inserts: INSERTS,
+    journalBytes,
+    replayMs: Math.min(...replays),
+    rawMs: Math.min(...raws),
+    replays,
+    raws,
+    same,
+    readCpuMs: Math.min(...phases.map((p) => p.readMs)),
+    applyCpuMs: Math.min(...phases.map((p) => p.applyMs)),
+  };
 }

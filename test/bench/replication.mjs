@@ -21,7 +21,12 @@ import { rotatingRounds } from './load.mjs';
 import { ok, startSqlscribe, stopProcess, TOKEN } from './processes.mjs';
 
 const INSERT = 'INSERT INTO log (name, qty) VALUES (?, ?)';
-const SCENARIO = { name: 'single-row INSERT', method: 'POST', path: '/exec', body: { db: 'bench', sql: INSERT, params: ['a name', 7] } };
+const SCENARIO = {
+  name: 'single-row INSERT',
+  method: 'POST',
+  path: '/exec',
+  body: { db: 'bench', sql: INSERT, params: ['a name', 7] },
+};
 const LAG_SECONDS = 10;
 const LAG_WRITERS = 16;
 const PROBE_EVERY_MS = 100;
@@ -47,7 +52,9 @@ function freePort() {
 
 async function startNats(dir) {
   const port = await freePort();
-  const child = spawn(natsBinary(), ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', path.join(dir, 'nats')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(natsBinary(), ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', path.join(dir, 'nats')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let log = '';
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`nats-server did not start: ${log}`)), 15_000);
@@ -113,7 +120,8 @@ async function lagAtSteadyLoad(primaryUrl, replicaUrl, seconds) {
       const acked = performance.now();
       // The write's own seq, or a later one: X-Journal-Seq is what the primary holds once it answered.
       const seq = Number(reply.headers['x-journal-seq']);
-      if (reply.status !== 200 || !Number.isFinite(seq)) throw new Error(`probe write: ${reply.status} ${JSON.stringify(reply.body).slice(0, 200)}`);
+      if (reply.status !== 200 || !Number.isFinite(seq))
+        throw new Error(`probe write: ${reply.status} ${JSON.stringify(reply.body).slice(0, 200)}`);
       for (;;) {
         const status = await appliedSeq(replicaUrl);
         behind.push(status.lag.seqBehind);
@@ -129,7 +137,12 @@ async function lagAtSteadyLoad(primaryUrl, replicaUrl, seconds) {
   const elapsed = (performance.now() - started) / 1000;
   lags.sort((a, b) => a - b);
   behind.sort((a, b) => a - b);
-  return { writesPerSecond: writes / elapsed, probes: lags.length, lagMs: { p50: percentile(lags, 0.5), p95: percentile(lags, 0.95), max: lags.at(-1) }, seqBehind: { p50: percentile(behind, 0.5), p95: percentile(behind, 0.95), max: behind.at(-1) } };
+  return {
+    writesPerSecond: writes / elapsed,
+    probes: lags.length,
+    lagMs: { p50: percentile(lags, 0.5), p95: percentile(lags, 0.95), max: lags.at(-1) },
+    seqBehind: { p50: percentile(behind, 0.5), p95: percentile(behind, 0.95), max: behind.at(-1) },
+  };
 }
 
 export async function replication(work, { rounds, seconds }) {
@@ -141,13 +154,28 @@ export async function replication(work, { rounds, seconds }) {
     const common = ['-max-connections', '256', '-client-share', '1'];
     const local = await startSqlscribe(path.join(dir, 'local'), common);
     started.push(local);
-    const shipped = await startSqlscribe(path.join(dir, 'shipped'), [...common, '-journal-nats', nats.url, '-node', 'bench-primary']);
+    const shipped = await startSqlscribe(path.join(dir, 'shipped'), [
+      ...common,
+      '-journal-nats',
+      nats.url,
+      '-node',
+      'bench-primary',
+    ]);
     started.push(shipped);
     await prepare(local.url);
     await prepare(shipped.url);
-    const replica = await startSqlscribe(path.join(dir, 'replica'), [...common, '-follow', nats.url, '-node', 'bench-replica']);
+    const replica = await startSqlscribe(path.join(dir, 'replica'), [
+      ...common,
+      '-follow',
+      nats.url,
+      '-node',
+      'bench-replica',
+    ]);
     started.push(replica);
-    const servers = { local: { url: local.url, pid: local.child.pid }, shipped: { url: shipped.url, pid: shipped.child.pid } };
+    const servers = {
+      local: { url: local.url, pid: local.child.pid },
+      shipped: { url: shipped.url, pid: shipped.child.pid },
+    };
     const result = await rotatingRounds(servers, SCENARIO, { rounds, seconds, connections: 32 });
     const lag = await lagAtSteadyLoad(shipped.url, replica.url, LAG_SECONDS);
     return { local: result.local, shipped: result.shipped, ratio: result.shipped.rps / result.local.rps, lag };

@@ -15,7 +15,9 @@ const RESTORES = 3;
 
 async function waitForRound(snapshotDir, deadlineMs) {
   while (Date.now() < deadlineMs) {
-    const rounds = fs.existsSync(snapshotDir) ? fs.readdirSync(snapshotDir).filter((name) => /^round-.*\.json$/.test(name)) : [];
+    const rounds = fs.existsSync(snapshotDir)
+      ? fs.readdirSync(snapshotDir).filter((name) => /^round-.*\.json$/.test(name))
+      : [];
     if (rounds.length > 0) return rounds.length;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -27,7 +29,11 @@ async function writeEntries(url) {
   const client = async () => {
     while (next < ENTRIES) {
       const i = next++;
-      await ok(url, 'POST', '/exec', { db: 'big', sql: 'UPDATE t SET v = ? WHERE id = ?', params: [`change ${i}`, (i % 10_000) + 1] });
+      await ok(url, 'POST', '/exec', {
+        db: 'big',
+        sql: 'UPDATE t SET v = ? WHERE id = ?',
+        params: [`change ${i}`, (i % 10_000) + 1],
+      });
     }
   };
   await Promise.all(Array.from({ length: CLIENTS }, client));
@@ -41,7 +47,10 @@ export async function restoreBench(work) {
   let server = await startSqlscribe(dir, ['-snapshot-every', '1']);
   try {
     await ok(server.url, 'POST', '/dbs', { db: 'big' });
-    await ok(server.url, 'POST', '/exec', { db: 'big', sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t (v) WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000) SELECT printf('%.90d', i) FROM n" });
+    await ok(server.url, 'POST', '/exec', {
+      db: 'big',
+      sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t (v) WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000) SELECT printf('%.90d', i) FROM n",
+    });
     await waitForRound(path.join(dir, 'journal', 'snapshots'), Date.now() + 30_000);
   } finally {
     await stopProcess(server.child);
@@ -58,7 +67,8 @@ export async function restoreBench(work) {
       const t0 = performance.now();
       const reply = await ok(server.url, 'POST', '/dbs/big/restore', { to });
       times.push(performance.now() - t0);
-      if (reply.body.restored?.seq !== to) throw new Error(`restore answered ${JSON.stringify(reply.body).slice(0, 200)}`);
+      if (reply.body.restored?.seq !== to)
+        throw new Error(`restore answered ${JSON.stringify(reply.body).slice(0, 200)}`);
     }
     const sorted = [...times].sort((a, b) => a - b);
     return { bytes, entries: ENTRIES, writeMs, restoreMs: times, medianMs: sorted[Math.floor(sorted.length / 2)] };

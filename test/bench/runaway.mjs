@@ -20,19 +20,27 @@ function client(url, from) {
     new Promise((resolve, reject) => {
       const payload = Buffer.from(JSON.stringify(body));
       const started = performance.now();
-      const req = http.request(new URL('/exec', url), { method: 'POST', agent, headers: { 'x-service-token': TOKEN, 'content-type': 'application/json', 'content-length': payload.length } }, (res) => {
-        const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
-        res.on('end', () => {
-          let code;
-          try {
-            code = JSON.parse(Buffer.concat(chunks).toString('utf8')).code;
-          } catch {
-            code = undefined;
-          }
-          resolve({ status: res.statusCode, code, ms: performance.now() - started });
-        });
-      });
+      const req = http.request(
+        new URL('/exec', url),
+        {
+          method: 'POST',
+          agent,
+          headers: { 'x-service-token': TOKEN, 'content-type': 'application/json', 'content-length': payload.length },
+        },
+        (res) => {
+          const chunks = [];
+          res.on('data', (chunk) => chunks.push(chunk));
+          res.on('end', () => {
+            let code;
+            try {
+              code = JSON.parse(Buffer.concat(chunks).toString('utf8')).code;
+            } catch {
+              code = undefined;
+            }
+            resolve({ status: res.statusCode, code, ms: performance.now() - started });
+          });
+        },
+      );
       req.on('error', reject);
       req.end(payload);
     });
@@ -48,7 +56,14 @@ async function loop(send, endMs) {
 function summary(replies, seconds) {
   const ms = replies.map((r) => r.ms).sort((a, b) => a - b);
   const at = (q) => ms[Math.min(ms.length - 1, Math.floor(ms.length * q))] ?? NaN;
-  return { requests: replies.length, rps: replies.length / seconds, p50: at(0.5), p99: at(0.99), max: ms[ms.length - 1] ?? NaN, non200: replies.filter((r) => r.status !== 200).length };
+  return {
+    requests: replies.length,
+    rps: replies.length / seconds,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: ms[ms.length - 1] ?? NaN,
+    non200: replies.filter((r) => r.status !== 200).length,
+  };
 }
 
 /** The highest summed resident memory of the server and its engine processes while `work` runs. */
@@ -87,15 +102,31 @@ export async function runawayClients(work, seconds) {
       await admin.post({ db: `p${i}`, sql: 'CREATE TABLE t (x INT)' });
     }
     admin.close();
-    const ordinaryLoad = (endMs) => Promise.all(ordinary.map((c, i) => loop((n) => c.post({ db: `p${i}`, sql: n % 2 === 0 ? `INSERT INTO t VALUES (${n})` : 'SELECT count(*), sum(x) FROM t' }), endMs)));
+    const ordinaryLoad = (endMs) =>
+      Promise.all(
+        ordinary.map((c, i) =>
+          loop(
+            (n) =>
+              c.post({
+                db: `p${i}`,
+                sql: n % 2 === 0 ? `INSERT INTO t VALUES (${n})` : 'SELECT count(*), sum(x) FROM t',
+              }),
+            endMs,
+          ),
+        ),
+      );
     const alone = summary((await ordinaryLoad(performance.now() + seconds * 1000)).flat(), seconds);
     const { result, peak } = await peakRss(server.child.pid, async () => {
       const endMs = performance.now() + seconds * 1000;
-      const [beside, runawayReplies] = await Promise.all([ordinaryLoad(endMs), Promise.all(runaway.map((c) => loop(() => c.post({ db: 'p0', sql: RUNAWAY }), endMs)))]);
+      const [beside, runawayReplies] = await Promise.all([
+        ordinaryLoad(endMs),
+        Promise.all(runaway.map((c) => loop(() => c.post({ db: 'p0', sql: RUNAWAY }), endMs))),
+      ]);
       return { beside: summary(beside.flat(), seconds), runaway: runawayReplies.flat() };
     });
     const codes = {};
-    for (const reply of result.runaway) codes[reply.code ?? reply.status] = (codes[reply.code ?? reply.status] ?? 0) + 1;
+    for (const reply of result.runaway)
+      codes[reply.code ?? reply.status] = (codes[reply.code ?? reply.status] ?? 0) + 1;
     return { alone, beside: result.beside, runawayCodes: codes, peakRss: peak };
   } finally {
     for (const c of [...ordinary, ...runaway]) c.close();

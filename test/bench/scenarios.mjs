@@ -15,8 +15,21 @@ export const SCENARIOS = [
     connections: [32, 64],
     targets: { node: 0.5, koa: 0.8, cpuOverKoaUs: 50 },
   },
-  { name: '1,000-row page via /rows', method: 'GET', path: '/rows?db=bench&table=items&limit=1000&offset=5000', connections: [32], targets: { node: 0.9 } },
-  { name: '1,000-row page via /exec', method: 'POST', path: '/exec', body: { db: 'bench', sql: 'SELECT * FROM items WHERE id > ? ORDER BY id LIMIT 1000', params: [5000] }, connections: [32], targets: { node: 0.8 } },
+  {
+    name: '1,000-row page via /rows',
+    method: 'GET',
+    path: '/rows?db=bench&table=items&limit=1000&offset=5000',
+    connections: [32],
+    targets: { node: 0.9 },
+  },
+  {
+    name: '1,000-row page via /exec',
+    method: 'POST',
+    path: '/exec',
+    body: { db: 'bench', sql: 'SELECT * FROM items WHERE id > ? ORDER BY id LIMIT 1000', params: [5000] },
+    connections: [32],
+    targets: { node: 0.8 },
+  },
   {
     name: 'single-row INSERT (journal synced)',
     method: 'POST',
@@ -35,5 +48,11 @@ export const SCENARIOS = [
   },
   { name: '/health', method: 'GET', path: '/health', connections: [32] },
   // One row, but not a point read by key: it runs in an engine process, so it shows what a hop to one costs.
-  { name: '1-row SELECT via an engine', method: 'POST', path: '/exec', body: { db: 'bench', sql: 'SELECT * FROM items WHERE id > ? ORDER BY id LIMIT 1', params: [4242] }, connections: [32] },
+  {
+    name: '1-row SELECT via an engine',
+    method: 'POST',
+    path: '/exec',
+    body: { db: 'bench', sql: 'SELECT * FROM items WHERE id > ? ORDER BY id LIMIT 1', params: [4242] },
+    connections: [32],
+  },
 ];

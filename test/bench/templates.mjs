@@ -15,7 +15,11 @@ const ROUNDS = 3;
 const ROWS = 10_000;
 
 function bytesOf(dir, name) {
-  return ['', '-wal'].reduce((sum, suffix) => sum + (fs.existsSync(path.join(dir, name + suffix)) ? fs.statSync(path.join(dir, name + suffix)).size : 0), 0);
+  return ['', '-wal'].reduce(
+    (sum, suffix) =>
+      sum + (fs.existsSync(path.join(dir, name + suffix)) ? fs.statSync(path.join(dir, name + suffix)).size : 0),
+    0,
+  );
 }
 
 async function timed(work) {
@@ -31,21 +35,37 @@ export async function templates(work) {
   try {
     const url = server.url;
     await ok(url, 'POST', '/dbs', { db: 'class' });
-    await ok(url, 'POST', '/exec', { db: 'class', sql: 'CREATE TABLE pupils (id INT PRIMARY KEY, name TEXT NOT NULL, note TEXT); CREATE INDEX pupils_name ON pupils (name)' });
+    await ok(url, 'POST', '/exec', {
+      db: 'class',
+      sql: 'CREATE TABLE pupils (id INT PRIMARY KEY, name TEXT NOT NULL, note TEXT); CREATE INDEX pupils_name ON pupils (name)',
+    });
     const fill = `INSERT INTO pupils (id, name, note) WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS}) SELECT i, 'pupil ' || i, printf('%060d', i) FROM n`;
     await ok(url, 'POST', '/exec', { db: 'class', sql: fill });
     const templateBytes = bytesOf(dir, 'class.db');
     const oneRequest = [];
     const oneByOne = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      oneRequest.push(await timed(() => ok(url, 'POST', '/dbs', { prefix: `r${round}`, count: COPIES, from: 'class' })));
-      oneByOne.push(await timed(async () => {
-        for (let i = 1; i <= COPIES; i++) await ok(url, 'POST', '/dbs', { db: `s${round}-${i}`, from: 'class' });
-      }));
+      oneRequest.push(
+        await timed(() => ok(url, 'POST', '/dbs', { prefix: `r${round}`, count: COPIES, from: 'class' })),
+      );
+      oneByOne.push(
+        await timed(async () => {
+          for (let i = 1; i <= COPIES; i++) await ok(url, 'POST', '/dbs', { db: `s${round}-${i}`, from: 'class' });
+        }),
+      );
     }
-    const copy = await ok(url, 'POST', '/exec', { db: `r1-${String(COPIES).padStart(2, '0')}`, sql: 'SELECT count(*) FROM pupils' });
+    const copy = await ok(url, 'POST', '/exec', {
+      db: `r1-${String(COPIES).padStart(2, '0')}`,
+      sql: 'SELECT count(*) FROM pupils',
+    });
     const rowsInCopy = copy.body.results[0].rows[0][0];
-    return { copies: COPIES, templateBytes, rowsInCopy, oneRequestMs: Math.min(...oneRequest), oneByOneMs: Math.min(...oneByOne) };
+    return {
+      copies: COPIES,
+      templateBytes,
+      rowsInCopy,
+      oneRequestMs: Math.min(...oneRequest),
+      oneByOneMs: Math.min(...oneByOne),
+    };
   } finally {
     await server.stop();
   }

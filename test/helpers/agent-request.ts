@@ -31,7 +31,16 @@ export function getOver(agent: http.Agent, url: string, pathAndQuery: string): P
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, retryAfter: res.headers['retry-after'], text, body: parsed(text), reused: req.reusedSocket }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          retryAfter: res.headers['retry-after'],
+          text,
+          body: parsed(text),
+          reused: req.reusedSocket,
+        }),
+      );
     });
     req.on('error', reject);
   });

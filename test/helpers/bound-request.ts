@@ -30,28 +30,32 @@ export function boundRequest(url: string, options: BoundRequest = {}): Promise<B
   const headers: Record<string, string | number> = { ...options.headers };
   if (options.body !== undefined) headers['content-length'] = Buffer.byteLength(options.body);
   return new Promise((resolve, reject) => {
-    const req = client.request(target, {
-      method: options.method ?? 'GET',
-      headers,
-      localAddress: options.localAddress,
-      agent: false,
-      ...(options.ca === undefined ? {} : { ca: options.ca, servername: 'localhost' }),
-      timeout: options.timeoutMs ?? 30_000,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
-      });
-    });
+    const req = client.request(
+      target,
+      {
+        method: options.method ?? 'GET',
+        headers,
+        localAddress: options.localAddress,
+        agent: false,
+        ...(options.ca === undefined ? {} : { ca: options.ca, servername: 'localhost' }),
+        timeout: options.timeoutMs ?? 30_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          let body: unknown;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${options.method ?? 'GET'} ${url}: no answer in time`)));
     req.on('error', reject);
     req.end(options.body);

@@ -35,13 +35,26 @@ export function findChromium(): string | undefined {
 }
 
 /** `extraArgs`: more chromium switches (`--ignore-certificate-errors` for a test's self-signed HTTPS). */
-export async function launch(tt: Test, executablePath: string, extraArgs: readonly string[] = []): Promise<BrowserContext> {
+export async function launch(
+  tt: Test,
+  executablePath: string,
+  extraArgs: readonly string[] = [],
+): Promise<BrowserContext> {
   const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath,
     headless: true,
     viewport: DESKTOP,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      ...extraArgs,
+    ],
   });
   tt.teardown(async () => {
     await context.close();
@@ -67,7 +80,11 @@ export async function openConsole(context: BrowserContext, url: string): Promise
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('console', (message) => {
     // Refused requests (401, 400, 409) are part of the tests; Chromium logs each one.
-    if (message.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`);
+    if (
+      message.type() === 'error' &&
+      !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())
+    )
+      problems.push(`console: ${message.text()}`);
   });
   await page.goto(url);
   await page.waitForSelector('body[data-ready="true"]');
@@ -98,13 +115,17 @@ export async function waitForText(page: Page, selector: string, expected: string
  */
 export async function setEditorText(page: Page, sql: string): Promise<void> {
   await page.evaluate((text) => {
-    (document.getElementById('sql-editor') as unknown as { sqlEditor: { setText(t: string): void } }).sqlEditor.setText(text);
+    (document.getElementById('sql-editor') as unknown as { sqlEditor: { setText(t: string): void } }).sqlEditor.setText(
+      text,
+    );
   }, sql);
 }
 
 /** The console editor's text. */
 export function editorText(page: Page): Promise<string> {
-  return page.evaluate(() => (document.getElementById('sql-editor') as unknown as { sqlEditor: { getText(): string } }).sqlEditor.getText());
+  return page.evaluate(() =>
+    (document.getElementById('sql-editor') as unknown as { sqlEditor: { getText(): string } }).sqlEditor.getText(),
+  );
 }
 
 /** Runs the editor's SQL with Ctrl+Enter and waits for the results to change. */
@@ -115,14 +136,21 @@ export async function runSql(page: Page, sql: string): Promise<void> {
   await setEditorText(page, sql);
   await page.focus('#sql-input');
   await page.keyboard.press('Control+Enter');
-  await page.waitForFunction((old) => document.getElementById('results')!.innerHTML !== old && !(document.getElementById('sql-run') as HTMLButtonElement).disabled, before);
+  await page.waitForFunction(
+    (old) =>
+      document.getElementById('results')!.innerHTML !== old &&
+      !(document.getElementById('sql-run') as HTMLButtonElement).disabled,
+    before,
+  );
 }
 
 /** The page's own horizontal overflow, in pixels (0 when it does not scroll sideways). */
 export function sidewaysOverflow(page: Page): Promise<number> {
-  return page.evaluate(() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth) - document.documentElement.clientWidth);
+  return page.evaluate(
+    () =>
+      Math.max(document.documentElement.scrollWidth, document.body.scrollWidth) - document.documentElement.clientWidth,
+  );
 }
-
 
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -141,9 +169,25 @@ export interface AxeViolation {
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }> }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run(
+            context: Document,
+            options: object,
+          ): Promise<{
+            violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }>;
+          }>;
+        };
+      }
+    ).axe;
     const result = await axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => String(n.target.join(' '))) }));
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.map((n) => String(n.target.join(' '))),
+    }));
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
@@ -165,6 +209,12 @@ export async function fillPilotForm(page: Page, fields: { classes: string; decis
   await page.fill('#p-commit', 'NOT-HEX');
   await page.fill('#p-planned', '45');
   await page.fill('#p-actual', '50');
-  for (const [id, value] of [['#p-ev-ano', '2'], ['#p-ev-ed', '6'], ['#p-ev-lo', '12'], ['#p-ev-pr', '4']] as const) await page.fill(id, value);
+  for (const [id, value] of [
+    ['#p-ev-ano', '2'],
+    ['#p-ev-ed', '6'],
+    ['#p-ev-lo', '12'],
+    ['#p-ev-pr', '4'],
+  ] as const)
+    await page.fill(id, value);
   if (fields.decision !== undefined) await page.selectOption('#p-decision', fields.decision);
 }

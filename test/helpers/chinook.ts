@@ -20,12 +20,22 @@ export interface LessonQuery {
 }
 
 /** The lesson's queries, from fixtures/chinook/lesson.json. */
-export const CHINOOK_LESSON: readonly LessonQuery[] = (JSON.parse(fs.readFileSync(path.join(FIXTURE, 'lesson.json'), 'utf8')) as { queries: LessonQuery[] }).queries;
+export const CHINOOK_LESSON: readonly LessonQuery[] = (
+  JSON.parse(fs.readFileSync(path.join(FIXTURE, 'lesson.json'), 'utf8')) as { queries: LessonQuery[] }
+).queries;
 
 /** Creates database `db` and imports the script into it; throws with the server's answer when either fails. */
-export async function importChinook(server: TestServer, db = 'chinook', headers: Record<string, string> = {}): Promise<void> {
+export async function importChinook(
+  server: TestServer,
+  db = 'chinook',
+  headers: Record<string, string> = {},
+): Promise<void> {
   const created = await server.request('POST', '/dbs', { body: { db }, headers });
   if (created.status !== 201) throw new Error(`POST /dbs ${db}: ${created.status} ${created.text.slice(0, 300)}`);
-  const loaded = await server.request('POST', `/dbs/${db}/import`, { rawBody: CHINOOK_SCRIPT, headers: { ...headers, 'content-type': 'application/sql' } });
-  if (loaded.status !== 200) throw new Error(`importing Chinook into ${db}: ${loaded.status} ${loaded.text.slice(0, 300)}`);
+  const loaded = await server.request('POST', `/dbs/${db}/import`, {
+    rawBody: CHINOOK_SCRIPT,
+    headers: { ...headers, 'content-type': 'application/sql' },
+  });
+  if (loaded.status !== 200)
+    throw new Error(`importing Chinook into ${db}: ${loaded.status} ${loaded.text.slice(0, 300)}`);
 }

@@ -65,11 +65,24 @@ export function postFrom(server: TestServer, request: ClientRequest): Promise<Re
         method: 'POST',
         // An abandoned request closes its connection: it gets one of its own.
         ...(request.signal ? { localAddress: request.from, agent: false } : { agent: agentFor(request.from) }),
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...request.headers },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          ...request.headers,
+        },
         ...(request.signal && { signal: request.signal }),
       },
       (res) => {
-        readJson(res).then(({ text, body }) => resolve({ status: res.statusCode ?? 0, headers: new Headers(res.headers as Record<string, string>), body, text }), reject);
+        readJson(res).then(
+          ({ text, body }) =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: new Headers(res.headers as Record<string, string>),
+              body,
+              text,
+            }),
+          reject,
+        );
       },
     );
     req.on('error', reject);
@@ -83,7 +96,8 @@ export function enginePids(server: TestServer): number[] {
   const pids: number[] = [];
   for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
-      for (const word of fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(/\s+/)) if (word !== '') pids.push(Number(word));
+      for (const word of fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(/\s+/))
+        if (word !== '') pids.push(Number(word));
     } catch {
       // the thread ended meanwhile
     }

@@ -74,7 +74,11 @@ export class ShellSession {
       'exit "$tour_status"',
     ].join('\n');
     return new Promise((resolve, reject) => {
-      const child = spawn('bash', ['-c', script], { cwd: this.cwd, env: { ...this.env, TOUR_ENV_FILE: this.envFile }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('bash', ['-c', script], {
+        cwd: this.cwd,
+        env: { ...this.env, TOUR_ENV_FILE: this.envFile },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -24,14 +24,17 @@ export function unitSettings(text: string): Map<string, string> {
 export function timeSpanSeconds(span: string): number {
   const units: Record<string, number> = { s: 1, sec: 1, m: 60, min: 60, h: 3600, hr: 3600 };
   let total = 0;
-  for (const [, amount, unit] of span.matchAll(/(\d+)\s*([a-z]*)/g)) total += Number(amount) * (units[unit || 's'] ?? NaN);
+  for (const [, amount, unit] of span.matchAll(/(\d+)\s*([a-z]*)/g))
+    total += Number(amount) * (units[unit || 's'] ?? NaN);
   return total;
 }
 
 /** Undefined when `command --version` runs; else the line that installs it. */
 export function missingTool(command: string, aptPackage: string): string | undefined {
   const run = spawnSync(command, ['--version'], { encoding: 'utf8' });
-  return run.error === undefined && run.status === 0 ? undefined : `${command} is not installed: apt-get install -y ${aptPackage}`;
+  return run.error === undefined && run.status === 0
+    ? undefined
+    : `${command} is not installed: apt-get install -y ${aptPackage}`;
 }
 
 /** A tokens file (docs/flags.md) holding one admin token; gives its secret. */

@@ -10,7 +10,13 @@ import type { TestServer } from './server';
  * 200, `ok: true`); returns the per-statement results (empty when it failed,
  * so the caller's own assertions fail next rather than throwing).
  */
-export async function execOk<R = any>(tt: Test, server: TestServer, db: string | undefined, sql: string, extra: Record<string, unknown> = {}): Promise<R[]> {
+export async function execOk<R = any>(
+  tt: Test,
+  server: TestServer,
+  db: string | undefined,
+  sql: string,
+  extra: Record<string, unknown> = {},
+): Promise<R[]> {
   const reply = await server.exec(db, sql, extra);
   const label = sql.trim().slice(0, 200);
   tt.equal(reply.status, 200, `${label} → ${reply.text.slice(0, 300)}`);

@@ -25,7 +25,9 @@ async function mustExec(server: TestServer, sql: string): Promise<void> {
 
 /** Starts the server in `dir` (data, and the journal under it, in `dir/data`) and its writers; the caller stops the server. */
 export async function startFailingLoad(dir: string): Promise<FailingLoad> {
-  const server = await startServer(['-dir', path.join(dir, 'data'), '-log-max-size', '16K', '-log-compress'], { cwd: dir });
+  const server = await startServer(['-dir', path.join(dir, 'data'), '-log-max-size', '16K', '-log-compress'], {
+    cwd: dir,
+  });
   await mustExec(server, 'CREATE DATABASE a');
   await mustExec(server, 'CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)');
   const stop = { done: false };

@@ -6,7 +6,20 @@
 import path from 'node:path';
 import { nodeFileSystem, type JournalFileHandle, type JournalFileSystem } from '../../journal/file-system';
 
-export type Op = 'open' | 'write' | 'datasync' | 'truncate' | 'stat' | 'close' | 'size' | 'rename' | 'unlink' | 'readdir' | 'mkdir' | 'readFile' | 'syncDirectory';
+export type Op =
+  | 'open'
+  | 'write'
+  | 'datasync'
+  | 'truncate'
+  | 'stat'
+  | 'close'
+  | 'size'
+  | 'rename'
+  | 'unlink'
+  | 'readdir'
+  | 'mkdir'
+  | 'readFile'
+  | 'syncDirectory';
 
 interface Fault {
   op: Op;
@@ -30,7 +43,13 @@ export class FakeFileSystem implements JournalFileSystem {
   spaceLeft: number | undefined;
 
   fail(op: Op, code: string, options: { times?: number; name?: RegExp; after?: number } = {}): this {
-    this.faults.push({ op, code, times: options.times ?? Infinity, after: options.after ?? 0, ...(options.name ? { name: options.name } : {}) });
+    this.faults.push({
+      op,
+      code,
+      times: options.times ?? Infinity,
+      after: options.after ?? 0,
+      ...(options.name ? { name: options.name } : {}),
+    });
     return this;
   }
 
@@ -46,7 +65,9 @@ export class FakeFileSystem implements JournalFileSystem {
 
   private check(op: Op, file: string): void {
     this.calls.set(op, this.count(op) + 1);
-    const fault = this.faults.find((f) => f.op === op && f.times > 0 && (f.name === undefined || f.name.test(path.basename(file))));
+    const fault = this.faults.find(
+      (f) => f.op === op && f.times > 0 && (f.name === undefined || f.name.test(path.basename(file))),
+    );
     if (fault === undefined) return;
     if (fault.after > 0) {
       fault.after--;

@@ -48,7 +48,10 @@ export class FakeJournal implements JournalPort {
   }
 
   /** Entries written together: one failure (the next in `failures`) takes them all. */
-  appendAll(items: ReadonlyArray<{ event: JournalEvent; entry: NewEntry }>): { seqs: number[]; written: Promise<void> } {
+  appendAll(items: ReadonlyArray<{ event: JournalEvent; entry: NewEntry }>): {
+    seqs: number[];
+    written: Promise<void>;
+  } {
     const failure = this.failures.shift();
     const [auto, later] = [this.autoSettle, this.failures];
     this.autoSettle = false;

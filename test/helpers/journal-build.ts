@@ -5,14 +5,32 @@ import { encodeLine, type JournalEntry, type JournalHeader } from '../../journal
 
 export function header(firstSeq: number): JournalHeader {
   return {
-    kind: 'header', format: 1, service: 'sqlscribe', version: '0.1.0', level: 'all', betterSqlite3: '12.11.1',
-    sqlite: '3.50.0', node: 'v20.19.0', tz: 'UTC', started: '2026-11-21T10:00:00.000Z', firstSeq,
+    kind: 'header',
+    format: 1,
+    service: 'sqlscribe',
+    version: '0.1.0',
+    level: 'all',
+    betterSqlite3: '12.11.1',
+    sqlite: '3.50.0',
+    node: 'v20.19.0',
+    tz: 'UTC',
+    started: '2026-11-21T10:00:00.000Z',
+    firstSeq,
   };
 }
 
 /** An exec entry at `seq`: ok, or failed with `code` (its class the thousands digit). */
 export function execEntry(seq: number, db: string, code?: number): JournalEntry {
-  const base = { seq, ts: new Date(Date.UTC(2026, 10, 21, 10, 0, seq)).toISOString(), db, session: null, kind: 'exec' as const, sql: 'INSERT INTO t VALUES (1)', statements: [{ sql: 'INSERT INTO t VALUES (1)' }], ms: 1 };
+  const base = {
+    seq,
+    ts: new Date(Date.UTC(2026, 10, 21, 10, 0, seq)).toISOString(),
+    db,
+    session: null,
+    kind: 'exec' as const,
+    sql: 'INSERT INTO t VALUES (1)',
+    statements: [{ sql: 'INSERT INTO t VALUES (1)' }],
+    ms: 1,
+  };
   if (code === undefined) return { ...base, ok: true, clock: 0, seed: '0123456789abcdef' };
   return { ...base, ok: false, code, class: Math.floor(code / 1000), error: `[SQ${code}] failed`, statement: 0 };
 }

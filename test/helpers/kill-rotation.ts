@@ -34,7 +34,9 @@ interface Ledger {
 async function insertLoop(server: TestServer, ledger: Ledger, cycle: number, client: number): Promise<void> {
   for (let n = 0; ; n++) {
     const key = `k${cycle}-c${client}-${n}`;
-    const reply = await attempt(() => server.exec('load', 'INSERT INTO t (k, r) VALUES (?, random())', { params: [key] }));
+    const reply = await attempt(() =>
+      server.exec('load', 'INSERT INTO t (k, r) VALUES (?, random())', { params: [key] }),
+    );
     if (reply === undefined) return;
     if (reply.status === 200) ledger.acked.add(key);
     else ledger.unexpected.push(`${key}: ${reply.status} ${reply.text.slice(0, 200)}`);
@@ -61,7 +63,12 @@ function journalFileCount(dir: string): number {
  * `onRotation` (then `delayMs` only bounds the wait); says whether a rotation
  * came first.
  */
-async function killSoon(server: TestServer, journalDir: string, delayMs: number, onRotation: boolean): Promise<boolean> {
+async function killSoon(
+  server: TestServer,
+  journalDir: string,
+  delayMs: number,
+  onRotation: boolean,
+): Promise<boolean> {
   const before = journalFileCount(journalDir);
   const deadline = Date.now() + delayMs;
   let rotated = false;
@@ -97,7 +104,10 @@ export async function killRotationCycles(t: Test, cycles: number): Promise<void>
     const onRotation = cycle % 2 === 1;
     // A rotation comes every few entries; the bound is for a machine slowed down by other work.
     const delay = onRotation ? 10_000 : 20 + Math.floor(Math.random() * 230);
-    const clients = [...Array.from({ length: INSERT_CLIENTS }, (_, c) => insertLoop(server, ledger, cycle, c)), createLoop(server, ledger, cycle)];
+    const clients = [
+      ...Array.from({ length: INSERT_CLIENTS }, (_, c) => insertLoop(server, ledger, cycle, c)),
+      createLoop(server, ledger, cycle),
+    ];
     if ((await killSoon(server, journalDir, delay, onRotation)) && onRotation) killedOnRotation++;
     await Promise.all(clients);
     try {
@@ -121,7 +131,11 @@ export async function killRotationCycles(t: Test, cycles: number): Promise<void>
     const invented = [...dbs].filter((db) => db !== 'load.db' && !ledger.dbsSent.has(db));
     if (invented.length > 0) problems.push(`cycle ${cycle}: databases nobody asked for: ${invented.join(', ')}`);
   }
-  t.same(problems, [], `every start succeeded, every acknowledged write survived (${ledger.acked.size} inserts, ${ledger.dbsAcked.size} databases acknowledged)`);
+  t.same(
+    problems,
+    [],
+    `every start succeeded, every acknowledged write survived (${ledger.acked.size} inserts, ${ledger.dbsAcked.size} databases acknowledged)`,
+  );
   t.same(ledger.unexpected, [], 'every answer was a success or a lost connection');
   t.equal(killedOnRotation, Math.floor(cycles / 2), 'every other cycle was killed the moment a rotated file appeared');
   const rotated = fs.readdirSync(journalDir).filter((name) => /^statements\.\d{8}-\d{6}\.\d+\.jsonl/.test(name));
@@ -130,7 +144,11 @@ export async function killRotationCycles(t: Test, cycles: number): Promise<void>
 
   const contents = await readJournal(journal);
   const seqs = contents.entries.map((entry) => entry.seq);
-  t.same(seqs, seqs.map((_, i) => i + 1), 'seq runs 1, 2, 3… with no gap and no repeat');
+  t.same(
+    seqs,
+    seqs.map((_, i) => i + 1),
+    'seq runs 1, 2, 3… with no gap and no repeat',
+  );
   const replay = await runReplay(['-log-file', journal, '-out', path.join(dir, 'replayed'), '-verify', data], dir);
   t.equal(replay.code, 0, `replay -verify equals the live files: ${replay.stderr.slice(-2000)}`);
   const replayed = new Set(fs.readdirSync(path.join(dir, 'replayed')).filter((name) => name.endsWith('.db')));

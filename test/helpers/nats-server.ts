@@ -84,14 +84,28 @@ function defaultSearchDirs(): string[] {
 
 /** One `nats-server -js` on a free loopback port, its store dir in a scratch directory of the test. */
 /** `args`: more nats-server flags, e.g. `--user`/`--pass` for a server that wants credentials. */
-export async function startNats(tt: HasTeardown, options: { name?: string; args?: readonly string[] } = {}): Promise<NatsNode> {
+export async function startNats(
+  tt: HasTeardown,
+  options: { name?: string; args?: readonly string[] } = {},
+): Promise<NatsNode> {
   const binary = natsServerPath();
   const dir = scratchDir(tt);
   const name = options.name ?? 'nats';
   const storeDir = path.join(dir, name);
   for (let attempt = 1; ; attempt++) {
     const [port] = await freePorts(1);
-    const node = new Node(tt, binary, name, port!, ['-js', '-n', name, '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, ...(options.args ?? [])]);
+    const node = new Node(tt, binary, name, port!, [
+      '-js',
+      '-n',
+      name,
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-sd',
+      storeDir,
+      ...(options.args ?? []),
+    ]);
     try {
       await node.start();
       return node;
@@ -166,7 +180,9 @@ async function untilJetStreamReplicates(cluster: NatsCluster, size: number): Pro
     await nc.close();
   }
   const logs = cluster.nodes.map((node) => `--- ${node.name}\n${tail(node.log())}`).join('\n');
-  throw new Error(`the JetStream cluster did not replicate within ${CLUSTER_READY_MS} ms (last error: ${String(last)})\n${logs}`);
+  throw new Error(
+    `the JetStream cluster did not replicate within ${CLUSTER_READY_MS} ms (last error: ${String(last)})\n${logs}`,
+  );
 }
 
 /** nats-server said its port was taken: the caller picks another. */
@@ -222,7 +238,8 @@ class Node implements NatsNode {
       const fail = (why: string): void => {
         clearTimeout(timer);
         const ownLog = this.output.slice(logged);
-        if (/address already in use/.test(ownLog)) reject(new AddressInUse(`${this.name}: port taken\n${tail(ownLog)}`));
+        if (/address already in use/.test(ownLog))
+          reject(new AddressInUse(`${this.name}: port taken\n${tail(ownLog)}`));
         else reject(new Error(`nats-server ${this.name} (${this.url}) ${why}\n${tail(ownLog)}`));
       };
       const timer = setTimeout(() => {

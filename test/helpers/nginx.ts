@@ -32,7 +32,12 @@ export interface Proxy {
 }
 
 /** The nginx binary: on PATH, else /usr/sbin (not on a non-root PATH). */
-export function nginxPath(searchDirs: readonly string[] = [...(process.env.PATH ?? '').split(path.delimiter).filter((dir) => dir !== ''), '/usr/sbin']): string {
+export function nginxPath(
+  searchDirs: readonly string[] = [
+    ...(process.env.PATH ?? '').split(path.delimiter).filter((dir) => dir !== ''),
+    '/usr/sbin',
+  ],
+): string {
   for (const dir of searchDirs) {
     try {
       accessSync(path.join(dir, 'nginx'), constants.X_OK);
@@ -56,7 +61,13 @@ export function requireNginx(): string {
 }
 
 /** The operator's file with this test's values, by the same sed an operator could run. */
-export function renderConf(options: { upstream: string; port: number; cert: string; key: string; prefix: string }): string {
+export function renderConf(options: {
+  upstream: string;
+  port: number;
+  cert: string;
+  key: string;
+  prefix: string;
+}): string {
   const script = [
     `s#/var/lib/sqlscribe-nginx#${options.prefix}#g`,
     `s#server 127\\.0\\.0\\.1:8080;#server ${options.upstream};#`,
@@ -93,12 +104,34 @@ export async function startNginx(tt: HasTeardown, upstream: string): Promise<Pro
   for (const dir of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(prefix, dir));
   const cert = path.join(prefix, 'cert.pem');
   const key = path.join(prefix, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost', '-days', '1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost',
+      '-days',
+      '1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
   const port = await freePort();
   const conf = path.join(prefix, 'nginx.conf');
   writeFileSync(conf, renderConf({ upstream, port, cert, key, prefix }));
   let stderr = '';
-  const child = spawn(binary, ['-c', conf, '-p', prefix, '-e', path.join(prefix, 'error.log'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(binary, ['-c', conf, '-p', prefix, '-e', path.join(prefix, 'error.log'), '-g', 'daemon off;'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   tt.teardown(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;

@@ -27,34 +27,90 @@ export function evidence(totals: Evidence): { totals: Record<string, number>; sh
 }
 
 /** Compares figures: integers exactly, fractions (shares) to within 1e-4. */
-export const byDecision = (conservar: number, corregir: number, volver_a_pilotar: number, retirar: number): Record<string, number> => ({ conservar, corregir, volver_a_pilotar, retirar });
+export const byDecision = (
+  conservar: number,
+  corregir: number,
+  volver_a_pilotar: number,
+  retirar: number,
+): Record<string, number> => ({ conservar, corregir, volver_a_pilotar, retirar });
 
 export const EXPECTED = {
   count: 6,
   by_decision: byDecision(2, 2, 1, 1),
-  evidence: { ...evidence([8, 25, 50, 17]), by_level: { '8B': evidence([3, 20, 45, 12]), '1M': evidence([5, 5, 5, 5]) } },
+  evidence: {
+    ...evidence([8, 25, 50, 17]),
+    by_level: { '8B': evidence([3, 20, 45, 12]), '1M': evidence([5, 5, 5, 5]) },
+  },
   minutes: { planned: 325, actual: 320, overrun: -5, overrun_share: -5 / 325 },
   scopes: [
-    { level: '8B', subject: 'matematica', objective: 'OA 3', current_decision: 'corregir', last_pilot: 6, last_commit: 'c3d4e5f', last_date: '2026-11-20', pilots: 3 },
-    { level: '1M', subject: 'lenguaje', objective: 'OA 7', current_decision: 'volver_a_pilotar', last_pilot: 3, last_commit: 'a1b2c3d', last_date: '2026-11-10', pilots: 1 },
-    { level: '1M', subject: 'matematica', objective: 'OA 1', current_decision: 'retirar', last_pilot: 4, last_commit: 'b2c3d4e', last_date: '2026-11-12', pilots: 1 },
-    { level: '8B', subject: 'lenguaje', objective: 'OA 7', current_decision: 'conservar', last_pilot: 5, last_commit: 'c3d4e5f', last_date: '2026-11-16', pilots: 1 },
+    {
+      level: '8B',
+      subject: 'matematica',
+      objective: 'OA 3',
+      current_decision: 'corregir',
+      last_pilot: 6,
+      last_commit: 'c3d4e5f',
+      last_date: '2026-11-20',
+      pilots: 3,
+    },
+    {
+      level: '1M',
+      subject: 'lenguaje',
+      objective: 'OA 7',
+      current_decision: 'volver_a_pilotar',
+      last_pilot: 3,
+      last_commit: 'a1b2c3d',
+      last_date: '2026-11-10',
+      pilots: 1,
+    },
+    {
+      level: '1M',
+      subject: 'matematica',
+      objective: 'OA 1',
+      current_decision: 'retirar',
+      last_pilot: 4,
+      last_commit: 'b2c3d4e',
+      last_date: '2026-11-12',
+      pilots: 1,
+    },
+    {
+      level: '8B',
+      subject: 'lenguaje',
+      objective: 'OA 7',
+      current_decision: 'conservar',
+      last_pilot: 5,
+      last_commit: 'c3d4e5f',
+      last_date: '2026-11-16',
+      pilots: 1,
+    },
   ],
 };
 
 export const BY_COMMIT = [
   {
-    key: 'a1b2c3d', count: 2, by_decision: byDecision(0, 1, 1, 0),
-    evidence: { ...evidence([2, 10, 15, 3]), by_level: { '8B': evidence([2, 10, 15, 3]), '1M': evidence([0, 0, 0, 0]) } },
+    key: 'a1b2c3d',
+    count: 2,
+    by_decision: byDecision(0, 1, 1, 0),
+    evidence: {
+      ...evidence([2, 10, 15, 3]),
+      by_level: { '8B': evidence([2, 10, 15, 3]), '1M': evidence([0, 0, 0, 0]) },
+    },
     minutes: { planned: 135, actual: 130, overrun: -5, overrun_share: -5 / 135 },
   },
   {
-    key: 'b2c3d4e', count: 2, by_decision: byDecision(1, 0, 0, 1),
-    evidence: { ...evidence([6, 10, 25, 9]), by_level: { '8B': evidence([1, 5, 20, 4]), '1M': evidence([5, 5, 5, 5]) } },
+    key: 'b2c3d4e',
+    count: 2,
+    by_decision: byDecision(1, 0, 0, 1),
+    evidence: {
+      ...evidence([6, 10, 25, 9]),
+      by_level: { '8B': evidence([1, 5, 20, 4]), '1M': evidence([5, 5, 5, 5]) },
+    },
     minutes: { planned: 105, actual: 120, overrun: 15, overrun_share: 15 / 105 },
   },
   {
-    key: 'c3d4e5f', count: 2, by_decision: byDecision(1, 1, 0, 0),
+    key: 'c3d4e5f',
+    count: 2,
+    by_decision: byDecision(1, 1, 0, 0),
     evidence: { ...evidence([0, 5, 10, 5]), by_level: { '8B': evidence([0, 5, 10, 5]) } },
     minutes: { planned: 85, actual: 70, overrun: -15, overrun_share: -15 / 85 },
   },
@@ -62,12 +118,19 @@ export const BY_COMMIT = [
 
 export const BY_SUBJECT = [
   {
-    key: 'matematica', count: 4, by_decision: byDecision(1, 2, 0, 1),
-    evidence: { ...evidence([8, 20, 40, 12]), by_level: { '8B': evidence([3, 15, 35, 7]), '1M': evidence([5, 5, 5, 5]) } },
+    key: 'matematica',
+    count: 4,
+    by_decision: byDecision(1, 2, 0, 1),
+    evidence: {
+      ...evidence([8, 20, 40, 12]),
+      by_level: { '8B': evidence([3, 15, 35, 7]), '1M': evidence([5, 5, 5, 5]) },
+    },
     minutes: { planned: 195, actual: 200, overrun: 5, overrun_share: 5 / 195 },
   },
   {
-    key: 'lenguaje', count: 2, by_decision: byDecision(1, 0, 1, 0),
+    key: 'lenguaje',
+    count: 2,
+    by_decision: byDecision(1, 0, 1, 0),
     evidence: { ...evidence([0, 5, 10, 5]), by_level: { '1M': evidence([0, 0, 0, 0]), '8B': evidence([0, 5, 10, 5]) } },
     minutes: { planned: 130, actual: 120, overrun: -10, overrun_share: -10 / 130 },
   },

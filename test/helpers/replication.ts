@@ -18,7 +18,8 @@ export function placeIn(root: string, name: string): ServerPlace {
 
 export async function ok(reply: Promise<Reply>, what: string): Promise<Reply> {
   const answered = await reply;
-  if (answered.status !== 200 && answered.status !== 201) throw new Error(`${what}: ${answered.status} ${answered.text.slice(0, 500)}`);
+  if (answered.status !== 200 && answered.status !== 201)
+    throw new Error(`${what}: ${answered.status} ${answered.text.slice(0, 500)}`);
   return answered;
 }
 
@@ -30,7 +31,9 @@ export function journalSeqOf(reply: Reply): number {
 /** Creates `db` with a table `marks (id INT PRIMARY KEY, client INT, n INT)`; gives the seq after it. */
 export async function createMarks(primary: TestServer, db: string): Promise<number> {
   await ok(primary.post('/dbs', { db }), `create ${db}`);
-  return journalSeqOf(await ok(primary.exec(db, 'CREATE TABLE marks (id INT PRIMARY KEY, client INT, n INT)'), 'create table'));
+  return journalSeqOf(
+    await ok(primary.exec(db, 'CREATE TABLE marks (id INT PRIMARY KEY, client INT, n INT)'), 'create table'),
+  );
 }
 
 export interface LoadResult {
@@ -85,15 +88,24 @@ export async function writeLoad(primary: TestServer, db: string, options: LoadOp
 
 /** Every row of `marks`, in id order, read with X-Min-Seq so that a replica answers only once it has `minSeq`. */
 export async function marksOf(server: TestServer, db: string, minSeq = 0): Promise<Array<[number, number, number]>> {
-  const reply = await server.request('POST', '/exec', { body: { db, sql: 'SELECT id, client, n FROM marks ORDER BY id' }, headers: { 'X-Min-Seq': String(minSeq) } });
-  if (reply.status !== 200) throw new Error(`reading marks from ${server.url}: ${reply.status} ${reply.text.slice(0, 300)}`);
-  return (reply.body.results[0].rows as Array<Record<string, number> | number[]>).map((row) => (Array.isArray(row) ? (row as [number, number, number]) : [row.id as number, row.client as number, row.n as number]));
+  const reply = await server.request('POST', '/exec', {
+    body: { db, sql: 'SELECT id, client, n FROM marks ORDER BY id' },
+    headers: { 'X-Min-Seq': String(minSeq) },
+  });
+  if (reply.status !== 200)
+    throw new Error(`reading marks from ${server.url}: ${reply.status} ${reply.text.slice(0, 300)}`);
+  return (reply.body.results[0].rows as Array<Record<string, number> | number[]>).map((row) =>
+    Array.isArray(row) ? (row as [number, number, number]) : [row.id as number, row.client as number, row.n as number],
+  );
 }
 
 /** The seqs of the entries in a journal's files (rotated ones included), in file order. */
 export function journalSeqs(journal: string): number[] {
   const dir = path.dirname(journal);
-  const files = fs.readdirSync(dir).filter((name) => name.startsWith(path.basename(journal).replace(/\.jsonl$/, ''))).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((name) => name.startsWith(path.basename(journal).replace(/\.jsonl$/, '')))
+    .sort();
   const seqs: number[] = [];
   for (const file of files) {
     if (file.endsWith('.gz')) continue;
@@ -107,7 +119,10 @@ export function journalSeqs(journal: string): number[] {
 
 /** The entry lines of a journal's active file (headers left out): a replica's must equal its primary's. */
 export function entryLines(journal: string): string[] {
-  return fs.readFileSync(journal, 'utf8').split('\n').filter((line) => line.startsWith('{"seq":'));
+  return fs
+    .readFileSync(journal, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('{"seq":'));
 }
 
 interface HasTeardown {
@@ -140,7 +155,10 @@ export class Stage {
 }
 
 /** A LoadOptions.stopWhen that calls `kill` once, when `after` writes were answered; `fired` says whether it did. */
-export function killAfter(after: number, kill: () => unknown): { stopWhen: (done: number) => boolean; readonly fired: boolean } {
+export function killAfter(
+  after: number,
+  kill: () => unknown,
+): { stopWhen: (done: number) => boolean; readonly fired: boolean } {
   let fired = false;
   return {
     stopWhen: (done) => {

@@ -8,7 +8,11 @@ import path from 'node:path';
 
 export const MAIN = path.resolve(__dirname, '../../dist/src/main.js');
 /** The node flags the server is launched with (main.js's #! line; npm start and the systemd unit say the same). */
-export const SERVER_NODE_FLAGS: readonly string[] = (/^#!.*\bnode((?: --\S+)*)\s*$/m.exec(fs.readFileSync(MAIN, 'utf8').split('\n')[0] ?? '')?.[1] ?? '').split(' ').filter(Boolean);
+export const SERVER_NODE_FLAGS: readonly string[] = (
+  /^#!.*\bnode((?: --\S+)*)\s*$/m.exec(fs.readFileSync(MAIN, 'utf8').split('\n')[0] ?? '')?.[1] ?? ''
+)
+  .split(' ')
+  .filter(Boolean);
 
 /**
  * Runs `node args…` without the test runner's hooks. tap preloads its
@@ -56,7 +60,11 @@ export interface TestServer {
  * One server for a whole test file, with `-dir <cwd>/data`: started before
  * the file's first test, stopped after its last; `started` receives it.
  */
-export function serverPerFile(tap: { before(fn: () => Promise<void>): void; teardown(fn: () => Promise<void>): void }, cwd: string, started: (server: TestServer) => void): void {
+export function serverPerFile(
+  tap: { before(fn: () => Promise<void>): void; teardown(fn: () => Promise<void>): void },
+  cwd: string,
+  started: (server: TestServer) => void,
+): void {
   let server: TestServer | undefined;
   tap.before(async () => {
     server = await startServer(['-dir', path.join(cwd, 'data')], { cwd });
@@ -68,8 +76,14 @@ export function serverPerFile(tap: { before(fn: () => Promise<void>): void; tear
 }
 
 /** Starts `node dist/src/main.js -addr 127.0.0.1:0 ...args` in cwd (`addr` in place of 127.0.0.1:0: a restart on the same port). */
-export async function startServer(args: string[], options: { cwd: string; headers?: Record<string, string>; addr?: string }): Promise<TestServer> {
-  const child = spawnNode([MAIN, '-addr', options.addr ?? '127.0.0.1:0', ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServer(
+  args: string[],
+  options: { cwd: string; headers?: Record<string, string>; addr?: string },
+): Promise<TestServer> {
+  const child = spawnNode([MAIN, '-addr', options.addr ?? '127.0.0.1:0', ...args], {
+    cwd: options.cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -118,7 +132,8 @@ export async function startServer(args: string[], options: { cwd: string; header
     request,
     get: (p, headers) => request('GET', p, headers ? { headers } : {}),
     post: (p, body, headers) => request('POST', p, headers ? { body, headers } : { body }),
-    exec: (db, sql, extra = {}) => request('POST', '/exec', { body: db === undefined ? { sql, ...extra } : { db, sql, ...extra } }),
+    exec: (db, sql, extra = {}) =>
+      request('POST', '/exec', { body: db === undefined ? { sql, ...extra } : { db, sql, ...extra } }),
     // A server that has not exited 20 s after SIGTERM is killed, so that it neither hangs the run nor outlives it.
     stop: () =>
       new Promise((resolve) => {

@@ -11,7 +11,9 @@ import path from 'node:path';
 export const COMPILED_ROOTS = ['src', 'journal', 'replay', 'tail'];
 
 /** The console's editor, bundled by scripts/build-console.mjs into one file. */
-const BUNDLES: ReadonlyArray<{ sources: string; output: string }> = [{ sources: 'src/console/editor', output: 'dist/console/editor.js' }];
+const BUNDLES: ReadonlyArray<{ sources: string; output: string }> = [
+  { sources: 'src/console/editor', output: 'dist/console/editor.js' },
+];
 
 function mtimeMs(file: string): number | undefined {
   try {
@@ -23,7 +25,10 @@ function mtimeMs(file: string): number | undefined {
 
 function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(keep).map((name) => path.join(dir, name));
+  return fs
+    .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter(keep)
+    .map((name) => path.join(dir, name));
 }
 
 const isTypeScript = (name: string): boolean => name.endsWith('.ts') && !name.endsWith('.d.ts');

@@ -24,13 +24,18 @@ export function classHandlers({ directory, activity, engine }: ClassHandlerDeps)
   return {
     'class-activity': async () => {
       const summaries = await activity.activity();
-      const databases = await Promise.all(directory.list().map(async (db): Promise<ClassDatabase> => {
-        const summary = summaries.get(db);
-        const template = await templateOf(engine, directory.refOf(db).file);
-        const seen = summary === undefined ? { db, lastActivity: null, entries: 0, recentErrors: [] } : { ...summary, recentErrors: [...summary.recentErrors].reverse() };
-        return template === undefined ? seen : { ...seen, template };
-      }));
-      return { databases, refused: [...await activity.refusals()] };
+      const databases = await Promise.all(
+        directory.list().map(async (db): Promise<ClassDatabase> => {
+          const summary = summaries.get(db);
+          const template = await templateOf(engine, directory.refOf(db).file);
+          const seen =
+            summary === undefined
+              ? { db, lastActivity: null, entries: 0, recentErrors: [] }
+              : { ...summary, recentErrors: [...summary.recentErrors].reverse() };
+          return template === undefined ? seen : { ...seen, template };
+        }),
+      );
+      return { databases, refused: [...(await activity.refusals())] };
     },
   };
 }

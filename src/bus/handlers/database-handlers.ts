@@ -13,7 +13,10 @@ export interface DatabaseHandlerDeps {
   readonly engine: EngineHost;
 }
 
-export type DatabaseHandlers = Pick<Handlers, 'list-databases' | 'create-database' | 'list-tables' | 'show-schema' | 'read-rows'>;
+export type DatabaseHandlers = Pick<
+  Handlers,
+  'list-databases' | 'create-database' | 'list-tables' | 'show-schema' | 'read-rows'
+>;
 
 export function databaseHandlers({ directory, lifecycle, engine }: DatabaseHandlerDeps): DatabaseHandlers {
   return {
@@ -22,7 +25,8 @@ export function databaseHandlers({ directory, lifecycle, engine }: DatabaseHandl
       return directory.single ? { mode: 'single-db', dbs, single: dbs[0]! } : { mode: 'multi-db', dbs };
     },
     'create-database': async ({ db }, call) => {
-      if (directory.single) throw new EngineError('DATABASE_STATEMENT_IN_SINGLE_MODE', { detail: 'creating a database' });
+      if (directory.single)
+        throw new EngineError('DATABASE_STATEMENT_IN_SINGLE_MODE', { detail: 'creating a database' });
       const name = normalizeDatabaseName(db);
       await lifecycle.create(name, false, null, stampOf(call.principal));
       return { db: name };

@@ -46,10 +46,17 @@ export function execHandlers(deps: ExecHandlerDeps): Pick<Handlers, 'exec'> {
       if (command.session !== undefined) {
         if (batch.level === 'database') throw new EngineError('SESSION_STATEMENT');
         const named = command.db === undefined || command.db === null || command.db === '';
-        const { results, info } = await sessions.exec(command.session, named ? undefined : directory.resolve(command.db), statements, batch.readonly, options);
+        const { results, info } = await sessions.exec(
+          command.session,
+          named ? undefined : directory.resolve(command.db),
+          statements,
+          batch.readonly,
+          options,
+        );
         return { db: info.db, results, session: info };
       }
-      if (batch.level === 'database') return { db: null, results: await runDatabaseLevel(deps, batch.statements, call) };
+      if (batch.level === 'database')
+        return { db: null, results: await runDatabaseLevel(deps, batch.statements, call) };
       const ref = directory.resolve(command.db);
       return { db: ref.name, results: await batches.run(ref, statements, batch.readonly, options) };
     },
@@ -61,10 +68,26 @@ export function execHandlers(deps: ExecHandlerDeps): Pick<Handlers, 'exec'> {
  * failed batch too: it is journaled, so that alerts keyed on its class fire.
  * It ran nowhere, so it names no session and replay skips it.
  */
-async function journalRefused({ directory, writePath }: ExecHandlerDeps, command: CommandOf<'exec'>, call: CallContext, error: EngineError): Promise<void> {
+async function journalRefused(
+  { directory, writePath }: ExecHandlerDeps,
+  command: CommandOf<'exec'>,
+  call: CallContext,
+  error: EngineError,
+): Promise<void> {
   const statements = command.sources.map(({ sql, params }) => (params === undefined ? { sql } : { sql, params }));
-  const db = typeof command.db === 'string' ? tryNormalize(command.db) : directory.single ? directory.list()[0] ?? null : null;
-  await writePath.note('write', { db, session: null, kind: 'exec', sql: sqlOf(statements), statements, ok: false, ms: 0, ...errorFields(error), ...stampOf(call.principal) });
+  const db =
+    typeof command.db === 'string' ? tryNormalize(command.db) : directory.single ? (directory.list()[0] ?? null) : null;
+  await writePath.note('write', {
+    db,
+    session: null,
+    kind: 'exec',
+    sql: sqlOf(statements),
+    statements,
+    ok: false,
+    ms: 0,
+    ...errorFields(error),
+    ...stampOf(call.principal),
+  });
 }
 
 function tryNormalize(db: string): string | null {
@@ -76,7 +99,11 @@ function tryNormalize(db: string): string | null {
 }
 
 /** Database-level statements run one by one against the data directory. */
-async function runDatabaseLevel(deps: ExecHandlerDeps, statements: readonly ParsedStatement[], call: CallContext): Promise<StatementResult[]> {
+async function runDatabaseLevel(
+  deps: ExecHandlerDeps,
+  statements: readonly ParsedStatement[],
+  call: CallContext,
+): Promise<StatementResult[]> {
   const results: StatementResult[] = [];
   for (const [index, { statement }] of statements.entries()) {
     try {
@@ -89,14 +116,21 @@ async function runDatabaseLevel(deps: ExecHandlerDeps, statements: readonly Pars
   return results;
 }
 
-async function runDatabaseStatement({ directory, lifecycle }: ExecHandlerDeps, statement: ClassifiedStatement, principal: Principal | undefined): Promise<StatementResult> {
+async function runDatabaseStatement(
+  { directory, lifecycle }: ExecHandlerDeps,
+  statement: ClassifiedStatement,
+  principal: Principal | undefined,
+): Promise<StatementResult> {
   if (directory.single) {
-    throw new EngineError('DATABASE_STATEMENT_IN_SINGLE_MODE', { detail: statement.sql.split(/\s+/).slice(0, 2).join(' ').toUpperCase() });
+    throw new EngineError('DATABASE_STATEMENT_IN_SINGLE_MODE', {
+      detail: statement.sql.split(/\s+/).slice(0, 2).join(' ').toUpperCase(),
+    });
   }
-  if (statement.kind === 'show-databases') return { columns: ['name'], rows: visibleDatabases(principal, directory.list()).map((name) => [name]) };
+  if (statement.kind === 'show-databases')
+    return { columns: ['name'], rows: visibleDatabases(principal, directory.list()).map((name) => [name]) };
   const name = normalizeDatabaseName(statement.database);
-  if (statement.kind === 'create-database') await lifecycle.create(name, statement.ifNotExists === true, statement.sql, stampOf(principal));
+  if (statement.kind === 'create-database')
+    await lifecycle.create(name, statement.ifNotExists === true, statement.sql, stampOf(principal));
   else await lifecycle.drop(name, statement.ifExists === true, statement.sql, stampOf(principal));
   return { columns: [], rows: [], message: 'OK', changes: 0 };
 }
-

@@ -3,7 +3,17 @@ import type { ExerciseService } from '../../exercises/exercise-service';
 import type { Handlers } from '../command-bus';
 import { STUCK_ATTEMPTS, STUCK_MINUTES } from '../../exercises/exercise-progress';
 
-type ExerciseCommand = 'list-exercises' | 'get-exercise' | 'exercise-tables' | 'create-exercise' | 'replace-exercise' | 'delete-exercise' | 'check-exercise' | 'exercise-progress' | 'own-progress' | 'exercise-evidence';
+type ExerciseCommand =
+  | 'list-exercises'
+  | 'get-exercise'
+  | 'exercise-tables'
+  | 'create-exercise'
+  | 'replace-exercise'
+  | 'delete-exercise'
+  | 'check-exercise'
+  | 'exercise-progress'
+  | 'own-progress'
+  | 'exercise-evidence';
 
 export function exerciseHandlers(exercises: ExerciseService): Pick<Handlers, ExerciseCommand> {
   return {
@@ -16,7 +26,8 @@ export function exerciseHandlers(exercises: ExerciseService): Pick<Handlers, Exe
     'delete-exercise': ({ id }, call) => exercises.remove(id, call),
     'check-exercise': ({ id, body }, call) => exercises.check(id, body, call),
     'exercise-progress': ({ query }) => exercises.progress(query),
-    'own-progress': ({ set }, call) => exercises.mine(set, call.principal, { attempts: STUCK_ATTEMPTS, minutes: STUCK_MINUTES }),
+    'own-progress': ({ set }, call) =>
+      exercises.mine(set, call.principal, { attempts: STUCK_ATTEMPTS, minutes: STUCK_MINUTES }),
     'exercise-evidence': ({ query, thresholds }) => exercises.evidence(query, thresholds),
   };
 }

@@ -33,21 +33,46 @@ interface ImportPlan extends ImportScript {
   created?: boolean;
 }
 
-const CONTENT_TYPES = { sql: 'application/sql; charset=utf-8', sqlite: 'application/vnd.sqlite3', csv: 'text/csv; charset=utf-8' } as const;
+const CONTENT_TYPES = {
+  sql: 'application/sql; charset=utf-8',
+  sqlite: 'application/vnd.sqlite3',
+  csv: 'text/csv; charset=utf-8',
+} as const;
 
-async function planImport({ engine }: ImportHandlerDeps, ref: DatabaseRef, source: ImportSource, call: CallContext): Promise<ImportPlan> {
+async function planImport(
+  { engine }: ImportHandlerDeps,
+  ref: DatabaseRef,
+  source: ImportSource,
+  call: CallContext,
+): Promise<ImportPlan> {
   if (source.format === 'sql') return importScript(splitStatements(source.text));
   if (source.format === 'sqlite') return importScript(await engine.uploadStatements(source.file, call));
   const existing = await engine.schema(ref.file, source.table);
-  const csv = csvImport(source.text, source.table, existing, source.types === undefined ? undefined : [...source.types]);
+  const csv = csvImport(
+    source.text,
+    source.table,
+    existing,
+    source.types === undefined ? undefined : [...source.types],
+  );
   return { ...importScript(csv.statements), table: existing?.name ?? source.table, created: csv.created };
 }
 
-async function exportCopy({ directory, engine }: ImportHandlerDeps, db: unknown, format: 'sql' | 'sqlite' | 'csv', table: string | null, call: CallContext): Promise<ExportCopy> {
+async function exportCopy(
+  { directory, engine }: ImportHandlerDeps,
+  db: unknown,
+  format: 'sql' | 'sqlite' | 'csv',
+  table: string | null,
+  call: CallContext,
+): Promise<ExportCopy> {
   const ref = directory.resolve(db);
-  if (format === 'csv' && (table === null || table === '')) throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'table', detail: 'format=csv exports one table: name it' });
+  if (format === 'csv' && (table === null || table === ''))
+    throw new EngineError('INVALID_QUERY_PARAMETER', {
+      name: 'table',
+      detail: 'format=csv exports one table: name it',
+    });
   const base = ref.name.replace(/\.db$/, '');
-  const filename = format === 'csv' ? `${base}-${(table ?? '').replace(/[^A-Za-z0-9_-]/g, '_')}.csv` : `${base}.${format}`;
+  const filename =
+    format === 'csv' ? `${base}-${(table ?? '').replace(/[^A-Za-z0-9_-]/g, '_')}.csv` : `${base}.${format}`;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlscribe-export-'));
   const file = path.join(dir, filename);
   try {

@@ -2,7 +2,9 @@
 import type { PilotService } from '../../pilots/pilot-service';
 import type { Handlers } from '../command-bus';
 
-export function pilotHandlers(pilots: PilotService): Pick<Handlers, 'create-pilot' | 'get-pilot' | 'list-pilots' | 'summarize-pilots'> {
+export function pilotHandlers(
+  pilots: PilotService,
+): Pick<Handlers, 'create-pilot' | 'get-pilot' | 'list-pilots' | 'summarize-pilots'> {
   return {
     'create-pilot': ({ record }, call) => pilots.create(record, call.principal),
     'get-pilot': ({ id }) => pilots.get(id),

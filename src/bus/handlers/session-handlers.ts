@@ -3,7 +3,10 @@ import type { DatabaseDirectory } from '../../services/databases/database-direct
 import type { SessionManager } from '../../sessions/session-manager';
 import type { Handlers } from '../command-bus';
 
-export function sessionHandlers(directory: DatabaseDirectory, sessions: SessionManager): Pick<Handlers, 'begin-session' | 'end-session'> {
+export function sessionHandlers(
+  directory: DatabaseDirectory,
+  sessions: SessionManager,
+): Pick<Handlers, 'begin-session' | 'end-session'> {
   return {
     'begin-session': ({ db }, call) => sessions.begin(directory.resolve(db), call.principal),
     'end-session': async ({ session, commit }, call) => {

@@ -20,7 +20,14 @@ export interface TokenHandlerDeps {
   readonly revoked: (id: string) => Promise<void>;
 }
 
-export function tokenHandlers({ registry, directory, lifecycle, copies, clock, revoked }: TokenHandlerDeps): Pick<Handlers, 'create-tokens' | 'list-tokens' | 'revoke-token'> {
+export function tokenHandlers({
+  registry,
+  directory,
+  lifecycle,
+  copies,
+  clock,
+  revoked,
+}: TokenHandlerDeps): Pick<Handlers, 'create-tokens' | 'list-tokens' | 'revoke-token'> {
   const enabled = (): void => {
     if (!registry.enabled) throw new EngineError('TOKENS_NOT_CONFIGURED');
   };
@@ -33,13 +40,16 @@ export function tokenHandlers({ registry, directory, lifecycle, copies, clock, r
       // databases come first: a failure there must not leave tokens whose secrets nobody saw.
       const databases: string[] = [];
       if (request.isClass && !directory.single) {
-        const missing = request.specs.map(({ name }) => `${name}.db`).filter((db) => !directory.exists(directory.refOf(db)));
+        const missing = request.specs
+          .map(({ name }) => `${name}.db`)
+          .filter((db) => !directory.exists(directory.refOf(db)));
         const by = stampOf(call.principal);
         if (request.from === undefined) {
           for (const db of missing) await lifecycle.create(db, true, null, by);
         } else {
           // Copies of the template, in groups as large as one copy request may be.
-          for (let at = 0; at < missing.length; at += MAX_COPIES) await copies.copy(missing.slice(at, at + MAX_COPIES), normalizeDatabaseName(request.from), by);
+          for (let at = 0; at < missing.length; at += MAX_COPIES)
+            await copies.copy(missing.slice(at, at + MAX_COPIES), normalizeDatabaseName(request.from), by);
         }
         databases.push(...missing);
       }

@@ -63,7 +63,10 @@ const failedField = StateField.define({
   create: () => Decoration.none,
   update(value, tr) {
     for (const effect of tr.effects) {
-      if (effect.is(setFailed)) return effect.value === null ? Decoration.none : failedDecorations(tr.state.doc, effect.value.start, effect.value.end);
+      if (effect.is(setFailed))
+        return effect.value === null
+          ? Decoration.none
+          : failedDecorations(tr.state.doc, effect.value.start, effect.value.end);
     }
     return tr.docChanged ? Decoration.none : value;
   },
@@ -82,7 +85,8 @@ function statementAround(text, pos) {
   return text.slice(start, next === -1 ? text.length : next);
 }
 
-const TABLE_REFERENCE = /\b(?:from|join|update|into|table)\s+(?:"((?:[^"]|"")+)"|`([^`]+)`|\[([^\]]+)\]|([A-Za-z_][\w$]*))/gi;
+const TABLE_REFERENCE =
+  /\b(?:from|join|update|into|table)\s+(?:"((?:[^"]|"")+)"|`([^`]+)`|\[([^\]]+)\]|([A-Za-z_][\w$]*))/gi;
 
 /**
  * Table names the statement names after FROM, JOIN, UPDATE, INTO.
@@ -109,14 +113,19 @@ export function referencedTables(statement) {
 function columnsSource(getSchema) {
   return (context) => {
     const word = context.matchBefore(/[\w$]*/);
-    if (!word || (word.from === word.to && !context.explicit && !/\s|,|\($/.test(context.state.sliceDoc(word.from - 1, word.from)))) return null;
+    if (
+      !word ||
+      (word.from === word.to && !context.explicit && !/\s|,|\($/.test(context.state.sliceDoc(word.from - 1, word.from)))
+    )
+      return null;
     if (context.state.sliceDoc(word.from - 1, word.from) === '.') return null;
     const schema = getSchema();
     const text = context.state.doc.toString();
     const options = [];
     for (const table of referencedTables(statementAround(text, context.pos))) {
       const key = Object.keys(schema).find((name) => name.toLowerCase() === table.toLowerCase());
-      for (const column of key === undefined ? [] : schema[key]) options.push({ label: column, type: 'property', detail: key, boost: 10 });
+      for (const column of key === undefined ? [] : schema[key])
+        options.push({ label: column, type: 'property', detail: key, boost: 10 });
     }
     return options.length === 0 ? null : { from: word.from, options, validFor: /^[\w$]*$/ };
   };
@@ -129,7 +138,14 @@ function columnsSource(getSchema) {
  * @param {{ parent: Element, doc?: string, nonce?: string, contentAttributes?: Record<string, string>,
  *   onRun?: () => void, onChange?: (text: string) => void }} options
  */
-export function createSqlEditor({ parent, doc = '', nonce = '', contentAttributes = {}, onRun = () => {}, onChange = () => {} }) {
+export function createSqlEditor({
+  parent,
+  doc = '',
+  nonce = '',
+  contentAttributes = {},
+  onRun = () => {},
+  onChange = () => {},
+}) {
   /** @type {Record<string, string[]>} */
   let schema = {};
   const language = new Compartment();
@@ -142,7 +158,16 @@ export function createSqlEditor({ parent, doc = '', nonce = '', contentAttribute
     state: EditorState.create({
       doc,
       extensions: [
-        keymap.of([{ key: 'Mod-Enter', preventDefault: true, run: () => { onRun(); return true; } }]),
+        keymap.of([
+          {
+            key: 'Mod-Enter',
+            preventDefault: true,
+            run: () => {
+              onRun();
+              return true;
+            },
+          },
+        ]),
         basicSetup,
         // Tab indents; Escape then Tab still leaves the editor (CodeMirror's tab-focus mode), so focus is never trapped.
         keymap.of([indentWithTab]),
@@ -162,7 +187,10 @@ export function createSqlEditor({ parent, doc = '', nonce = '', contentAttribute
     getText: () => view.state.doc.toString(),
     /** @param {string} text */
     setText(text) {
-      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, selection: { anchor: text.length } });
+      view.dispatch({
+        changes: { from: 0, to: view.state.doc.length, insert: text },
+        selection: { anchor: text.length },
+      });
     },
     /**
      * Marks [start, end) as the failing statement; no arguments clears it.
@@ -170,7 +198,9 @@ export function createSqlEditor({ parent, doc = '', nonce = '', contentAttribute
      * @param {number} [end]
      */
     markRange(start, end) {
-      view.dispatch({ effects: setFailed.of(start === undefined ? null : { start, end: /** @type {number} */ (end) }) });
+      view.dispatch({
+        effects: setFailed.of(start === undefined ? null : { start, end: /** @type {number} */ (end) }),
+      });
     },
     /**
      * Table name → column names, for completion.

@@ -70,24 +70,29 @@ function askToken(sentToken) {
   const dialog = /** @type {HTMLDialogElement} */ (document.getElementById('token-dialog'));
   const input = /** @type {HTMLInputElement} */ (document.getElementById('token-input'));
   const message = /** @type {HTMLElement} */ (document.getElementById('token-message'));
-  message.textContent = sentToken === null
-    ? 'This server asks for a token. It is kept only for this browser tab.'
-    : 'The server refused that token. Enter it again.';
+  message.textContent =
+    sentToken === null
+      ? 'This server asks for a token. It is kept only for this browser tab.'
+      : 'The server refused that token. Enter it again.';
   dialog.dataset.asked = String(Number(dialog.dataset.asked ?? '0') + 1);
   input.value = '';
   pendingAsk = new Promise((resolve) => {
-    dialog.addEventListener('close', () => {
-      const token = input.value.trim();
-      pendingAsk = null;
-      if (dialog.returnValue === 'ok' && token !== '') {
-        sessionStorage.setItem(TOKEN_KEY, token);
-        resolve(true);
-      } else {
-        resolve(false);
-      }
-      // Without a token the console can still offer to ask again: the header's "Enter token".
-      /** @type {HTMLElement} */ (document.getElementById('token-open')).hidden = storedToken() !== null;
-    }, { once: true });
+    dialog.addEventListener(
+      'close',
+      () => {
+        const token = input.value.trim();
+        pendingAsk = null;
+        if (dialog.returnValue === 'ok' && token !== '') {
+          sessionStorage.setItem(TOKEN_KEY, token);
+          resolve(true);
+        } else {
+          resolve(false);
+        }
+        // Without a token the console can still offer to ask again: the header's "Enter token".
+        /** @type {HTMLElement} */ (document.getElementById('token-open')).hidden = storedToken() !== null;
+      },
+      { once: true },
+    );
     dialog.returnValue = '';
     dialog.showModal();
     input.focus();
@@ -138,7 +143,10 @@ export async function api(method, path, { body, session } = {}) {
     try {
       response = await fetch(path, init);
     } catch (error) {
-      throw new ApiError(0, { ok: false, error: `the service cannot be reached (${/** @type {Error} */ (error).message})` });
+      throw new ApiError(0, {
+        ok: false,
+        error: `the service cannot be reached (${/** @type {Error} */ (error).message})`,
+      });
     }
     noteServerClock(response);
     const data = await readBody(response);
@@ -155,7 +163,8 @@ export async function api(method, path, { body, session } = {}) {
  */
 export function query(params) {
   const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
+  for (const [key, value] of Object.entries(params))
+    if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
   const text = search.toString();
   return text === '' ? '' : `?${text}`;
 }

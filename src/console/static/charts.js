@@ -17,7 +17,9 @@ const FONT = 18;
  * @returns {string}
  */
 function textOn(hex) {
-  const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+  const [r, g, b] = [1, 3, 5]
+    .map((i) => parseInt(hex.slice(i, i + 2), 16) / 255)
+    .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
   const luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b;
   return luminance > 0.179 ? '#000' : '#fff';
 }
@@ -27,7 +29,11 @@ function textOn(hex) {
  * @returns {SVGSVGElement}
  */
 function swatch(color) {
-  return s('svg', { width: 18, height: 18, viewBox: '0 0 18 18', 'aria-hidden': 'true' }, s('rect', { width: 18, height: 18, rx: 3, fill: color, stroke: '#000', 'stroke-width': 1 }));
+  return s(
+    'svg',
+    { width: 18, height: 18, viewBox: '0 0 18 18', 'aria-hidden': 'true' },
+    s('rect', { width: 18, height: 18, rx: 3, fill: color, stroke: '#000', 'stroke-width': 1 }),
+  );
 }
 
 /**
@@ -58,7 +64,10 @@ export function stackedBars(container, chart) {
   }
   const width = Math.max(280, Math.floor(container.clientWidth || 600));
   const charWidth = FONT * 0.6;
-  const labelChars = Math.min(Math.max(3, ...rows.map((row) => row.label.length)), Math.floor((width * 0.4 - 12) / charWidth));
+  const labelChars = Math.min(
+    Math.max(3, ...rows.map((row) => row.label.length)),
+    Math.floor((width * 0.4 - 12) / charWidth),
+  );
   const labelWidth = Math.ceil(labelChars * charWidth) + 12;
   const totals = rows.map((row) => series.reduce((sum, item) => sum + (row.values[item.key] ?? 0), 0));
   const max = Math.max(1, ...totals);
@@ -66,32 +75,113 @@ export function stackedBars(container, chart) {
   const barArea = Math.max(60, width - labelWidth - totalWidth);
   const height = GAP_TOP + rows.length * ROW;
   const titleId = `t-${Math.random().toString(36).slice(2)}`;
-  const svg = s('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-labelledby': titleId, 'font-size': FONT },
-    s('title', { id: titleId }, title));
+  const svg = s(
+    'svg',
+    { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-labelledby': titleId, 'font-size': FONT },
+    s('title', { id: titleId }, title),
+  );
   rows.forEach((row, index) => {
     const y = GAP_TOP + index * ROW;
     const label = row.label.length > labelChars ? `${row.label.slice(0, Math.max(1, labelChars - 1))}…` : row.label;
-    svg.append(s('text', { x: labelWidth - 8, y: y + BAR / 2, 'text-anchor': 'end', 'dominant-baseline': 'central', fill: '#111' }, s('title', null, row.label), label));
+    svg.append(
+      s(
+        'text',
+        { x: labelWidth - 8, y: y + BAR / 2, 'text-anchor': 'end', 'dominant-baseline': 'central', fill: '#111' },
+        s('title', null, row.label),
+        label,
+      ),
+    );
     let x = labelWidth;
     for (const item of series) {
       const value = row.values[item.key] ?? 0;
       if (value <= 0) continue;
       const w = (value / max) * barArea;
-      svg.append(s('rect', { x, y, width: Math.max(w, 1), height: BAR, fill: item.color, stroke: '#fff', 'stroke-width': 1, 'data-series': item.key, 'data-value': value },
-        s('title', null, `${row.label} · ${item.label}: ${value}`)));
+      svg.append(
+        s(
+          'rect',
+          {
+            x,
+            y,
+            width: Math.max(w, 1),
+            height: BAR,
+            fill: item.color,
+            stroke: '#fff',
+            'stroke-width': 1,
+            'data-series': item.key,
+            'data-value': value,
+          },
+          s('title', null, `${row.label} · ${item.label}: ${value}`),
+        ),
+      );
       if (w >= textWidth(value) + 8) {
-        svg.append(s('text', { x: x + w / 2, y: y + BAR / 2, 'text-anchor': 'middle', 'dominant-baseline': 'central', fill: textOn(item.color), 'font-weight': 700, 'pointer-events': 'none' }, String(value)));
+        svg.append(
+          s(
+            'text',
+            {
+              x: x + w / 2,
+              y: y + BAR / 2,
+              'text-anchor': 'middle',
+              'dominant-baseline': 'central',
+              fill: textOn(item.color),
+              'font-weight': 700,
+              'pointer-events': 'none',
+            },
+            String(value),
+          ),
+        );
       }
       x += w;
     }
-    svg.append(s('text', { x: x + 6, y: y + BAR / 2, 'dominant-baseline': 'central', fill: '#111', 'font-weight': 700 }, String(totals[index])));
+    svg.append(
+      s(
+        'text',
+        { x: x + 6, y: y + BAR / 2, 'dominant-baseline': 'central', fill: '#111', 'font-weight': 700 },
+        String(totals[index]),
+      ),
+    );
   });
-  const legend = h('ul', { class: 'legend' }, series.map((item) => h('li', null, swatch(item.color), item.label)));
-  const table = h('details', null, h('summary', null, 'Show the numbers'),
-    h('div', { class: 'table-wrap', role: 'region', 'aria-label': `${title}: numbers`, tabindex: '0' },
-      h('table', null,
-        h('thead', null, h('tr', null, h('th', { scope: 'col' }, ''), series.map((item) => h('th', { scope: 'col' }, item.label)), h('th', { scope: 'col' }, 'Total'))),
-        h('tbody', null, rows.map((row, index) => h('tr', null, h('th', { scope: 'row' }, row.label), series.map((item) => h('td', { class: 'num' }, String(row.values[item.key] ?? 0))), h('td', { class: 'num' }, String(totals[index]))))))));
+  const legend = h(
+    'ul',
+    { class: 'legend' },
+    series.map((item) => h('li', null, swatch(item.color), item.label)),
+  );
+  const table = h(
+    'details',
+    null,
+    h('summary', null, 'Show the numbers'),
+    h(
+      'div',
+      { class: 'table-wrap', role: 'region', 'aria-label': `${title}: numbers`, tabindex: '0' },
+      h(
+        'table',
+        null,
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            h('th', { scope: 'col' }, ''),
+            series.map((item) => h('th', { scope: 'col' }, item.label)),
+            h('th', { scope: 'col' }, 'Total'),
+          ),
+        ),
+        h(
+          'tbody',
+          null,
+          rows.map((row, index) =>
+            h(
+              'tr',
+              null,
+              h('th', { scope: 'row' }, row.label),
+              series.map((item) => h('td', { class: 'num' }, String(row.values[item.key] ?? 0))),
+              h('td', { class: 'num' }, String(totals[index])),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
   clear(container, legend, svg, table);
 }
 

@@ -24,10 +24,14 @@ export function askConfirm({ title, body, confirm }) {
   $('confirm-ok').textContent = confirm;
   dialog.returnValue = '';
   pending = new Promise((resolve) => {
-    dialog.addEventListener('close', () => {
-      pending = null;
-      resolve(dialog.returnValue === 'ok');
-    }, { once: true });
+    dialog.addEventListener(
+      'close',
+      () => {
+        pending = null;
+        resolve(dialog.returnValue === 'ok');
+      },
+      { once: true },
+    );
   });
   dialog.showModal();
   $('confirm-cancel').focus();

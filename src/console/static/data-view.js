@@ -30,10 +30,27 @@ function renderDatabases() {
   const list = $('db-list');
   const select = field('db-select');
   const single = state.mode === 'single-db';
-  $('db-mode').textContent = single ? 'Single-database mode: this server serves one file.' : state.dbs.length === 0 ? 'No database yet: create one below.' : '';
+  $('db-mode').textContent = single
+    ? 'Single-database mode: this server serves one file.'
+    : state.dbs.length === 0
+      ? 'No database yet: create one below.'
+      : '';
   $('db-create').hidden = single;
-  clear(list, state.dbs.map((db) => h('li', null, h('button', { type: 'button', 'aria-pressed': String(db === state.db), onclick: () => setDb(db) }, db))));
-  clear(select, state.mode === 'single-db' ? null : h('option', { value: '' }, '(none)'), state.dbs.map((db) => h('option', { value: db }, db)));
+  clear(
+    list,
+    state.dbs.map((db) =>
+      h(
+        'li',
+        null,
+        h('button', { type: 'button', 'aria-pressed': String(db === state.db), onclick: () => setDb(db) }, db),
+      ),
+    ),
+  );
+  clear(
+    select,
+    state.mode === 'single-db' ? null : h('option', { value: '' }, '(none)'),
+    state.dbs.map((db) => h('option', { value: db }, db)),
+  );
   select.value = state.db;
 }
 
@@ -56,25 +73,81 @@ function tableCard(table) {
   const columns = table.columns.map((/** @type {any} */ column) => [
     h('code', null, column.name),
     column.type ?? 'any (computed)',
-    h('span', null, column.pk ? flag('PRIMARY KEY') : null, column.unique ? flag('UNIQUE') : null, column.notNull ? flag('NOT NULL') : null),
+    h(
+      'span',
+      null,
+      column.pk ? flag('PRIMARY KEY') : null,
+      column.unique ? flag('UNIQUE') : null,
+      column.notNull ? flag('NOT NULL') : null,
+    ),
     defaultText(column),
-    column.references ? `→ ${column.references.table}(${column.references.column}) ON DELETE ${column.references.onDelete}` : '',
+    column.references
+      ? `→ ${column.references.table}(${column.references.column}) ON DELETE ${column.references.onDelete}`
+      : '',
   ]);
   const indexes = table.indexes ?? [];
-  const traits = table.kind === 'view'
-    ? ['view: a stored SELECT, its types those of the columns it reads']
-    : [table.primaryKey ? `primary key: ${table.primaryKey}` : 'no primary key', table.strict ? 'STRICT (types enforced)' : 'types not enforced', table.withoutRowid ? 'WITHOUT ROWID' : null].filter(Boolean);
+  const traits =
+    table.kind === 'view'
+      ? ['view: a stored SELECT, its types those of the columns it reads']
+      : [
+          table.primaryKey ? `primary key: ${table.primaryKey}` : 'no primary key',
+          table.strict ? 'STRICT (types enforced)' : 'types not enforced',
+          table.withoutRowid ? 'WITHOUT ROWID' : null,
+        ].filter(Boolean);
   const triggers = table.triggers ?? [];
-  return h('article', { class: 'table-card', dataset: { table: table.name } },
+  return h(
+    'article',
+    { class: 'table-card', dataset: { table: table.name } },
     h('h3', null, table.name),
     h('p', { class: 'muted' }, traits.join(' · ')),
-    dataTable({ columns: ['Column', 'Type', 'Keys', 'Default', 'References'], rows: columns, label: `Columns of ${table.name}`, className: 'schema' }),
+    dataTable({
+      columns: ['Column', 'Type', 'Keys', 'Default', 'References'],
+      rows: columns,
+      label: `Columns of ${table.name}`,
+      className: 'schema',
+    }),
     h('p', null, h('strong', null, 'Indexes: '), indexes.length === 0 ? 'none' : null),
-    indexes.length === 0 ? null : h('ul', { class: 'indexes' }, indexes.map((index) => h('li', null, h('code', null, index.name), ` on ${index.column}`, index.unique ? ' (unique)' : ''))),
-    triggers.length === 0 ? null : h('p', null, h('strong', null, 'Triggers: '), triggers.map((trigger) => h('code', { title: trigger.sql }, trigger.name)).flatMap((code, i) => (i === 0 ? [code] : [', ', code]))),
-    h('div', { class: 'row' },
-      h('button', { type: 'button', class: 'primary', onclick: () => { rowsView.where = null; showRows(table.name, 0, true); } }, `Rows of ${table.name}`),
-      h('button', { type: 'button', onclick: () => openInEditor(`SELECT * FROM "${table.name.replace(/"/g, '""')}" LIMIT 100`) }, 'Query in SQL')));
+    indexes.length === 0
+      ? null
+      : h(
+          'ul',
+          { class: 'indexes' },
+          indexes.map((index) =>
+            h('li', null, h('code', null, index.name), ` on ${index.column}`, index.unique ? ' (unique)' : ''),
+          ),
+        ),
+    triggers.length === 0
+      ? null
+      : h(
+          'p',
+          null,
+          h('strong', null, 'Triggers: '),
+          triggers
+            .map((trigger) => h('code', { title: trigger.sql }, trigger.name))
+            .flatMap((code, i) => (i === 0 ? [code] : [', ', code])),
+        ),
+    h(
+      'div',
+      { class: 'row' },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'primary',
+          onclick: () => {
+            rowsView.where = null;
+            showRows(table.name, 0, true);
+          },
+        },
+        `Rows of ${table.name}`,
+      ),
+      h(
+        'button',
+        { type: 'button', onclick: () => openInEditor(`SELECT * FROM "${table.name.replace(/"/g, '""')}" LIMIT 100`) },
+        'Query in SQL',
+      ),
+    ),
+  );
 }
 
 /** @type {Promise<void> | null} */
@@ -101,11 +174,20 @@ async function readTables() {
   try {
     const { tables } = await api('GET', `/tables${query({ db: state.db })}`);
     schemas = new Map(tables.map((/** @type {TableRecord} */ table) => [table.name, table]));
-    clear(container, tables.length === 0 ? h('p', { class: 'muted' }, `No tables in ${state.db} yet: create one in the SQL view.`) : tables.map(tableCard));
-    if (rowsView.table !== '' && !tables.some((/** @type {TableRecord} */ table) => table.name === rowsView.table)) hideRows();
+    clear(
+      container,
+      tables.length === 0
+        ? h('p', { class: 'muted' }, `No tables in ${state.db} yet: create one in the SQL view.`)
+        : tables.map(tableCard),
+    );
+    if (rowsView.table !== '' && !tables.some((/** @type {TableRecord} */ table) => table.name === rowsView.table))
+      hideRows();
     else if (rowsView.table !== '') await showRows(rowsView.table, rowsView.offset, false);
   } catch (error) {
-    clear(container, h('p', { class: 'field-error' }, codeLabel(/** @type {ApiError} */ (error).code), ' ', messageText(error)));
+    clear(
+      container,
+      h('p', { class: 'field-error' }, codeLabel(/** @type {ApiError} */ (error).code), ' ', messageText(error)),
+    );
   }
 }
 
@@ -120,7 +202,9 @@ function limit() {
 
 /** The open transaction session, when it is on the database shown: the Data view then reads through it. */
 function readingSession() {
-  return state.session && state.session.db.replace(/\.db$/, '') === state.db.replace(/\.db$/, '') ? state.session : null;
+  return state.session && state.session.db.replace(/\.db$/, '') === state.db.replace(/\.db$/, '')
+    ? state.session
+    : null;
 }
 
 /** Says what the Data view shows: the session's own view, rows it wrote included, or committed data. */
@@ -142,7 +226,14 @@ function renderSource() {
  */
 async function readWithSql(table, offset, session) {
   const record = schemas.get(table) ?? { name: table, columns: [] };
-  const statements = rowsStatements({ table: record, where: rowsView.where, filter: rowsView.filter, sort: rowsView.sort, limit: limit(), offset });
+  const statements = rowsStatements({
+    table: record,
+    where: rowsView.where,
+    filter: rowsView.filter,
+    sort: rowsView.sort,
+    limit: limit(),
+    offset,
+  });
   const body = session ? { statements } : { db: state.db, statements };
   let answer;
   try {
@@ -173,10 +264,18 @@ async function readPage(table, offset) {
  */
 function rowsTable(table, page) {
   const columns = new Map((schemas.get(table)?.columns ?? []).map((column) => [column.name, column]));
-  const types = page.columns.map((/** @type {string} */ name, /** @type {number} */ i) => page.types?.[i] ?? columns.get(name)?.type ?? null);
+  const types = page.columns.map(
+    (/** @type {string} */ name, /** @type {number} */ i) => page.types?.[i] ?? columns.get(name)?.type ?? null,
+  );
   const references = page.columns.map((/** @type {string} */ name) => columns.get(name)?.references ?? null);
   return resultTable({
-    columns: page.columns, rows: page.rows, types, references, label: `Rows of ${table}`, name: table, sort: rowsView.sort,
+    columns: page.columns,
+    rows: page.rows,
+    types,
+    references,
+    label: `Rows of ${table}`,
+    name: table,
+    sort: rowsView.sort,
     onSort: (column, desc) => {
       rowsView.sort = { column, desc };
       showRows(table, 0, false);
@@ -208,15 +307,33 @@ function renderWhere(table) {
   const box = $('rows-where');
   box.hidden = !where;
   if (!where) return;
-  clear(box, 'Showing the rows of ', h('code', null, table), ' where ', h('code', null, `${where.column} = ${JSON.stringify(where.value)}`), ' ',
-    h('button', { type: 'button', onclick: () => { rowsView.where = null; showRows(table, 0, false); } }, 'Show all rows'));
+  clear(
+    box,
+    'Showing the rows of ',
+    h('code', null, table),
+    ' where ',
+    h('code', null, `${where.column} = ${JSON.stringify(where.value)}`),
+    ' ',
+    h(
+      'button',
+      {
+        type: 'button',
+        onclick: () => {
+          rowsView.where = null;
+          showRows(table, 0, false);
+        },
+      },
+      'Show all rows',
+    ),
+  );
 }
 
 /** The control of the rows table that has the focus (the filter, or a header by its column), to give it back after a re-query. */
 function focusedControl() {
   const active = /** @type {HTMLElement | null} */ (document.activeElement);
   if (!active || !$('rows').contains(active)) return null;
-  if (active.classList.contains('rt-filter')) return { filter: true, caret: /** @type {HTMLInputElement} */ (active).selectionStart };
+  if (active.classList.contains('rt-filter'))
+    return { filter: true, caret: /** @type {HTMLInputElement} */ (active).selectionStart };
   const th = active.closest('th');
   return th ? { column: th.cellIndex } : null;
 }
@@ -254,7 +371,8 @@ async function showRows(table, offset, focus) {
     const first = page.total === 0 ? 0 : page.offset + 1;
     const last = page.offset + page.rows.length;
     const holding = rowsView.filter === '' ? '' : ` holding “${rowsView.filter}”`;
-    $('rows-status').textContent = page.total === 0 ? `No rows${holding}` : `Rows ${first}–${last} of ${page.total}${holding}`;
+    $('rows-status').textContent =
+      page.total === 0 ? `No rows${holding}` : `Rows ${first}–${last} of ${page.total}${holding}`;
     const pager = $('rows-pager');
     /** @param {string} name */
     const pagerButton = (name) => /** @type {HTMLButtonElement} */ (pager.querySelector(`[data-page="${name}"]`));
@@ -293,7 +411,13 @@ async function createDatabase(event) {
     notify(`Database ${created.db} created.`);
   } catch (failure) {
     input.setAttribute('aria-invalid', 'true');
-    clear(error, failure instanceof ApiError && failure.code !== undefined ? h('span', { class: 'code-badge' }, codeLabel(failure.code)) : null, messageText(failure));
+    clear(
+      error,
+      failure instanceof ApiError && failure.code !== undefined
+        ? h('span', { class: 'code-badge' }, codeLabel(failure.code))
+        : null,
+      messageText(failure),
+    );
     input.focus();
   }
 }
@@ -307,7 +431,12 @@ export function initDataView() {
     if (!page || rowsView.table === '') return;
     const size = limit();
     const lastOffset = Math.max(0, Math.floor((rowsView.total - 1) / size) * size);
-    const offset = /** @type {Record<string, number>} */ ({ first: 0, prev: Math.max(0, rowsView.offset - size), next: rowsView.offset + size, last: lastOffset })[page];
+    const offset = /** @type {Record<string, number>} */ ({
+      first: 0,
+      prev: Math.max(0, rowsView.offset - size),
+      next: rowsView.offset + size,
+      last: lastOffset,
+    })[page];
     showRows(rowsView.table, offset, false);
   });
   onChange((what) => {

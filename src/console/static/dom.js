@@ -37,7 +37,8 @@ function setAttributes(element, attrs) {
   for (const [name, value] of Object.entries(attrs ?? {})) {
     if (value === undefined || value === null || value === false) continue;
     if (name === 'class') element.setAttribute('class', String(value));
-    else if (name.startsWith('on') && typeof value === 'function') element.addEventListener(name.slice(2), /** @type {EventListener} */ (value));
+    else if (name.startsWith('on') && typeof value === 'function')
+      element.addEventListener(name.slice(2), /** @type {EventListener} */ (value));
     else if (name === 'dataset') Object.assign(element.dataset, value);
     else element.setAttribute(name, value === true ? '' : String(value));
   }
@@ -132,7 +133,29 @@ export function valueNode(value) {
  * @returns {HTMLDivElement}
  */
 export function dataTable({ columns, rows, label, className }) {
-  const head = h('thead', null, h('tr', null, columns.map((name) => h('th', { scope: 'col' }, name))));
-  const body = h('tbody', null, rows.map((row) => h('tr', null, row.map((value) => h('td', { class: typeof value === 'number' ? 'num' : undefined }, valueNode(value))))));
-  return h('div', { class: 'table-wrap', role: 'region', 'aria-label': label, tabindex: '0' }, h('table', { class: className }, head, body));
+  const head = h(
+    'thead',
+    null,
+    h(
+      'tr',
+      null,
+      columns.map((name) => h('th', { scope: 'col' }, name)),
+    ),
+  );
+  const body = h(
+    'tbody',
+    null,
+    rows.map((row) =>
+      h(
+        'tr',
+        null,
+        row.map((value) => h('td', { class: typeof value === 'number' ? 'num' : undefined }, valueNode(value))),
+      ),
+    ),
+  );
+  return h(
+    'div',
+    { class: 'table-wrap', role: 'region', 'aria-label': label, tabindex: '0' },
+    h('table', { class: className }, head, body),
+  );
 }

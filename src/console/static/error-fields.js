@@ -13,12 +13,17 @@ import { h } from './dom.js';
 export function errorFieldsNode(body) {
   const rows = [];
   if (typeof body?.table === 'string') rows.push(['Table', body.table]);
-  if (Array.isArray(body?.columns)) rows.push([body.columns.length === 1 ? 'Column' : 'Columns', body.columns.join(', ')]);
+  if (Array.isArray(body?.columns))
+    rows.push([body.columns.length === 1 ? 'Column' : 'Columns', body.columns.join(', ')]);
   const references = body?.references;
   if (references && typeof references.table === 'string' && Array.isArray(references.columns)) {
     rows.push(['Refers to', `${references.table} (${references.columns.join(', ')})`]);
   }
   if (typeof body?.constraint === 'string') rows.push(['Constraint', body.constraint]);
   if (rows.length === 0) return null;
-  return h('dl', { class: 'error-fields', id: 'sql-error-fields' }, rows.map(([term, value]) => [h('dt', null, term), h('dd', null, value)]));
+  return h(
+    'dl',
+    { class: 'error-fields', id: 'sql-error-fields' },
+    rows.map(([term, value]) => [h('dt', null, term), h('dd', null, value)]),
+  );
 }

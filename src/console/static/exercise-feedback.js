@@ -15,7 +15,9 @@ import { $, dataTable, h } from './dom.js';
  */
 function rowsText({ expected, got }) {
   const plural = (/** @type {number} */ n) => `${n} row${n === 1 ? '' : 's'}`;
-  return expected === got ? `${plural(got)}, as expected.` : `Expected ${plural(expected)}; your answer gave ${plural(got)}.`;
+  return expected === got
+    ? `${plural(got)}, as expected.`
+    : `Expected ${plural(expected)}; your answer gave ${plural(got)}.`;
 }
 
 /**
@@ -24,9 +26,12 @@ function rowsText({ expected, got }) {
  * @param {string} id
  */
 function rowTable(caption, row, id) {
-  return h('div', { class: 'feedback-row', id },
+  return h(
+    'div',
+    { class: 'feedback-row', id },
     h('p', null, h('strong', null, caption)),
-    dataTable({ columns: row.map((_, i) => `Column ${i + 1}`), rows: [row], label: caption }));
+    dataTable({ columns: row.map((_, i) => `Column ${i + 1}`), rows: [row], label: caption }),
+  );
 }
 
 /**
@@ -36,12 +41,26 @@ function rowTable(caption, row, id) {
  */
 function errorBox(error, statements) {
   const index = typeof error.statement === 'number' ? error.statement : undefined;
-  return h('div', { class: 'error-box', id: 'exercise-error', dataset: { code: error.code ?? '' } },
-    h('p', null, h('span', { class: 'code-badge' }, codeLabel(error.code)), String(error.message ?? '').replace(/^\[SQ\d{4}\]\s*/, '')),
+  return h(
+    'div',
+    { class: 'error-box', id: 'exercise-error', dataset: { code: error.code ?? '' } },
+    h(
+      'p',
+      null,
+      h('span', { class: 'code-badge' }, codeLabel(error.code)),
+      String(error.message ?? '').replace(/^\[SQ\d{4}\]\s*/, ''),
+    ),
     index !== undefined
-      ? h('p', null, `Failed at statement ${index + 1}`, statements[index] ? ': ' : '.', statements[index] ? h('code', null, statements[index].text) : null)
+      ? h(
+          'p',
+          null,
+          `Failed at statement ${index + 1}`,
+          statements[index] ? ': ' : '.',
+          statements[index] ? h('code', null, statements[index].text) : null,
+        )
       : null,
-    h('p', { class: 'muted' }, 'Nothing was changed: answers run on a scratch copy.'));
+    h('p', { class: 'muted' }, 'Nothing was changed: answers run on a scratch copy.'),
+  );
 }
 
 /**
@@ -53,9 +72,12 @@ function errorBox(error, statements) {
 export function feedbackNode(answer, statements = []) {
   const feedback = answer.feedback ?? { rows: { expected: 0, got: 0 } };
   if (answer.correct) {
-    return h('div', { class: 'verdict is-correct', id: 'exercise-verdict', dataset: { correct: 'true' } },
+    return h(
+      'div',
+      { class: 'verdict is-correct', id: 'exercise-verdict', dataset: { correct: 'true' } },
       h('p', { class: 'verdict-word' }, '✓ Correct'),
-      h('p', null, rowsText(feedback.rows)));
+      h('p', null, rowsText(feedback.rows)),
+    );
   }
   const parts = [h('p', { class: 'verdict-word' }, '✗ Not yet')];
   if (answer.error) {
@@ -63,14 +85,37 @@ export function feedbackNode(answer, statements = []) {
   } else {
     if (feedback.columns) {
       const { missing, extra } = /** @type {{ missing: string[], extra: string[] }} */ (feedback.columns);
-      if (missing.length > 0) parts.push(h('p', { class: 'feedback-columns' }, `Column${missing.length === 1 ? '' : 's'} missing: `, missing.map((name, i) => [i > 0 ? ', ' : '', h('code', null, name)])));
-      if (extra.length > 0) parts.push(h('p', { class: 'feedback-columns' }, `Column${extra.length === 1 ? '' : 's'} not asked for: `, extra.map((name, i) => [i > 0 ? ', ' : '', h('code', null, name)])));
+      if (missing.length > 0)
+        parts.push(
+          h(
+            'p',
+            { class: 'feedback-columns' },
+            `Column${missing.length === 1 ? '' : 's'} missing: `,
+            missing.map((name, i) => [i > 0 ? ', ' : '', h('code', null, name)]),
+          ),
+        );
+      if (extra.length > 0)
+        parts.push(
+          h(
+            'p',
+            { class: 'feedback-columns' },
+            `Column${extra.length === 1 ? '' : 's'} not asked for: `,
+            extra.map((name, i) => [i > 0 ? ', ' : '', h('code', null, name)]),
+          ),
+        );
     }
     parts.push(h('p', { class: 'feedback-rows' }, rowsText(feedback.rows)));
-    if (feedback.order) parts.push(h('p', { class: 'feedback-order' }, 'The rows are right, but the order matters here: sort them (ORDER BY).'));
-    if (feedback.missingRow) parts.push(rowTable('A row your answer is missing', feedback.missingRow, 'feedback-missing'));
+    if (feedback.order)
+      parts.push(
+        h('p', { class: 'feedback-order' }, 'The rows are right, but the order matters here: sort them (ORDER BY).'),
+      );
+    if (feedback.missingRow)
+      parts.push(rowTable('A row your answer is missing', feedback.missingRow, 'feedback-missing'));
     if (feedback.extraRow) parts.push(rowTable('A row that should not be there', feedback.extraRow, 'feedback-extra'));
-    if (feedback.truncated) parts.push(h('p', null, 'Your result was cut at the server\'s limit on rows or bytes: it is far larger than the answer.'));
+    if (feedback.truncated)
+      parts.push(
+        h('p', null, "Your result was cut at the server's limit on rows or bytes: it is far larger than the answer."),
+      );
   }
   return h('div', { class: 'verdict is-wrong', id: 'exercise-verdict', dataset: { correct: 'false' } }, parts);
 }

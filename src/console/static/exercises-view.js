@@ -61,7 +61,11 @@ async function loadSolved(set) {
   }
   const own = await api('GET', `/exercises/mine${query({ set })}`);
   if (set !== shownSet) return;
-  solved = new Set((own.exercises ?? []).filter((/** @type {any} */ cell) => cell.solved).map((/** @type {any} */ cell) => cell.exercise));
+  solved = new Set(
+    (own.exercises ?? [])
+      .filter((/** @type {any} */ cell) => cell.solved)
+      .map((/** @type {any} */ cell) => cell.exercise),
+  );
 }
 
 /**
@@ -77,16 +81,31 @@ function saveDraft(id, text) {
 function renderTasks() {
   const done = exercises.filter((exercise) => solved.has(exercise.id)).length;
   $('exercise-summary').textContent = exercises.length === 0 ? '' : `${done} of ${exercises.length} solved.`;
-  clear($('exercise-list'), exercises.length === 0
-    ? h('li', { class: 'muted' }, 'No exercises in this lesson yet.')
-    : exercises.map((exercise, i) => h('li', { dataset: { id: exercise.id, solved: solved.has(exercise.id) ? 'true' : 'false' } },
-      h('button', {
-        type: 'button', class: 'task', 'aria-current': current?.id === exercise.id ? 'true' : undefined,
-        onclick: () => choose(exercise.id),
-      },
-      h('span', { class: 'task-mark', 'aria-hidden': 'true' }, solved.has(exercise.id) ? '✓' : `${i + 1}.`),
-      h('span', { class: 'task-title' }, exercise.title),
-      solved.has(exercise.id) ? h('span', { class: 'task-solved' }, ' solved') : h('span', { class: 'visually-hidden' }, ` task ${i + 1}, not solved yet`)))));
+  clear(
+    $('exercise-list'),
+    exercises.length === 0
+      ? h('li', { class: 'muted' }, 'No exercises in this lesson yet.')
+      : exercises.map((exercise, i) =>
+          h(
+            'li',
+            { dataset: { id: exercise.id, solved: solved.has(exercise.id) ? 'true' : 'false' } },
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'task',
+                'aria-current': current?.id === exercise.id ? 'true' : undefined,
+                onclick: () => choose(exercise.id),
+              },
+              h('span', { class: 'task-mark', 'aria-hidden': 'true' }, solved.has(exercise.id) ? '✓' : `${i + 1}.`),
+              h('span', { class: 'task-title' }, exercise.title),
+              solved.has(exercise.id)
+                ? h('span', { class: 'task-solved' }, ' solved')
+                : h('span', { class: 'visually-hidden' }, ` task ${i + 1}, not solved yet`),
+            ),
+          ),
+        ),
+  );
 }
 
 /**
@@ -98,7 +117,14 @@ async function loadCompletions(exercise) {
   try {
     const { tables } = await api('GET', `/exercises/${encodeURIComponent(exercise.id)}/tables`);
     if (current?.id !== exercise.id) return;
-    editor.setSchema(Object.fromEntries(tables.map((/** @type {any} */ table) => [table.name, table.columns.map((/** @type {any} */ column) => column.name)])));
+    editor.setSchema(
+      Object.fromEntries(
+        tables.map((/** @type {any} */ table) => [
+          table.name,
+          table.columns.map((/** @type {any} */ column) => column.name),
+        ]),
+      ),
+    );
     $('exercise-tables').textContent = `Tables: ${tables.map((/** @type {any} */ table) => table.name).join(', ')}`;
   } catch {
     $('exercise-tables').textContent = '';
@@ -163,7 +189,12 @@ async function check() {
  * @param {string} chosen
  */
 function setOptions(sets, chosen) {
-  clear($('exercise-set'), sets.length === 0 ? h('option', { value: '' }, '(no lessons yet)') : sets.map((set) => h('option', { value: set, selected: set === chosen ? true : undefined }, set)));
+  clear(
+    $('exercise-set'),
+    sets.length === 0
+      ? h('option', { value: '' }, '(no lessons yet)')
+      : sets.map((set) => h('option', { value: set, selected: set === chosen ? true : undefined }, set)),
+  );
 }
 
 /** The lessons (sets) there are, then the chosen one's tasks in order. */
@@ -174,9 +205,10 @@ export async function loadExercises() {
   if (!sets.includes(set)) set = sets[0] ?? '';
   setOptions(sets, set);
   shownSet = set;
-  exercises = set === '' ? [] : (await api('GET', `/exercises${query({ set })}`)).exercises ?? [];
+  exercises = set === '' ? [] : ((await api('GET', `/exercises${query({ set })}`)).exercises ?? []);
   await loadSolved(set);
-  const keep = current !== null && exercises.some((exercise) => exercise.id === current?.id) ? current.id : exercises[0]?.id;
+  const keep =
+    current !== null && exercises.some((exercise) => exercise.id === current?.id) ? current.id : exercises[0]?.id;
   if (keep === undefined) {
     current = null;
     $('exercise-task').hidden = true;
@@ -191,9 +223,18 @@ export function initExercisesView() {
   editor = createSqlEditor({
     parent,
     nonce: document.querySelector('meta[name="csp-nonce"]')?.getAttribute('content') ?? '',
-    contentAttributes: { id: 'exercise-input', 'aria-labelledby': 'exercise-answer-h', 'aria-describedby': 'exercise-hint exercise-tables', spellcheck: 'false', autocapitalize: 'off', autocorrect: 'off' },
+    contentAttributes: {
+      id: 'exercise-input',
+      'aria-labelledby': 'exercise-answer-h',
+      'aria-describedby': 'exercise-hint exercise-tables',
+      spellcheck: 'false',
+      autocapitalize: 'off',
+      autocorrect: 'off',
+    },
     onRun: () => check(),
-    onChange: (text) => { if (current !== null) saveDraft(current.id, text); },
+    onChange: (text) => {
+      if (current !== null) saveDraft(current.id, text);
+    },
   });
   // The browser tests set the text through this handle, as for the SQL view's editor.
   /** @type {HTMLElement & { sqlEditor?: unknown }} */ (parent).sqlEditor = editor;

@@ -54,23 +54,46 @@ function rowsChanged(changes) {
 function kindText(entry) {
   const from = typeof entry.from === 'string' ? ` ${entry.from.replace(/\.db$/, '')}` : '';
   /** @type {Record<string, string>} */
-  const words = { createdb: 'database created', dropdb: 'database dropped', copydb: `copied from${from}`, resetdb: `reset to${from}`, begin: 'transaction begun', commit: 'transaction committed', rollback: `transaction rolled back${entry.reason ? ` (${entry.reason})` : ''}` };
+  const words = {
+    createdb: 'database created',
+    dropdb: 'database dropped',
+    copydb: `copied from${from}`,
+    resetdb: `reset to${from}`,
+    begin: 'transaction begun',
+    commit: 'transaction committed',
+    rollback: `transaction rolled back${entry.reason ? ` (${entry.reason})` : ''}`,
+  };
   return words[entry.kind] ?? String(entry.kind);
 }
 
 /** @param {any} entry */
 function outcome(entry) {
   if (entry.kind === 'restoredb') {
-    return h('p', { class: 'entry-outcome is-restore' }, h('strong', null, 'Restore'), ` to the state after #${entry.to}`,
-      typeof entry.undone === 'number' ? ` (${entry.undone} undone)` : '');
+    return h(
+      'p',
+      { class: 'entry-outcome is-restore' },
+      h('strong', null, 'Restore'),
+      ` to the state after #${entry.to}`,
+      typeof entry.undone === 'number' ? ` (${entry.undone} undone)` : '',
+    );
   }
   if (!entry.ok) {
-    return h('p', { class: 'entry-outcome is-failed' }, h('strong', null, 'Failed '), h('span', { class: 'code-badge' }, codeLabel(entry.code)),
+    return h(
+      'p',
+      { class: 'entry-outcome is-failed' },
+      h('strong', null, 'Failed '),
+      h('span', { class: 'code-badge' }, codeLabel(entry.code)),
       String(entry.error ?? '').replace(/^\[SQ\d{4}\]\s*/, ''),
-      typeof entry.statement === 'number' ? ` (statement ${entry.statement + 1})` : '');
+      typeof entry.statement === 'number' ? ` (statement ${entry.statement + 1})` : '',
+    );
   }
-  return h('p', { class: 'entry-outcome is-ok' }, h('strong', null, 'OK'), typeof entry.changes === 'number' ? ` · ${rowsChanged(entry.changes)}` : '',
-    entry.kind !== 'exec' ? ` · ${kindText(entry)}` : '');
+  return h(
+    'p',
+    { class: 'entry-outcome is-ok' },
+    h('strong', null, 'OK'),
+    typeof entry.changes === 'number' ? ` · ${rowsChanged(entry.changes)}` : '',
+    entry.kind !== 'exec' ? ` · ${kindText(entry)}` : '',
+  );
 }
 
 /**
@@ -80,12 +103,20 @@ function outcome(entry) {
  */
 function action(entry, onRestore) {
   if (entry.kind === 'restoredb') {
-    return h('button', { type: 'button', class: 'undo-restore', onclick: () => onRestore(entry.seq - 1, entry) },
-      'Undo this restore', h('span', { class: 'visually-hidden' }, ` (#${entry.seq})`));
+    return h(
+      'button',
+      { type: 'button', class: 'undo-restore', onclick: () => onRestore(entry.seq - 1, entry) },
+      'Undo this restore',
+      h('span', { class: 'visually-hidden' }, ` (#${entry.seq})`),
+    );
   }
   if (!isWritingEntry(entry)) return null;
-  return h('button', { type: 'button', class: 'restore-before', onclick: () => onRestore(entry.seq - 1, entry) },
-    'Restore to before this', h('span', { class: 'visually-hidden' }, ` (#${entry.seq})`));
+  return h(
+    'button',
+    { type: 'button', class: 'restore-before', onclick: () => onRestore(entry.seq - 1, entry) },
+    'Restore to before this',
+    h('span', { class: 'visually-hidden' }, ` (#${entry.seq})`),
+  );
 }
 
 /**
@@ -96,12 +127,20 @@ function action(entry, onRestore) {
  */
 export function historyItem(entry, onRestore) {
   const state = entry.kind === 'restoredb' ? 'restore' : entry.ok ? 'ok' : 'failed';
-  return h('li', { class: 'entry', dataset: { seq: entry.seq, state, kind: entry.kind ?? '', code: entry.code ?? '' } },
-    h('p', { class: 'entry-head' },
-      h('span', { class: 'entry-seq' }, `#${entry.seq}`), ' ',
-      h('time', { datetime: entry.time }, timeText(entry.time)), ' · ',
-      h('span', { class: 'who' }, whoText(entry.token))),
+  return h(
+    'li',
+    { class: 'entry', dataset: { seq: entry.seq, state, kind: entry.kind ?? '', code: entry.code ?? '' } },
+    h(
+      'p',
+      { class: 'entry-head' },
+      h('span', { class: 'entry-seq' }, `#${entry.seq}`),
+      ' ',
+      h('time', { datetime: entry.time }, timeText(entry.time)),
+      ' · ',
+      h('span', { class: 'who' }, whoText(entry.token)),
+    ),
     outcome(entry),
     typeof entry.sql === 'string' ? h('pre', { class: 'entry-sql' }, h('code', null, entry.sql)) : null,
-    action(entry, onRestore));
+    action(entry, onRestore),
+  );
 }

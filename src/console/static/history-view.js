@@ -75,7 +75,10 @@ export async function loadHistory() {
   paging.next = answer.next ?? null;
   $('history-list').dataset.db = db;
   $('history-status').textContent = statusText(answer.entries);
-  clear($('history-list'), answer.entries.map((/** @type {any} */ entry) => historyItem(entry, restore)));
+  clear(
+    $('history-list'),
+    answer.entries.map((/** @type {any} */ entry) => historyItem(entry, restore)),
+  );
   renderPager();
 }
 
@@ -93,12 +96,17 @@ function reload({ newest = false } = {}) {
  */
 async function restore(to, entry) {
   const db = state.db;
-  const title = entry.kind === 'restoredb' ? `Undo restore #${entry.seq} of ${bareName(db)}?` : `Restore ${bareName(db)} to before #${entry.seq}?`;
+  const title =
+    entry.kind === 'restoredb'
+      ? `Undo restore #${entry.seq} of ${bareName(db)}?`
+      : `Restore ${bareName(db)} to before #${entry.seq}?`;
   try {
     const done = await restoreWithPreview(db, to, title);
     if (done === null) return;
     const undone = done.undone?.count ?? 0;
-    notify(`${bareName(db)} restored to the state after #${done.restored?.seq ?? to}: ${undone} statement${undone === 1 ? '' : 's'} undone; the restore is entry #${done.seq}, at the top (filters cleared to show it).`);
+    notify(
+      `${bareName(db)} restored to the state after #${done.restored?.seq ?? to}: ${undone} statement${undone === 1 ? '' : 's'} undone; the restore is entry #${done.seq}, at the top (filters cleared to show it).`,
+    );
     // The restore is written under the token that asked for it: the timeline shows it whatever the filters were.
     input('history-failed').checked = false;
     field('history-token').value = '';

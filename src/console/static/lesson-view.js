@@ -42,7 +42,15 @@ function formError(error) {
     clear(box);
     return;
   }
-  clear(box, h('p', null, error instanceof ApiError ? h('span', { class: 'code-badge' }, codeLabel(error.code)) : null, messageText(error)));
+  clear(
+    box,
+    h(
+      'p',
+      null,
+      error instanceof ApiError ? h('span', { class: 'code-badge' }, codeLabel(error.code)) : null,
+      messageText(error),
+    ),
+  );
   box.focus();
 }
 
@@ -98,7 +106,10 @@ function ensureTemplateOption(name) {
 async function loadTemplates() {
   const list = await api('GET', '/dbs');
   const chosen = field('ex-template').value;
-  clear($('ex-template'), (list.dbs ?? []).map((/** @type {string} */ db) => h('option', { value: db }, db)));
+  clear(
+    $('ex-template'),
+    (list.dbs ?? []).map((/** @type {string} */ db) => h('option', { value: db }, db)),
+  );
   if (chosen !== '') ensureTemplateOption(chosen);
   if (chosen !== '') field('ex-template').value = chosen;
 }
@@ -108,8 +119,12 @@ function resultOf(result) {
   if (!result) return h('p', { class: 'muted' }, 'The solution returned nothing.');
   if (result.columns.length === 0) return h('p', { class: 'ok-message' }, result.message ?? 'Done.');
   return [
-    dataTable({ columns: result.columns, rows: result.rows, label: 'The solution\'s result' }),
-    h('p', { class: 'muted' }, `${result.rows.length} row${result.rows.length === 1 ? '' : 's'}${result.truncated ? ' (cut at the server\'s limit)' : ''}`),
+    dataTable({ columns: result.columns, rows: result.rows, label: "The solution's result" }),
+    h(
+      'p',
+      { class: 'muted' },
+      `${result.rows.length} row${result.rows.length === 1 ? '' : 's'}${result.truncated ? " (cut at the server's limit)" : ''}`,
+    ),
   ];
 }
 
@@ -131,15 +146,30 @@ async function trySolution() {
     session = (await api('POST', '/tx/begin', { body: { db: template } })).session;
     let results = (await api('POST', '/exec', { body: { sql: solution }, session })).results;
     if (check !== null) results = (await api('POST', '/exec', { body: { sql: check }, session })).results;
-    clear(out,
-      h('h3', null, check === null ? 'The solution\'s result' : 'The check\'s result after the solution'),
+    clear(
+      out,
+      h('h3', null, check === null ? "The solution's result" : "The check's result after the solution"),
       resultOf(results.at(-1)),
-      h('p', { class: 'muted' }, `Run on ${template} inside a transaction, then rolled back: nothing changed.`));
+      h('p', { class: 'muted' }, `Run on ${template} inside a transaction, then rolled back: nothing changed.`),
+    );
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
-    clear(out, h('div', { class: 'error-box', id: 'ex-try-error' },
-      h('p', null, h('span', { class: 'code-badge' }, codeLabel(error.code) || `HTTP ${error.status}`), messageText(error)),
-      typeof error.body.statement === 'number' ? h('p', null, `Failed at statement ${error.body.statement + 1}.`) : null));
+    clear(
+      out,
+      h(
+        'div',
+        { class: 'error-box', id: 'ex-try-error' },
+        h(
+          'p',
+          null,
+          h('span', { class: 'code-badge' }, codeLabel(error.code) || `HTTP ${error.status}`),
+          messageText(error),
+        ),
+        typeof error.body.statement === 'number'
+          ? h('p', null, `Failed at statement ${error.body.statement + 1}.`)
+          : null,
+      ),
+    );
   } finally {
     if (session) await api('POST', `/tx/rollback${query({ session })}`).catch(() => {});
     field('ex-try').disabled = false;
@@ -151,9 +181,10 @@ async function save(event) {
   event.preventDefault();
   const body = definition();
   try {
-    const saved = editing === null
-      ? (await api('POST', '/exercises', { body })).exercise
-      : (await api('PUT', `/exercises/${encodeURIComponent(editing)}`, { body })).exercise;
+    const saved =
+      editing === null
+        ? (await api('POST', '/exercises', { body })).exercise
+        : (await api('PUT', `/exercises/${encodeURIComponent(editing)}`, { body })).exercise;
     notify(`Saved ${saved.id} in ${saved.set}.`);
     lessonSet = saved.set;
     sessionStorage.setItem(SET_KEY, lessonSet);
@@ -180,13 +211,48 @@ async function remove(id) {
 
 /** @param {any[]} exercises */
 function renderExercises(exercises) {
-  clear($('lesson-exercises'), exercises.length === 0
-    ? h('li', { class: 'muted' }, 'No exercises in this lesson yet.')
-    : exercises.map((exercise) => h('li', { dataset: { id: exercise.id } },
-      h('span', { class: 'lesson-item' }, `${exercise.position}. `, h('strong', null, exercise.title), ' ', h('code', { class: 'muted' }, exercise.id)),
-      h('span', { class: 'row' },
-        h('button', { type: 'button', class: 'edit', onclick: () => { fill(exercise); $('ex-title').focus(); } }, 'Edit', h('span', { class: 'visually-hidden' }, ` ${exercise.id}`)),
-        h('button', { type: 'button', class: 'delete', onclick: () => remove(exercise.id) }, 'Delete', h('span', { class: 'visually-hidden' }, ` ${exercise.id}`))))));
+  clear(
+    $('lesson-exercises'),
+    exercises.length === 0
+      ? h('li', { class: 'muted' }, 'No exercises in this lesson yet.')
+      : exercises.map((exercise) =>
+          h(
+            'li',
+            { dataset: { id: exercise.id } },
+            h(
+              'span',
+              { class: 'lesson-item' },
+              `${exercise.position}. `,
+              h('strong', null, exercise.title),
+              ' ',
+              h('code', { class: 'muted' }, exercise.id),
+            ),
+            h(
+              'span',
+              { class: 'row' },
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'edit',
+                  onclick: () => {
+                    fill(exercise);
+                    $('ex-title').focus();
+                  },
+                },
+                'Edit',
+                h('span', { class: 'visually-hidden' }, ` ${exercise.id}`),
+              ),
+              h(
+                'button',
+                { type: 'button', class: 'delete', onclick: () => remove(exercise.id) },
+                'Delete',
+                h('span', { class: 'visually-hidden' }, ` ${exercise.id}`),
+              ),
+            ),
+          ),
+        ),
+  );
 }
 
 /* ---------- progress ---------- */
@@ -211,9 +277,21 @@ function cellNode(cell, exercise, student) {
     `${student}, ${exercise.title}: ${word}`,
     cell.attempts > 0 ? `${cell.attempts} attempt${cell.attempts === 1 ? '' : 's'}` : null,
     cell.lastErrorClass !== null ? `last error class ${cell.lastErrorClass}` : null,
-  ].filter(Boolean).join(', ');
-  return h('td', { class: 'progress-cell', dataset: { state: cell.state, exercise: cell.exercise, attempts: cell.attempts }, title: details },
-    h('span', { 'aria-hidden': 'true', class: 'cell-symbol' }, symbol), ' ', word, tries);
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return h(
+    'td',
+    {
+      class: 'progress-cell',
+      dataset: { state: cell.state, exercise: cell.exercise, attempts: cell.attempts },
+      title: details,
+    },
+    h('span', { 'aria-hidden': 'true', class: 'cell-symbol' }, symbol),
+    ' ',
+    word,
+    tries,
+  );
 }
 
 /** @param {any} report the answer of GET /exercises/progress */
@@ -221,22 +299,61 @@ function renderProgress(report) {
   /** @type {any[]} */
   const students = [...report.students].sort((a, b) => byName(a.token, b.token));
   const stuck = students.filter((student) => student.stuck > 0).length;
-  $('progress-summary').textContent = `${students.length} student${students.length === 1 ? '' : 's'}, ${report.exercises.length} exercise${report.exercises.length === 1 ? '' : 's'}; ${stuck} stuck (${report.stuck.attempts} or more wrong answers in ${report.stuck.minutes} minutes). As of ${new Date(report.at).toLocaleTimeString()}.`;
+  $('progress-summary').textContent =
+    `${students.length} student${students.length === 1 ? '' : 's'}, ${report.exercises.length} exercise${report.exercises.length === 1 ? '' : 's'}; ${stuck} stuck (${report.stuck.attempts} or more wrong answers in ${report.stuck.minutes} minutes). As of ${new Date(report.at).toLocaleTimeString()}.`;
   if (students.length === 0 || report.exercises.length === 0) {
-    clear($('progress-grid'), h('p', { class: 'muted' }, report.exercises.length === 0 ? 'No exercises in this lesson yet.' : 'No students yet: make their tokens (POST /tokens).'));
+    clear(
+      $('progress-grid'),
+      h(
+        'p',
+        { class: 'muted' },
+        report.exercises.length === 0
+          ? 'No exercises in this lesson yet.'
+          : 'No students yet: make their tokens (POST /tokens).',
+      ),
+    );
     return;
   }
   const byId = new Map(report.exercises.map((/** @type {any} */ exercise) => [exercise.id, exercise]));
-  clear($('progress-grid'), h('div', { class: 'table-wrap', role: 'region', 'aria-label': 'Progress, students by exercises', tabindex: '0' },
-    h('table', { class: 'progress-table' },
-      h('thead', null, h('tr', null,
-        h('th', { scope: 'col' }, 'Student'),
-        h('th', { scope: 'col' }, 'Solved'),
-        report.exercises.map((/** @type {any} */ exercise) => h('th', { scope: 'col', dataset: { exercise: exercise.id } }, `${exercise.position}. ${exercise.title}`)))),
-      h('tbody', null, students.map((student) => h('tr', { dataset: { token: student.token } },
-        h('th', { scope: 'row' }, student.token),
-        h('td', { class: 'num' }, `${student.solved} / ${report.exercises.length}`),
-        student.exercises.map((/** @type {any} */ cell) => cellNode(cell, byId.get(cell.exercise) ?? { title: cell.exercise }, student.token))))))));
+  clear(
+    $('progress-grid'),
+    h(
+      'div',
+      { class: 'table-wrap', role: 'region', 'aria-label': 'Progress, students by exercises', tabindex: '0' },
+      h(
+        'table',
+        { class: 'progress-table' },
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            h('th', { scope: 'col' }, 'Student'),
+            h('th', { scope: 'col' }, 'Solved'),
+            report.exercises.map((/** @type {any} */ exercise) =>
+              h('th', { scope: 'col', dataset: { exercise: exercise.id } }, `${exercise.position}. ${exercise.title}`),
+            ),
+          ),
+        ),
+        h(
+          'tbody',
+          null,
+          students.map((student) =>
+            h(
+              'tr',
+              { dataset: { token: student.token } },
+              h('th', { scope: 'row' }, student.token),
+              h('td', { class: 'num' }, `${student.solved} / ${report.exercises.length}`),
+              student.exercises.map((/** @type {any} */ cell) =>
+                cellNode(cell, byId.get(cell.exercise) ?? { title: cell.exercise }, student.token),
+              ),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
 }
 
 async function loadProgress() {
@@ -258,7 +375,10 @@ function scheduleProgress() {
 function feedState(state) {
   const live = $('progress-live');
   live.dataset.state = state;
-  live.textContent = state === 'live' ? '● Live: the grid updates as answers arrive.' : '○ Not live: the journal feed is not reachable; Refresh updates the grid.';
+  live.textContent =
+    state === 'live'
+      ? '● Live: the grid updates as answers arrive.'
+      : '○ Not live: the journal feed is not reachable; Refresh updates the grid.';
   if (state === 'live') scheduleProgress();
 }
 
@@ -279,7 +399,10 @@ async function downloadCsv(event) {
   event.preventDefault();
   const link = /** @type {HTMLAnchorElement} */ (event.currentTarget);
   try {
-    const response = await fetch(link.href, { headers: { 'X-Service-Token': token, Accept: 'text/csv' }, cache: 'no-store' });
+    const response = await fetch(link.href, {
+      headers: { 'X-Service-Token': token, Accept: 'text/csv' },
+      cache: 'no-store',
+    });
     if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => null));
     const url = URL.createObjectURL(await response.blob());
     const save = h('a', { href: url, download: link.getAttribute('download'), hidden: true });
@@ -298,20 +421,43 @@ async function downloadCsv(event) {
 async function loadEvidence(event) {
   event?.preventDefault();
   if (lessonSet === '') return;
-  const thresholds = Object.fromEntries(['en_desarrollo', 'logrado', 'profundizado'].map((name) => [name, field(`ev-${name}`).value.trim()]));
+  const thresholds = Object.fromEntries(
+    ['en_desarrollo', 'logrado', 'profundizado'].map((name) => [name, field(`ev-${name}`).value.trim()]),
+  );
   try {
     evidence = await api('GET', `/exercises/evidence${query({ set: lessonSet, ...thresholds })}`);
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     evidence = null;
-    clear($('evidence-counts'), h('div', { class: 'error-box' }, h('p', null, h('span', { class: 'code-badge' }, codeLabel(error.code)), messageText(error))));
+    clear(
+      $('evidence-counts'),
+      h(
+        'div',
+        { class: 'error-box' },
+        h('p', null, h('span', { class: 'code-badge' }, codeLabel(error.code)), messageText(error)),
+      ),
+    );
     return;
   }
   const t = evidence.thresholds;
-  clear($('evidence-counts'),
-    h('p', { class: 'muted' }, `${evidence.students} students, ${evidence.exercises} exercises. Solved at least ${t.en_desarrollo}: en desarrollo; ${t.logrado}: logrado; ${t.profundizado}: profundizado.`),
-    dataTable({ columns: ['Level', 'Students'], rows: LEVELS.map(([key, label]) => [label, evidence.aggregate_evidence[key]]), label: 'Students per evidence level' }),
-    h('button', { type: 'button', id: 'evidence-to-pilot', onclick: toPilotForm }, 'Put these counts in the pilot form'));
+  clear(
+    $('evidence-counts'),
+    h(
+      'p',
+      { class: 'muted' },
+      `${evidence.students} students, ${evidence.exercises} exercises. Solved at least ${t.en_desarrollo}: en desarrollo; ${t.logrado}: logrado; ${t.profundizado}: profundizado.`,
+    ),
+    dataTable({
+      columns: ['Level', 'Students'],
+      rows: LEVELS.map(([key, label]) => [label, evidence.aggregate_evidence[key]]),
+      label: 'Students per evidence level',
+    }),
+    h(
+      'button',
+      { type: 'button', id: 'evidence-to-pilot', onclick: toPilotForm },
+      'Put these counts in the pilot form',
+    ),
+  );
 }
 
 /** The counts go to the Pilots view's evidence fields; the teacher completes and records the pilot there. */
@@ -329,7 +475,12 @@ export async function loadLesson() {
   const sets = [...new Set(all.map((/** @type {any} */ exercise) => exercise.set))].sort();
   lessonSet = sessionStorage.getItem(SET_KEY) ?? lessonSet;
   if (!sets.includes(lessonSet)) lessonSet = sets[0] ?? '';
-  clear($('lesson-set'), sets.length === 0 ? h('option', { value: '' }, '(no lessons yet)') : sets.map((set) => h('option', { value: set, selected: set === lessonSet ? true : undefined }, set)));
+  clear(
+    $('lesson-set'),
+    sets.length === 0
+      ? h('option', { value: '' }, '(no lessons yet)')
+      : sets.map((set) => h('option', { value: set, selected: set === lessonSet ? true : undefined }, set)),
+  );
   renderExercises(all.filter((/** @type {any} */ exercise) => exercise.set === lessonSet));
   if (editing === null && field('ex-set').value === '') field('ex-set').value = lessonSet;
   csvLink();
@@ -368,7 +519,9 @@ export function initLessonView() {
   $('ex-try').addEventListener('click', () => trySolution().catch(notifyError));
   $('ex-new').addEventListener('click', () => fill(null));
   $('ex-delete').addEventListener('click', () => editing !== null && remove(editing));
-  $('ex-preview-button').addEventListener('click', () => clear($('ex-preview'), markdownNodes(field('ex-prompt').value)));
+  $('ex-preview-button').addEventListener('click', () =>
+    clear($('ex-preview'), markdownNodes(field('ex-prompt').value)),
+  );
   $('lesson-set').addEventListener('change', (event) => {
     lessonSet = /** @type {HTMLSelectElement} */ (event.currentTarget).value;
     sessionStorage.setItem(SET_KEY, lessonSet);

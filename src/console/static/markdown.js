@@ -14,12 +14,15 @@ const INLINE = /(`[^`\n]+`|\*\*[^*\n]+\*\*|__[^_\n]+__|\*[^*\s][^*\n]*\*|_[^_\s]
  * @returns {Array<Node | string>}
  */
 export function inlineNodes(text) {
-  return text.split(INLINE).filter((part) => part !== '').map((part) => {
-    if (/^`[^`]+`$/.test(part)) return h('code', null, part.slice(1, -1));
-    if (/^(\*\*|__).+\1$/.test(part)) return h('strong', null, inlineNodes(part.slice(2, -2)));
-    if (/^([*_]).+\1$/.test(part)) return h('em', null, inlineNodes(part.slice(1, -1)));
-    return part;
-  });
+  return text
+    .split(INLINE)
+    .filter((part) => part !== '')
+    .map((part) => {
+      if (/^`[^`]+`$/.test(part)) return h('code', null, part.slice(1, -1));
+      if (/^(\*\*|__).+\1$/.test(part)) return h('strong', null, inlineNodes(part.slice(2, -2)));
+      if (/^([*_]).+\1$/.test(part)) return h('em', null, inlineNodes(part.slice(1, -1)));
+      return part;
+    });
 }
 
 const ITEM = /^\s{0,3}([-*+]|\d{1,3}[.)])\s+(.*)$/;
@@ -36,7 +39,11 @@ function listNode(lines) {
     if (item !== null) items.push(item[2]);
     else if (items.length > 0) items[items.length - 1] += ` ${line.trim()}`;
   }
-  return h(ordered ? 'ol' : 'ul', null, items.map((item) => h('li', null, inlineNodes(item))));
+  return h(
+    ordered ? 'ol' : 'ul',
+    null,
+    items.map((item) => h('li', null, inlineNodes(item))),
+  );
 }
 
 /**
@@ -46,7 +53,9 @@ function listNode(lines) {
  */
 export function markdownNodes(source) {
   const blocks = [];
-  const lines = String(source ?? '').replace(/\r\n?/g, '\n').split('\n');
+  const lines = String(source ?? '')
+    .replace(/\r\n?/g, '\n')
+    .split('\n');
   /** @type {string[]} */
   let paragraph = [];
   const endParagraph = () => {

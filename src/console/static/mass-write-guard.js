@@ -45,10 +45,18 @@ function rowsText(count) {
  */
 function writeItem(write, count, total) {
   const action = write.verb === 'DELETE' ? 'deletes' : 'changes';
-  return h('li', { dataset: { table: write.table, rows: count ?? '' } },
+  return h(
+    'li',
+    { dataset: { table: write.table, rows: count ?? '' } },
     total > 1 ? `Statement ${write.index + 1}: ` : null,
     h('code', null, write.text.length > 120 ? `${write.text.slice(0, 117)}…` : write.text),
-    h('br'), `has no WHERE: it ${action} `, h('strong', null, rowsText(count)), ' of ', h('strong', null, write.table), '.');
+    h('br'),
+    `has no WHERE: it ${action} `,
+    h('strong', null, rowsText(count)),
+    ' of ',
+    h('strong', null, write.table),
+    '.',
+  );
 }
 
 /**
@@ -65,7 +73,11 @@ export async function confirmMassWrites(sql, target, statementCount) {
   return askConfirm({
     title: writes.length === 1 ? `Change every row of ${writes[0].table}?` : 'Change every row of these tables?',
     body: [
-      h('ul', { class: 'mass-writes' }, writes.map((write, i) => writeItem(write, counts[i] ?? null, statementCount))),
+      h(
+        'ul',
+        { class: 'mass-writes' },
+        writes.map((write, i) => writeItem(write, counts[i] ?? null, statementCount)),
+      ),
       h('p', null, 'Add a WHERE to touch only some rows. Cancel sends nothing.'),
     ],
     confirm: 'Run anyway',

@@ -45,14 +45,25 @@ function form() {
 function readForm() {
   /** @type {Record<string, any>} */
   const record = {};
-  for (const input of /** @type {NodeListOf<Control>} */ (form().querySelectorAll('input[name], select[name], textarea[name]'))) {
+  for (const input of /** @type {NodeListOf<Control>} */ (
+    form().querySelectorAll('input[name], select[name], textarea[name]')
+  )) {
     const raw = input.value.trim();
     const kind = input.dataset.kind;
     let value;
-    if (kind === 'lines') value = raw.split('\n').map((line) => line.trim()).filter((line) => line !== '');
-    else if (kind === 'number' && input.validity.badInput) value = raw; // not a number: the schema says so
+    if (kind === 'lines')
+      value = raw
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line !== '');
+    else if (kind === 'number' && input.validity.badInput)
+      value = raw; // not a number: the schema says so
     else if (raw === '') continue;
-    else if (kind === 'list') value = raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
+    else if (kind === 'list')
+      value = raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '');
     else if (kind === 'number') value = Number(raw);
     else value = raw;
     const keys = input.name.split('.');
@@ -79,7 +90,8 @@ function fieldFor(path) {
 function clearErrors() {
   for (const field of form().querySelectorAll('.field')) {
     /** @type {HTMLElement} */ (field.querySelector(':scope > .field-error')).textContent = '';
-    for (const control of field.querySelectorAll(':scope > input, :scope > select, :scope > textarea')) control.removeAttribute('aria-invalid');
+    for (const control of field.querySelectorAll(':scope > input, :scope > select, :scope > textarea'))
+      control.removeAttribute('aria-invalid');
   }
   clear($('pilot-form-errors'));
 }
@@ -113,22 +125,40 @@ function showViolations(violations, heading) {
       continue;
     }
     const error = /** @type {HTMLElement} */ (field.querySelector(':scope > .field-error'));
-    error.textContent = error.textContent === '' ? violation.message.replace(/^./, (c) => c.toUpperCase()) : `${error.textContent}; ${violation.message}`;
-    const control = /** @type {Control | null} */ (field.querySelector(':scope > input, :scope > select, :scope > textarea'));
+    error.textContent =
+      error.textContent === ''
+        ? violation.message.replace(/^./, (c) => c.toUpperCase())
+        : `${error.textContent}; ${violation.message}`;
+    const control = /** @type {Control | null} */ (
+      field.querySelector(':scope > input, :scope > select, :scope > textarea')
+    );
     // A group's violation (/scope is required) is marked on its empty controls, so that the focused one is marked too.
-    const marked = control ? [control] : [.../** @type {NodeListOf<Control>} */ (field.querySelectorAll('input, select, textarea'))].filter((input) => input.value.trim() === '');
+    const marked = control
+      ? [control]
+      : [.../** @type {NodeListOf<Control>} */ (field.querySelectorAll('input, select, textarea'))].filter(
+          (input) => input.value.trim() === '',
+        );
     for (const each of marked) {
       each.setAttribute('aria-invalid', 'true');
       describeBy(each, error.id);
     }
     const target = marked[0] ?? /** @type {Control | null} */ (field.querySelector('input, select, textarea'));
     // Violations come in the schema's order (its required names before the values' checks): the first to show is the first on the page.
-    if (target && (first === null || first.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_PRECEDING)) first = target;
+    if (target && (first === null || first.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_PRECEDING))
+      first = target;
   }
   const summaryBox = $('pilot-form-errors');
-  clear(summaryBox,
+  clear(
+    summaryBox,
     h('p', null, h('strong', null, heading)),
-    loose.length === 0 ? null : h('ul', null, loose.map((v) => h('li', null, h('code', null, v.path), ' ', v.message))));
+    loose.length === 0
+      ? null
+      : h(
+          'ul',
+          null,
+          loose.map((v) => h('li', null, h('code', null, v.path), ' ', v.message)),
+        ),
+  );
   (first ?? summaryBox).focus?.();
   if (!first) summaryBox.scrollIntoView({ block: 'nearest' });
 }
@@ -139,14 +169,26 @@ function showViolations(violations, heading) {
  */
 function showServerError(error) {
   const code = error.code;
-  const heading = h('span', null, h('span', { class: 'code-badge' }, codeLabel(code) || `HTTP ${error.status}`), messageText(error));
+  const heading = h(
+    'span',
+    null,
+    h('span', { class: 'code-badge' }, codeLabel(code) || `HTTP ${error.status}`),
+    messageText(error),
+  );
   let violations = [];
   if (Array.isArray(error.body.violations)) violations = error.body.violations;
   else if (code === 1017) {
     const message = `must not contain personal data (found: ${(error.body.kinds ?? []).join(', ') || 'personal data'})`;
-    violations = [{ path: '/notes_without_personal_data', message }, { path: '/incidents', message }];
-  } else if (code === 2014) violations = [{ path: '/commit', message: 'the last pilot of this scope decided to correct this commit: pilot another one' }];
-  else if (code === 2013) violations = [{ path: '/scope', message: 'this scope was retired: no further pilot is accepted for it' }];
+    violations = [
+      { path: '/notes_without_personal_data', message },
+      { path: '/incidents', message },
+    ];
+  } else if (code === 2014)
+    violations = [
+      { path: '/commit', message: 'the last pilot of this scope decided to correct this commit: pilot another one' },
+    ];
+  else if (code === 2013)
+    violations = [{ path: '/scope', message: 'this scope was retired: no further pilot is accepted for it' }];
   showViolations(violations, heading);
 }
 
@@ -157,7 +199,10 @@ async function submit(event) {
   if (!schema) await loadSchema();
   const violations = validate(schema, record);
   if (violations.length > 0) {
-    showViolations(violations, `The record has ${violations.length} problem${violations.length === 1 ? '' : 's'}: see the fields marked below.`);
+    showViolations(
+      violations,
+      `The record has ${violations.length} problem${violations.length === 1 ? '' : 's'}: see the fields marked below.`,
+    );
     return;
   }
   try {
@@ -178,7 +223,13 @@ async function loadSchema() {
   schema = await api('GET', '/pilots/schema');
   const select = $('p-decision');
   const choices = schema.properties?.decision?.enum ?? DECISIONS.map((d) => d.key);
-  clear(select, h('option', { value: '' }, '— choose —'), choices.map((/** @type {string} */ value) => h('option', { value }, DECISIONS.find((d) => d.key === value)?.label ?? value)));
+  clear(
+    select,
+    h('option', { value: '' }, '— choose —'),
+    choices.map((/** @type {string} */ value) =>
+      h('option', { value }, DECISIONS.find((d) => d.key === value)?.label ?? value),
+    ),
+  );
 }
 
 /* ---------- list and charts ---------- */
@@ -187,9 +238,11 @@ async function loadSchema() {
 function renderList(page) {
   const first = page.total === 0 ? 0 : page.offset + 1;
   const last = page.offset + page.pilots.length;
-  $('pilots-status').textContent = page.total === 0 ? 'No pilots recorded yet' : `Pilots ${first}–${last} of ${page.total}`;
+  $('pilots-status').textContent =
+    page.total === 0 ? 'No pilots recorded yet' : `Pilots ${first}–${last} of ${page.total}`;
   /** @type {HTMLButtonElement} */ ($('pilots-pager').querySelector('[data-page="prev"]')).disabled = page.offset === 0;
-  /** @type {HTMLButtonElement} */ ($('pilots-pager').querySelector('[data-page="next"]')).disabled = last >= page.total;
+  /** @type {HTMLButtonElement} */ ($('pilots-pager').querySelector('[data-page="next"]')).disabled =
+    last >= page.total;
   const rows = page.pilots.map((/** @type {{ id: number, pilot: any }} */ { id, pilot }) => [
     id,
     pilot.date,
@@ -199,17 +252,32 @@ function renderList(page) {
     `${pilot.actual_minutes} / ${pilot.planned_minutes}`,
     EVIDENCE.map((e) => pilot.aggregate_evidence[e.key]).join(' · '),
   ]);
-  clear($('pilot-list'), page.total === 0 ? null : dataTable({
-    columns: ['#', 'Date', 'Level · subject · objective', 'Commit', 'Decision', 'Minutes (actual / planned)', 'Evidence (ANO · ED · L · P)'],
-    rows,
-    label: 'Pilot records',
-    className: 'pilot-list',
-  }));
+  clear(
+    $('pilot-list'),
+    page.total === 0
+      ? null
+      : dataTable({
+          columns: [
+            '#',
+            'Date',
+            'Level · subject · objective',
+            'Commit',
+            'Decision',
+            'Minutes (actual / planned)',
+            'Evidence (ANO · ED · L · P)',
+          ],
+          rows,
+          label: 'Pilot records',
+          className: 'pilot-list',
+        }),
+  );
 }
 
 function drawCharts() {
   if (!summary) return;
-  const levels = Object.keys(summary.evidence.by_level).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  const levels = Object.keys(summary.evidence.by_level).sort((a, b) =>
+    a.localeCompare(b, undefined, { numeric: true }),
+  );
   stackedBars($('chart-evidence'), {
     title: 'Evidence by school level: students at each level of achievement',
     rows: levels.map((level) => ({ label: level, values: summary.evidence.by_level[level].totals })),
@@ -229,7 +297,10 @@ function drawCharts() {
     empty: 'No decisions yet.',
   });
   const m = summary.minutes;
-  $('pilot-totals').textContent = summary.count === 0 ? '' : `${summary.count} pilot${summary.count === 1 ? '' : 's'} · ${m.actual} of ${m.planned} planned minutes used (${m.overrun >= 0 ? '+' : ''}${m.overrun}).`;
+  $('pilot-totals').textContent =
+    summary.count === 0
+      ? ''
+      : `${summary.count} pilot${summary.count === 1 ? '' : 's'} · ${m.actual} of ${m.planned} planned minutes used (${m.overrun >= 0 ? '+' : ''}${m.overrun}).`;
 }
 
 async function fetchAllPilots() {

@@ -26,7 +26,11 @@ export function followAttempts(onAttempt, onState = () => {}) {
 
   /** @param {string} event */
   function handle(event) {
-    const data = event.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+    const data = event
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => line.slice(6))
+      .join('\n');
     if (data === '') return;
     try {
       const entry = JSON.parse(data);
@@ -43,7 +47,11 @@ export function followAttempts(onAttempt, onState = () => {}) {
     const token = storedToken();
     if (token !== null) headers['X-Service-Token'] = token;
     try {
-      const response = await fetch(`/journal?kind=attempt&since=${FROM_NOW}`, { headers, cache: 'no-store', signal: controller.signal });
+      const response = await fetch(`/journal?kind=attempt&since=${FROM_NOW}`, {
+        headers,
+        cache: 'no-store',
+        signal: controller.signal,
+      });
       if (!response.ok || response.body === null) throw new Error(`HTTP ${response.status}`);
       onState('live');
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -27,7 +27,9 @@ function restorePath(db) {
  */
 function clock(iso) {
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? String(iso) : date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return Number.isNaN(date.getTime())
+    ? String(iso)
+    : date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
 }
 
 /**
@@ -55,7 +57,9 @@ function inOrder(preview) {
  */
 function undoneText(entry) {
   if (entry.kind === 'restoredb') return `the restore #${entry.seq}`;
-  const sql = String(entry.sql ?? entry.kind ?? '').replace(/\s+/g, ' ').trim();
+  const sql = String(entry.sql ?? entry.kind ?? '')
+    .replace(/\s+/g, ' ')
+    .trim();
   const short = sql.length > 70 ? `${sql.slice(0, 67)}…` : sql;
   return typeof entry.changes === 'number' ? `${short} (${plural(entry.changes, 'row')})` : short;
 }
@@ -83,10 +87,27 @@ function previewBody(db, preview) {
   const entries = inOrder(preview);
   const target = preview.target ?? {};
   return [
-    h('p', { id: 'restore-summary' }, `Back to ${db.replace(/\.db$/, '')} as it was after #${target.seq} (${timeText(target.time)}): this ${previewSentence(preview)}`),
-    entries.length === 0 ? null : h('ol', { class: 'restore-undone', 'aria-label': 'What this undoes, in the order it ran' },
-      entries.slice(0, LISTED).map((entry) => h('li', { dataset: { seq: entry.seq } },
-        `#${entry.seq} ${timeText(entry.time)} · ${whoText(entry.token)}: `, h('code', null, undoneText(entry))))),
+    h(
+      'p',
+      { id: 'restore-summary' },
+      `Back to ${db.replace(/\.db$/, '')} as it was after #${target.seq} (${timeText(target.time)}): this ${previewSentence(preview)}`,
+    ),
+    entries.length === 0
+      ? null
+      : h(
+          'ol',
+          { class: 'restore-undone', 'aria-label': 'What this undoes, in the order it ran' },
+          entries
+            .slice(0, LISTED)
+            .map((entry) =>
+              h(
+                'li',
+                { dataset: { seq: entry.seq } },
+                `#${entry.seq} ${timeText(entry.time)} · ${whoText(entry.token)}: `,
+                h('code', null, undoneText(entry)),
+              ),
+            ),
+        ),
     entries.length > LISTED ? h('p', null, `… and ${plural(entries.length - LISTED, 'more statement')}.`) : null,
     h('p', null, 'A restore is itself written to the history, so it can be undone.'),
   ];

@@ -52,12 +52,31 @@ function cell(value, type, reference, onReference) {
   if (text === null) return h('td', { class: 'null', dataset: { kind: 'null' } }, 'NULL');
   const numeric = typeof value === 'number' && type !== 'BOOL';
   if (type === 'BLOB') {
-    return h('td', { dataset: { kind: 'blob' } }, h('span', { class: 'tag', title: 'A BLOB, shown as base64' }, 'base64'), ' ', text);
+    return h(
+      'td',
+      { dataset: { kind: 'blob' } },
+      h('span', { class: 'tag', title: 'A BLOB, shown as base64' }, 'base64'),
+      ' ',
+      text,
+    );
   }
   const kind = typeof value === 'boolean' || type === 'BOOL' ? 'bool' : numeric ? 'number' : 'text';
-  const content = reference && onReference
-    ? h('a', { href: '#data', class: 'fk-link', title: `Open the row of ${reference.table} whose ${reference.column} is ${text}`, onclick: (/** @type {MouseEvent} */ event) => { event.preventDefault(); onReference(reference, value); } }, text)
-    : text;
+  const content =
+    reference && onReference
+      ? h(
+          'a',
+          {
+            href: '#data',
+            class: 'fk-link',
+            title: `Open the row of ${reference.table} whose ${reference.column} is ${text}`,
+            onclick: (/** @type {MouseEvent} */ event) => {
+              event.preventDefault();
+              onReference(reference, value);
+            },
+          },
+          text,
+        )
+      : text;
   return h('td', { class: numeric ? 'num' : kind === 'bool' ? 'bool' : undefined, dataset: { kind } }, content);
 }
 
@@ -97,7 +116,12 @@ export function compareValues(a, b) {
 export function orderByText(columns, index, desc) {
   const name = columns[index];
   const unique = columns.filter((other) => other === name).length === 1;
-  const term = unique && IDENTIFIER.test(name) ? name : unique && !/[()*+\-/|,\s]/.test(name) ? `"${name.replace(/"/g, '""')}"` : String(index + 1);
+  const term =
+    unique && IDENTIFIER.test(name)
+      ? name
+      : unique && !/[()*+\-/|,\s]/.test(name)
+        ? `"${name.replace(/"/g, '""')}"`
+        : String(index + 1);
   return `ORDER BY ${term}${desc ? ' DESC' : ''}`;
 }
 
@@ -130,7 +154,11 @@ export function toCsv(columns, rows, types) {
  * @returns {string}
  */
 export function toJson(columns, rows) {
-  return `${JSON.stringify(rows.map((row) => Object.fromEntries(columns.map((name, i) => [name, row[i] ?? null]))), null, 2)}\n`;
+  return `${JSON.stringify(
+    rows.map((row) => Object.fromEntries(columns.map((name, i) => [name, row[i] ?? null]))),
+    null,
+    2,
+  )}\n`;
 }
 
 /**
@@ -172,8 +200,25 @@ function matches(row, types, needle) {
  *   onReference?: (reference: Reference, value: unknown) => void }} table
  * @returns {HTMLDivElement}
  */
-export function resultTable({ columns, rows, types = [], references = [], label, name = 'result', onSort, sort, onFilter, filter: filtered = '', onReference }) {
-  const view = { sortIndex: sort ? columns.indexOf(sort.column) : -1, desc: sort?.desc === true, filter: onFilter ? '' : filtered, page: 0 };
+export function resultTable({
+  columns,
+  rows,
+  types = [],
+  references = [],
+  label,
+  name = 'result',
+  onSort,
+  sort,
+  onFilter,
+  filter: filtered = '',
+  onReference,
+}) {
+  const view = {
+    sortIndex: sort ? columns.indexOf(sort.column) : -1,
+    desc: sort?.desc === true,
+    filter: onFilter ? '' : filtered,
+    page: 0,
+  };
   const root = h('div', { class: 'result-table' });
   const body = h('tbody');
   const headRow = h('tr');
@@ -181,7 +226,14 @@ export function resultTable({ columns, rows, types = [], references = [], label,
   const order = h('p', { class: 'rt-order' });
   const prev = h('button', { type: 'button', class: 'rt-prev' }, 'Previous');
   const next = h('button', { type: 'button', class: 'rt-next' }, 'Next');
-  const filter = h('input', { type: 'search', class: 'rt-filter', 'aria-label': `Filter the rows of ${label}`, placeholder: 'Filter rows…', autocomplete: 'off', spellcheck: 'false' });
+  const filter = h('input', {
+    type: 'search',
+    class: 'rt-filter',
+    'aria-label': `Filter the rows of ${label}`,
+    placeholder: 'Filter rows…',
+    autocomplete: 'off',
+    spellcheck: 'false',
+  });
 
   function shownRows() {
     const needle = view.filter.toLowerCase();
@@ -195,14 +247,28 @@ export function resultTable({ columns, rows, types = [], references = [], label,
   }
 
   function renderHead() {
-    headRow.replaceChildren(...columns.map((column, i) => {
-      const sorted = view.sortIndex === i;
-      const arrow = sorted ? (view.desc ? ' ▼' : ' ▲') : '';
-      const button = h('button', { type: 'button', class: 'rt-sort', onclick: () => sortBy(i) }, column, arrow);
-      // The type is drawn by CSS (data-type), so the header's text stays the column's name.
-      return h('th', { scope: 'col', 'aria-sort': sorted ? (view.desc ? 'descending' : 'ascending') : undefined, dataset: types[i] ? { type: types[i] } : undefined }, button);
-    }));
-    order.replaceChildren(...(view.sortIndex < 0 ? ['Click a column to sort by it.'] : ['Same order as ', h('code', { class: 'rt-order-sql' }, orderByText(columns, view.sortIndex, view.desc))]));
+    headRow.replaceChildren(
+      ...columns.map((column, i) => {
+        const sorted = view.sortIndex === i;
+        const arrow = sorted ? (view.desc ? ' ▼' : ' ▲') : '';
+        const button = h('button', { type: 'button', class: 'rt-sort', onclick: () => sortBy(i) }, column, arrow);
+        // The type is drawn by CSS (data-type), so the header's text stays the column's name.
+        return h(
+          'th',
+          {
+            scope: 'col',
+            'aria-sort': sorted ? (view.desc ? 'descending' : 'ascending') : undefined,
+            dataset: types[i] ? { type: types[i] } : undefined,
+          },
+          button,
+        );
+      }),
+    );
+    order.replaceChildren(
+      ...(view.sortIndex < 0
+        ? ['Click a column to sort by it.']
+        : ['Same order as ', h('code', { class: 'rt-order-sql' }, orderByText(columns, view.sortIndex, view.desc))]),
+    );
   }
 
   function renderBody() {
@@ -211,11 +277,20 @@ export function resultTable({ columns, rows, types = [], references = [], label,
     const pages = Math.max(1, Math.ceil(kept.length / PAGE_SIZE));
     view.page = Math.min(view.page, pages - 1);
     const slice = paged ? kept.slice(view.page * PAGE_SIZE, (view.page + 1) * PAGE_SIZE) : kept;
-    body.replaceChildren(...slice.map((row) => h('tr', null, row.map((value, i) => cell(value, types[i], references[i], onReference)))));
+    body.replaceChildren(
+      ...slice.map((row) =>
+        h(
+          'tr',
+          null,
+          row.map((value, i) => cell(value, types[i], references[i], onReference)),
+        ),
+      ),
+    );
     const first = kept.length === 0 ? 0 : paged ? view.page * PAGE_SIZE + 1 : 1;
     const last = paged ? Math.min(kept.length, (view.page + 1) * PAGE_SIZE) : kept.length;
     const filtered = view.filter === '' ? '' : ` (filtered from ${rows.length})`;
-    status.textContent = kept.length === 0 ? `No rows${filtered}` : `Rows ${first}–${last} of ${kept.length}${filtered}`;
+    status.textContent =
+      kept.length === 0 ? `No rows${filtered}` : `Rows ${first}–${last} of ${kept.length}${filtered}`;
     // Re-queried tables (the Data view) have their own pager and count.
     status.hidden = Boolean(onSort);
     prev.hidden = !paged;
@@ -252,16 +327,49 @@ export function resultTable({ columns, rows, types = [], references = [], label,
     view.page = 0;
     renderBody();
   });
-  prev.addEventListener('click', () => { view.page--; renderBody(); });
-  next.addEventListener('click', () => { view.page++; renderBody(); });
-  const exportCsv = h('button', { type: 'button', class: 'rt-csv', onclick: () => download(`${name}.csv`, 'text/csv', toCsv(columns, shownRows(), types)) }, 'CSV');
-  const exportJson = h('button', { type: 'button', class: 'rt-json', onclick: () => download(`${name}.json`, 'application/json', toJson(columns, shownRows())) }, 'JSON');
+  prev.addEventListener('click', () => {
+    view.page--;
+    renderBody();
+  });
+  next.addEventListener('click', () => {
+    view.page++;
+    renderBody();
+  });
+  const exportCsv = h(
+    'button',
+    {
+      type: 'button',
+      class: 'rt-csv',
+      onclick: () => download(`${name}.csv`, 'text/csv', toCsv(columns, shownRows(), types)),
+    },
+    'CSV',
+  );
+  const exportJson = h(
+    'button',
+    {
+      type: 'button',
+      class: 'rt-json',
+      onclick: () => download(`${name}.json`, 'application/json', toJson(columns, shownRows())),
+    },
+    'JSON',
+  );
 
   renderHead();
   renderBody();
   root.append(
-    h('div', { class: 'rt-tools' }, filter, h('span', { class: 'rt-export' }, 'Download ', exportCsv, ' ', exportJson), order),
-    h('div', { class: 'table-wrap', role: 'region', 'aria-label': label, tabindex: '0' }, h('table', null, h('thead', null, headRow), body)),
-    h('div', { class: 'rt-pager' }, prev, status, next));
+    h(
+      'div',
+      { class: 'rt-tools' },
+      filter,
+      h('span', { class: 'rt-export' }, 'Download ', exportCsv, ' ', exportJson),
+      order,
+    ),
+    h(
+      'div',
+      { class: 'table-wrap', role: 'region', 'aria-label': label, tabindex: '0' },
+      h('table', null, h('thead', null, headRow), body),
+    ),
+    h('div', { class: 'rt-pager' }, prev, status, next),
+  );
   return root;
 }

@@ -31,13 +31,17 @@ export function rowsStatements({ table, where, filter, sort, limit, offset }) {
   const columns = table.columns ?? [];
   if (filter !== '' && columns.length > 0) {
     // Rows holding the text in any column, as the table shows it (instr: no LIKE wildcards to escape).
-    terms.push(`(${columns.map((column) => `instr(lower(CAST(${quoteName(column.name)} AS TEXT)), lower(?)) > 0`).join(' OR ')})`);
+    terms.push(
+      `(${columns.map((column) => `instr(lower(CAST(${quoteName(column.name)} AS TEXT)), lower(?)) > 0`).join(' OR ')})`,
+    );
     params.push(...columns.map(() => filter));
   }
   const from = `FROM ${quoteName(table.name)}${terms.length > 0 ? ` WHERE ${terms.join(' AND ')}` : ''}`;
   // The key breaks ties, so that LIMIT/OFFSET pages of a sort on a column with repeated values neither skip nor repeat rows.
   const key = (table.primaryKey ?? '').split(',').filter((name) => name !== '' && name !== sort?.column);
-  const order = sort ? ` ORDER BY ${[`${quoteName(sort.column)}${sort.desc ? ' DESC' : ''}`, ...key.map(quoteName)].join(', ')}` : '';
+  const order = sort
+    ? ` ORDER BY ${[`${quoteName(sort.column)}${sort.desc ? ' DESC' : ''}`, ...key.map(quoteName)].join(', ')}`
+    : '';
   return [
     { sql: `SELECT count(*) ${from}`, params },
     { sql: `SELECT * ${from}${order} LIMIT ${Math.trunc(limit)} OFFSET ${Math.trunc(offset)}`, params },

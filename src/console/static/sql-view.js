@@ -71,7 +71,14 @@ async function refreshCompletions() {
   try {
     const { tables } = await api('GET', `/tables${query({ db: state.db })}`);
     if (load !== schemaLoad) return;
-    sqlEditor.setSchema(Object.fromEntries(tables.map((/** @type {any} */ table) => [table.name, table.columns.map((/** @type {any} */ column) => column.name)])));
+    sqlEditor.setSchema(
+      Object.fromEntries(
+        tables.map((/** @type {any} */ table) => [
+          table.name,
+          table.columns.map((/** @type {any} */ column) => column.name),
+        ]),
+      ),
+    );
   } catch {
     // Completion is a help: without the schema the editor still highlights and runs.
   }
@@ -81,10 +88,30 @@ async function refreshCompletions() {
 
 /** @param {string[]} [list] */
 function renderHistory(list = readHistory(state.db)) {
-  const items = list.map((sql, i) => h('li', null,
-    h('button', { type: 'button', class: 'history-item', title: sql, onclick: () => { sqlEditor.setText(sql); sqlEditor.focus(); } },
-      h('span', { class: 'visually-hidden' }, `Put run ${i + 1} back in the editor: `), sql)));
-  clear($('sql-history'), items.length > 0 ? items : h('li', { class: 'muted' }, 'No runs on this database yet in this browser.'));
+  const items = list.map((sql, i) =>
+    h(
+      'li',
+      null,
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'history-item',
+          title: sql,
+          onclick: () => {
+            sqlEditor.setText(sql);
+            sqlEditor.focus();
+          },
+        },
+        h('span', { class: 'visually-hidden' }, `Put run ${i + 1} back in the editor: `),
+        sql,
+      ),
+    ),
+  );
+  clear(
+    $('sql-history'),
+    items.length > 0 ? items : h('li', { class: 'muted' }, 'No runs on this database yet in this browser.'),
+  );
 }
 
 async function copyLink() {
@@ -92,7 +119,11 @@ async function copyLink() {
   const status = $('sql-link-status');
   try {
     await navigator.clipboard.writeText(link);
-    clear(status, 'Link copied: it opens this database with these statements (it does not run them). ', h('a', { href: link }, 'Link'));
+    clear(
+      status,
+      'Link copied: it opens this database with these statements (it does not run them). ',
+      h('a', { href: link }, 'Link'),
+    );
   } catch {
     // No clipboard permission (http on another host): the link is still there to copy by hand.
     clear(status, 'Copy this link: ', h('a', { href: link }, link));
@@ -129,12 +160,30 @@ function statementLabel(statement, index) {
 function resultNode(result, statement, index) {
   const parts = [statementLabel(statement, index)];
   if (typeof result.message === 'string') {
-    const affected = typeof result.changes === 'number' && /^(INSERT|UPDATE|DELETE)/.test(result.message) ? ` · ${result.changes} row${result.changes === 1 ? '' : 's'} affected` : '';
+    const affected =
+      typeof result.changes === 'number' && /^(INSERT|UPDATE|DELETE)/.test(result.message)
+        ? ` · ${result.changes} row${result.changes === 1 ? '' : 's'} affected`
+        : '';
     parts.push(h('p', { class: 'ok-message' }, result.message, affected));
   }
   if (result.columns.length > 0) {
-    parts.push(resultTable({ columns: result.columns, rows: result.rows, types: result.types ?? [], label: `Result of statement ${index + 1}`, name: `result-${index + 1}` }));
-    parts.push(h('p', { class: 'muted' }, `${result.rows.length} row${result.rows.length === 1 ? '' : 's'}`, result.truncated ? ' (cut at the server\'s -max-result-rows: the result is truncated)' : ''));
+    parts.push(
+      resultTable({
+        columns: result.columns,
+        rows: result.rows,
+        types: result.types ?? [],
+        label: `Result of statement ${index + 1}`,
+        name: `result-${index + 1}`,
+      }),
+    );
+    parts.push(
+      h(
+        'p',
+        { class: 'muted' },
+        `${result.rows.length} row${result.rows.length === 1 ? '' : 's'}`,
+        result.truncated ? " (cut at the server's -max-result-rows: the result is truncated)" : '',
+      ),
+    );
   }
   return h('article', { class: 'result' }, parts);
 }
@@ -188,7 +237,10 @@ function resultsSource(inSession) {
  */
 function showResults(results, statements, inSession) {
   resultsSource(inSession);
-  clear($('results'), results.map((result, i) => resultNode(result, statements[i], i)));
+  clear(
+    $('results'),
+    results.map((result, i) => resultNode(result, statements[i], i)),
+  );
   revealResults();
 }
 
@@ -205,17 +257,37 @@ function errorNode(error, statements, inSession) {
     : inSession
       ? 'The statements of this run were undone; the session stays open.'
       : 'Nothing of this run was committed (all or nothing).';
-  return h('div', { class: 'error-box', role: 'alert', id: 'sql-error', dataset: { code: error.code ?? '', statement: index ?? '' } },
-    h('p', null, h('span', { class: 'code-badge' }, codeLabel(error.code) || `HTTP ${error.status}`), messageText(error)),
+  return h(
+    'div',
+    { class: 'error-box', role: 'alert', id: 'sql-error', dataset: { code: error.code ?? '', statement: index ?? '' } },
+    h(
+      'p',
+      null,
+      h('span', { class: 'code-badge' }, codeLabel(error.code) || `HTTP ${error.status}`),
+      messageText(error),
+    ),
     errorFieldsNode(error.body),
-    h('p', null,
+    h(
+      'p',
+      null,
       index !== undefined ? `Failed at statement ${index + 1} of ${statements.length}. ` : null,
       error.body.sqliteCode ? `SQLite: ${error.body.sqliteCode}. ` : null,
-      outcome),
+      outcome,
+    ),
     failed && statements.length > 0
-      ? h('ol', { class: 'statements', 'aria-label': 'Statements of this run' },
-        statements.map((statement, i) => h('li', { class: i === index ? 'failed' : undefined, 'aria-current': i === index ? 'true' : undefined }, statement.text)))
-      : null);
+      ? h(
+          'ol',
+          { class: 'statements', 'aria-label': 'Statements of this run' },
+          statements.map((statement, i) =>
+            h(
+              'li',
+              { class: i === index ? 'failed' : undefined, 'aria-current': i === index ? 'true' : undefined },
+              statement.text,
+            ),
+          ),
+        )
+      : null,
+  );
 }
 
 async function run() {
@@ -284,7 +356,11 @@ function renderSession() {
   $('tx-rollback').hidden = !session;
   panel.classList.toggle('is-active', Boolean(session));
   $('tx-state').dataset.state = session ? 'active' : 'none';
-  $('sql-target').textContent = session ? `Runs in the open session on ${session.db}: nothing is committed until Commit.` : state.db ? `Runs on ${state.db}, committed at once.` : 'No database chosen: only database-level statements (CREATE DATABASE …) run.';
+  $('sql-target').textContent = session
+    ? `Runs in the open session on ${session.db}: nothing is committed until Commit.`
+    : state.db
+      ? `Runs on ${state.db}, committed at once.`
+      : 'No database chosen: only database-level statements (CREATE DATABASE …) run.';
   if (!session) {
     $('tx-state').textContent = 'No session: every run commits by itself (all or nothing).';
     $('tx-timer').hidden = true;
@@ -292,7 +368,12 @@ function renderSession() {
     return;
   }
   // The id is drawn shortened (CSS) to keep the panel one line; its full text stays for copying and screen readers.
-  clear($('tx-state'), 'Session ', h('span', { class: 'tx-id', title: session.id }, session.id), ` active on ${session.db}`);
+  clear(
+    $('tx-state'),
+    'Session ',
+    h('span', { class: 'tx-id', title: session.id }, session.id),
+    ` active on ${session.db}`,
+  );
   const tick = () => {
     const left = session.expires_unix - serverNowUnix();
     if (left <= 0) {
@@ -344,7 +425,14 @@ export function initSqlView() {
     parent,
     doc: sessionStorage.getItem(SAVED_SQL) ?? '',
     nonce: document.querySelector('meta[name="csp-nonce"]')?.getAttribute('content') ?? '',
-    contentAttributes: { id: 'sql-input', 'aria-labelledby': 'editor-h', 'aria-describedby': 'sql-hint sql-target', spellcheck: 'false', autocapitalize: 'off', autocorrect: 'off' },
+    contentAttributes: {
+      id: 'sql-input',
+      'aria-labelledby': 'editor-h',
+      'aria-describedby': 'sql-hint sql-target',
+      spellcheck: 'false',
+      autocapitalize: 'off',
+      autocorrect: 'off',
+    },
     onRun: () => run(),
     onChange: (text) => sessionStorage.setItem(SAVED_SQL, text),
   });

@@ -109,7 +109,12 @@ export function notify(message, { error = false } = {}) {
  */
 export function errorNode(error) {
   const code = error instanceof ApiError ? error.code : undefined;
-  return h('span', null, code !== undefined ? h('span', { class: 'code-badge' }, codeLabel(code)) : null, messageText(error));
+  return h(
+    'span',
+    null,
+    code !== undefined ? h('span', { class: 'code-badge' }, codeLabel(code)) : null,
+    messageText(error),
+  );
 }
 
 /** @param {unknown} error */

@@ -41,34 +41,65 @@ function timeText(ts) {
 
 /** @param {any} error a recent error of GET /class */
 function errorItem(error) {
-  return h('li', { class: 'class-error', dataset: { code: error.code } },
+  return h(
+    'li',
+    { class: 'class-error', dataset: { code: error.code } },
     h('span', { class: 'code-badge' }, codeLabel(error.code)),
     h('span', { class: 'who' }, error.tokenName ?? 'anonymous'),
     ' ',
     h('time', { datetime: error.ts }, new Date(error.ts).toLocaleTimeString()),
     error.statement ? h('code', { class: 'statement' }, error.statement) : null,
-    h('span', { class: 'class-error-text' }, error.error.replace(/^\[SQ\d{4}\]\s*/, '')));
+    h('span', { class: 'class-error-text' }, error.error.replace(/^\[SQ\d{4}\]\s*/, '')),
+  );
 }
 
 /** @param {any} refusal */
 function refusalRow(refusal) {
-  return h('tr', { class: 'class-refusal', dataset: { code: refusal.code } },
+  return h(
+    'tr',
+    { class: 'class-refusal', dataset: { code: refusal.code } },
     h('td', null, h('time', { datetime: refusal.ts }, new Date(refusal.ts).toLocaleTimeString())),
     h('th', { scope: 'row', class: 'who' }, refusal.tokenName ?? 'no token'),
     h('td', null, refusal.db === null ? h('span', { class: 'muted' }, '—') : bareName(refusal.db)),
-    h('td', null, h('span', { class: 'code-badge' }, codeLabel(refusal.code)), ' ', refusal.error.replace(/^\[SQ\d{4}\]\s*/, '')),
+    h(
+      'td',
+      null,
+      h('span', { class: 'code-badge' }, codeLabel(refusal.code)),
+      ' ',
+      refusal.error.replace(/^\[SQ\d{4}\]\s*/, ''),
+    ),
     h('td', null, h('code', null, refusal.request)),
-    h('td', null, refusal.client));
+    h('td', null, refusal.client),
+  );
 }
 
 /** @param {any[]} refused */
 function showRefused(refused) {
-  clear($('class-refused'), refused.length === 0
-    ? h('p', { class: 'muted' }, 'No request refused.')
-    : h('div', { class: 'table-wrap', role: 'region', 'aria-label': 'Refused requests', tabindex: '0' },
-      h('table', { class: 'class-table refused-table' },
-        h('thead', null, h('tr', null, ['Time', 'Token', 'Database', 'Refused', 'Request', 'Client'].map((name) => h('th', { scope: 'col' }, name)))),
-        h('tbody', null, refused.map(refusalRow)))));
+  clear(
+    $('class-refused'),
+    refused.length === 0
+      ? h('p', { class: 'muted' }, 'No request refused.')
+      : h(
+          'div',
+          { class: 'table-wrap', role: 'region', 'aria-label': 'Refused requests', tabindex: '0' },
+          h(
+            'table',
+            { class: 'class-table refused-table' },
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                ['Time', 'Token', 'Database', 'Refused', 'Request', 'Client'].map((name) =>
+                  h('th', { scope: 'col' }, name),
+                ),
+              ),
+            ),
+            h('tbody', null, refused.map(refusalRow)),
+          ),
+        ),
+  );
 }
 
 /**
@@ -100,8 +131,16 @@ function errorsCell(entry) {
     h('ul', { class: 'class-errors', 'aria-label': `Newest error of ${bareName(entry.db)}` }, errorItem(errors[0])),
     // The earlier ones fold away to keep the line; the student's history (a click on the name) has them all.
     errors.length > 1
-      ? h('details', { class: 'class-more' }, h('summary', null, `+${errors.length - 1} earlier`),
-        h('ul', { class: 'class-errors-earlier', 'aria-label': `Earlier errors of ${bareName(entry.db)}` }, errors.slice(1, 5).map(errorItem)))
+      ? h(
+          'details',
+          { class: 'class-more' },
+          h('summary', null, `+${errors.length - 1} earlier`),
+          h(
+            'ul',
+            { class: 'class-errors-earlier', 'aria-label': `Earlier errors of ${bareName(entry.db)}` },
+            errors.slice(1, 5).map(errorItem),
+          ),
+        )
       : null,
   ];
 }
@@ -109,8 +148,19 @@ function errorsCell(entry) {
 /** @param {ClassEntry} entry */
 function resetCell(entry) {
   if (!entry.template) return h('span', { class: 'muted' }, '—');
-  return h('button', { type: 'button', class: 'reset', dataset: { db: entry.db }, onclick: (/** @type {MouseEvent} */ event) => reset(entry.db, entry.template, /** @type {HTMLButtonElement} */ (event.currentTarget)) },
-    'Reset ', h('span', { class: 'visually-hidden' }, `${bareName(entry.db)} `), 'to template');
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'reset',
+      dataset: { db: entry.db },
+      onclick: (/** @type {MouseEvent} */ event) =>
+        reset(entry.db, entry.template, /** @type {HTMLButtonElement} */ (event.currentTarget)),
+    },
+    'Reset ',
+    h('span', { class: 'visually-hidden' }, `${bareName(entry.db)} `),
+    'to template',
+  );
 }
 
 /**
@@ -120,21 +170,36 @@ function resetCell(entry) {
 function nameCell(entry) {
   const name = entry.students[0] ?? bareName(entry.db);
   const token = entry.students.length === 1 ? name : '';
-  return h('th', { scope: 'row' },
-    h('button', { type: 'button', class: 'student-link', dataset: { token }, onclick: () => openHistory({ db: entry.db, token }) },
-      h('span', { class: 'visually-hidden' }, 'History of '), entry.students.join(', ') || name),
-    name !== bareName(entry.db) ? h('span', { class: 'muted' }, ` ${bareName(entry.db)}`) : null);
+  return h(
+    'th',
+    { scope: 'row' },
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'student-link',
+        dataset: { token },
+        onclick: () => openHistory({ db: entry.db, token }),
+      },
+      h('span', { class: 'visually-hidden' }, 'History of '),
+      entry.students.join(', ') || name,
+    ),
+    name !== bareName(entry.db) ? h('span', { class: 'muted' }, ` ${bareName(entry.db)}`) : null,
+  );
 }
 
 /** @param {ClassEntry} entry */
 function databaseRow(entry) {
-  return h('tr', { dataset: { db: entry.db } },
+  return h(
+    'tr',
+    { dataset: { db: entry.db } },
     nameCell(entry),
     h('td', null, timeText(entry.lastActivity)),
     h('td', { class: 'num' }, String(entry.entries)),
     h('td', { class: 'errors-cell' }, errorsCell(entry)),
     h('td', null, entry.template ? bareName(entry.template) : h('span', { class: 'muted' }, 'none')),
-    h('td', null, resetCell(entry)));
+    h('td', null, resetCell(entry)),
+  );
 }
 
 /**
@@ -151,13 +216,33 @@ export async function loadClass() {
     .map((/** @type {any} */ entry) => ({ ...entry, students: students.get(bareName(entry.db)) ?? [] }))
     .sort((/** @type {ClassEntry} */ a, /** @type {ClassEntry} */ b) => byName(nameOf(a), nameOf(b)));
   const stuck = databases.filter((/** @type {ClassEntry} */ entry) => entry.recentErrors.length > 0).length;
-  $('class-summary').textContent = `${databases.length} database${databases.length === 1 ? '' : 's'}, ${stuck} with recent errors. By name; a name opens its history.`;
-  clear($('class-list'), databases.length === 0
-    ? h('p', { class: 'muted' }, 'No databases yet.')
-    : h('div', { class: 'table-wrap', role: 'region', 'aria-label': 'The class', tabindex: '0' },
-      h('table', { class: 'class-table class-list-table' },
-        h('thead', null, h('tr', null, ['Student', 'Last activity', 'Entries', 'Newest error', 'Copy of', 'Reset'].map((name) => h('th', { scope: 'col' }, name)))),
-        h('tbody', null, databases.map(databaseRow)))));
+  $('class-summary').textContent =
+    `${databases.length} database${databases.length === 1 ? '' : 's'}, ${stuck} with recent errors. By name; a name opens its history.`;
+  clear(
+    $('class-list'),
+    databases.length === 0
+      ? h('p', { class: 'muted' }, 'No databases yet.')
+      : h(
+          'div',
+          { class: 'table-wrap', role: 'region', 'aria-label': 'The class', tabindex: '0' },
+          h(
+            'table',
+            { class: 'class-table class-list-table' },
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                ['Student', 'Last activity', 'Entries', 'Newest error', 'Copy of', 'Reset'].map((name) =>
+                  h('th', { scope: 'col' }, name),
+                ),
+              ),
+            ),
+            h('tbody', null, databases.map(databaseRow)),
+          ),
+        ),
+  );
   showRefused(view.refused ?? []);
 }
 

@@ -106,7 +106,10 @@ function tableNameAt(list, at) {
  */
 function verbIndex(list) {
   if (list[0]?.upper !== 'WITH') return 0;
-  return list.findIndex((word) => word.depth === 0 && ['DELETE', 'UPDATE', 'INSERT', 'REPLACE', 'SELECT', 'VALUES'].includes(word.upper ?? ''));
+  return list.findIndex(
+    (word) =>
+      word.depth === 0 && ['DELETE', 'UPDATE', 'INSERT', 'REPLACE', 'SELECT', 'VALUES'].includes(word.upper ?? ''),
+  );
 }
 
 /**
@@ -135,8 +138,8 @@ export function unboundedWrite(sql) {
  * @returns {Array<{ verb: string, table: string, tableSql: string, index: number, text: string }>}
  */
 export function unboundedWrites(script) {
-  const found = statementSpans(script).statements
-    .map((statement, index) => ({ ...unboundedWrite(statement.text), index, text: statement.text }))
+  const found = statementSpans(script)
+    .statements.map((statement, index) => ({ ...unboundedWrite(statement.text), index, text: statement.text }))
     .filter((write) => write.verb !== undefined);
   return /** @type {Array<{ verb: string, table: string, tableSql: string, index: number, text: string }>} */ (found);
 }

@@ -35,14 +35,22 @@ export function isDate(text) {
  */
 function typeMatches(type, value) {
   switch (type) {
-    case 'object': return typeof value === 'object' && value !== null && !Array.isArray(value);
-    case 'array': return Array.isArray(value);
-    case 'string': return typeof value === 'string';
-    case 'integer': return typeof value === 'number' && Number.isInteger(value);
-    case 'number': return typeof value === 'number' && Number.isFinite(value);
-    case 'boolean': return typeof value === 'boolean';
-    case 'null': return value === null;
-    default: return true;
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+    case 'array':
+      return Array.isArray(value);
+    case 'string':
+      return typeof value === 'string';
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'null':
+      return value === null;
+    default:
+      return true;
   }
 }
 
@@ -70,23 +78,29 @@ function check(schema, value, path, out) {
     return;
   }
   if (typeof value === 'string') {
-    if (schema.minLength !== undefined && [...value].length < schema.minLength) out.push({ path, message: `must have at least ${schema.minLength} characters` });
+    if (schema.minLength !== undefined && [...value].length < schema.minLength)
+      out.push({ path, message: `must have at least ${schema.minLength} characters` });
     if (schema.format === 'date' && !isDate(value)) out.push({ path, message: 'must be a calendar date (YYYY-MM-DD)' });
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) out.push({ path, message: 'must be 7 to 40 lowercase hexadecimal characters' });
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value))
+      out.push({ path, message: 'must be 7 to 40 lowercase hexadecimal characters' });
   }
   if (typeof value === 'number' && schema.minimum !== undefined && value < schema.minimum) {
     out.push({ path, message: `must be at least ${schema.minimum}` });
   }
   if (Array.isArray(value)) {
-    if (schema.minItems !== undefined && value.length < schema.minItems) out.push({ path, message: `must have at least ${schema.minItems} item${schema.minItems === 1 ? '' : 's'}` });
-    if (schema.items !== undefined) value.forEach((item, index) => check(schema.items, item, pointer(path, index), out));
+    if (schema.minItems !== undefined && value.length < schema.minItems)
+      out.push({ path, message: `must have at least ${schema.minItems} item${schema.minItems === 1 ? '' : 's'}` });
+    if (schema.items !== undefined)
+      value.forEach((item, index) => check(schema.items, item, pointer(path, index), out));
   }
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    for (const name of schema.required ?? []) if (!(name in value)) out.push({ path: pointer(path, name), message: 'is required' });
+    for (const name of schema.required ?? [])
+      if (!(name in value)) out.push({ path: pointer(path, name), message: 'is required' });
     const properties = schema.properties ?? {};
     for (const [name, item] of Object.entries(value)) {
       if (name in properties) check(properties[name], item, pointer(path, name), out);
-      else if (schema.additionalProperties === false) out.push({ path: pointer(path, name), message: 'is not allowed here' });
+      else if (schema.additionalProperties === false)
+        out.push({ path: pointer(path, name), message: 'is not allowed here' });
     }
   }
 }

@@ -5,10 +5,32 @@
  */
 
 import { EngineError } from '../../errors';
-import { isReadonlyKind, levelOf, RESERVED_SAVEPOINT_PREFIX, STORED_KINDS, type ClassifiedStatement, type StatementKind } from './statement';
+import {
+  isReadonlyKind,
+  levelOf,
+  RESERVED_SAVEPOINT_PREFIX,
+  STORED_KINDS,
+  type ClassifiedStatement,
+  type StatementKind,
+} from './statement';
 import { checkNames } from './internal-names';
-import { classifyCreateTrigger, classifyCreateView, classifyDropObject, rejectTextAfterTrigger } from './schema-objects';
-import { closingParen, isNameToken, isPunct, isWord, nameOf, nearError, skipTableName, tokenize, type Token } from './tokenize';
+import {
+  classifyCreateTrigger,
+  classifyCreateView,
+  classifyDropObject,
+  rejectTextAfterTrigger,
+} from './schema-objects';
+import {
+  closingParen,
+  isNameToken,
+  isPunct,
+  isWord,
+  nameOf,
+  nearError,
+  skipTableName,
+  tokenize,
+  type Token,
+} from './tokenize';
 
 /** Handing a transaction to /exec would break the request-as-transaction rule; sessions do it instead. */
 const TRANSACTION_VERBS = ['BEGIN', 'COMMIT', 'END'];
@@ -159,7 +181,8 @@ function classifyCreate(tokens: readonly Token[]): Kinded {
   const second = tokens[1];
   if (isWord(second, 'TEMP', 'TEMPORARY')) throw unsupported(`CREATE TEMP ${objectName(tokens[2])}`);
   if (isWord(second, 'TABLE')) return classifyCreateTable(tokens);
-  if (isWord(second, 'INDEX') || (isWord(second, 'UNIQUE') && isWord(tokens[2], 'INDEX'))) return { kind: 'create-index' };
+  if (isWord(second, 'INDEX') || (isWord(second, 'UNIQUE') && isWord(tokens[2], 'INDEX')))
+    return { kind: 'create-index' };
   if (isWord(second, 'VIEW')) return classifyCreateView(tokens);
   if (isWord(second, 'TRIGGER')) return classifyCreateTrigger(tokens);
   if (isWord(second, 'VIRTUAL') && isWord(tokens[2], 'TABLE')) throw unsupported('CREATE VIRTUAL TABLE');
@@ -201,7 +224,10 @@ function classifyDrop(tokens: readonly Token[]): Kinded {
 function classifyRollback(tokens: readonly Token[]): Kinded {
   const to = isWord(tokens[1], 'TRANSACTION') ? 2 : 1;
   if (!isWord(tokens[to], 'TO')) throw new EngineError('TRANSACTION_CONTROL', { detail: 'ROLLBACK' });
-  return { kind: 'rollback-to', savepoint: savepointName(tokens, isWord(tokens[to + 1], 'SAVEPOINT') ? to + 2 : to + 1) };
+  return {
+    kind: 'rollback-to',
+    savepoint: savepointName(tokens, isWord(tokens[to + 1], 'SAVEPOINT') ? to + 2 : to + 1),
+  };
 }
 
 /** The one name that ends a savepoint statement, at `at`. */
@@ -210,7 +236,8 @@ function savepointName(tokens: readonly Token[], at: number): string {
   if (token === undefined || !isNameToken(token)) throw nearError(token);
   if (tokens.length > at + 1) throw nearError(tokens[at + 1]);
   const name = nameOf(token);
-  if (name.toLowerCase().startsWith(RESERVED_SAVEPOINT_PREFIX)) throw unsupported(`savepoint names starting with ${RESERVED_SAVEPOINT_PREFIX}`);
+  if (name.toLowerCase().startsWith(RESERVED_SAVEPOINT_PREFIX))
+    throw unsupported(`savepoint names starting with ${RESERVED_SAVEPOINT_PREFIX}`);
   return name;
 }
 

@@ -31,17 +31,72 @@ const SCHEMA_TABLES = new Set(['sqlite_schema', 'sqlite_master', 'sqlite_temp_sc
 
 /** A string right after one of these is an operand, never a name. `IN` is not one: `x IN 'tbl'` names a table. */
 const VALUE_KEYWORDS = [
-  'SELECT', 'DISTINCT', 'ALL', 'WHERE', 'HAVING', 'AND', 'OR', 'NOT', 'IS', 'LIKE', 'GLOB', 'MATCH', 'REGEXP',
-  'BETWEEN', 'ESCAPE', 'CASE', 'WHEN', 'THEN', 'ELSE', 'LIMIT', 'OFFSET', 'RETURNING', 'DEFAULT',
+  'SELECT',
+  'DISTINCT',
+  'ALL',
+  'WHERE',
+  'HAVING',
+  'AND',
+  'OR',
+  'NOT',
+  'IS',
+  'LIKE',
+  'GLOB',
+  'MATCH',
+  'REGEXP',
+  'BETWEEN',
+  'ESCAPE',
+  'CASE',
+  'WHEN',
+  'THEN',
+  'ELSE',
+  'LIMIT',
+  'OFFSET',
+  'RETURNING',
+  'DEFAULT',
 ];
 
 /** Words that end a FROM list at its own paren depth. */
-const FROM_ENDERS = ['WHERE', 'GROUP', 'HAVING', 'WINDOW', 'ORDER', 'LIMIT', 'UNION', 'INTERSECT', 'EXCEPT', 'RETURNING', 'SELECT', 'VALUES', 'SET'];
+const FROM_ENDERS = [
+  'WHERE',
+  'GROUP',
+  'HAVING',
+  'WINDOW',
+  'ORDER',
+  'LIMIT',
+  'UNION',
+  'INTERSECT',
+  'EXCEPT',
+  'RETURNING',
+  'SELECT',
+  'VALUES',
+  'SET',
+];
 
 /** Words after a table reference that are not an alias of it. */
 const NOT_ALIASES = [
-  'WHERE', 'GROUP', 'HAVING', 'WINDOW', 'ORDER', 'LIMIT', 'UNION', 'INTERSECT', 'EXCEPT', 'RETURNING', 'ON', 'USING',
-  'JOIN', 'LEFT', 'RIGHT', 'FULL', 'INNER', 'CROSS', 'NATURAL', 'OUTER', 'INDEXED', 'NOT',
+  'WHERE',
+  'GROUP',
+  'HAVING',
+  'WINDOW',
+  'ORDER',
+  'LIMIT',
+  'UNION',
+  'INTERSECT',
+  'EXCEPT',
+  'RETURNING',
+  'ON',
+  'USING',
+  'JOIN',
+  'LEFT',
+  'RIGHT',
+  'FULL',
+  'INNER',
+  'CROSS',
+  'NATURAL',
+  'OUTER',
+  'INDEXED',
+  'NOT',
 ];
 
 /**
@@ -93,7 +148,10 @@ export function checkNames(sql: string, tokens: readonly Token[], rules: NameRul
     }
     const frame = frames[frames.length - 1] as Frame;
     if (isPunct(token, '(')) {
-      frames.push({ inFrom: startsTableReference(tokens, i, frame), values: opensValues(tokens, i, frame, closedValues) });
+      frames.push({
+        inFrom: startsTableReference(tokens, i, frame),
+        values: opensValues(tokens, i, frame, closedValues),
+      });
     } else if (isPunct(token, ')') && frames.length > 1) {
       closedValues = frames.pop()?.values === true;
       return;

@@ -8,7 +8,19 @@ import { EngineError } from '../../errors';
 import { isPunct, isWord, tokenize, type Token } from './tokenize';
 
 /** Words after which a name comes: a dashed name there is the likeliest culprit. */
-const NAME_BEFORE = ['TABLE', 'VIEW', 'INDEX', 'TRIGGER', 'FROM', 'JOIN', 'INTO', 'UPDATE', 'EXISTS', 'ON', 'REFERENCES'];
+const NAME_BEFORE = [
+  'TABLE',
+  'VIEW',
+  'INDEX',
+  'TRIGGER',
+  'FROM',
+  'JOIN',
+  'INTO',
+  'UPDATE',
+  'EXISTS',
+  'ON',
+  'REFERENCES',
+];
 
 /** Tokens written with nothing between them, as `alumno`, `-` and `08` in `alumno-08`. */
 function touching(a: Token | undefined, b: Token | undefined): boolean {
@@ -64,10 +76,14 @@ export function withQuotingHint(error: EngineError, sql: string): EngineError {
   if (error.errorName !== 'SYNTAX_ERROR' || !String(error.params.detail ?? '').startsWith('near "-"')) return error;
   const hint = quotingHint(sql);
   if (hint === null) return error;
-  return new EngineError('SYNTAX_ERROR', { ...error.params, detail: `${String(error.params.detail)} ${hint}` }, {
-    statement: error.statement,
-    sqliteCode: error.sqliteCode,
-    details: error.details,
-    cause: error.cause,
-  });
+  return new EngineError(
+    'SYNTAX_ERROR',
+    { ...error.params, detail: `${String(error.params.detail)} ${hint}` },
+    {
+      statement: error.statement,
+      sqliteCode: error.sqliteCode,
+      details: error.details,
+      cause: error.cause,
+    },
+  );
 }

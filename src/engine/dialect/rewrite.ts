@@ -9,10 +9,27 @@
  */
 
 import { EngineError } from '../../errors';
-import { boolCheckSql, canonicalType, declaredSpelling, declaredTypeComment, quoteIdentifier, storageType } from '../types';
+import {
+  boolCheckSql,
+  canonicalType,
+  declaredSpelling,
+  declaredTypeComment,
+  quoteIdentifier,
+  storageType,
+} from '../types';
 import { applyNameEdits, checkNames } from './internal-names';
 import type { ClassifiedStatement } from './statement';
-import { closingParen, isNameToken, isPunct, isWord, nameOf, nearError, skipTableName, tokenize, type Token } from './tokenize';
+import {
+  closingParen,
+  isNameToken,
+  isPunct,
+  isWord,
+  nameOf,
+  nearError,
+  skipTableName,
+  tokenize,
+  type Token,
+} from './tokenize';
 
 /** Replace source[start, end) by text. */
 interface Edit {
@@ -26,7 +43,17 @@ const TABLE_CONSTRAINTS = ['CONSTRAINT', 'PRIMARY', 'UNIQUE', 'CHECK', 'FOREIGN'
 
 /** The words that open a column constraint, and so end a column's type name. */
 const COLUMN_CONSTRAINTS = [
-  'CONSTRAINT', 'PRIMARY', 'NOT', 'NULL', 'UNIQUE', 'CHECK', 'DEFAULT', 'COLLATE', 'REFERENCES', 'GENERATED', 'AS',
+  'CONSTRAINT',
+  'PRIMARY',
+  'NOT',
+  'NULL',
+  'UNIQUE',
+  'CHECK',
+  'DEFAULT',
+  'COLLATE',
+  'REFERENCES',
+  'GENERATED',
+  'AS',
 ];
 
 /**
@@ -127,7 +154,8 @@ function columnTypeEdit(tokens: readonly Token[], from: number, to: number, sql:
   }
   const last = tokens[end - 1] ?? first;
   const canonical = canonicalType(words.map(nameOf).join(' ') + size);
-  if (canonical === undefined) throw new EngineError('UNKNOWN_TYPE', { type: sql.slice(first.start, last.end), column });
+  if (canonical === undefined)
+    throw new EngineError('UNKNOWN_TYPE', { type: sql.slice(first.start, last.end), column });
   const check = canonical === 'BOOL' ? ` ${boolCheckSql(quoteIdentifier(column))}` : '';
   const spelling = declaredSpelling(words.map(nameOf).join(' ') + size) ?? canonical;
   const comment = spelling === canonical || !keepDeclared ? '' : declaredTypeComment(spelling);

@@ -59,7 +59,14 @@ const WORD_CLASSES: ReadonlyMap<string, Tk> = new Map<string, Tk>([
 
 /** Letters, digits, `_`, `$` and everything beyond ASCII: SQLite's identifier characters. */
 function isWordCode(code: number): boolean {
-  return (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39) || code === 0x5f || code === 0x24 || code > 0x7f;
+  return (
+    (code >= 0x61 && code <= 0x7a) ||
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x30 && code <= 0x39) ||
+    code === 0x5f ||
+    code === 0x24 ||
+    code > 0x7f
+  );
 }
 
 function isSpaceCode(code: number): boolean {
@@ -139,7 +146,7 @@ export function statementSpans(sql: string): ScriptSplit {
       // Words, numbers and the names of parameters alike: only the six words of the machine matter.
       let end = i + 1;
       while (end < sql.length && isWordCode(sql.charCodeAt(end))) end++;
-      const tk = end - i <= 9 ? WORD_CLASSES.get(sql.slice(i, end).toUpperCase()) ?? Tk.Other : Tk.Other;
+      const tk = end - i <= 9 ? (WORD_CLASSES.get(sql.slice(i, end).toUpperCase()) ?? Tk.Other) : Tk.Other;
       token(i, end, tk);
       i = end;
     } else {

@@ -31,8 +31,31 @@ const WHITESPACE = new Set([' ', '\t', '\n', '\f', '\r']);
 
 /** Operators, longest first so that `->>` wins over `->` and `-`. */
 const PUNCTUATION = [
-  '->>', '->', '==', '<=', '<>', '<<', '>=', '>>', '!=', '||',
-  '(', ')', ',', '+', '-', '*', '/', '%', '&', '~', '.', '=', '<', '>', '|',
+  '->>',
+  '->',
+  '==',
+  '<=',
+  '<>',
+  '<<',
+  '>=',
+  '>>',
+  '!=',
+  '||',
+  '(',
+  ')',
+  ',',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '&',
+  '~',
+  '.',
+  '=',
+  '<',
+  '>',
+  '|',
 ];
 
 function syntaxError(detail: string): EngineError {
@@ -54,7 +77,14 @@ function isHexDigit(c: string | undefined): boolean {
 function isIdChar(c: string | undefined): boolean {
   if (c === undefined) return false;
   const code = c.charCodeAt(0);
-  return (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39) || code === 0x5f || code === 0x24 || code > 0x7f;
+  return (
+    (code >= 0x61 && code <= 0x7a) ||
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x30 && code <= 0x39) ||
+    code === 0x5f ||
+    code === 0x24 ||
+    code > 0x7f
+  );
 }
 
 function isIdStart(c: string | undefined): boolean {

@@ -51,7 +51,12 @@ const ALL_PAGES = 2 ** 31 - 1;
  * the old file, whose close then deletes the new file's WAL by name. The
  * caller holds both databases' write locks.
  */
-export async function backupInto(source: string, target: string, seq: number | undefined, template: string): Promise<void> {
+export async function backupInto(
+  source: string,
+  target: string,
+  seq: number | undefined,
+  template: string,
+): Promise<void> {
   const from = new Database(source, { readonly: true, fileMustExist: true });
   try {
     await from.backup(target, { progress: () => ALL_PAGES });

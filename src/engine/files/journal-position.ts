@@ -29,13 +29,20 @@ function ensureTable(connection: Connection): void {
 /** Must run inside the batch's transaction, before its COMMIT. */
 export function recordPosition(connection: Connection, key: 'applied' | 'created', seq: number): void {
   ensureTable(connection);
-  connection.prepare(`INSERT INTO ${META_TABLE} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(key, BigInt(seq));
+  connection
+    .prepare(
+      `INSERT INTO ${META_TABLE} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+    )
+    .run(key, BigInt(seq));
 }
 
 export function readPosition(db: Database.Database): JournalPosition {
   const exists = db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?`).get(META_TABLE);
   if (!exists) return { applied: 0, created: 0 };
-  const rows = db.prepare(`SELECT key, value FROM ${META_TABLE}`).safeIntegers(false).all() as Array<{ key: string; value: number }>;
+  const rows = db.prepare(`SELECT key, value FROM ${META_TABLE}`).safeIntegers(false).all() as Array<{
+    key: string;
+    value: number;
+  }>;
   const value = (key: string): number => rows.find((row) => row.key === key)?.value ?? 0;
   const template = readTemplate(db);
   return { applied: value('applied'), created: value('created'), ...(template === null ? {} : { template }) };

@@ -57,7 +57,17 @@ const PROGRESS_MS = 500;
 export class EngineProcessHandle {
   private readonly child: ChildProcess;
   /** The call running, the statement it runs (as last read from the board) and when that statement began. */
-  private current: { call: PendingCall; id: number; statement: number; startedUs: number; timer: NodeJS.Timeout | undefined; calledMs: number; detach: () => void; long: NodeJS.Timeout; ticker?: NodeJS.Timeout } | null = null;
+  private current: {
+    call: PendingCall;
+    id: number;
+    statement: number;
+    startedUs: number;
+    timer: NodeJS.Timeout | undefined;
+    calledMs: number;
+    detach: () => void;
+    long: NodeJS.Timeout;
+    ticker?: NodeJS.Timeout;
+  } | null = null;
   /** Where the process says which statement it runs (progress-board.ts). */
   private readonly board = new ProgressBoard();
   /** Until the process has loaded, a call's time does not count against the query timeout. */
@@ -86,7 +96,11 @@ export class EngineProcessHandle {
   ) {
     // Advanced serialization carries bigint (64-bit integers) and Buffers.
     const execArgv = [...process.execArgv, ENGINE_YOUNG_GENERATION];
-    this.child = fork(entryFile(), [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc', this.board.fd] });
+    this.child = fork(entryFile(), [], {
+      execArgv,
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc', this.board.fd],
+    });
     this.child.on('message', (reply: EngineReply) => this.receive(reply));
     this.child.once('exit', () => this.exit());
     this.child.on('error', () => this.kill());
@@ -131,7 +145,16 @@ export class EngineProcessHandle {
     const id = this.nextId++;
     const detach = this.watch(call, id);
     const long = setTimeout(() => this.setNiceness(LONG_CALL_NICENESS), LONG_CALL_MS);
-    this.current = { call, id, statement: 0, startedUs: nowUs(), timer: this.loaded ? this.deadline(this.queryTimeoutMs) : undefined, calledMs: Date.now(), detach, long };
+    this.current = {
+      call,
+      id,
+      statement: 0,
+      startedUs: nowUs(),
+      timer: this.loaded ? this.deadline(this.queryTimeoutMs) : undefined,
+      calledMs: Date.now(),
+      detach,
+      long,
+    };
     if (call.progress !== undefined) this.current.ticker = this.reportProgress(call.progress, id);
     const message: EngineCall = { id, ...call.request };
     this.child.send(message);

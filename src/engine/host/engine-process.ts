@@ -10,7 +10,10 @@ import { progressWriter } from './progress-board';
 import { uploadStatements } from '../transfer/sqlite-upload';
 
 // A lock held for a moment by another process (a checkpoint, a last handle closing) is waited out here, not answered as SQLITE_BUSY.
-const engine = new Engine({ maxOpenDatabases: Number(process.env.SQLSCRIBE_MAX_OPEN_DATABASES) || 64, busyTimeoutMs: 1000 });
+const engine = new Engine({
+  maxOpenDatabases: Number(process.env.SQLSCRIBE_MAX_OPEN_DATABASES) || 64,
+  busyTimeoutMs: 1000,
+});
 
 const reportProgress = progressWriter();
 
@@ -36,7 +39,8 @@ const answer: { [M in EngineMethod]: (progress: Progress, ...args: ArgsOf<M>) =>
   uploadStatements: (_progress, file) => uploadStatements(file),
   createDatabase: (_progress, file, createdSeq) => engine.createDatabase(file, createdSeq),
   closeDatabase: (_progress, file) => engine.closeDatabase(file),
-  copyDatabase: (_progress, source, target, seq, template) => engine.copyDatabase(source, target, seq ?? undefined, template),
+  copyDatabase: (_progress, source, target, seq, template) =>
+    engine.copyDatabase(source, target, seq ?? undefined, template),
   beginSession: (_progress, file) => engine.beginSession(file),
   execInSession: (progress, request) => engine.execInSession(request, progress),
   endSession: (_progress, commit, seq) => engine.endSession(commit, seq),
@@ -56,7 +60,8 @@ process.on('message', (call: EngineCall) => {
     send({ id: call.id, kind: 'result', value: run(call) });
   } catch (error) {
     const engineError = toEngineError(error);
-    if (engineError.status >= 500) process.stderr.write(`sqlscribe engine: ${error instanceof Error ? error.stack : String(error)}\n`);
+    if (engineError.status >= 500)
+      process.stderr.write(`sqlscribe engine: ${error instanceof Error ? error.stack : String(error)}\n`);
     send({ id: call.id, kind: 'error', error: engineError.toData() });
   }
 });

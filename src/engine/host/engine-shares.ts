@@ -28,7 +28,7 @@ export class EngineShares {
   ) {}
 
   heldBy(client: string | undefined): number {
-    return client === undefined ? 0 : this.clients.get(client)?.held ?? 0;
+    return client === undefined ? 0 : (this.clients.get(client)?.held ?? 0);
   }
 
   /** Engine time the client used of late, in ms (decayed). */

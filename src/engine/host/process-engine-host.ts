@@ -15,7 +15,18 @@
  */
 import { EngineError } from '../../errors';
 import { systemClock, type Clock, type Timer } from '../../clock';
-import type { CallContext, EngineHost, EngineSession, ExecRequest, GroupOutcome, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type {
+  CallContext,
+  EngineHost,
+  EngineSession,
+  ExecRequest,
+  GroupOutcome,
+  HeldGroup,
+  JournalPosition,
+  RowPage,
+  RowsRequest,
+  StatementResult,
+} from '../protocol';
 import type { TableSchema } from '../schema/schema';
 import type { ExportRequest } from '../transfer/database-export';
 import { requestOf, type AnswerOf, type ArgsOf, type EngineMethod } from './engine-messages';
@@ -80,7 +91,11 @@ export class ProcessEngineHost implements EngineHost {
   }
 
   private spawn(): EngineProcessHandle {
-    const handle = new EngineProcessHandle(this.options.queryTimeoutMs, (gone) => this.replace(gone), (ready) => this.release(ready));
+    const handle = new EngineProcessHandle(
+      this.options.queryTimeoutMs,
+      (gone) => this.replace(gone),
+      (ready) => this.release(ready),
+    );
     this.processes.add(handle);
     return handle;
   }
@@ -113,10 +128,13 @@ export class ProcessEngineHost implements EngineHost {
    */
   private endWhenIdle(handle: EngineProcessHandle): void {
     this.idleTimers.get(handle)?.cancel();
-    this.idleTimers.set(handle, this.clock.after(this.idleTimeoutMs, () => {
-      this.idleTimers.delete(handle);
-      if (handle.idle && this.processes.has(handle) && this.loadedCount() > this.minProcesses) this.retire(handle);
-    }));
+    this.idleTimers.set(
+      handle,
+      this.clock.after(this.idleTimeoutMs, () => {
+        this.idleTimers.delete(handle);
+        if (handle.idle && this.processes.has(handle) && this.loadedCount() > this.minProcesses) this.retire(handle);
+      }),
+    );
   }
 
   /** Processes that have loaded: one still starting does not yet stand for the minimum (it ends by its own timeout once loaded). */
@@ -222,9 +240,17 @@ export class ProcessEngineHost implements EngineHost {
   }
 
   /** Runs a call on one given process, after its current call if it has one. */
-  callOn<M extends EngineMethod>(handle: EngineProcessHandle, method: M, args: ArgsOf<M>, signal?: AbortSignal, progress?: (statements: number) => void): Promise<AnswerOf<M>> {
+  callOn<M extends EngineMethod>(
+    handle: EngineProcessHandle,
+    method: M,
+    args: ArgsOf<M>,
+    signal?: AbortSignal,
+    progress?: (statements: number) => void,
+  ): Promise<AnswerOf<M>> {
     const request = requestOf(method, args);
-    return new Promise((resolve, reject) => handle.runOwn({ request, resolve, reject, ...(signal && { signal }), ...(progress && { progress }) }));
+    return new Promise((resolve, reject) =>
+      handle.runOwn({ request, resolve, reject, ...(signal && { signal }), ...(progress && { progress }) }),
+    );
   }
 
   private call<M extends EngineMethod>(method: M, args: ArgsOf<M>, context: CallContext = {}): Promise<AnswerOf<M>> {
@@ -233,13 +259,21 @@ export class ProcessEngineHost implements EngineHost {
     const request = requestOf(method, args);
     return new Promise((resolve, reject) => {
       let startedMs = 0;
-      const done = <V>(settle: (value: V) => void) => (value: V): void => {
-        this.shares.give(client, Date.now() - startedMs);
-        settle(value);
-        this.pump();
-      };
+      const done =
+        <V>(settle: (value: V) => void) =>
+        (value: V): void => {
+          this.shares.give(client, Date.now() - startedMs);
+          settle(value);
+          this.pump();
+        };
       const progress = context.progress?.bind(context);
-      const call: PendingCall = { request, resolve: done(resolve as (value: unknown) => void), reject: done(reject), ...(signal && { signal }), ...(progress && { progress }) };
+      const call: PendingCall = {
+        request,
+        resolve: done(resolve as (value: unknown) => void),
+        reject: done(reject),
+        ...(signal && { signal }),
+        ...(progress && { progress }),
+      };
       const start = (handle: EngineProcessHandle): void => {
         startedMs = Date.now();
         this.shares.take(client);
@@ -260,7 +294,13 @@ export class ProcessEngineHost implements EngineHost {
     const giveBack = (): void => this.unreserve(handle, context.client, Date.now() - reservedMs);
     let outcomes: GroupOutcome[];
     try {
-      outcomes = await this.callOn(handle, 'execHeldGroup', [requests], context.signal, context.progress?.bind(context));
+      outcomes = await this.callOn(
+        handle,
+        'execHeldGroup',
+        [requests],
+        context.signal,
+        context.progress?.bind(context),
+      );
     } catch (error) {
       giveBack();
       throw error;
@@ -333,7 +373,9 @@ export class ProcessEngineHost implements EngineHost {
 
   /** Every process may hold a handle on the file: all of them close it. A process that is gone holds none. */
   async closeDatabase(file: string): Promise<void> {
-    await Promise.all([...this.processes].map((handle) => this.callOn(handle, 'closeDatabase', [file]).catch(() => undefined)));
+    await Promise.all(
+      [...this.processes].map((handle) => this.callOn(handle, 'closeDatabase', [file]).catch(() => undefined)),
+    );
   }
 
   /**

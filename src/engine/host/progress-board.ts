@@ -40,7 +40,11 @@ export class ProgressBoard {
   /** The last record the process wrote, if any. */
   read(): Progress | undefined {
     if (fs.readSync(this.fd, this.record, 0, RECORD_BYTES, 0) < RECORD_BYTES) return undefined;
-    return { call: this.record.readUInt32LE(0), statement: this.record.readUInt32LE(4), startedUs: this.record.readDoubleLE(8) };
+    return {
+      call: this.record.readUInt32LE(0),
+      statement: this.record.readUInt32LE(4),
+      startedUs: this.record.readDoubleLE(8),
+    };
   }
 
   close(): void {

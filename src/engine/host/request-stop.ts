@@ -9,7 +9,9 @@ import type { RequestStop } from '../protocol';
 /** The stop an aborted signal carries; a signal aborted without one counts as a client gone. */
 export function stopOf(signal: AbortSignal): RequestStop {
   const reason = signal.reason as Partial<RequestStop> | undefined;
-  return reason?.reason === 'deadline' && typeof reason.ms === 'number' ? { reason: 'deadline', ms: reason.ms } : { reason: 'gone', ms: 0 };
+  return reason?.reason === 'deadline' && typeof reason.ms === 'number'
+    ? { reason: 'deadline', ms: reason.ms }
+    : { reason: 'gone', ms: 0 };
 }
 
 /**

@@ -8,7 +8,17 @@
 import fs from 'node:fs';
 import { backupInto } from '../files/database-copy';
 import { Engine } from '../engine';
-import type { CallContext, EngineHost, EngineSession, ExecRequest, HeldGroup, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type {
+  CallContext,
+  EngineHost,
+  EngineSession,
+  ExecRequest,
+  HeldGroup,
+  JournalPosition,
+  RowPage,
+  RowsRequest,
+  StatementResult,
+} from '../protocol';
 import type { TableSchema } from '../schema/schema';
 import type { ExportRequest } from '../transfer/database-export';
 import { toEngineError } from '../sqlite-errors';

@@ -94,6 +94,12 @@ export function boundedShape(statement: ExecStatement): PointLookup | undefined 
 export function isBoundedOn(connection: Connection, lookup: PointLookup): boolean {
   const schema = connection.tableSchema(lookup.table);
   // A view is never a point read: its SELECT may join, scan or call anything.
-  if (schema === undefined || schema.kind !== 'table' || !schema.strict || schema.primaryKey.toLowerCase() !== lookup.column.toLowerCase()) return false;
+  if (
+    schema === undefined ||
+    schema.kind !== 'table' ||
+    !schema.strict ||
+    schema.primaryKey.toLowerCase() !== lookup.column.toLowerCase()
+  )
+    return false;
   return !connection.schema.hasGeneratedColumns(schema.name);
 }

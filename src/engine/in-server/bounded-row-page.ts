@@ -33,7 +33,8 @@ const sorting = new WeakMap<TableSchema, Map<string, boolean>>();
 export function isRowPageBoundedOn(connection: Connection, schema: TableSchema, request: RowsRequest): boolean {
   if (schema.kind !== 'table' || connection.schema.hasGeneratedColumns(schema.name)) return false;
   const order = tableOrder(connection.db, schema);
-  if (request.after !== null && (order.key === null || order.key.terms.length !== 1 || order.key.nullable)) return false;
+  if (request.after !== null && (order.key === null || order.key.terms.length !== 1 || order.key.nullable))
+    return false;
   const visits = (request.after === null ? request.offset : 0) + request.limit + 1;
   if (visits > ROW_BUDGET) return false;
   const stats = planStatsOf(connection);
@@ -55,7 +56,10 @@ function sorts(connection: Connection, schema: TableSchema, request: RowsRequest
   const shape = request.after === null || order.key === null ? 'offset' : 'after';
   let sorted = known.get(shape);
   if (sorted === undefined) {
-    const query = shape === 'after' && order.key !== null ? cursorPageQuery(schema, order.orderBy, order.key, [0], 1n) : pageQuery(schema, order, { ...request, after: null });
+    const query =
+      shape === 'after' && order.key !== null
+        ? cursorPageQuery(schema, order.orderBy, order.key, [0], 1n)
+        : pageQuery(schema, order, { ...request, after: null });
     const ops = connection.db.prepare(`EXPLAIN ${query.sql}`).all(...query.params) as Array<{ opcode: string }>;
     sorted = ops.some((op) => op.opcode === 'SorterOpen' || op.opcode === 'OpenEphemeral');
     known.set(shape, sorted);

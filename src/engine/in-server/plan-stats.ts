@@ -47,7 +47,10 @@ export class PlanStats {
   private readonly indexes = new Map<string, IndexFacts | null>();
 
   /** `limit`: counts stop at limit + 1 (anything above the limit is "too many" to the planner). */
-  constructor(private readonly db: Database.Database, readonly limit: number) {
+  constructor(
+    private readonly db: Database.Database,
+    readonly limit: number,
+  ) {
     this.dataVersionQuery = db.prepare('PRAGMA data_version').pluck().safeIntegers(false);
     this.schemaVersionQuery = db.prepare('PRAGMA schema_version').pluck().safeIntegers(false);
   }
@@ -85,8 +88,15 @@ export class PlanStats {
   /** The table or index whose B-tree starts at `rootPage`. */
   objectAt(rootPage: number): SchemaObject | undefined {
     if (this.objects === undefined) {
-      const objects = new Map<number, SchemaObject>([[1, { type: 'table', name: 'sqlite_schema', table: 'sqlite_schema' }]]);
-      const rows = this.db.prepare("SELECT type, name, tbl_name AS tbl, rootpage FROM sqlite_schema WHERE type IN ('table', 'index') AND rootpage > 0").safeIntegers(false).all() as Array<{ type: 'table' | 'index'; name: string; tbl: string; rootpage: number }>;
+      const objects = new Map<number, SchemaObject>([
+        [1, { type: 'table', name: 'sqlite_schema', table: 'sqlite_schema' }],
+      ]);
+      const rows = this.db
+        .prepare(
+          "SELECT type, name, tbl_name AS tbl, rootpage FROM sqlite_schema WHERE type IN ('table', 'index') AND rootpage > 0",
+        )
+        .safeIntegers(false)
+        .all() as Array<{ type: 'table' | 'index'; name: string; tbl: string; rootpage: number }>;
       for (const row of rows) objects.set(row.rootpage, { type: row.type, name: row.name, table: row.tbl });
       this.objects = objects;
     }
@@ -99,7 +109,10 @@ export class PlanStats {
    */
   viewTextLength(names: ReadonlySet<string>): number {
     if (this.viewsLength === undefined) {
-      const rows = this.db.prepare("SELECT name, length(sql) AS length FROM sqlite_schema WHERE type = 'view'").safeIntegers(false).all() as Array<{ name: string; length: number | null }>;
+      const rows = this.db
+        .prepare("SELECT name, length(sql) AS length FROM sqlite_schema WHERE type = 'view'")
+        .safeIntegers(false)
+        .all() as Array<{ name: string; length: number | null }>;
       this.viewsLength = new Map(rows.map((row) => [row.name.toLowerCase(), row.length ?? 0]));
     }
     let length = 0;
@@ -110,15 +123,29 @@ export class PlanStats {
   /** Whether `check` finds a misleading name among the schema's names and views' texts; asked once per schema. */
   namesMislead(check: (names: readonly string[], viewTexts: readonly string[]) => boolean): boolean {
     if (this.misleading === undefined) {
-      const rows = this.db.prepare('SELECT type, name, sql FROM sqlite_schema').safeIntegers(false).all() as Array<{ type: string; name: string; sql: string | null }>;
-      this.misleading = check(rows.map((row) => row.name), rows.filter((row) => row.type === 'view').map((row) => row.sql ?? ''));
+      const rows = this.db.prepare('SELECT type, name, sql FROM sqlite_schema').safeIntegers(false).all() as Array<{
+        type: string;
+        name: string;
+        sql: string | null;
+      }>;
+      this.misleading = check(
+        rows.map((row) => row.name),
+        rows.filter((row) => row.type === 'view').map((row) => row.sql ?? ''),
+      );
     }
     return this.misleading;
   }
 
   /** The SQL of the views among `names` (lower case). */
   viewTexts(names: ReadonlySet<string>): string[] {
-    this.viewSql ??= new Map((this.db.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'view'").all() as Array<{ name: string; sql: string | null }>).map((row) => [row.name.toLowerCase(), row.sql ?? '']));
+    this.viewSql ??= new Map(
+      (
+        this.db.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'view'").all() as Array<{
+          name: string;
+          sql: string | null;
+        }>
+      ).map((row) => [row.name.toLowerCase(), row.sql ?? '']),
+    );
     const texts: string[] = [];
     for (const [name, sql] of this.viewSql) if (names.has(name)) texts.push(sql);
     return texts;
@@ -127,8 +154,15 @@ export class PlanStats {
   /** A table's name as the schema spells it, found without regard to case; undefined for anything else. */
   table(name: string): string | undefined {
     if (this.tableNames === undefined) {
-      this.tableNames = new Map([['sqlite_schema', 'sqlite_schema'], ['sqlite_master', 'sqlite_schema']]);
-      for (const row of this.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]) this.tableNames.set(row.toLowerCase(), row);
+      this.tableNames = new Map([
+        ['sqlite_schema', 'sqlite_schema'],
+        ['sqlite_master', 'sqlite_schema'],
+      ]);
+      for (const row of this.db
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table'")
+        .pluck()
+        .all() as string[])
+        this.tableNames.set(row.toLowerCase(), row);
     }
     return this.tableNames.get(name.toLowerCase());
   }
@@ -136,7 +170,10 @@ export class PlanStats {
   /** Whether `check` finds views that read views; asked once per schema. */
   viewsNest(check: (views: ReadonlyArray<{ name: string; sql: string }>) => boolean): boolean {
     if (this.nesting === undefined) {
-      const views = this.db.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'view'").all() as Array<{ name: string; sql: string | null }>;
+      const views = this.db.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'view'").all() as Array<{
+        name: string;
+        sql: string | null;
+      }>;
       this.nesting = check(views.map((view) => ({ name: view.name, sql: view.sql ?? '' })));
     }
     return this.nesting;
@@ -146,7 +183,13 @@ export class PlanStats {
   rowCount(table: string): number {
     let count = this.counts.get(table);
     if (count === undefined) {
-      count = Number(this.db.prepare(`SELECT count(*) FROM (SELECT 1 FROM ${quoteIdentifier(table)} LIMIT ?)`).pluck().safeIntegers(false).get(this.limit + 1));
+      count = Number(
+        this.db
+          .prepare(`SELECT count(*) FROM (SELECT 1 FROM ${quoteIdentifier(table)} LIMIT ?)`)
+          .pluck()
+          .safeIntegers(false)
+          .get(this.limit + 1),
+      );
       this.counts.set(table, count);
     }
     return count;
@@ -162,7 +205,13 @@ export class PlanStats {
   largestRow(table: string): number {
     let bytes = this.rowBytes.get(table);
     if (bytes === undefined) {
-      bytes = Number(this.db.prepare("SELECT max(mx_payload) FROM dbstat('main', 1) WHERE name = ?").pluck().safeIntegers(false).get(table) ?? 0);
+      bytes = Number(
+        this.db
+          .prepare("SELECT max(mx_payload) FROM dbstat('main', 1) WHERE name = ?")
+          .pluck()
+          .safeIntegers(false)
+          .get(table) ?? 0,
+      );
       this.rowBytes.set(table, bytes);
     }
     return bytes;
@@ -170,7 +219,9 @@ export class PlanStats {
 
   /** The database's size in bytes (pages times page size). */
   fileBytes(): number {
-    this.bytes ??= Number(this.db.prepare('PRAGMA page_count').pluck().safeIntegers(false).get()) * Number(this.db.prepare('PRAGMA page_size').pluck().safeIntegers(false).get());
+    this.bytes ??=
+      Number(this.db.prepare('PRAGMA page_count').pluck().safeIntegers(false).get()) *
+      Number(this.db.prepare('PRAGMA page_size').pluck().safeIntegers(false).get());
     return this.bytes;
   }
 
@@ -178,12 +229,20 @@ export class PlanStats {
   index(name: string): IndexFacts | undefined {
     let facts = this.indexes.get(name);
     if (facts === undefined) {
-      const table = this.db.prepare("SELECT tbl_name FROM sqlite_schema WHERE type = 'index' AND name = ?").pluck().get(name) as string | undefined;
+      const table = this.db
+        .prepare("SELECT tbl_name FROM sqlite_schema WHERE type = 'index' AND name = ?")
+        .pluck()
+        .get(name) as string | undefined;
       if (table === undefined) {
         facts = null;
       } else {
-        const rows = this.db.prepare('SELECT cid, name, coll, key FROM pragma_index_xinfo(?) ORDER BY seqno').safeIntegers(false).all(name) as Array<{ cid: number; name: string | null; coll: string; key: number }>;
-        const columns = rows.filter((row) => row.key === 1).map((row) => ({ name: row.cid >= 0 && row.name !== null ? row.name : undefined, collation: row.coll }));
+        const rows = this.db
+          .prepare('SELECT cid, name, coll, key FROM pragma_index_xinfo(?) ORDER BY seqno')
+          .safeIntegers(false)
+          .all(name) as Array<{ cid: number; name: string | null; coll: string; key: number }>;
+        const columns = rows
+          .filter((row) => row.key === 1)
+          .map((row) => ({ name: row.cid >= 0 && row.name !== null ? row.name : undefined, collation: row.coll }));
         facts = { table, columns };
       }
       this.indexes.set(name, facts);
@@ -207,8 +266,14 @@ export class PlanStats {
       if (columns.length < equal || columns.some((column) => column.name === undefined)) {
         most = this.rowCount(facts.table);
       } else {
-        const groupBy = columns.map((column) => `${quoteIdentifier(column.name as string)} COLLATE ${quoteIdentifier(column.collation)}`).join(', ');
-        const found = this.db.prepare(`SELECT max(n) FROM (SELECT count(*) AS n FROM ${quoteIdentifier(facts.table)} GROUP BY ${groupBy})`).pluck().safeIntegers(false).get();
+        const groupBy = columns
+          .map((column) => `${quoteIdentifier(column.name as string)} COLLATE ${quoteIdentifier(column.collation)}`)
+          .join(', ');
+        const found = this.db
+          .prepare(`SELECT max(n) FROM (SELECT count(*) AS n FROM ${quoteIdentifier(facts.table)} GROUP BY ${groupBy})`)
+          .pluck()
+          .safeIntegers(false)
+          .get();
         most = Number(found ?? 0);
       }
       this.groups.set(key, most);

@@ -66,10 +66,50 @@ const MAX_VIEW_EXPANSION = 1_000_000;
 
 /** Functions whose work is small and in proportion to their arguments. Anything else sends the statement to an engine. */
 const FUNCTIONS: ReadonlyMap<string, FunctionCost> = new Map<string, FunctionCost>([
-  ...['abs', 'round', 'upper', 'lower', 'length', 'octet_length', 'substr', 'substring', 'ifnull', 'nullif', 'iif', 'if', 'coalesce', 'typeof', 'sign', 'unicode', 'char', 'unhex', 'likely', 'unlikely', 'likelihood', 'ceil', 'ceiling', 'floor', 'trunc'].map((name): [string, FunctionCost] => [name, 'plain']),
+  ...[
+    'abs',
+    'round',
+    'upper',
+    'lower',
+    'length',
+    'octet_length',
+    'substr',
+    'substring',
+    'ifnull',
+    'nullif',
+    'iif',
+    'if',
+    'coalesce',
+    'typeof',
+    'sign',
+    'unicode',
+    'char',
+    'unhex',
+    'likely',
+    'unlikely',
+    'likelihood',
+    'ceil',
+    'ceiling',
+    'floor',
+    'trunc',
+  ].map((name): [string, FunctionCost] => [name, 'plain']),
   // trim(x) is linear; trim(x, characters) checks every stripped character against the whole set.
-  ...['trim', 'ltrim', 'rtrim'].flatMap((name): Array<[string, FunctionCost]> => [[`${name}(1)`, 'plain'], [`${name}(2)`, 'quadratic']]),
-  ...['random', 'date', 'time', 'datetime', 'julianday', 'unixepoch', 'timediff', 'current_timestamp', 'current_date', 'current_time'].map((name): [string, FunctionCost] => [name, 'script']),
+  ...['trim', 'ltrim', 'rtrim'].flatMap((name): Array<[string, FunctionCost]> => [
+    [`${name}(1)`, 'plain'],
+    [`${name}(2)`, 'quadratic'],
+  ]),
+  ...[
+    'random',
+    'date',
+    'time',
+    'datetime',
+    'julianday',
+    'unixepoch',
+    'timediff',
+    'current_timestamp',
+    'current_date',
+    'current_time',
+  ].map((name): [string, FunctionCost] => [name, 'script']),
   ...['count', 'sum', 'total', 'avg', 'min', 'max'].map((name): [string, FunctionCost] => [name, 'plain']),
   ['hex', 'doubles'],
   ['quote', 'doubles'],
@@ -190,7 +230,12 @@ export function aliasSources(tokens: readonly Token[]): Map<string, string[]> {
     sources.set(name, list);
   };
   for (const [i, token] of tokens.entries()) {
-    if ((token.kind !== 'word' && token.kind !== 'identifier' && token.kind !== 'string') || isPunct(tokens[i - 1], '.') || isPunct(tokens[i + 1], '.')) continue;
+    if (
+      (token.kind !== 'word' && token.kind !== 'identifier' && token.kind !== 'string') ||
+      isPunct(tokens[i - 1], '.') ||
+      isPunct(tokens[i + 1], '.')
+    )
+      continue;
     const name = nameOfToken(token).toLowerCase();
     if (definesCommonTable(tokens, i)) {
       add(name, UNKNOWN);
@@ -200,13 +245,57 @@ export function aliasSources(tokens: readonly Token[]): Map<string, string[]> {
     if (before === undefined) continue;
     if (isWord(before, 'FROM', 'JOIN') || isPunct(before, ',')) add(name, FROM_ITEM);
     else if (isPunct(before, ')')) add(name, UNKNOWN);
-    else if (before.kind === 'identifier' || before.kind === 'string' || (before.kind === 'word' && !KEYWORDS_BEFORE_NAMES.has(before.value ?? ''))) add(name, nameOfToken(before).toLowerCase());
+    else if (
+      before.kind === 'identifier' ||
+      before.kind === 'string' ||
+      (before.kind === 'word' && !KEYWORDS_BEFORE_NAMES.has(before.value ?? ''))
+    )
+      add(name, nameOfToken(before).toLowerCase());
   }
   return sources;
 }
 
 /** Keywords that may stand before a name that is no FROM item (a column, an alias of an expression's value). */
-const KEYWORDS_BEFORE_NAMES = new Set(['SELECT', 'WHERE', 'ON', 'AND', 'OR', 'NOT', 'BY', 'WHEN', 'THEN', 'ELSE', 'CASE', 'DISTINCT', 'ALL', 'HAVING', 'USING', 'IS', 'IN', 'BETWEEN', 'LIKE', 'GLOB', 'END', 'LIMIT', 'OFFSET', 'DESC', 'ASC', 'NULL', 'EXISTS', 'WITH', 'COLLATE', 'ESCAPE', 'CAST', 'SET', 'VALUES', 'UNION', 'EXCEPT', 'INTERSECT', 'INDEXED', 'RETURNING']);
+const KEYWORDS_BEFORE_NAMES = new Set([
+  'SELECT',
+  'WHERE',
+  'ON',
+  'AND',
+  'OR',
+  'NOT',
+  'BY',
+  'WHEN',
+  'THEN',
+  'ELSE',
+  'CASE',
+  'DISTINCT',
+  'ALL',
+  'HAVING',
+  'USING',
+  'IS',
+  'IN',
+  'BETWEEN',
+  'LIKE',
+  'GLOB',
+  'END',
+  'LIMIT',
+  'OFFSET',
+  'DESC',
+  'ASC',
+  'NULL',
+  'EXISTS',
+  'WITH',
+  'COLLATE',
+  'ESCAPE',
+  'CAST',
+  'SET',
+  'VALUES',
+  'UNION',
+  'EXCEPT',
+  'INTERSECT',
+  'INDEXED',
+  'RETURNING',
+]);
 
 /** Whether tokens[at] is a name defined by `name AS …` or `name (columns) AS …`. */
 function definesCommonTable(tokens: readonly Token[], at: number): boolean {
@@ -221,7 +310,14 @@ function definesCommonTable(tokens: readonly Token[], at: number): boolean {
 function viewsNest(views: ReadonlyArray<{ name: string; sql: string }>): boolean {
   const names = new Set(views.map((view) => view.name.toLowerCase()));
   try {
-    return views.some((view) => tokenize(view.sql).some((token, i) => i > 3 && (token.kind === 'word' || token.kind === 'identifier' || token.kind === 'string') && names.has((token.kind === 'word' ? token.text : (token.value ?? token.text)).toLowerCase())));
+    return views.some((view) =>
+      tokenize(view.sql).some(
+        (token, i) =>
+          i > 3 &&
+          (token.kind === 'word' || token.kind === 'identifier' || token.kind === 'string') &&
+          names.has((token.kind === 'word' ? token.text : (token.value ?? token.text)).toLowerCase()),
+      ),
+    );
   } catch {
     return true;
   }
@@ -236,14 +332,16 @@ export function textFacts(sql: string): TextFacts | undefined {
     return undefined;
   }
   while (tokens.length > 0 && tokens[tokens.length - 1]?.kind === 'semicolon') tokens.pop();
-  if (!isWord(tokens[0], 'SELECT', 'WITH', 'VALUES') || tokens.length > MAX_TOKENS || reusesCommonTable(tokens)) return undefined;
+  if (!isWord(tokens[0], 'SELECT', 'WITH', 'VALUES') || tokens.length > MAX_TOKENS || reusesCommonTable(tokens))
+    return undefined;
   let lists = false;
   let patterns = 0;
   let longestLiteral = 0;
   for (const [i, token] of tokens.entries()) {
     if (token.kind === 'semicolon' || misleadingName(token)) return undefined;
     if (token.kind === 'word' && REFUSED_WORDS.includes(token.value ?? '')) return undefined;
-    if (token.kind === 'string' || token.kind === 'blob' || token.kind === 'number') longestLiteral = Math.max(longestLiteral, token.text.length);
+    if (token.kind === 'string' || token.kind === 'blob' || token.kind === 'number')
+      longestLiteral = Math.max(longestLiteral, token.text.length);
     if (isWord(token, 'IN', 'OR')) lists = true;
     if (isWord(token, 'LIKE', 'GLOB')) {
       const pattern = tokens[i + 1];
@@ -252,17 +350,41 @@ export function textFacts(sql: string): TextFacts | undefined {
       if (text.length > MAX_PATTERN || wildcards(text, isWord(token, 'GLOB')) > MAX_WILDCARDS) return undefined;
       patterns++;
     }
-    if (token.kind === 'word' && isPunct(tokens[i + 1], '(') && !FUNCTIONS.has((token.value ?? '').toLowerCase()) && DENIED_CALLS.has((token.value ?? '').toLowerCase())) return undefined;
+    if (
+      token.kind === 'word' &&
+      isPunct(tokens[i + 1], '(') &&
+      !FUNCTIONS.has((token.value ?? '').toLowerCase()) &&
+      DENIED_CALLS.has((token.value ?? '').toLowerCase())
+    )
+      return undefined;
   }
   const names = new Set<string>();
-  for (const token of tokens) if (token.kind === 'word' || token.kind === 'identifier' || token.kind === 'string') names.add(nameOfToken(token).toLowerCase());
+  for (const token of tokens)
+    if (token.kind === 'word' || token.kind === 'identifier' || token.kind === 'string')
+      names.add(nameOfToken(token).toLowerCase());
   const placeholders = placeholdersOf(tokens);
   if (placeholders === undefined) return undefined;
   return { tokens: tokens.length, lists, patterns, longestLiteral, names, placeholders, aliases: aliasSources(tokens) };
 }
 
 /** Calls refused from the text already, before any EXPLAIN (the bytecode check refuses every other unknown call). */
-const DENIED_CALLS = new Set(['randomblob', 'zeroblob', 'replace', 'printf', 'format', 'concat', 'concat_ws', 'like', 'glob', 'json', 'json_group_array', 'json_group_object', 'load_extension', 'fts5', 'generate_series']);
+const DENIED_CALLS = new Set([
+  'randomblob',
+  'zeroblob',
+  'replace',
+  'printf',
+  'format',
+  'concat',
+  'concat_ws',
+  'like',
+  'glob',
+  'json',
+  'json_group_array',
+  'json_group_object',
+  'load_extension',
+  'fts5',
+  'generate_series',
+]);
 
 /** Text facts of recent texts (a class sends the same statements over and over). */
 const TEXT_CACHE_SIZE = 512;
@@ -302,7 +424,24 @@ interface CodeFacts {
 }
 
 /** Virtual tables, writes, triggers, windows and schema loads: none belongs in a read bounded here. */
-const REFUSED_OPCODES = new Set(['VBegin', 'VCreate', 'VDestroy', 'VOpen', 'VCheck', 'VInitIn', 'VFilter', 'VColumn', 'VNext', 'VRename', 'VUpdate', 'OpenWrite', 'Program', 'AggValue', 'AggInverse', 'ParseSchema']);
+const REFUSED_OPCODES = new Set([
+  'VBegin',
+  'VCreate',
+  'VDestroy',
+  'VOpen',
+  'VCheck',
+  'VInitIn',
+  'VFilter',
+  'VColumn',
+  'VNext',
+  'VRename',
+  'VUpdate',
+  'OpenWrite',
+  'Program',
+  'AggValue',
+  'AggInverse',
+  'ParseSchema',
+]);
 
 class NotBounded extends Error {}
 
@@ -311,8 +450,19 @@ function refuse(why: string): never {
 }
 
 function readCode(db: Database.Database, sql: string, stats: PlanStats, placeholders: readonly unknown[]): CodeFacts {
-  const facts: CodeFacts = { tables: new Set(), indexes: new Set(), growthSteps: 0, perRow: false, patterns: 0, quadratic: false, scriptCalls: 0 };
-  const ops = db.prepare(`EXPLAIN ${sql}`).safeIntegers(false).all(...placeholders) as Array<{ opcode: string; p2: number; p3: number; p4: unknown }>;
+  const facts: CodeFacts = {
+    tables: new Set(),
+    indexes: new Set(),
+    growthSteps: 0,
+    perRow: false,
+    patterns: 0,
+    quadratic: false,
+    scriptCalls: 0,
+  };
+  const ops = db
+    .prepare(`EXPLAIN ${sql}`)
+    .safeIntegers(false)
+    .all(...placeholders) as Array<{ opcode: string; p2: number; p3: number; p4: unknown }>;
   for (const op of ops) {
     const code = op.opcode;
     if (REFUSED_OPCODES.has(code)) refuse(code);
@@ -323,7 +473,13 @@ function readCode(db: Database.Database, sql: string, stats: PlanStats, placehol
       facts.tables.add(object.table);
     } else if (code === 'Concat') {
       facts.growthSteps++;
-    } else if (code === 'Function' || code === 'PureFunc' || code === 'AggStep' || code === 'AggStep1' || code === 'AggFinal') {
+    } else if (
+      code === 'Function' ||
+      code === 'PureFunc' ||
+      code === 'AggStep' ||
+      code === 'AggStep1' ||
+      code === 'AggFinal'
+    ) {
       const call = /^([A-Za-z_0-9]+)\((-?\d+)\)$/.exec(String(op.p4)) ?? refuse('unnamed function');
       const name = (call[1] as string).toLowerCase();
       const cost = FUNCTIONS.get(`${name}(${call[2] as string})`) ?? FUNCTIONS.get(name) ?? refuse(`function ${name}`);
@@ -333,8 +489,7 @@ function readCode(db: Database.Database, sql: string, stats: PlanStats, placehol
       else if (cost === 'eightfold') {
         facts.growthSteps += 3;
         facts.scriptCalls++;
-      }
-      else if (cost === 'per-row') facts.perRow = true;
+      } else if (cost === 'per-row') facts.perRow = true;
       else if (cost === 'pattern') facts.patterns++;
       else if (cost === 'quadratic') facts.quadratic = true;
     }
@@ -343,7 +498,10 @@ function readCode(db: Database.Database, sql: string, stats: PlanStats, placehol
 }
 
 function readPlan(db: Database.Database, sql: string, placeholders: readonly unknown[]): PlanNode[] {
-  const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).safeIntegers(false).all(...placeholders) as Array<{ id: number; parent: number; detail: string }>;
+  const rows = db
+    .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+    .safeIntegers(false)
+    .all(...placeholders) as Array<{ id: number; parent: number; detail: string }>;
   const nodes = new Map<number, PlanNode>();
   const top: PlanNode[] = [];
   for (const row of rows) {
@@ -365,7 +523,14 @@ class PlanBound {
    * `literalRows`: the most rows a VALUES list may have (one per token of the
    * statement and the views it reads), the least any loop of unknown source counts.
    */
-  constructor(private readonly stats: PlanStats, private readonly code: CodeFacts, private readonly probes: number, private readonly aliases: ReadonlyMap<string, readonly string[]>, private readonly groups: boolean, literalRows: number) {
+  constructor(
+    private readonly stats: PlanStats,
+    private readonly code: CodeFacts,
+    private readonly probes: number,
+    private readonly aliases: ReadonlyMap<string, readonly string[]>,
+    private readonly groups: boolean,
+    literalRows: number,
+  ) {
     this.sourcesMax = literalRows;
     for (const table of code.tables) this.sourcesMax = Math.max(this.sourcesMax, this.tableRows(table));
   }
@@ -531,12 +696,18 @@ function longestParameter(statement: ExecStatement): number {
  * database. Must run inside the read transaction that will run it, so that
  * the plan and the sizes are the ones it will meet.
  */
-export function isPlannedBoundedOn(connection: Connection, statement: ExecStatement, sql: string, facts: TextFacts): boolean {
+export function isPlannedBoundedOn(
+  connection: Connection,
+  statement: ExecStatement,
+  sql: string,
+  facts: TextFacts,
+): boolean {
   const planner = plannerOf(connection);
   const version = planner.stats.sync();
   const key = sql;
   const known = planner.decisions.get(key);
-  if (known !== undefined && known.version === version.data) return known.bounded && withinBytes(planner, key, statement, facts);
+  if (known !== undefined && known.version === version.data)
+    return known.bounded && withinBytes(planner, key, statement, facts);
   // The plan is read again only when the schema changed; the data's facts, whenever the data did.
   let shape = planner.shapes.get(key);
   if (shape === undefined || shape.version !== version.schema) {
@@ -563,7 +734,12 @@ function remember<T>(map: Map<string, T>, key: string, value: T): void {
 /** Visits and bytes per visit of a decided statement, before the parameters' own sizes are counted. */
 const weights = new WeakMap<Map<string, Decision>, Map<string, Weight>>();
 
-function withinBytes(planner: { decisions: Map<string, Decision> }, key: string, statement: ExecStatement, facts: TextFacts): boolean {
+function withinBytes(
+  planner: { decisions: Map<string, Decision> },
+  key: string,
+  statement: ExecStatement,
+  facts: TextFacts,
+): boolean {
   const weight = weights.get(planner.decisions)?.get(key);
   if (weight === undefined) return false;
   const valueBytes = Math.max(weight.rowBytes, facts.longestLiteral, longestParameter(statement));
@@ -587,12 +763,14 @@ function shapeOf(connection: Connection, stats: PlanStats, sql: string, facts: T
   // Preparing copies a view's code wherever it is read, and a view read by a view multiplies it: bounded before anything is prepared.
   // With no view reading a view, a statement reads exactly the views its text names.
   const views = stats.viewTextLength(facts.names);
-  if (views > 0 && (stats.viewsNest(viewsNest) || facts.tokens * views > MAX_VIEW_EXPANSION)) refuse('views could expand too far');
+  if (views > 0 && (stats.viewsNest(viewsNest) || facts.tokens * views > MAX_VIEW_EXPANSION))
+    refuse('views could expand too far');
   const prepared = connection.prepare(sql);
   if (!prepared.reader || !prepared.readonly) return undefined;
   const code = readCode(connection.db, sql, stats, facts.placeholders);
   for (const table of code.tables) {
-    if (table !== 'sqlite_schema' && connection.schema.hasGeneratedColumns(table)) refuse(`generated columns in ${table}`);
+    if (table !== 'sqlite_schema' && connection.schema.hasGeneratedColumns(table))
+      refuse(`generated columns in ${table}`);
   }
   if (code.growthSteps > MAX_GROWTH_STEPS) refuse('values may grow too much');
   const plan = readPlan(connection.db, sql, facts.placeholders);
@@ -615,13 +793,21 @@ function shapeOrNull(connection: Connection, stats: PlanStats, sql: string, fact
   }
 }
 
-function decide(stats: PlanStats, shape: PlannedShape, key: string, planner: { decisions: Map<string, Decision> }): boolean {
+function decide(
+  stats: PlanStats,
+  shape: PlannedShape,
+  key: string,
+  planner: { decisions: Map<string, Decision> },
+): boolean {
   if (stats.fileBytes() > MAX_FILE_BYTES) refuse('database too big to gather its facts cheaply');
   const { code, plan, probes, aliases, literalRows, facts } = shape;
   // First with every index search counted as its whole table (no query per index), then, only if
   // that is over a budget, with the largest group of each searched key (a scan of the index each).
   const rough = weigh(new PlanBound(stats, code, probes, aliases, false, literalRows), plan, code, stats, facts);
-  const weight = rough !== undefined && within(rough, facts) ? rough : weigh(new PlanBound(stats, code, probes, aliases, true, literalRows), plan, code, stats, facts);
+  const weight =
+    rough !== undefined && within(rough, facts)
+      ? rough
+      : weigh(new PlanBound(stats, code, probes, aliases, true, literalRows), plan, code, stats, facts);
   if (weight === undefined) return false;
   let table = weights.get(planner.decisions);
   if (table === undefined) {
@@ -645,7 +831,13 @@ function within(weight: Weight, facts: TextFacts): boolean {
 }
 
 /** Row visits and bytes per visit of a plan; undefined when over the row or call budget. */
-function weigh(bound: PlanBound, plan: PlanNode[], code: CodeFacts, stats: PlanStats, facts: TextFacts & { viewPatterns: boolean }): Weight | undefined {
+function weigh(
+  bound: PlanBound,
+  plan: PlanNode[],
+  code: CodeFacts,
+  stats: PlanStats,
+  facts: TextFacts & { viewPatterns: boolean },
+): Weight | undefined {
   // A loop named by an alias may be a subquery's result: passes until the largest result stops growing.
   let sources = 0;
   let visits = 0;
@@ -663,7 +855,8 @@ function weigh(bound: PlanBound, plan: PlanNode[], code: CodeFacts, stats: PlanS
   let growth = 2 ** code.growthSteps;
   if (code.perRow) growth *= Math.max(visits, 1);
   // A pattern the text did not bring (a view's, whose pattern may be a column) may cost the text times the pattern.
-  if (code.patterns > facts.patterns || (code.patterns > 0 && facts.viewPatterns) || code.quadratic) growth *= Math.max(rowBytes, facts.longestLiteral, 1);
+  if (code.patterns > facts.patterns || (code.patterns > 0 && facts.viewPatterns) || code.quadratic)
+    growth *= Math.max(rowBytes, facts.longestLiteral, 1);
   // A literal pattern with few wildcards costs about what upper() costs per byte (measured), so twice as a margin.
   else if (code.patterns > 0) growth *= 2;
   return { visits, rowBytes, growth };

@@ -85,7 +85,8 @@ const INT64_MAX = 2n ** 63n - 1n;
 
 function untagValue(tagged: unknown): KeyValue {
   if (tagged === null) return null;
-  if (!Array.isArray(tagged) || tagged.length !== 2 || typeof tagged[1] !== 'string') throw invalid('a key value is not well formed');
+  if (!Array.isArray(tagged) || tagged.length !== 2 || typeof tagged[1] !== 'string')
+    throw invalid('a key value is not well formed');
   const [tag, text] = tagged as [unknown, string];
   if (tag === 't') return text;
   if (tag === 'i') return integerValue(text);

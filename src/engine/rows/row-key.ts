@@ -59,9 +59,12 @@ function readTableOrder(db: Database.Database, schema: TableSchema): TableOrder 
   if (schema.kind === 'view') return { key: null, orderBy: '', noKeyReason: 'it is a view' };
   const pk = schema.primaryKey === '' ? [] : schema.primaryKey.split(',');
   const rowid = rowidName(schema);
-  if (pk.length === 0) return rowid === null ? noKey(['rowid'], 'every name of its rowid is a column') : keyOf([rowid], false);
+  if (pk.length === 0)
+    return rowid === null ? noKey(['rowid'], 'every name of its rowid is a column') : keyOf([rowid], false);
   if (schema.withoutRowid || isRowidAlias(db, schema) || pkNeverNull(schema, pk)) return keyOf(pk, false);
-  return rowid === null ? noKey(pk, 'its primary key may hold NULL and every name of its rowid is a column') : keyOf([...pk, rowid], true);
+  return rowid === null
+    ? noKey(pk, 'its primary key may hold NULL and every name of its rowid is a column')
+    : keyOf([...pk, rowid], true);
 }
 
 function keyOf(names: readonly string[], nullable: boolean): TableOrder {
@@ -71,7 +74,11 @@ function keyOf(names: readonly string[], nullable: boolean): TableOrder {
 
 /** The order of offset pages as it always was, for a table no cursor can follow. */
 function noKey(order: readonly string[], reason: string): TableOrder {
-  return { key: null, orderBy: order.map((name) => (name === 'rowid' ? name : quoteIdentifier(name))).join(', '), noKeyReason: reason };
+  return {
+    key: null,
+    orderBy: order.map((name) => (name === 'rowid' ? name : quoteIdentifier(name))).join(', '),
+    noKeyReason: reason,
+  };
 }
 
 /** The first name of the rowid that no column takes; null when all are taken. */

@@ -30,7 +30,12 @@ export interface PageQuery {
 }
 
 /** Must run inside the read transaction that read `schema`, so that the count and the page agree with it. */
-export function readRowPage(connection: Connection, schema: TableSchema, request: RowsRequest, cacheCount: boolean): RowPage {
+export function readRowPage(
+  connection: Connection,
+  schema: TableSchema,
+  request: RowsRequest,
+  cacheCount: boolean,
+): RowPage {
   const order = tableOrder(connection.db, schema);
   const query = pageQuery(schema, order, request);
   // A view's count is not kept: what it counts may depend on more than its tables' data (random(), the clock).
@@ -41,15 +46,24 @@ export function readRowPage(connection: Connection, schema: TableSchema, request
   const page = more ? read.rows.slice(0, request.limit) : read.rows;
   const last = page.at(-1);
   // A key read as a number is an INTEGER (keyReadsExactly): the cursor says so, as it does of a bigint.
-  const lastKey = last === undefined ? undefined : query.keyAt.map((i) => {
-    const value = last[i];
-    return typeof value === 'number' && !read.safe ? BigInt(value) : value;
-  });
+  const lastKey =
+    last === undefined
+      ? undefined
+      : query.keyAt.map((i) => {
+          const value = last[i];
+          return typeof value === 'number' && !read.safe ? BigInt(value) : value;
+        });
   const next = more && lastKey !== undefined && order.key !== null ? nextCursor(schema, order.key, lastKey) : null;
   // `next` is made above from the raw key values: the rows may be converted in place now.
   const rows = query.keyColumns === 0 ? page : page.map((row) => row.slice(query.keyColumns));
   if (read.safe) for (const row of rows) convertRow(row, bools);
-  return { table: schema.name, total: Number(total), columns: schema.columns.map((column) => column.name), rowsJson: rowsJsonText(rows as ResultValue[][]), next };
+  return {
+    table: schema.name,
+    total: Number(total),
+    columns: schema.columns.map((column) => column.name),
+    rowsJson: rowsJsonText(rows as ResultValue[][]),
+    next,
+  };
 }
 
 /**
@@ -61,7 +75,12 @@ export function readRowPage(connection: Connection, schema: TableSchema, request
  * safe integers when it holds a number that large. Both reads run in the
  * same read transaction, so they see the same rows.
  */
-function readPage(connection: Connection, query: PageQuery, bools: readonly boolean[], numbersAllowed: boolean): { rows: unknown[][]; safe: boolean } {
+function readPage(
+  connection: Connection,
+  query: PageQuery,
+  bools: readonly boolean[],
+  numbersAllowed: boolean,
+): { rows: unknown[][]; safe: boolean } {
   const statement = connection.prepare(query.sql).raw(true);
   if (numbersAllowed) {
     const rows = statement.safeIntegers(false).all(...query.params) as unknown[][];
@@ -106,7 +125,13 @@ export function pageQuery(schema: TableSchema, order: TableOrder, request: RowsR
 }
 
 /** The SELECT of a page after the row whose key holds `values`. */
-export function cursorPageQuery(schema: TableSchema, orderBy: string, key: RowKey, values: readonly KeyValue[], limit: bigint): PageQuery {
+export function cursorPageQuery(
+  schema: TableSchema,
+  orderBy: string,
+  key: RowKey,
+  values: readonly KeyValue[],
+  limit: bigint,
+): PageQuery {
   const after = afterCondition(key.terms, values);
   const columns = keyColumnsOf(schema, key);
   const sql = `SELECT ${columns.select} FROM ${quoteIdentifier(schema.name)} WHERE ${after.sql} ORDER BY ${orderBy} LIMIT ?`;
@@ -115,7 +140,9 @@ export function cursorPageQuery(schema: TableSchema, orderBy: string, key: RowKe
 
 /** What a page selects so that the key's values can be found in each row, and where. */
 function keyColumnsOf(schema: TableSchema, key: RowKey): { select: string; keyColumns: number; keyAt: number[] } {
-  const at = key.names.map((name) => schema.columns.findIndex((column) => column.name.toLowerCase() === name.toLowerCase()));
+  const at = key.names.map((name) =>
+    schema.columns.findIndex((column) => column.name.toLowerCase() === name.toLowerCase()),
+  );
   if (at.every((i) => i >= 0)) return { select: '*', keyColumns: 0, keyAt: at };
   return { select: `${key.terms.join(', ')}, *`, keyColumns: key.terms.length, keyAt: key.terms.map((_, i) => i) };
 }
@@ -127,9 +154,16 @@ function cursorValues(schema: TableSchema, key: RowKey, text: string): readonly 
   if (cursor.table.toLowerCase() !== schema.name.toLowerCase()) {
     throw new EngineError('ROWS_CURSOR_MISMATCH', { table: schema.name, detail: 'it was made for another table' });
   }
-  const same = cursor.names.length === key.names.length && cursor.names.every((name, i) => name.toLowerCase() === key.names[i]?.toLowerCase());
-  if (!same) throw new EngineError('ROWS_CURSOR_MISMATCH', { table: schema.name, detail: 'the table\'s key changed since it was made' });
-  if (!key.nullable && cursor.values.includes(null)) throw new EngineError('ROWS_CURSOR_INVALID', { detail: 'its key holds NULL where the table\'s cannot' });
+  const same =
+    cursor.names.length === key.names.length &&
+    cursor.names.every((name, i) => name.toLowerCase() === key.names[i]?.toLowerCase());
+  if (!same)
+    throw new EngineError('ROWS_CURSOR_MISMATCH', {
+      table: schema.name,
+      detail: "the table's key changed since it was made",
+    });
+  if (!key.nullable && cursor.values.includes(null))
+    throw new EngineError('ROWS_CURSOR_INVALID', { detail: "its key holds NULL where the table's cannot" });
   return cursor.values;
 }
 
@@ -144,7 +178,10 @@ function nextCursor(schema: TableSchema, key: RowKey, last: unknown[]): string {
  * is neither true nor false; so a cursor holding a NULL (only possible in a
  * nullable key) spells the order out term by term instead.
  */
-export function afterCondition(terms: readonly string[], values: readonly KeyValue[]): { sql: string; params: BindValue[] } {
+export function afterCondition(
+  terms: readonly string[],
+  values: readonly KeyValue[],
+): { sql: string; params: BindValue[] } {
   if (!values.includes(null)) {
     const sql = terms.length === 1 ? `${terms[0]} > ?` : `(${terms.join(', ')}) > (${terms.map(() => '?').join(', ')})`;
     return { sql, params: [...values] };
@@ -152,7 +189,11 @@ export function afterCondition(terms: readonly string[], values: readonly KeyVal
   return termByTerm(terms, values, 0);
 }
 
-function termByTerm(terms: readonly string[], values: readonly KeyValue[], i: number): { sql: string; params: BindValue[] } {
+function termByTerm(
+  terms: readonly string[],
+  values: readonly KeyValue[],
+  i: number,
+): { sql: string; params: BindValue[] } {
   const term = terms[i] as string;
   const value = values[i] ?? null;
   const isLast = i === terms.length - 1;

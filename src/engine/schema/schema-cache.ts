@@ -51,7 +51,9 @@ export class SchemaCache {
   constructor(private readonly db: Database.Database) {
     this.versionQuery = db.prepare('PRAGMA schema_version').pluck();
     this.refreshQuery = db.prepare('SELECT 1 FROM sqlite_schema LIMIT 0').pluck();
-    this.deferredQuery = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND sql LIKE '%DEFERRED%' LIMIT 1").pluck();
+    this.deferredQuery = db
+      .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND sql LIKE '%DEFERRED%' LIMIT 1")
+      .pluck();
     this.generatedQuery = db.prepare("SELECT 1 FROM pragma_table_xinfo(?, 'main') WHERE hidden IN (2, 3)").pluck();
   }
 
@@ -62,7 +64,8 @@ export class SchemaCache {
    */
   sync(): boolean {
     if (this.pinned) return false;
-    if (!this.db.inTransaction) throw new EngineError('INTERNAL', {}, { cause: new Error('schema facts checked outside a transaction') });
+    if (!this.db.inTransaction)
+      throw new EngineError('INTERNAL', {}, { cause: new Error('schema facts checked outside a transaction') });
     const version = this.versionQuery.get() as bigint;
     if (version === this.version) return false;
     this.refreshQuery.get();
@@ -81,7 +84,8 @@ export class SchemaCache {
    * so every further check (one per fact asked for) would read the same number.
    */
   pinnedFor<T>(read: () => T): T {
-    if (!this.db.inTransaction) throw new EngineError('INTERNAL', {}, { cause: new Error('schema pinned outside a transaction') });
+    if (!this.db.inTransaction)
+      throw new EngineError('INTERNAL', {}, { cause: new Error('schema pinned outside a transaction') });
     // Pins nest (a pinned batch's statements pin the rest of the batch again): the outer one stays.
     const was = this.pinned;
     this.pinned = true;
@@ -146,8 +150,14 @@ export class SchemaCache {
       const columns = statement.columns();
       const bools = columns.map((column) => this.isBoolColumn(column));
       // Kept with the statement, so the hot path pays for the types once per prepared statement.
-      const types = columns.map((column, i) => (bools[i] === true ? 'BOOL' : column.type === null ? null : canonicalType(column.type) ?? null));
-      shape = { names: columns.map((column) => column.name), bools, types: types.some((type) => type !== null) ? types : undefined };
+      const types = columns.map((column, i) =>
+        bools[i] === true ? 'BOOL' : column.type === null ? null : (canonicalType(column.type) ?? null),
+      );
+      shape = {
+        names: columns.map((column) => column.name),
+        bools,
+        types: types.some((type) => type !== null) ? types : undefined,
+      };
       this.shapes.set(statement, shape);
     }
     return shape;

@@ -76,7 +76,12 @@ export function declaredTypes(createSql: string): Map<string, string> {
   for (const item of groupItems(tokenize(createSql), 0)) {
     const first = item[0];
     const last = item[item.length - 1];
-    if (first === undefined || last === undefined || (first.kind === 'word' && TABLE_CONSTRAINTS.has(first.text.toUpperCase()))) continue;
+    if (
+      first === undefined ||
+      last === undefined ||
+      (first.kind === 'word' && TABLE_CONSTRAINTS.has(first.text.toUpperCase()))
+    )
+      continue;
     const match = DECLARED_TYPE_COMMENT.exec(createSql.slice(first.end, last.end));
     if (match?.[1] !== undefined) types.set(nameOf(first).toLowerCase(), match[1]);
   }

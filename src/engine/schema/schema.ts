@@ -25,7 +25,12 @@ interface SchemaStatement {
 }
 export type Database = SchemaDatabase;
 
-interface MasterRow { type: 'table' | 'view'; name: string; rootpage: number; sql: string | null }
+interface MasterRow {
+  type: 'table' | 'view';
+  name: string;
+  rootpage: number;
+  sql: string | null;
+}
 interface XInfoRow {
   name: string;
   type: string;
@@ -34,14 +39,35 @@ interface XInfoRow {
   pk: number;
   hidden: number;
 }
-interface IndexListRow { name: string; unique: number; origin: string }
-interface IndexInfoRow { seqno: number; name: string | null }
-interface ForeignKeyRow { id: number; seq: number; table: string; from: string; to: string | null; on_delete: string }
-interface TableListRow { type: string; wr: number; strict: number }
+interface IndexListRow {
+  name: string;
+  unique: number;
+  origin: string;
+}
+interface IndexInfoRow {
+  seqno: number;
+  name: string | null;
+}
+interface ForeignKeyRow {
+  id: number;
+  seq: number;
+  table: string;
+  from: string;
+  to: string | null;
+  on_delete: string;
+}
+interface TableListRow {
+  type: string;
+  wr: number;
+  strict: number;
+}
 
 /** Catalog numbers are small: read them as numbers whatever the connection's default (the engine reads bigints). */
 function rows<T>(db: Database, sql: string, ...params: unknown[]): T[] {
-  return db.prepare(sql).safeIntegers(false).all(...params) as T[];
+  return db
+    .prepare(sql)
+    .safeIntegers(false)
+    .all(...params) as T[];
 }
 
 /** Tables that are SQLite's own or the service's bookkeeping, never shown. */
@@ -57,14 +83,19 @@ function findTable(db: Database, table: string): MasterRow | undefined {
 
 /** A table or a view, by name without regard to case (the two share one namespace in SQLite). */
 function findTableOrView(db: Database, name: string): MasterRow | undefined {
-  const sql = "SELECT type, name, rootpage, sql FROM sqlite_schema WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE";
+  const sql =
+    "SELECT type, name, rootpage, sql FROM sqlite_schema WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE";
   return rows<MasterRow>(db, sql, name)[0];
 }
 
 /** The triggers on a table or view; a trigger's tbl_name is written as its ON clause wrote it, so without regard to case. */
 function readTriggers(db: Database, table: string): TriggerSchema[] {
-  const sql = "SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE ORDER BY name";
-  return rows<{ name: string; sql: string | null }>(db, sql, table).map((row) => ({ name: row.name, sql: row.sql ?? '' }));
+  const sql =
+    "SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE ORDER BY name";
+  return rows<{ name: string; sql: string | null }>(db, sql, table).map((row) => ({
+    name: row.name,
+    sql: row.sql ?? '',
+  }));
 }
 
 /** How a view's columns find their types: a statement's result columns, and the schema of the tables they come from. */
@@ -97,7 +128,10 @@ function columnRows(db: Database, table: string): XInfoRow[] {
 
 /** Names of the pk columns in key order (table_xinfo's pk is the 1-based position). */
 function pkNames(columns: XInfoRow[]): string[] {
-  return columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+  return columns
+    .filter((c) => c.pk > 0)
+    .sort((a, b) => a.pk - b.pk)
+    .map((c) => c.name);
 }
 
 function indexColumns(db: Database, index: string): IndexInfoRow[] {
@@ -118,7 +152,7 @@ function uniqueColumns(db: Database, table: string): Set<string> {
 /** The pk column at `position` of a parent table, for `REFERENCES parent` without a column. */
 function parentPkColumn(db: Database, parent: string, position: number): string {
   const found = findTable(db, parent);
-  return found ? pkNames(columnRows(db, found.name))[position] ?? '' : '';
+  return found ? (pkNames(columnRows(db, found.name))[position] ?? '') : '';
 }
 
 /**
@@ -143,13 +177,15 @@ function columnReferences(db: Database, table: string): Map<string, ColumnRefere
 function readIndexes(db: Database, table: string): IndexSchema[] {
   const list = rows<IndexListRow>(db, "SELECT * FROM pragma_index_list(?, 'main')", table);
   const masterSql = "SELECT name, rootpage, sql FROM sqlite_schema WHERE type = 'index' AND name = ?";
-  const indexes = list.filter((index) => index.origin === 'c').map((index): IndexSchema => {
-    const master = rows<MasterRow>(db, masterSql, index.name)[0];
-    const terms = indexTermTexts(master?.sql ?? '');
-    const columns = indexColumns(db, index.name).map((c) => c.name ?? terms[c.seqno] ?? '');
-    const rootPage = master?.rootpage ?? 0;
-    return { name: index.name, column: columns.join(','), rootPage, unique: index.unique === 1, columns };
-  });
+  const indexes = list
+    .filter((index) => index.origin === 'c')
+    .map((index): IndexSchema => {
+      const master = rows<MasterRow>(db, masterSql, index.name)[0];
+      const terms = indexTermTexts(master?.sql ?? '');
+      const columns = indexColumns(db, index.name).map((c) => c.name ?? terms[c.seqno] ?? '');
+      const rootPage = master?.rootpage ?? 0;
+      return { name: index.name, column: columns.join(','), rootPage, unique: index.unique === 1, columns };
+    });
   return indexes.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
@@ -219,7 +255,8 @@ export function readTableSchema(db: Database, table: string): TableSchema | unde
 export function listTableSchemas(db: Database): TableSchema[] {
   const shadowSql = "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'";
   const shadow = new Set(rows<{ name: string }>(db, shadowSql).map((r) => r.name));
-  const mastersSql = "SELECT type, name, rootpage, sql FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name";
+  const mastersSql =
+    "SELECT type, name, rootpage, sql FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name";
   const masters = rows<MasterRow>(db, mastersSql);
   return masters.filter((m) => !isInternal(m.name) && !shadow.has(m.name)).map((m) => buildSchema(db, m));
 }

@@ -36,7 +36,17 @@ export interface ViewMaster {
 
 function viewColumn(column: ResultColumn, source: ViewSource): ColumnSchema {
   const type = column.table !== null && column.column !== null ? source.columnType(column.table, column.column) : null;
-  return { name: column.name, type, pk: false, notNull: false, unique: false, hasDefault: false, default: null, defaultSql: null, references: null };
+  return {
+    name: column.name,
+    type,
+    pk: false,
+    notNull: false,
+    unique: false,
+    hasDefault: false,
+    default: null,
+    defaultSql: null,
+    references: null,
+  };
 }
 
 export function buildViewSchema(master: ViewMaster, source: ViewSource): Omit<TableSchema, 'triggers'> {

@@ -29,7 +29,11 @@ export interface CsvImport {
 export function parseCsvTypes(text: string): ColumnType[] {
   return text.split(',').map((name) => {
     const type = canonicalType(name);
-    if (type === undefined) throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'types', detail: `${JSON.stringify(name.trim())} is not a column type` });
+    if (type === undefined)
+      throw new EngineError('INVALID_QUERY_PARAMETER', {
+        name: 'types',
+        detail: `${JSON.stringify(name.trim())} is not a column type`,
+      });
     return type;
   });
 }
@@ -67,12 +71,14 @@ function literal(value: CsvField, type: ColumnType): string {
 
 function columnsOf(header: readonly CsvField[]): string[] {
   const names = header.map((name, index) => {
-    if (name === null || name.trim() === '') throw new EngineError('IMPORT_CSV_INVALID', { line: 1, detail: `header field ${index + 1} is empty` });
+    if (name === null || name.trim() === '')
+      throw new EngineError('IMPORT_CSV_INVALID', { line: 1, detail: `header field ${index + 1} is empty` });
     return name;
   });
   const seen = new Set<string>();
   for (const name of names) {
-    if (seen.has(name.toLowerCase())) throw new EngineError('IMPORT_CSV_INVALID', { line: 1, detail: `column ${name} appears twice` });
+    if (seen.has(name.toLowerCase()))
+      throw new EngineError('IMPORT_CSV_INVALID', { line: 1, detail: `column ${name} appears twice` });
     seen.add(name.toLowerCase());
   }
   return names;
@@ -81,29 +87,51 @@ function columnsOf(header: readonly CsvField[]): string[] {
 /** The existing table's type for each CSV column; the header must name exactly the table's columns. */
 function typesFromTable(table: TableSchema, columns: readonly string[]): ColumnType[] {
   const byName = new Map(table.columns.map((column) => [column.name.toLowerCase(), column]));
-  const missing = table.columns.filter((column) => !columns.some((name) => name.toLowerCase() === column.name.toLowerCase()));
+  const missing = table.columns.filter(
+    (column) => !columns.some((name) => name.toLowerCase() === column.name.toLowerCase()),
+  );
   const extra = columns.filter((name) => !byName.has(name.toLowerCase()));
   if (missing.length > 0 || extra.length > 0) {
-    const detail = [extra.length > 0 ? `not in the table: ${extra.join(', ')}` : '', missing.length > 0 ? `missing from the CSV: ${missing.map((c) => c.name).join(', ')}` : ''].filter(Boolean).join('; ');
+    const detail = [
+      extra.length > 0 ? `not in the table: ${extra.join(', ')}` : '',
+      missing.length > 0 ? `missing from the CSV: ${missing.map((c) => c.name).join(', ')}` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
     throw new EngineError('IMPORT_CSV_COLUMNS', { table: table.name, detail });
   }
   return columns.map((name) => canonicalType(byName.get(name.toLowerCase())?.type ?? '') ?? 'TEXT');
 }
 
-export function csvImport(text: string, table: string, existing: TableSchema | undefined, given: ColumnType[] | undefined): CsvImport {
+export function csvImport(
+  text: string,
+  table: string,
+  existing: TableSchema | undefined,
+  given: ColumnType[] | undefined,
+): CsvImport {
   const [header, ...rows] = parseCsv(text);
-  if (header === undefined) throw new EngineError('IMPORT_CSV_INVALID', { line: 1, detail: 'the file is empty: a header row is needed' });
+  if (header === undefined)
+    throw new EngineError('IMPORT_CSV_INVALID', { line: 1, detail: 'the file is empty: a header row is needed' });
   const columns = columnsOf(header);
   if (given !== undefined && given.length !== columns.length) {
-    throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'types', detail: `${given.length} types for ${columns.length} columns` });
+    throw new EngineError('INVALID_QUERY_PARAMETER', {
+      name: 'types',
+      detail: `${given.length} types for ${columns.length} columns`,
+    });
   }
-  const types = existing !== undefined ? typesFromTable(existing, columns) : given ?? columns.map((_, i) => inferType(rows.map((row) => row[i] ?? null)));
+  const types =
+    existing !== undefined
+      ? typesFromTable(existing, columns)
+      : (given ?? columns.map((_, i) => inferType(rows.map((row) => row[i] ?? null))));
   const statements: string[] = [];
   const name = quoteIdentifier(existing?.name ?? table);
-  if (existing === undefined) statements.push(`CREATE TABLE ${name} (${columns.map((c, i) => `${quoteIdentifier(c)} ${types[i]}`).join(', ')})`);
+  if (existing === undefined)
+    statements.push(`CREATE TABLE ${name} (${columns.map((c, i) => `${quoteIdentifier(c)} ${types[i]}`).join(', ')})`);
   const head = `INSERT INTO ${name} (${columns.map(quoteIdentifier).join(', ')}) VALUES\n`;
   for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-    const tuples = rows.slice(start, start + ROWS_PER_INSERT).map((row) => `(${row.map((value, i) => literal(value, types[i] ?? 'TEXT')).join(', ')})`);
+    const tuples = rows
+      .slice(start, start + ROWS_PER_INSERT)
+      .map((row) => `(${row.map((value, i) => literal(value, types[i] ?? 'TEXT')).join(', ')})`);
     statements.push(head + tuples.join(',\n'));
   }
   return { statements, rows: rows.length, created: existing === undefined };

@@ -39,7 +39,8 @@ function quotedField(at: Cursor): string {
     value += '"';
     at.pos++;
   }
-  if (at.pos < text.length && text[at.pos] !== ',' && !isBreak(text[at.pos])) throw invalid(at.line, 'text after a closing quote');
+  if (at.pos < text.length && text[at.pos] !== ',' && !isBreak(text[at.pos]))
+    throw invalid(at.line, 'text after a closing quote');
   return value;
 }
 
@@ -67,7 +68,8 @@ export function parseCsv(source: string): CsvField[][] {
       continue;
     }
     const width = records[0]?.length;
-    if (width !== undefined && record.length !== width) throw invalid(at.line, `${record.length} fields where the header has ${width}`);
+    if (width !== undefined && record.length !== width)
+      throw invalid(at.line, `${record.length} fields where the header has ${width}`);
     records.push(record);
     record = [];
     if (at.pos >= text.length) return records;

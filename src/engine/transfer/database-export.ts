@@ -38,7 +38,8 @@ class FileWriter {
   }
 }
 
-const SQL_HEADER = '-- sqlscribe export: load it with POST /dbs/{db}/import (Content-Type: application/sql) or sqlite3\n';
+const SQL_HEADER =
+  '-- sqlscribe export: load it with POST /dbs/{db}/import (Content-Type: application/sql) or sqlite3\n';
 
 function writeSql(db: Database.Database, out: string): void {
   const file = new FileWriter(out);
@@ -76,7 +77,10 @@ function writeCsv(db: Database.Database, table: string, out: string): void {
   try {
     const names = schema.columns.map((column) => column.name);
     file.write(csvRecord(names));
-    const read = db.prepare(`SELECT ${names.map(quoteIdentifier).join(', ')} FROM ${quoteIdentifier(schema.name)}`).raw(true).safeIntegers(true);
+    const read = db
+      .prepare(`SELECT ${names.map(quoteIdentifier).join(', ')} FROM ${quoteIdentifier(schema.name)}`)
+      .raw(true)
+      .safeIntegers(true);
     for (const row of read.iterate() as IterableIterator<StoredValue[]>) file.write(csvRecord(row.map(csvValue)));
   } finally {
     file.close();

@@ -28,10 +28,18 @@ function isWrapper(sql: string, words: readonly string[]): boolean {
 function classifyAt(sql: string, index: number): ClassifiedStatement {
   try {
     const statement = classifyStatement(sql);
-    if (statement.level === 'database') throw new EngineError('UNSUPPORTED_STATEMENT', { detail: `${sql.split(/\s+/).slice(0, 2).join(' ').toUpperCase()} inside an import (it acts on the data directory, not on the database)` });
+    if (statement.level === 'database')
+      throw new EngineError('UNSUPPORTED_STATEMENT', {
+        detail: `${sql.split(/\s+/).slice(0, 2).join(' ').toUpperCase()} inside an import (it acts on the data directory, not on the database)`,
+      });
     return statement;
   } catch (error) {
-    const engineError = error instanceof EngineError && error.errorName === 'TRANSACTION_CONTROL' ? new EngineError('IMPORT_TRANSACTION_CONTROL', { detail: String(error.params.detail ?? 'transaction control') }) : error;
+    const engineError =
+      error instanceof EngineError && error.errorName === 'TRANSACTION_CONTROL'
+        ? new EngineError('IMPORT_TRANSACTION_CONTROL', {
+            detail: String(error.params.detail ?? 'transaction control'),
+          })
+        : error;
     if (engineError instanceof EngineError) engineError.statement = index;
     throw engineError;
   }

@@ -32,8 +32,15 @@ export function isInternalName(name: string): boolean {
 
 /** The schema objects of the main database that have SQL, in creation order; shadow tables of virtual tables left out. */
 export function schemaObjects(db: Database.Database): SchemaObject[] {
-  const shadow = new Set((db.prepare("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'").pluck().all() as string[]));
-  const rows = db.prepare("SELECT type, name, tbl_name AS tableName, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY rowid").all() as SchemaObject[];
+  const shadow = new Set(
+    db
+      .prepare("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'")
+      .pluck()
+      .all() as string[],
+  );
+  const rows = db
+    .prepare('SELECT type, name, tbl_name AS tableName, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY rowid')
+    .all() as SchemaObject[];
   return rows.filter((row) => !shadow.has(row.name));
 }
 
@@ -49,10 +56,17 @@ export function userObjects(db: Database.Database): SchemaObject[] {
  */
 export function insertOrder(db: Database.Database, tables: readonly string[]): string[] {
   const known = new Map(tables.map((name) => [name.toLowerCase(), name]));
-  const parents = new Map(tables.map((name) => {
-    const named = db.prepare('SELECT DISTINCT "table" FROM pragma_foreign_key_list(?)').pluck().all(name) as string[];
-    return [name, named.map((parent) => known.get(parent.toLowerCase())).filter((parent): parent is string => parent !== undefined && parent !== name)];
-  }));
+  const parents = new Map(
+    tables.map((name) => {
+      const named = db.prepare('SELECT DISTINCT "table" FROM pragma_foreign_key_list(?)').pluck().all(name) as string[];
+      return [
+        name,
+        named
+          .map((parent) => known.get(parent.toLowerCase()))
+          .filter((parent): parent is string => parent !== undefined && parent !== name),
+      ];
+    }),
+  );
   const ordered: string[] = [];
   const placed = new Set<string>();
   for (;;) {
@@ -66,7 +80,10 @@ export function insertOrder(db: Database.Database, tables: readonly string[]): s
 
 /** The columns an INSERT names: generated (hidden) columns cannot be written. */
 function writableColumns(db: Database.Database, table: string): string[] {
-  return db.prepare('SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0 ORDER BY cid').pluck().all(table) as string[];
+  return db
+    .prepare('SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0 ORDER BY cid')
+    .pluck()
+    .all(table) as string[];
 }
 
 /** The INSERTs that put a table's rows back, a few hundred rows each. */
@@ -74,7 +91,10 @@ export function* insertStatements(db: Database.Database, table: string): Generat
   const columns = writableColumns(db, table);
   const list = columns.map(quoteIdentifier).join(', ');
   const head = `INSERT INTO ${quoteIdentifier(table)} (${list}) VALUES\n`;
-  const read = db.prepare(`SELECT ${list} FROM ${quoteIdentifier(table)}`).raw(true).safeIntegers(true);
+  const read = db
+    .prepare(`SELECT ${list} FROM ${quoteIdentifier(table)}`)
+    .raw(true)
+    .safeIntegers(true);
   let tuples: string[] = [];
   let length = 0;
   for (const row of read.iterate() as IterableIterator<StoredValue[]>) {
@@ -95,7 +115,11 @@ export function* dumpStatements(db: Database.Database): Generator<string> {
   const objects = userObjects(db);
   const tables = objects.filter((object) => object.type === 'table');
   for (const table of tables) yield table.sql;
-  for (const table of insertOrder(db, tables.map((object) => object.name))) yield* insertStatements(db, table);
+  for (const table of insertOrder(
+    db,
+    tables.map((object) => object.name),
+  ))
+    yield* insertStatements(db, table);
   for (const type of ['index', 'view', 'trigger'] as const) {
     for (const object of objects) if (object.type === type) yield object.sql;
   }

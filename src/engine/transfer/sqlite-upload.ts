@@ -24,7 +24,9 @@ function open(file: string): Database.Database {
 function checkIntegrity(db: Database.Database): void {
   let problems: string[];
   try {
-    problems = (db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((row) => row.integrity_check).filter((text) => text !== 'ok');
+    problems = (db.pragma('integrity_check') as Array<{ integrity_check: string }>)
+      .map((row) => row.integrity_check)
+      .filter((text) => text !== 'ok');
   } catch (error) {
     throw new EngineError('IMPORT_SQLITE_CORRUPT', { detail: (error as Error).message });
   }
@@ -34,7 +36,10 @@ function checkIntegrity(db: Database.Database): void {
 /** SQLite makes sqlite_sequence and sqlite_stat* itself; anything else with a reserved name was put there. */
 function checkNames(db: Database.Database): void {
   for (const object of schemaObjects(db)) {
-    if (/^_sqlscribe/i.test(object.name) || (/^sqlite_/i.test(object.name) && !/^sqlite_(sequence|stat\d)$/i.test(object.name))) {
+    if (
+      /^_sqlscribe/i.test(object.name) ||
+      (/^sqlite_/i.test(object.name) && !/^sqlite_(sequence|stat\d)$/i.test(object.name))
+    ) {
       throw new EngineError('IMPORT_INTERNAL_NAME', { name: `${object.type} ${object.name}` });
     }
   }
@@ -49,8 +54,15 @@ function checkTypes(statement: string): void {
     rewriteForStorage(classified);
   } catch (error) {
     if (error instanceof EngineError && error.errorName === 'UNKNOWN_TYPE') {
-      const table = /^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?("(?:[^"]|"")*"|\[[^\]]*\]|`[^`]*`|\S+?)\s*\(/i.exec(statement)?.[1] ?? '?';
-      throw new EngineError('IMPORT_UNMAPPABLE_TYPE', { table, column: String(error.params.column), type: String(error.params.type) });
+      const table =
+        /^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?("(?:[^"]|"")*"|\[[^\]]*\]|`[^`]*`|\S+?)\s*\(/i.exec(
+          statement,
+        )?.[1] ?? '?';
+      throw new EngineError('IMPORT_UNMAPPABLE_TYPE', {
+        table,
+        column: String(error.params.column),
+        type: String(error.params.type),
+      });
     }
     throw error;
   }

@@ -51,5 +51,11 @@ export function requireAdminPath(ctx: Context, prefixes: readonly string[]): voi
   const principal = principalOf(ctx);
   if (principal === undefined || hasRole(principal, 'admin')) return;
   const prefix = prefixOf(ctx.path, prefixes);
-  if (prefix !== undefined) throw new EngineError('ROLE_FORBIDDEN', { token: principal.name, role: principal.role, action: `${ctx.method} ${prefix}`, needed: 'admin' });
+  if (prefix !== undefined)
+    throw new EngineError('ROLE_FORBIDDEN', {
+      token: principal.name,
+      role: principal.role,
+      action: `${ctx.method} ${prefix}`,
+      needed: 'admin',
+    });
 }

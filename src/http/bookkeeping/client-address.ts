@@ -20,11 +20,15 @@ export function clientAddressReader(ranges: readonly ProxyRange[]): (ctx: Contex
   // Without trusted proxies no header is read: the peer is the client.
   if (trusted.empty) return (ctx) => void (ctx.request.ip = plainAddress(ctx.req.socket.remoteAddress ?? ''));
   return function setClientAddress(ctx: Context): void {
-    const client = clientAddress(ctx.req.socket.remoteAddress ?? '', {
-      forwarded: ctx.get('forwarded') || undefined,
-      'x-forwarded-for': ctx.get('x-forwarded-for') || undefined,
-      'x-forwarded-proto': ctx.get('x-forwarded-proto') || undefined,
-    }, trusted);
+    const client = clientAddress(
+      ctx.req.socket.remoteAddress ?? '',
+      {
+        forwarded: ctx.get('forwarded') || undefined,
+        'x-forwarded-for': ctx.get('x-forwarded-for') || undefined,
+        'x-forwarded-proto': ctx.get('x-forwarded-proto') || undefined,
+      },
+      trusted,
+    );
     ctx.request.ip = client.address;
     ctx.state.clientProto = client.proto;
   };

@@ -18,12 +18,16 @@ interface HttpLikeError {
 
 /** Errors of HTTP libraries (http-errors, as Koa and body readers throw them) carry a status and a type. */
 function fromHttpError(error: HttpLikeError, ctx: Context, maxBodyBytes: number): EngineError | undefined {
-  if (error.status === 413 || error.type === 'entity.too.large') return new EngineError('BODY_TOO_LARGE', { max: maxBodyBytes });
-  if (error.type === 'entity.parse.failed' || (error.status === 400 && /json/i.test(String((error as Error).message)))) return new EngineError('MALFORMED_JSON');
-  if (error.status === 415 || error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') return new EngineError('UNSUPPORTED_MEDIA_TYPE');
+  if (error.status === 413 || error.type === 'entity.too.large')
+    return new EngineError('BODY_TOO_LARGE', { max: maxBodyBytes });
+  if (error.type === 'entity.parse.failed' || (error.status === 400 && /json/i.test(String((error as Error).message))))
+    return new EngineError('MALFORMED_JSON');
+  if (error.status === 415 || error.type === 'encoding.unsupported' || error.type === 'charset.unsupported')
+    return new EngineError('UNSUPPORTED_MEDIA_TYPE');
   // A parser error is the client's JSON, even when the parser did not mark it as safe to show.
   if (error.status === 400 && error instanceof SyntaxError) return new EngineError('MALFORMED_JSON');
-  if (error.status === 400 && error.expose) return new EngineError('BAD_REQUEST', { detail: String((error as Error).message) });
+  if (error.status === 400 && error.expose)
+    return new EngineError('BAD_REQUEST', { detail: String((error as Error).message) });
   void ctx;
   return undefined;
 }
@@ -36,8 +40,10 @@ export function toClientError(error: unknown, ctx: Context, maxBodyBytes: number
 
 /** A server fault goes to stderr with its stack, for the operator; the client sees only the catalog message. */
 function logFault(ctx: Context, clientError: EngineError, thrown: unknown): void {
-  const cause = clientError.errorName === 'INTERNAL' ? thrown : clientError.cause ?? clientError;
-  process.stderr.write(`sqlscribe: ${ctx.method} ${ctx.path} failed: ${cause instanceof Error ? cause.stack ?? cause.message : String(cause)}\n`);
+  const cause = clientError.errorName === 'INTERNAL' ? thrown : (clientError.cause ?? clientError);
+  process.stderr.write(
+    `sqlscribe: ${ctx.method} ${ctx.path} failed: ${cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)}\n`,
+  );
 }
 
 /** Answers a request that failed with `error`: the client sees the catalog error, the operator the fault. */

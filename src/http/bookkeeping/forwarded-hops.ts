@@ -74,7 +74,10 @@ export function forwardedElements(header: string): Array<{ for: string; proto: s
       const at = pair.indexOf('=');
       if (at < 0) continue;
       const name = pair.slice(0, at).trim().toLowerCase();
-      const value = pair.slice(at + 1).trim().replace(/^"(.*)"$/, '$1');
+      const value = pair
+        .slice(at + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
       if (name === 'for') hop.for = value;
       else if (name === 'proto') hop.proto = value.toLowerCase();
     }
@@ -112,7 +115,7 @@ export function clientAddress(peer: string, headers: ForwardingHeaders, trusted:
   const plainPeer = plainAddress(peer);
   if (trusted.empty || !trusted.has(plainPeer)) return { address: plainPeer, proto: null };
   const elements = headers.forwarded === undefined ? null : forwardedElements(headers.forwarded);
-  const hops = elements?.map((element) => element.for) ?? (headers['x-forwarded-for']?.split(',') ?? []);
+  const hops = elements?.map((element) => element.for) ?? headers['x-forwarded-for']?.split(',') ?? [];
   const proto = protoOf(headers, elements?.at(-1)?.proto ?? null);
   let client = plainPeer;
   for (const raw of hops.slice(-MAX_HOPS).reverse()) {

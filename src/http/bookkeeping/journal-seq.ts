@@ -19,7 +19,10 @@ export interface SeqSource {
 function minSeqOf(ctx: Context): number | null {
   const text = ctx.get('X-Min-Seq').trim();
   if (text === '') return null;
-  if (!/^\d{1,15}$/.test(text)) throw new EngineError('BAD_REQUEST', { detail: `X-Min-Seq must be a journal seq (a whole number), not ${JSON.stringify(text.slice(0, 40))}` });
+  if (!/^\d{1,15}$/.test(text))
+    throw new EngineError('BAD_REQUEST', {
+      detail: `X-Min-Seq must be a journal seq (a whole number), not ${JSON.stringify(text.slice(0, 40))}`,
+    });
   return Number(text);
 }
 
@@ -34,7 +37,16 @@ export function awaitMinSeq(ctx: Context, source: SeqSource, waitMs: number): Pr
   return source.waitForSeq(wanted, waitMs).then((reached) => {
     if (reached) return;
     const status = source.status();
-    throw new EngineError('REPLICA_BEHIND', { applied: status.appliedSeq, wanted, ms: waitMs, primary: status.primary === '' ? 'the primary' : status.primary }, { details: { applied: status.appliedSeq, wanted, primary: status.primary } });
+    throw new EngineError(
+      'REPLICA_BEHIND',
+      {
+        applied: status.appliedSeq,
+        wanted,
+        ms: waitMs,
+        primary: status.primary === '' ? 'the primary' : status.primary,
+      },
+      { details: { applied: status.appliedSeq, wanted, primary: status.primary } },
+    );
   });
 }
 

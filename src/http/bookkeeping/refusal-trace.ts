@@ -35,7 +35,10 @@ function databaseName(raw: unknown): string | null {
 /** The database the request asked for: the refusal's own (SQ1031 names it), else the query's, the body's or the path's. */
 function databaseOf(ctx: Context, error: EngineError): string | null {
   const body = (ctx.request as { body?: unknown }).body;
-  const fromBody = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)['db'] : undefined;
+  const fromBody =
+    typeof body === 'object' && body !== null && !Array.isArray(body)
+      ? (body as Record<string, unknown>)['db']
+      : undefined;
   const fromPath = /^\/dbs\/([^/]+)/.exec(ctx.path)?.[1];
   for (const candidate of [error.params['db'], ctx.query['db'], fromBody, fromPath]) {
     const name = databaseName(candidate);

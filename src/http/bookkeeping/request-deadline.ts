@@ -53,7 +53,11 @@ class RequestCall implements CallContext {
   private arm(): AbortController {
     const controller = new AbortController();
     const stop = (reason: RequestStop['reason']): void => {
-      if (!controller.signal.aborted) controller.abort({ reason, ms: reason === 'deadline' ? this.timeoutMs : Date.now() - this.startedMs } satisfies RequestStop);
+      if (!controller.signal.aborted)
+        controller.abort({
+          reason,
+          ms: reason === 'deadline' ? this.timeoutMs : Date.now() - this.startedMs,
+        } satisfies RequestStop);
     };
     const left = this.timeoutMs - (Date.now() - this.startedMs);
     if (this.gone()) stop('gone');

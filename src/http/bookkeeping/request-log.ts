@@ -19,7 +19,17 @@ import { clientProtoOf } from './client-address';
 export function refusalLine(refusal: Refusal, json: boolean): string {
   const [method, path] = refusal.request.split(' ') as [string, string];
   if (json) {
-    const line = { ts_unix: Math.floor(Date.parse(refusal.ts) / 1000), event: 'refused', method, path, status: refusal.status, code: refusal.code, token: refusal.tokenName, client: refusal.client, db: refusal.db };
+    const line = {
+      ts_unix: Math.floor(Date.parse(refusal.ts) / 1000),
+      event: 'refused',
+      method,
+      path,
+      status: refusal.status,
+      code: refusal.code,
+      token: refusal.tokenName,
+      client: refusal.client,
+      db: refusal.db,
+    };
     return `${JSON.stringify(line)}\n`;
   }
   const token = refusal.tokenName === null ? 'no token' : `token ${JSON.stringify(refusal.tokenName)}`;
@@ -36,17 +46,31 @@ function traceRefusal(ctx: Context, metrics: Metrics, logJson: boolean, refusals
     process.stderr.write(refusalLine(refusal, logJson));
     refusals?.record(refusal);
   } catch (error) {
-    process.stderr.write(`sqlscribe: a refused request could not be traced: ${String((error as Error)?.message ?? error)}\n`);
+    process.stderr.write(
+      `sqlscribe: a refused request could not be traced: ${String((error as Error)?.message ?? error)}\n`,
+    );
   }
 }
 
 /** Counts, times and (with -log-json) logs one answered request; `startedMs` is performance.now() when it came in. */
-export function requestLogger(metrics: Metrics, logJson: boolean, refusals: Refusals | null = null): (ctx: Context, startedMs: number) => void {
+export function requestLogger(
+  metrics: Metrics,
+  logJson: boolean,
+  refusals: Refusals | null = null,
+): (ctx: Context, startedMs: number) => void {
   return function logRequest(ctx: Context, startedMs: number): void {
     const latencyMs = performance.now() - startedMs;
     metrics.observe(ctx.status, latencyMs);
     if (logJson) {
-      const line = { ts_unix: Math.floor(Date.now() / 1000), method: ctx.method, path: ctx.path, status: ctx.status, latency_ms: Math.round(latencyMs * 1000) / 1000, addr: ctx.ip, proto: clientProtoOf(ctx) ?? 'http' };
+      const line = {
+        ts_unix: Math.floor(Date.now() / 1000),
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        latency_ms: Math.round(latencyMs * 1000) / 1000,
+        addr: ctx.ip,
+        proto: clientProtoOf(ctx) ?? 'http',
+      };
       process.stdout.write(`${JSON.stringify(line)}\n`);
     }
     traceRefusal(ctx, metrics, logJson, refusals);

@@ -70,7 +70,14 @@ export class JournalShipper implements ChunkShipper {
 
   async ship(chunk: ShippedChunk): Promise<void> {
     this.refuseWhenFenced();
-    const message: EntriesMessage = { kind: 'entries', firstSeq: chunk.firstSeq, lastSeq: chunk.lastSeq, epoch: this.epoch, node: this.node, lines: chunk.lines };
+    const message: EntriesMessage = {
+      kind: 'entries',
+      firstSeq: chunk.firstSeq,
+      lastSeq: chunk.lastSeq,
+      epoch: this.epoch,
+      node: this.node,
+      lines: chunk.lines,
+    };
     const deadline = performance.now() + this.options.timeoutMs;
     let lastError: unknown;
     for (;;) {
@@ -85,7 +92,10 @@ export class JournalShipper implements ChunkShipper {
       }
       await sleep(Math.min(this.options.retryPauseMs ?? 200, Math.max(0, deadline - performance.now())));
     }
-    throw new JetStreamUnavailableError(`JetStream did not acknowledge seqs ${chunk.firstSeq}..${chunk.lastSeq} within ${this.options.timeoutMs} ms: ${describe(lastError)}`, { cause: lastError });
+    throw new JetStreamUnavailableError(
+      `JetStream did not acknowledge seqs ${chunk.firstSeq}..${chunk.lastSeq} within ${this.options.timeoutMs} ms: ${describe(lastError)}`,
+      { cause: lastError },
+    );
   }
 
   private refuseWhenFenced(): void {
@@ -108,7 +118,8 @@ export class JournalShipper implements ChunkShipper {
       this.streamLast = last.streamSeq;
       return;
     }
-    this.diverged = 'the stream holds a chunk of this primary that it had given up on: restart the server to take it into the local journal';
+    this.diverged =
+      'the stream holds a chunk of this primary that it had given up on: restart the server to take it into the local journal';
     this.options.log(`journal shipping stopped: ${this.diverged}`);
     throw new JetStreamUnavailableError(this.diverged);
   }
@@ -116,13 +127,14 @@ export class JournalShipper implements ChunkShipper {
   private fenced(fence: FenceMessage): never {
     if (this.fence === null) {
       this.fence = fence;
-      this.options.log(`journal shipping stopped: ${fence.node} took over as primary (epoch ${fence.epoch}); this server refuses writes from now on`);
+      this.options.log(
+        `journal shipping stopped: ${fence.node} took over as primary (epoch ${fence.epoch}); this server refuses writes from now on`,
+      );
       this.options.onFenced?.(fence);
     }
     throw notPrimary(fence);
   }
 }
-
 
 function describe(error: unknown): string {
   if (error === undefined) return 'no attempt finished';

@@ -63,7 +63,9 @@ export class PrimaryRole {
     options.journal.follow(false);
     options.journal.shipThrough(primary.shipper);
     options.role.becomePrimary(options.url);
-    options.log(`took over as primary ${options.config.node} of stream ${options.config.stream} (epoch ${primary.holder.epoch})`);
+    options.log(
+      `took over as primary ${options.config.node} of stream ${options.config.stream} (epoch ${primary.holder.epoch})`,
+    );
     return role;
   }
 
@@ -71,14 +73,28 @@ export class PrimaryRole {
   private async attempt(serving: boolean): Promise<void> {
     const { config, journal, journalFile, url, log } = this.options;
     try {
-      this.primary = await startPrimary({ config, journal, journalFile, url, log, serving, onFenced: (fence) => this.fenced(fence) });
-      log(`shipping the journal to JetStream stream ${config.stream} as primary ${config.node} (epoch ${this.primary.holder.epoch})`);
+      this.primary = await startPrimary({
+        config,
+        journal,
+        journalFile,
+        url,
+        log,
+        serving,
+        onFenced: (fence) => this.fenced(fence),
+      });
+      log(
+        `shipping the journal to JetStream stream ${config.stream} as primary ${config.node} (epoch ${this.primary.holder.epoch})`,
+      );
     } catch (error) {
       if (error instanceof PrimaryStartError) throw error;
       if (error instanceof StreamAheadError) return this.fatal(error);
       this.lastFailure = `JetStream at ${config.servers.join(',')} cannot be reached (${(error as Error).message}); writes resume when it answers`;
       log(this.lastFailure);
-      if (!this.stopped) this.retry = setTimeout(() => void this.attempt(true).catch((fatal: unknown) => this.fatal(fatal)), this.options.retryMs ?? 1000);
+      if (!this.stopped)
+        this.retry = setTimeout(
+          () => void this.attempt(true).catch((fatal: unknown) => this.fatal(fatal)),
+          this.options.retryMs ?? 1000,
+        );
     }
   }
 
@@ -88,7 +104,8 @@ export class PrimaryRole {
     if (fence.url !== '' || this.primary === null) return;
     this.primary.lease.read().then(
       (state) => {
-        if (state !== null) this.options.role.fenced({ node: state.holder.node, epoch: state.holder.epoch, url: state.holder.url });
+        if (state !== null)
+          this.options.role.fenced({ node: state.holder.node, epoch: state.holder.epoch, url: state.holder.url });
       },
       () => undefined,
     );
@@ -107,7 +124,14 @@ export class PrimaryRole {
 
   status(appliedSeq: number): ReplicationStatus {
     const { config, role } = this.options;
-    return { role: role.role, stream: config.stream, node: config.node, epoch: this.primary?.holder.epoch ?? 0, primary: role.primary, appliedSeq };
+    return {
+      role: role.role,
+      stream: config.stream,
+      node: config.node,
+      epoch: this.primary?.holder.epoch ?? 0,
+      primary: role.primary,
+      appliedSeq,
+    };
   }
 
   async close(): Promise<void> {

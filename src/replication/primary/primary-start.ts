@@ -58,17 +58,28 @@ const CATCH_UP_BYTES = 512 * 1024;
 
 export async function startPrimary(options: PrimaryStartOptions): Promise<Primary> {
   const { config, journal } = options;
-  const stream = await JournalStream.connect({ servers: config.servers, auth: config.auth, stream: config.stream, replicas: config.streamReplicas }, config.timeoutMs, `sqlscribe primary ${config.node}`);
+  const stream = await JournalStream.connect(
+    { servers: config.servers, auth: config.auth, stream: config.stream, replicas: config.streamReplicas },
+    config.timeoutMs,
+    `sqlscribe primary ${config.node}`,
+  );
   try {
     await stream.ensure();
     const lease = await PrimaryLease.open(stream);
     const state = await lease.read();
     if (state !== null && state.holder.node !== config.node) {
-      throw new PrimaryStartError(`${state.holder.node} holds the primary lease of stream ${config.stream} (epoch ${state.holder.epoch}, at ${state.holder.url}): this server was replaced. Start it as a replica (-follow) on an empty data directory`);
+      throw new PrimaryStartError(
+        `${state.holder.node} holds the primary lease of stream ${config.stream} (epoch ${state.holder.epoch}, at ${state.holder.url}): this server was replaced. Start it as a replica (-follow) on an empty data directory`,
+      );
     }
-    const holder = state === null ? await lease.take(null, config.node, options.url) : await lease.renew(state, options.url);
+    const holder =
+      state === null ? await lease.take(null, config.node, options.url) : await lease.renew(state, options.url);
     const streamLast = await alignWithStream(stream, options, holder.epoch);
-    const shipper = new JournalShipper(stream, holder.epoch, config.node, streamLast, { timeoutMs: config.timeoutMs, log: options.log, ...(options.onFenced === undefined ? {} : { onFenced: options.onFenced }) });
+    const shipper = new JournalShipper(stream, holder.epoch, config.node, streamLast, {
+      timeoutMs: config.timeoutMs,
+      log: options.log,
+      ...(options.onFenced === undefined ? {} : { onFenced: options.onFenced }),
+    });
     journal.shipThrough(shipper);
     return { stream, lease, shipper, holder, close: () => stream.close() };
   } catch (error) {
@@ -83,15 +94,27 @@ async function alignWithStream(stream: JournalStream, options: PrimaryStartOptio
   const tail = await stream.tail(false);
   const streamSeq = tail.lastEntries?.message.lastSeq ?? 0;
   if (streamSeq > journal.lastSeq) {
-    if (options.serving) throw new StreamAheadError(`the stream holds journal entries up to seq ${streamSeq}, past this server's ${journal.lastSeq}: restart the server to take them in`);
+    if (options.serving)
+      throw new StreamAheadError(
+        `the stream holds journal entries up to seq ${streamSeq}, past this server's ${journal.lastSeq}: restart the server to take them in`,
+      );
     // Nothing writes before the server serves: the stand-in shipper is set aside while the stream's own entries are copied.
     journal.shipThrough(null);
     const copied = await copyFromStream(stream, journal, tail.lastEntries?.streamSeq ?? 0);
-    log(`the stream held ${copied} journal entries the local journal lacked (a write given up on that reached JetStream): copied; start-up applies them`);
+    log(
+      `the stream held ${copied} journal entries the local journal lacked (a write given up on that reached JetStream): copied; start-up applies them`,
+    );
     return tail.lastStreamSeq;
   }
   if (streamSeq < journal.lastSeq) {
-    const shipped = await publishLocal(stream, await localEntriesAfter(journalFile, streamSeq), tail.lastStreamSeq, epoch, config.node, config.timeoutMs);
+    const shipped = await publishLocal(
+      stream,
+      await localEntriesAfter(journalFile, streamSeq),
+      tail.lastStreamSeq,
+      epoch,
+      config.node,
+      config.timeoutMs,
+    );
     log(`published ${journal.lastSeq - streamSeq} local journal entries the stream lacked`);
     return shipped;
   }
@@ -121,14 +144,25 @@ async function localEntriesAfter(journalFile: string, seq: number): Promise<Jour
   }
 }
 
-async function publishLocal(stream: JournalStream, entries: readonly JournalEntry[], streamLast: number, epoch: number, node: string, timeoutMs: number): Promise<number> {
+async function publishLocal(
+  stream: JournalStream,
+  entries: readonly JournalEntry[],
+  streamLast: number,
+  epoch: number,
+  node: string,
+  timeoutMs: number,
+): Promise<number> {
   let last = streamLast;
   let lines: string[] = [];
   let bytes = 0;
   let first = 0;
   const flush = async (lastSeq: number): Promise<void> => {
     if (lines.length === 0) return;
-    last = await stream.publish({ kind: 'entries', firstSeq: first, lastSeq, epoch, node, lines: lines.join('') }, last, timeoutMs);
+    last = await stream.publish(
+      { kind: 'entries', firstSeq: first, lastSeq, epoch, node, lines: lines.join('') },
+      last,
+      timeoutMs,
+    );
     lines = [];
     bytes = 0;
   };

@@ -14,7 +14,10 @@ export class SnapshotUploader {
   /** The stream `store` was opened on: a promoted standby ships on a connection of its own. */
   private storeStream: JournalStream | null = null;
 
-  constructor(private readonly snapshotDir: string, private readonly log: (message: string) => void) {}
+  constructor(
+    private readonly snapshotDir: string,
+    private readonly log: (message: string) => void,
+  ) {}
 
   /** Puts the round; never rejects. `stream` is null while JetStream has not been reached. */
   async upload(stream: JournalStream | null, manifest: SnapshotManifest): Promise<void> {
@@ -29,10 +32,14 @@ export class SnapshotUploader {
         this.storeStream = stream;
       }
       const result = await this.store.upload(this.snapshotDir, manifest);
-      this.log(`${what} put in JetStream bucket ${this.store.bucket} as ${result.round} (${result.copiesPut} copies sent, ${result.removed} objects of older rounds removed)`);
+      this.log(
+        `${what} put in JetStream bucket ${this.store.bucket} as ${result.round} (${result.copiesPut} copies sent, ${result.removed} objects of older rounds removed)`,
+      );
     } catch (error) {
       this.store = null;
-      this.log(`${what} could not be put in JetStream bucket ${snapshotBucketOf(stream.settings.stream)} (${error instanceof Error ? error.message : String(error)}): the next round tries again`);
+      this.log(
+        `${what} could not be put in JetStream bucket ${snapshotBucketOf(stream.settings.stream)} (${error instanceof Error ? error.message : String(error)}): the next round tries again`,
+      );
     }
   }
 }

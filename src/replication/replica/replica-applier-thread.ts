@@ -16,10 +16,14 @@ const applier = new InThreadApplier(databaseFileIn(places), places.journalFile, 
 
 async function run(request: ApplierRequest): Promise<void> {
   switch (request.op) {
-    case 'rebuild': return applier.rebuild(request.entries);
-    case 'redoVoided': return applier.redoVoided(request.seqs);
-    case 'reset': return applier.reset();
-    case 'close': return applier.close();
+    case 'rebuild':
+      return applier.rebuild(request.entries);
+    case 'redoVoided':
+      return applier.redoVoided(request.seqs);
+    case 'reset':
+      return applier.reset();
+    case 'close':
+      return applier.close();
   }
 }
 
@@ -29,7 +33,8 @@ port.on('message', (request: ApplierRequest) => {
   queue = queue.then(() =>
     run(request).then(
       () => tell({ id: request.id, ok: true }),
-      (error: unknown) => tell({ id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) =>
+        tell({ id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) }),
     ),
   );
 });

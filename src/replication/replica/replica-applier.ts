@@ -37,11 +37,18 @@ const REBUILD_OPTIONS = { yieldEvery: 200 } as const;
 export class InThreadApplier implements DatabaseApplier {
   private engine = new Engine({ maxOpenDatabases: 64 });
 
-  constructor(private readonly fileOf: (db: string) => string, private readonly journalFile: string, private readonly log: (message: string) => void) {}
+  constructor(
+    private readonly fileOf: (db: string) => string,
+    private readonly journalFile: string,
+    private readonly log: (message: string) => void,
+  ) {}
 
   async rebuild(entries: readonly JournalEntry[]): Promise<void> {
     // A restore is rebuilt from the replica's own journal and the rounds it was seeded from (snapshots beside the journal, as on its primary).
-    const restorer = restorerFor({ logFile: this.journalFile, snapshotDir: path.join(path.dirname(this.journalFile), 'snapshots') });
+    const restorer = restorerFor({
+      logFile: this.journalFile,
+      snapshotDir: path.join(path.dirname(this.journalFile), 'snapshots'),
+    });
     await rebuild(this.engine, entries, { fileOf: this.fileOf, restorer, ...REBUILD_OPTIONS });
   }
 
@@ -62,7 +69,11 @@ export class InThreadApplier implements DatabaseApplier {
 }
 
 /** A request to the worker, and its answer. */
-type ApplierOp = { op: 'rebuild'; entries: readonly JournalEntry[] } | { op: 'redoVoided'; seqs: readonly number[] } | { op: 'reset' } | { op: 'close' };
+type ApplierOp =
+  | { op: 'rebuild'; entries: readonly JournalEntry[] }
+  | { op: 'redoVoided'; seqs: readonly number[] }
+  | { op: 'reset' }
+  | { op: 'close' };
 export type ApplierRequest = ApplierOp & { id: number };
 export type ApplierAnswer = { id: number; ok: true } | { id: number; ok: false; error: string } | { log: string };
 
@@ -74,7 +85,10 @@ export class WorkerApplier implements DatabaseApplier {
   private exited: Error | null = null;
   private closing = false;
 
-  constructor(private readonly places: ApplierPlaces, private readonly log: (message: string) => void) {
+  constructor(
+    private readonly places: ApplierPlaces,
+    private readonly log: (message: string) => void,
+  ) {
     this.worker = this.spawn();
   }
 

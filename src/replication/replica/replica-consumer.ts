@@ -4,7 +4,14 @@
  * whenever it could disagree, it is deleted and made again to start right
  * after the stored stream seq.
  */
-import { AckPolicy, DeliverPolicy, JetStreamApiError, ReplayPolicy, type Consumer, type ConsumerInfo } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiError,
+  ReplayPolicy,
+  type Consumer,
+  type ConsumerInfo,
+} from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
 import type { JournalStream } from '../stream/journal-stream';
 
@@ -37,7 +44,11 @@ async function consumerInfo(stream: JournalStream, name: string): Promise<Consum
  * ack wait, behind later ones, and the replica applies in order only.
  */
 export function consumerAgrees(info: ConsumerInfo, afterStreamSeq: number): boolean {
-  return info.ack_floor.stream_seq === afterStreamSeq && info.num_ack_pending === 0 && info.delivered.stream_seq === afterStreamSeq;
+  return (
+    info.ack_floor.stream_seq === afterStreamSeq &&
+    info.num_ack_pending === 0 &&
+    info.delivered.stream_seq === afterStreamSeq
+  );
 }
 
 /**
@@ -45,7 +56,13 @@ export function consumerAgrees(info: ConsumerInfo, afterStreamSeq: number): bool
  * makes it again even when it seems to agree (a gap was met: the replica
  * reads the stream afresh once before it believes the gap).
  */
-export async function openConsumer(stream: JournalStream, name: string, afterStreamSeq: number, remake: boolean, log: (message: string) => void): Promise<Consumer> {
+export async function openConsumer(
+  stream: JournalStream,
+  name: string,
+  afterStreamSeq: number,
+  remake: boolean,
+  log: (message: string) => void,
+): Promise<Consumer> {
   const streamName = stream.settings.stream;
   const info = await consumerInfo(stream, name);
   if (info === null || remake || !consumerAgrees(info, afterStreamSeq)) {

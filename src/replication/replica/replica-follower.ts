@@ -19,7 +19,13 @@ import type { JsMsg, Consumer, ConsumerMessages } from '@nats-io/jetstream';
 import type { Journal } from '../../../journal/journal';
 import type { JournalEntry } from '../../../journal/record';
 import { JournalError, readJournal } from '../../../journal/reader';
-import { entriesOf, parseMessage, StreamMessageError, type EntriesMessage, type StreamMessage } from '../stream/chunk-message';
+import {
+  entriesOf,
+  parseMessage,
+  StreamMessageError,
+  type EntriesMessage,
+  type StreamMessage,
+} from '../stream/chunk-message';
 import type { JournalStream } from '../stream/journal-stream';
 import { openConsumer } from './replica-consumer';
 import { readPosition, writePosition, type FollowerPosition } from './replica-position';
@@ -28,7 +34,13 @@ import { voidedEarlier } from './replica-voids';
 import { InThreadApplier, type DatabaseApplier } from './replica-applier';
 
 /** Entries that make a database's file anew or remove it. */
-const REPLACES_FILE: ReadonlySet<JournalEntry['kind']> = new Set(['createdb', 'dropdb', 'copydb', 'resetdb', 'restoredb']);
+const REPLACES_FILE: ReadonlySet<JournalEntry['kind']> = new Set([
+  'createdb',
+  'dropdb',
+  'copydb',
+  'resetdb',
+  'restoredb',
+]);
 
 export interface FollowerDeps {
   /** Connected; the stream exists. Not closed by the follower. */
@@ -82,8 +94,13 @@ export interface FenceSeen {
 
 /** A chunk that does not follow the local journal: applying it would apply out of order. */
 class JournalGapError extends Error {
-  constructor(readonly localLastSeq: number, message: EntriesMessage) {
-    super(`chunk ${message.firstSeq}..${message.lastSeq} does not follow the local journal, which ends at ${localLastSeq}`);
+  constructor(
+    readonly localLastSeq: number,
+    message: EntriesMessage,
+  ) {
+    super(
+      `chunk ${message.firstSeq}..${message.lastSeq} does not follow the local journal, which ends at ${localLastSeq}`,
+    );
   }
 }
 
@@ -154,7 +171,11 @@ export class ReplicaFollower {
   private gapAt: number | null = null;
   private remakeConsumer = false;
 
-  private constructor(private readonly deps: FollowerDeps, position: FollowerPosition, appliedAt: number) {
+  private constructor(
+    private readonly deps: FollowerDeps,
+    position: FollowerPosition,
+    appliedAt: number,
+  ) {
     this.clock = deps.clock ?? Date.now;
     this.applier = deps.applier ?? new InThreadApplier(deps.fileOf, deps.journalFile, deps.log);
     this.streamSeq = position.streamSeq;
@@ -190,7 +211,10 @@ export class ReplicaFollower {
     const stored = readPosition(deps.positionFile, deps.log);
     const localLast = deps.journal.lastSeq;
     if (stored !== null && stored.journalSeq <= localLast) return stored;
-    if (stored !== null) deps.log(`replica: the position says seq ${stored.journalSeq} but the local journal ends at ${localLast}: reading the stream from its start`);
+    if (stored !== null)
+      deps.log(
+        `replica: the position says seq ${stored.journalSeq} but the local journal ends at ${localLast}: reading the stream from its start`,
+      );
     return { streamSeq: 0, journalSeq: 0, settledThrough: 0 };
   }
 
@@ -300,7 +324,13 @@ export class ReplicaFollower {
     let consumer: Consumer | null = null;
     while (!this.stopping && this.haltedBy === null) {
       try {
-        consumer ??= await openConsumer(this.deps.stream, this.deps.consumer, this.streamSeq, this.takeRemake(), this.deps.log);
+        consumer ??= await openConsumer(
+          this.deps.stream,
+          this.deps.consumer,
+          this.streamSeq,
+          this.takeRemake(),
+          this.deps.log,
+        );
         await this.pullOnce(consumer);
         delay = minMs;
       } catch (error) {
@@ -322,7 +352,10 @@ export class ReplicaFollower {
   }
 
   private async pullOnce(consumer: Consumer): Promise<void> {
-    const pull = await consumer.fetch({ max_messages: PULL_BATCH, expires: Math.max(1000, this.deps.pullWaitMs ?? 2000) });
+    const pull = await consumer.fetch({
+      max_messages: PULL_BATCH,
+      expires: Math.max(1000, this.deps.pullWaitMs ?? 2000),
+    });
     this.pull = pull;
     this.lastProgressAt = Date.now();
     try {
@@ -364,13 +397,19 @@ export class ReplicaFollower {
       this.remakeConsumer = true;
     }
     // A rebuild cut short may leave a session or a batch open in the engine; the next request waits behind this one.
-    this.applier.reset().catch((resetError: unknown) => this.deps.log(`replica: the applying engine could not be made afresh (${describe(resetError)})`));
+    this.applier
+      .reset()
+      .catch((resetError: unknown) =>
+        this.deps.log(`replica: the applying engine could not be made afresh (${describe(resetError)})`),
+      );
     this.deps.log(`replica: following failed at stream seq ${this.streamSeq + 1} (${describe(error)}); retrying`);
   }
 
   private halt(error: Error): void {
     this.haltedBy = error;
-    this.deps.log(`REPLICA HALTED at journal seq ${this.appliedSeq} (stream seq ${this.streamSeq}): ${error.message}. Nothing more is applied; the replica needs repair.`);
+    this.deps.log(
+      `REPLICA HALTED at journal seq ${this.appliedSeq} (stream seq ${this.streamSeq}): ${error.message}. Nothing more is applied; the replica needs repair.`,
+    );
     for (const waiter of [...this.waiters]) waiter.resolve(false);
     this.tellProgress();
   }
@@ -397,7 +436,9 @@ export class ReplicaFollower {
   private async takeEntries(message: EntriesMessage): Promise<void> {
     const fence = this.newestFence;
     if (fence !== null && message.epoch < fence.epoch) {
-      this.deps.log(`replica: skipping chunk ${message.firstSeq}..${message.lastSeq} of epoch ${message.epoch}, written after epoch ${fence.epoch}'s fence by a primary that was replaced`);
+      this.deps.log(
+        `replica: skipping chunk ${message.firstSeq}..${message.lastSeq} of epoch ${message.epoch}, written after epoch ${fence.epoch}'s fence by a primary that was replaced`,
+      );
       return;
     }
     this.highestEpoch = Math.max(this.highestEpoch, message.epoch);
@@ -449,7 +490,11 @@ export class ReplicaFollower {
 
   private storePosition(streamSeq: number): void {
     this.streamSeq = streamSeq;
-    writePosition(this.deps.positionFile, { streamSeq, journalSeq: this.appliedSeq, settledThrough: this.settledThrough() });
+    writePosition(this.deps.positionFile, {
+      streamSeq,
+      journalSeq: this.appliedSeq,
+      settledThrough: this.settledThrough(),
+    });
   }
 
   /** Acked with the server's answer awaited: an ack lost unnoticed would leave the consumer out of order. */

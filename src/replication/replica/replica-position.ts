@@ -36,7 +36,8 @@ export function readPosition(file: string, log: (message: string) => void): Foll
   try {
     const value = JSON.parse(text) as Record<string, unknown>;
     const { streamSeq, journalSeq, settledThrough } = value;
-    if (isCount(streamSeq) && isCount(journalSeq) && isCount(settledThrough)) return { streamSeq, journalSeq, settledThrough };
+    if (isCount(streamSeq) && isCount(journalSeq) && isCount(settledThrough))
+      return { streamSeq, journalSeq, settledThrough };
   } catch {
     // Reported below, with the text that could not be read.
   }

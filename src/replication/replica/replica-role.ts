@@ -92,14 +92,18 @@ export class ReplicaRole {
     const tail = await stream.tail(false);
     const streamEnd = tail.lastEntries?.message.lastSeq ?? 0;
     if (last > streamEnd) {
-      throw new ReplicaStartError(`this server's journal ends at seq ${last}, past the stream's last entry (${streamEnd}): it holds entries no primary shipped. Start a replica on an empty data directory`);
+      throw new ReplicaStartError(
+        `this server's journal ends at seq ${last}, past the stream's last entry (${streamEnd}): it holds entries no primary shipped. Start a replica on an empty data directory`,
+      );
     }
     // Same seq, other entry: a replaced primary's unshipped write where its successor wrote another.
     const mine = await lastLocalLine(this.options.journalFile, last);
     const chunk = await stream.chunkHolding(last);
     const theirs = chunk === null ? undefined : entriesOf(chunk.message).find((entry) => entry.seq === last);
     if (mine !== undefined && theirs !== undefined && encodeLine(theirs) !== mine) {
-      throw new ReplicaStartError(`this server's journal entry ${last} differs from the stream's: it was written by a primary that was replaced before shipping it. Start a replica on an empty data directory`);
+      throw new ReplicaStartError(
+        `this server's journal entry ${last} differs from the stream's: it was written by a primary that was replaced before shipping it. Start a replica on an empty data directory`,
+      );
     }
   }
 
@@ -107,14 +111,35 @@ export class ReplicaRole {
   private async attempt(first: boolean): Promise<void> {
     const { replication, journal, journalFile, config, log } = this.options;
     try {
-      this.stream ??= await JournalStream.connect({ servers: replication.servers, auth: replication.auth, stream: replication.stream, replicas: replication.streamReplicas }, replication.timeoutMs, `sqlscribe replica ${replication.node}`);
+      this.stream ??= await JournalStream.connect(
+        {
+          servers: replication.servers,
+          auth: replication.auth,
+          stream: replication.stream,
+          replicas: replication.streamReplicas,
+        },
+        replication.timeoutMs,
+        `sqlscribe replica ${replication.node}`,
+      );
       await this.stream.ensure();
       this.lease ??= await PrimaryLease.open(this.stream);
       await this.refuseForeignJournal(this.stream);
       const positionFile = path.join(config.dir, POSITION_FILE);
       // A replica that holds nothing starts from the newest snapshot round in JetStream, then follows the tail.
       const { fileOf, release } = this.options;
-      if (await seedFromSnapshot({ stream: this.stream, journal, dir: config.dir, dbFile: config.dbFile, snapshotDir: config.snapshotDir, positionFile, fileOf, release, log })) {
+      if (
+        await seedFromSnapshot({
+          stream: this.stream,
+          journal,
+          dir: config.dir,
+          dbFile: config.dbFile,
+          snapshotDir: config.snapshotDir,
+          positionFile,
+          fileOf,
+          release,
+          log,
+        })
+      ) {
         this.appliedAtStart = journal.lastSeq;
       }
       this.follower = await ReplicaFollower.start({
@@ -132,14 +157,18 @@ export class ReplicaRole {
       await this.learnPrimary();
       this.leaseWatch = setInterval(() => void this.learnPrimary(), 2000);
       this.leaseWatch.unref();
-      log(`following JetStream stream ${replication.stream} as replica ${replication.node} from seq ${journal.lastSeq + 1}`);
+      log(
+        `following JetStream stream ${replication.stream} as replica ${replication.node} from seq ${journal.lastSeq + 1}`,
+      );
     } catch (error) {
       if (error instanceof ReplicaStartError) {
         if (first) throw error;
         log(`this server cannot follow the stream: ${error.message}`);
         return;
       }
-      log(`JetStream at ${replication.servers.join(',')} cannot be followed yet (${error instanceof Error ? error.message : String(error)}); retrying`);
+      log(
+        `JetStream at ${replication.servers.join(',')} cannot be followed yet (${error instanceof Error ? error.message : String(error)}); retrying`,
+      );
       if (!this.stopped) this.retry = setTimeout(() => void this.attempt(false), this.options.retryMs ?? 1000);
     }
   }
@@ -148,7 +177,8 @@ export class ReplicaRole {
   private async learnPrimary(): Promise<void> {
     try {
       const state = await this.lease?.read();
-      if (state !== null && state !== undefined && this.options.role.role === 'replica') this.options.role.following(state.holder.url);
+      if (state !== null && state !== undefined && this.options.role.role === 'replica')
+        this.options.role.following(state.holder.url);
     } catch {
       // Asked again shortly; the last known address stays meanwhile.
     }
@@ -163,7 +193,15 @@ export class ReplicaRole {
     const follower = this.follower;
     const applied = follower?.applied ?? this.appliedAtStart;
     const lag = follower?.lag() ?? { seqBehind: 0, secondsBehind: 0, primaryLastSeq: applied };
-    return { role: role.role, stream: replication.stream, node: replication.node, epoch: follower?.epoch ?? 0, primary: role.primary, appliedSeq: applied, lag };
+    return {
+      role: role.role,
+      stream: replication.stream,
+      node: replication.node,
+      epoch: follower?.epoch ?? 0,
+      primary: role.primary,
+      appliedSeq: applied,
+      lag,
+    };
   }
 
   /** Waits for `seq` to be applied, also while JetStream has not been reached yet: the follower may start within the wait. */
@@ -180,14 +218,21 @@ export class ReplicaRole {
   /** Takes over as primary (see the top of this file); gives what the new primary ships with. */
   async takeOver(): Promise<Primary> {
     const { stream, lease, follower } = this;
-    if (stream === null || lease === null || follower === null) throw new EngineError('PROMOTION_REFUSED', { detail: 'it has not reached JetStream yet' });
-    if (follower.halted !== null) throw new EngineError('PROMOTION_REFUSED', { detail: `it stopped following the stream (${follower.halted.message})` });
+    if (stream === null || lease === null || follower === null)
+      throw new EngineError('PROMOTION_REFUSED', { detail: 'it has not reached JetStream yet' });
+    if (follower.halted !== null)
+      throw new EngineError('PROMOTION_REFUSED', {
+        detail: `it stopped following the stream (${follower.halted.message})`,
+      });
     const { replication, role, log } = this.options;
     let holder;
     try {
       holder = await lease.take(await lease.read(), replication.node, this.options.url);
     } catch (error) {
-      if (error instanceof LeaseLostError) throw new EngineError('PROMOTION_REFUSED', { detail: 'another server took the primary lease at the same moment' });
+      if (error instanceof LeaseLostError)
+        throw new EngineError('PROMOTION_REFUSED', {
+          detail: 'another server took the primary lease at the same moment',
+        });
       throw error;
     }
     const fence: FenceMessage = { kind: 'fence', epoch: holder.epoch, node: replication.node, url: this.options.url };
@@ -198,7 +243,9 @@ export class ReplicaRole {
     const tail = await stream.tail(false);
     const streamEnd = tail.lastEntries?.message.lastSeq ?? 0;
     if (this.options.journal.lastSeq !== streamEnd) {
-      throw new EngineError('PROMOTION_REFUSED', { detail: `it holds the journal through seq ${this.options.journal.lastSeq}, the stream through ${streamEnd}; it holds the lease (epoch ${holder.epoch}): promote it again once it has caught up` });
+      throw new EngineError('PROMOTION_REFUSED', {
+        detail: `it holds the journal through seq ${this.options.journal.lastSeq}, the stream through ${streamEnd}; it holds the lease (epoch ${holder.epoch}): promote it again once it has caught up`,
+      });
     }
     const shipper = new JournalShipper(stream, holder.epoch, replication.node, fenceSeq, {
       timeoutMs: replication.timeoutMs,
@@ -235,8 +282,13 @@ async function publishFence(stream: JournalStream, fence: FenceMessage, timeoutM
     try {
       return await stream.publish(fence, await stream.lastStreamSeq(), timeoutMs);
     } catch (error) {
-      if (!(error instanceof WrongLastSequenceError)) throw new EngineError('PROMOTION_REFUSED', { detail: `the fence could not be published (${(error as Error).message})` });
+      if (!(error instanceof WrongLastSequenceError))
+        throw new EngineError('PROMOTION_REFUSED', {
+          detail: `the fence could not be published (${(error as Error).message})`,
+        });
     }
   }
-  throw new EngineError('PROMOTION_REFUSED', { detail: `the old primary kept publishing: the fence did not get in after ${FENCE_ATTEMPTS} attempts` });
+  throw new EngineError('PROMOTION_REFUSED', {
+    detail: `the old primary kept publishing: the fence did not get in after ${FENCE_ATTEMPTS} attempts`,
+  });
 }

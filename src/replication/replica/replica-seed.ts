@@ -61,10 +61,12 @@ export function holdsDatabases(dir: string, dbFile: string | null): boolean {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw error;
   }
-  return names.filter((name) => name.endsWith('.db')).some((name) => {
-    const file = path.join(dir, name);
-    return file !== dbFile || !isBlank(file);
-  });
+  return names
+    .filter((name) => name.endsWith('.db'))
+    .some((name) => {
+      const file = path.join(dir, name);
+      return file !== dbFile || !isBlank(file);
+    });
 }
 
 /**
@@ -115,13 +117,17 @@ export async function seedFromSnapshot(deps: SeedDeps): Promise<boolean> {
   if (store === null || manifest === null || manifest === undefined || manifest.base === 0) return false;
   const after = await followAfter(stream, manifest.base);
   if (after === null) {
-    log(`replica: the stream does not hold seq ${manifest.base} or ${manifest.base + 1}, where snapshot round ${manifest.base}-${manifest.through} ends: following the stream from its start`);
+    log(
+      `replica: the stream does not hold seq ${manifest.base} or ${manifest.base + 1}, where snapshot round ${manifest.base}-${manifest.through} ends: following the stream from its start`,
+    );
     return false;
   }
   await store.download(manifest, snapshotDir);
   await installRound(deps, snapshotDir, manifest);
   await journal.startAfter(manifest.base);
   writePosition(deps.positionFile, { streamSeq: after, journalSeq: manifest.base, settledThrough: manifest.base });
-  log(`replica: started from snapshot round ${manifest.base}-${manifest.through} of bucket ${store.bucket} (${manifest.databases.length} databases): the journal continues after seq ${manifest.base}, the stream after seq ${after}`);
+  log(
+    `replica: started from snapshot round ${manifest.base}-${manifest.through} of bucket ${store.bucket} (${manifest.databases.length} databases): the journal continues after seq ${manifest.base}, the stream after seq ${after}`,
+  );
   return true;
 }

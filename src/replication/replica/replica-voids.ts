@@ -14,7 +14,8 @@ import { rebuild } from '../../../replay/rebuild';
 /** The seqs that the voids among `entries` name and that an earlier run may have applied (they were not fed with the void). */
 export function voidedEarlier(entries: readonly JournalEntry[], fed: ReadonlySet<number>): number[] {
   const seqs: number[] = [];
-  for (const entry of entries) if (entry.kind === 'void') for (const seq of entry.voids ?? []) if (!fed.has(seq)) seqs.push(seq);
+  for (const entry of entries)
+    if (entry.kind === 'void') for (const seq of entry.voids ?? []) if (!fed.has(seq)) seqs.push(seq);
   return seqs;
 }
 
@@ -58,7 +59,9 @@ function removeDatabase(context: RedoContext, db: string): void {
 async function redoDatabase(context: RedoContext, db: string): Promise<void> {
   const contents = await readJournal(context.journalFile);
   if (contents.firstSeq !== null && contents.firstSeq > 1) {
-    context.log(`REPLICA: database ${db} holds entries its primary voided, and the local journal starts at seq ${contents.firstSeq}: it cannot be rebuilt here; restore it from the primary`);
+    context.log(
+      `REPLICA: database ${db} holds entries its primary voided, and the local journal starts at seq ${contents.firstSeq}: it cannot be rebuilt here; restore it from the primary`,
+    );
     return;
   }
   removeDatabase(context, db);
@@ -67,10 +70,14 @@ async function redoDatabase(context: RedoContext, db: string): Promise<void> {
     fileOf: context.fileOf,
     yieldEvery: 200,
     onDatabaseFailed: (failed, seq, error) => {
-      context.log(`REPLICA: database ${failed} could not be rebuilt without the entries its primary voided (stopped at seq ${seq}: ${error instanceof Error ? error.message : String(error)}); restore it from the primary`);
+      context.log(
+        `REPLICA: database ${failed} could not be rebuilt without the entries its primary voided (stopped at seq ${seq}: ${error instanceof Error ? error.message : String(error)}); restore it from the primary`,
+      );
     },
   });
-  context.log(`replica: rebuilt ${db} from the local journal without voided entries (${result.applied} entries applied)`);
+  context.log(
+    `replica: rebuilt ${db} from the local journal without voided entries (${result.applied} entries applied)`,
+  );
 }
 
 /** Rebuilds every database that holds entries now voided; `seqs` from voidedEarlier. */

@@ -54,7 +54,12 @@ export type HeaderPairs = ReadonlyArray<readonly [string, string]>;
 
 export function headersOf(message: StreamMessage): HeaderPairs {
   if (message.kind === 'fence') {
-    return [[HEADERS.kind, 'fence'], [HEADERS.epoch, String(message.epoch)], [HEADERS.node, message.node], [HEADERS.url, message.url]];
+    return [
+      [HEADERS.kind, 'fence'],
+      [HEADERS.epoch, String(message.epoch)],
+      [HEADERS.node, message.node],
+      [HEADERS.url, message.url],
+    ];
   }
   const pairs: Array<readonly [string, string]> = [
     [HEADERS.kind, 'entries'],
@@ -89,7 +94,8 @@ export class StreamMessageError extends Error {
 function numberHeader(get: (name: string) => string, name: string): number {
   const text = get(name);
   const value = Number(text);
-  if (text === '' || !Number.isSafeInteger(value) || value < 0) throw new StreamMessageError(`header ${name} is ${JSON.stringify(text)}`);
+  if (text === '' || !Number.isSafeInteger(value) || value < 0)
+    throw new StreamMessageError(`header ${name} is ${JSON.stringify(text)}`);
   return value;
 }
 
@@ -104,7 +110,9 @@ export function parseMessage(get: (name: string) => string, body: string): Strea
   const lastSeq = numberHeader(get, HEADERS.lastSeq);
   if (lastSeq < firstSeq) throw new StreamMessageError(`seqs ${firstSeq}..${lastSeq} are out of order`);
   const object = get(HEADERS.object);
-  return object === '' ? { kind, firstSeq, lastSeq, epoch, node, lines: body } : { kind, firstSeq, lastSeq, epoch, node, lines: '', object };
+  return object === ''
+    ? { kind, firstSeq, lastSeq, epoch, node, lines: body }
+    : { kind, firstSeq, lastSeq, epoch, node, lines: '', object };
 }
 
 /**
@@ -120,13 +128,20 @@ export function entriesOf(message: EntriesMessage): JournalEntry[] {
     try {
       line = decodeLine(text);
     } catch (error) {
-      throw new StreamMessageError(`chunk ${message.firstSeq}..${message.lastSeq}: ${error instanceof JournalLineError ? error.message : String(error)}`);
+      throw new StreamMessageError(
+        `chunk ${message.firstSeq}..${message.lastSeq}: ${error instanceof JournalLineError ? error.message : String(error)}`,
+      );
     }
-    if (isHeader(line)) throw new StreamMessageError(`chunk ${message.firstSeq}..${message.lastSeq} holds a journal header`);
+    if (isHeader(line))
+      throw new StreamMessageError(`chunk ${message.firstSeq}..${message.lastSeq} holds a journal header`);
     const expected = message.firstSeq + entries.length;
-    if (line.seq !== expected) throw new StreamMessageError(`chunk ${message.firstSeq}..${message.lastSeq}: seq ${line.seq} where ${expected} belongs`);
+    if (line.seq !== expected)
+      throw new StreamMessageError(
+        `chunk ${message.firstSeq}..${message.lastSeq}: seq ${line.seq} where ${expected} belongs`,
+      );
     entries.push(line);
   }
-  if (message.firstSeq + entries.length - 1 !== message.lastSeq) throw new StreamMessageError(`chunk ${message.firstSeq}..${message.lastSeq} holds ${entries.length} entries`);
+  if (message.firstSeq + entries.length - 1 !== message.lastSeq)
+    throw new StreamMessageError(`chunk ${message.firstSeq}..${message.lastSeq} holds ${entries.length} entries`);
   return entries;
 }

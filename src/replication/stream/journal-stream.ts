@@ -9,15 +9,35 @@ import { connect } from '@nats-io/transport-node';
 import { headers, type NatsConnection } from '@nats-io/nats-core';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import type { NatsAuth } from '../../config/options';
-import { jetstream, jetstreamManager, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
-import { bodyOf, headersOf, messageIdOf, parseMessage, type EntriesMessage, type FenceMessage, type StreamMessage } from './chunk-message';
+import {
+  jetstream,
+  jetstreamManager,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+  type StoredMsg,
+} from '@nats-io/jetstream';
+import {
+  bodyOf,
+  headersOf,
+  messageIdOf,
+  parseMessage,
+  type EntriesMessage,
+  type FenceMessage,
+  type StreamMessage,
+} from './chunk-message';
 
 /** JetStream's code for "the stream does not end where the publish expected". */
 const WRONG_LAST_SEQUENCE = 10071;
 
 /** A publish was refused because the stream ended elsewhere: another publisher got there first. */
 export class WrongLastSequenceError extends Error {
-  constructor(readonly expected: number, cause: unknown) {
+  constructor(
+    readonly expected: number,
+    cause: unknown,
+  ) {
     super(`the stream no longer ends at ${expected}`, { cause });
   }
 }
@@ -85,7 +105,9 @@ export class JournalStream {
   }
 
   private async chunkStore(): Promise<ObjectStore> {
-    this.chunks ??= await new Objm(this.client).create(chunksBucketOf(this.settings.stream), { replicas: this.settings.replicas });
+    this.chunks ??= await new Objm(this.client).create(chunksBucketOf(this.settings.stream), {
+      replicas: this.settings.replicas,
+    });
     return this.chunks;
   }
 
@@ -99,8 +121,18 @@ export class JournalStream {
   async withLines(message: StreamMessage): Promise<StreamMessage> {
     if (message.kind !== 'entries' || message.object === undefined) return message;
     const blob = await (await this.chunkStore()).getBlob(message.object);
-    if (blob === null || blob === undefined) throw new Error(`chunk ${message.firstSeq}..${message.lastSeq} names object ${message.object}, which the bucket ${chunksBucketOf(this.settings.stream)} lacks`);
-    return { kind: 'entries', firstSeq: message.firstSeq, lastSeq: message.lastSeq, epoch: message.epoch, node: message.node, lines: decoder.decode(blob) };
+    if (blob === null || blob === undefined)
+      throw new Error(
+        `chunk ${message.firstSeq}..${message.lastSeq} names object ${message.object}, which the bucket ${chunksBucketOf(this.settings.stream)} lacks`,
+      );
+    return {
+      kind: 'entries',
+      firstSeq: message.firstSeq,
+      lastSeq: message.lastSeq,
+      epoch: message.epoch,
+      node: message.node,
+      lines: decoder.decode(blob),
+    };
   }
 
   /**
@@ -179,10 +211,16 @@ export class JournalStream {
     const pairs = headers();
     for (const [name, value] of headersOf(published)) pairs.set(name, value);
     try {
-      const ack = await this.client.publish(this.subject, bodyOf(published), { msgID: messageIdOf(message), expect: { lastSequence: expectedLast }, headers: pairs, timeout: timeoutMs });
+      const ack = await this.client.publish(this.subject, bodyOf(published), {
+        msgID: messageIdOf(message),
+        expect: { lastSequence: expectedLast },
+        headers: pairs,
+        timeout: timeoutMs,
+      });
       return ack.seq;
     } catch (error) {
-      if (error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE) throw new WrongLastSequenceError(expectedLast, error);
+      if (error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE)
+        throw new WrongLastSequenceError(expectedLast, error);
       throw error;
     }
   }
@@ -210,7 +248,8 @@ export class JournalStream {
     for (let seq = lastStreamSeq; seq >= Math.max(1, info.state.first_seq); seq--) {
       const stored = await this.message(seq, lines);
       if (stored === null) continue;
-      if (stored.message.kind === 'entries') return { lastStreamSeq, lastEntries: { streamSeq: stored.streamSeq, message: stored.message }, fence };
+      if (stored.message.kind === 'entries')
+        return { lastStreamSeq, lastEntries: { streamSeq: stored.streamSeq, message: stored.message }, fence };
       fence ??= { streamSeq: stored.streamSeq, message: stored.message };
     }
     return { lastStreamSeq, lastEntries: null, fence };
@@ -240,10 +279,14 @@ export class JournalStream {
   }
 
   /** The last chunk of entries at or before `streamSeq`, not before `floor`. */
-  private async entriesAtOrBefore(streamSeq: number, floor: number): Promise<(StoredMessage & { readonly message: EntriesMessage }) | null> {
+  private async entriesAtOrBefore(
+    streamSeq: number,
+    floor: number,
+  ): Promise<(StoredMessage & { readonly message: EntriesMessage }) | null> {
     for (let at = streamSeq; at >= floor; at--) {
       const stored = await this.message(at, false);
-      if (stored !== null && stored.message.kind === 'entries') return { streamSeq: stored.streamSeq, message: stored.message };
+      if (stored !== null && stored.message.kind === 'entries')
+        return { streamSeq: stored.streamSeq, message: stored.message };
     }
     return null;
   }

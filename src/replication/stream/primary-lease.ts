@@ -35,7 +35,10 @@ export class PrimaryLease {
   private constructor(private readonly kv: KV) {}
 
   static async open(stream: JournalStream): Promise<PrimaryLease> {
-    const kv = await new Kvm(stream.connection).create(leaseBucketOf(stream.settings.stream), { replicas: stream.settings.replicas, history: 10 });
+    const kv = await new Kvm(stream.connection).create(leaseBucketOf(stream.settings.stream), {
+      replicas: stream.settings.replicas,
+      history: 10,
+    });
     return new PrimaryLease(kv);
   }
 
@@ -56,7 +59,9 @@ export class PrimaryLease {
       if (current === null) await this.kv.create(KEY, value);
       else await this.kv.update(KEY, value, current.revision);
     } catch (error) {
-      throw new LeaseLostError(`the primary lease changed while this server took it (${(error as Error).message})`, { cause: error });
+      throw new LeaseLostError(`the primary lease changed while this server took it (${(error as Error).message})`, {
+        cause: error,
+      });
     }
     return holder;
   }
@@ -67,7 +72,9 @@ export class PrimaryLease {
     try {
       await this.kv.update(KEY, JSON.stringify(holder), current.revision);
     } catch (error) {
-      throw new LeaseLostError(`the primary lease changed while this server renewed it (${(error as Error).message})`, { cause: error });
+      throw new LeaseLostError(`the primary lease changed while this server renewed it (${(error as Error).message})`, {
+        cause: error,
+      });
     }
     return holder;
   }

@@ -44,7 +44,10 @@ export interface BucketRound {
 
 /** Oldest first, as listRounds orders a snapshot directory: by base, then through. */
 export function byAge(rounds: readonly BucketRound[]): BucketRound[] {
-  return [...rounds].sort((a, b) => a.manifest.base - b.manifest.base || a.manifest.through - b.manifest.through || (a.name < b.name ? -1 : 1));
+  return [...rounds].sort(
+    (a, b) =>
+      a.manifest.base - b.manifest.base || a.manifest.through - b.manifest.through || (a.name < b.name ? -1 : 1),
+  );
 }
 
 /** The copy files of `manifest` whose objects `present` (object names) lacks, each once. */
@@ -65,10 +68,16 @@ export interface BucketCleanup {
  * (of `objects`, the bucket's names) that no kept round refers to, including
  * copies a failed upload left without a manifest.
  */
-export function bucketCleanup(rounds: readonly BucketRound[], objects: readonly string[], keep = ROUNDS_KEPT): BucketCleanup {
+export function bucketCleanup(
+  rounds: readonly BucketRound[],
+  objects: readonly string[],
+  keep = ROUNDS_KEPT,
+): BucketCleanup {
   const ordered = byAge(rounds);
   const kept = ordered.slice(Math.max(0, ordered.length - keep));
-  const referenced = new Set(kept.flatMap((round) => round.manifest.databases.map((copy) => fileObjectName(copy.file))));
+  const referenced = new Set(
+    kept.flatMap((round) => round.manifest.databases.map((copy) => fileObjectName(copy.file))),
+  );
   return {
     rounds: ordered.slice(0, ordered.length - kept.length).map((round) => round.name),
     files: objects.filter((name) => isFileObject(name) && !referenced.has(name)),

@@ -17,7 +17,16 @@ import { Objm, type ObjectStore } from '@nats-io/obj';
 import { syncFile } from '../../engine/files/database-file';
 import { manifestName, parseManifest, writeManifest, type SnapshotManifest } from '../../snapshots/manifest';
 import type { JournalStream } from './journal-stream';
-import { bucketCleanup, byAge, copiesToPut, fileObjectName, isRoundObject, roundObjectName, snapshotBucketOf, type BucketRound } from './snapshot-bucket-plan';
+import {
+  bucketCleanup,
+  byAge,
+  copiesToPut,
+  fileObjectName,
+  isRoundObject,
+  roundObjectName,
+  snapshotBucketOf,
+  type BucketRound,
+} from './snapshot-bucket-plan';
 
 /** JetStream's code for "stream not found". */
 const STREAM_NOT_FOUND = 10059;
@@ -33,7 +42,10 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export class SnapshotStore {
-  private constructor(private readonly store: ObjectStore, readonly bucket: string) {}
+  private constructor(
+    private readonly store: ObjectStore,
+    readonly bucket: string,
+  ) {}
 
   /** The stream's bucket, made when missing with as many copies as the stream (the primary's side). */
   static async create(stream: JournalStream): Promise<SnapshotStore> {
@@ -64,7 +76,10 @@ export class SnapshotStore {
     const missing = copiesToPut(manifest, present);
     for (const file of missing) await this.putFile(fileObjectName(file), path.join(snapshotDir, file));
     const round = manifestName(manifest.base, manifest.through);
-    await this.store.putBlob({ name: roundObjectName(round) }, encoder.encode(`${JSON.stringify(manifest, null, 2)}\n`));
+    await this.store.putBlob(
+      { name: roundObjectName(round) },
+      encoder.encode(`${JSON.stringify(manifest, null, 2)}\n`),
+    );
     const cleanup = bucketCleanup(await this.rounds(), await this.names());
     // Manifests first: a round never refers to a copy that is gone.
     for (const name of [...cleanup.rounds, ...cleanup.files]) await this.store.delete(name);
@@ -83,7 +98,8 @@ export class SnapshotStore {
    */
   async download(manifest: SnapshotManifest, snapshotDir: string): Promise<void> {
     fs.mkdirSync(snapshotDir, { recursive: true });
-    for (const file of new Set(manifest.databases.map((copy) => copy.file))) await this.getFile(fileObjectName(file), path.join(snapshotDir, file));
+    for (const file of new Set(manifest.databases.map((copy) => copy.file)))
+      await this.getFile(fileObjectName(file), path.join(snapshotDir, file));
     writeManifest(snapshotDir, manifest);
   }
 

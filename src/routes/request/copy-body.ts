@@ -20,7 +20,9 @@ export function isCopyBody(body: Record<string, unknown> | undefined): boolean {
 /** The names of the copies asked for, unnormalized. */
 export function copyNames(body: Record<string, unknown>): unknown[] {
   const { db, dbs, prefix, count } = body;
-  const forms = [db !== undefined, dbs !== undefined, prefix !== undefined || count !== undefined].filter(Boolean).length;
+  const forms = [db !== undefined, dbs !== undefined, prefix !== undefined || count !== undefined].filter(
+    Boolean,
+  ).length;
   if (forms !== 1) throw badRequest('send exactly one of "db", "dbs", or "prefix" with "count", beside "from"');
   if (db !== undefined) return [db];
   if (dbs !== undefined) {

@@ -16,14 +16,22 @@ function isScalar(value: unknown): boolean {
 
 function readParams(value: unknown, where: string): SqlParams | undefined {
   if (value === undefined) return undefined;
-  const values = Array.isArray(value) ? value : typeof value === 'object' && value !== null ? Object.values(value) : undefined;
+  const values = Array.isArray(value)
+    ? value
+    : typeof value === 'object' && value !== null
+      ? Object.values(value)
+      : undefined;
   if (values === undefined) throw badRequest(`${where}params must be an array or an object`);
-  if (!values.every(isScalar)) throw new EngineError('PARAMETER_MISMATCH', { detail: `${where}parameter values must be strings, numbers, booleans or null` });
+  if (!values.every(isScalar))
+    throw new EngineError('PARAMETER_MISMATCH', {
+      detail: `${where}parameter values must be strings, numbers, booleans or null`,
+    });
   return value as SqlParams;
 }
 
 function readSource(value: unknown, where: string): SqlSource {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest(`${where}must be an object with "sql"`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw badRequest(`${where}must be an object with "sql"`);
   const { sql, params } = value as Record<string, unknown>;
   if (typeof sql !== 'string') throw badRequest(`${where}"sql" must be a string`);
   const parsed = readParams(params, where);

@@ -12,7 +12,8 @@ export function queryValue(ctx: Context, name: string): string | undefined {
 
 export function requiredQueryValue(ctx: Context, name: string): string {
   const value = queryValue(ctx, name);
-  if (value === undefined || value === '') throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: 'required' });
+  if (value === undefined || value === '')
+    throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: 'required' });
   return value;
 }
 
@@ -20,6 +21,7 @@ export function requiredQueryValue(ctx: Context, name: string): string {
 export function countQueryValue(ctx: Context, name: string, fallback: number): number {
   const value = queryValue(ctx, name);
   if (value === undefined) return fallback;
-  if (!/^\d{1,15}$/.test(value)) throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: 'expected a non-negative integer' });
+  if (!/^\d{1,15}$/.test(value))
+    throw new EngineError('INVALID_QUERY_PARAMETER', { name, detail: 'expected a non-negative integer' });
   return Number(value);
 }

@@ -46,13 +46,17 @@ export class DatabaseCopies {
     if (names.length > MAX_COPIES) throw new EngineError('TOO_MANY_COPIES', { count: names.length, max: MAX_COPIES });
     const source = this.directory.resolve(from);
     const targets = names.map((name) => this.directory.refOf(name));
-    if (new Set(names).size !== names.length) throw new EngineError('BAD_REQUEST', { detail: 'a database name appears twice' });
+    if (new Set(names).size !== names.length)
+      throw new EngineError('BAD_REQUEST', { detail: 'a database name appears twice' });
     await this.withLocks([source, ...targets], async () => {
       if (!this.directory.exists(source)) throw new EngineError('NO_SUCH_DATABASE', { db: source.name });
       for (const target of targets) {
         if (this.directory.occupied(target)) throw new EngineError('DATABASE_EXISTS', { db: target.name });
       }
-      const entries = targets.map((target): JournaledEntry => ({ event: 'database', entry: eventEntry('copydb', target.name, null, { from: source.name, ...by }) }));
+      const entries = targets.map((target): JournaledEntry => ({
+        event: 'database',
+        entry: eventEntry('copydb', target.name, null, { from: source.name, ...by }),
+      }));
       const made: DatabaseRef[] = [];
       // Should even voiding a failed copy fail, the first copy is the database marked behind: the others are removed with it.
       await this.path.appendThenApply(targets[0]?.name ?? source.name, entries, {
@@ -61,7 +65,12 @@ export class DatabaseCopies {
           const firstSeq = lastSeq === null ? null : lastSeq - targets.length + 1;
           try {
             for (const [index, target] of targets.entries()) {
-              await this.engine.copyDatabase(source.file, target.file, firstSeq === null ? undefined : firstSeq + index, source.name);
+              await this.engine.copyDatabase(
+                source.file,
+                target.file,
+                firstSeq === null ? undefined : firstSeq + index,
+                source.name,
+              );
               made.push(target);
             }
           } catch (error) {
@@ -87,7 +96,8 @@ export class DatabaseCopies {
     await this.withLocks([source, target], async () => {
       if (!this.directory.exists(target)) throw new EngineError('NO_SUCH_DATABASE', { db: target.name });
       // Read again under the locks: the database may have been dropped and made again meanwhile.
-      if ((await this.engine.journalPosition(target.file)).template !== template) throw new EngineError('TEMPLATE_GONE', { db: target.name, template });
+      if ((await this.engine.journalPosition(target.file)).template !== template)
+        throw new EngineError('TEMPLATE_GONE', { db: target.name, template });
       if (!this.directory.exists(source)) throw new EngineError('TEMPLATE_GONE', { db: target.name, template });
       const entry = eventEntry('resetdb', target.name, null, { from: source.name, ...by });
       await this.path.appendThenApply(target.name, [{ event: 'database', entry }], {

@@ -47,7 +47,8 @@ export class DatabaseDirectory {
 
   private resolveSingle(db: unknown, file: string): DatabaseRef {
     const name = path.basename(file);
-    const asked = db === undefined || db === null ? '' : typeof db === 'string' ? db.trim().toLowerCase() : JSON.stringify(db);
+    const asked =
+      db === undefined || db === null ? '' : typeof db === 'string' ? db.trim().toLowerCase() : JSON.stringify(db);
     // A client written for multi-DB mode may still name the database: accept its own name.
     if (asked !== '' && asked !== name.toLowerCase() && `${asked}.db` !== name.toLowerCase()) {
       throw new EngineError('NO_SUCH_DATABASE', { db: typeof db === 'string' ? db : asked });

@@ -34,15 +34,19 @@ export class DatabaseLifecycle {
       }
       // Something that is not a database file (a planted symlink) holds the name: never open through it.
       if (this.directory.occupied(ref)) throw new EngineError('DATABASE_EXISTS', { db: name });
-      await this.path.appendThenApply(name, [{ event: 'database', entry: eventEntry('createdb', name, null, { sql, ...by }) }], {
-        apply: async (seq) => {
-          this.directory.ensureDirectory();
-          await this.engine.createDatabase(ref.file, seq ?? undefined);
+      await this.path.appendThenApply(
+        name,
+        [{ event: 'database', entry: eventEntry('createdb', name, null, { sql, ...by }) }],
+        {
+          apply: async (seq) => {
+            this.directory.ensureDirectory();
+            await this.engine.createDatabase(ref.file, seq ?? undefined);
+          },
+          discard: async () => undefined,
+          // The file is renamed into place whole, so its presence means the create is complete.
+          tookEffect: async () => this.directory.exists(ref),
         },
-        discard: async () => undefined,
-        // The file is renamed into place whole, so its presence means the create is complete.
-        tookEffect: async () => this.directory.exists(ref),
-      });
+      );
     });
   }
 
@@ -54,11 +58,15 @@ export class DatabaseLifecycle {
         if (ifExists) return;
         throw new EngineError('NO_SUCH_DATABASE', { db: name });
       }
-      await this.path.appendThenApply(name, [{ event: 'database', entry: eventEntry('dropdb', name, null, { sql, ...by }) }], {
-        apply: async () => this.remove(ref),
-        discard: async () => undefined,
-        tookEffect: async () => !this.directory.exists(ref),
-      });
+      await this.path.appendThenApply(
+        name,
+        [{ event: 'database', entry: eventEntry('dropdb', name, null, { sql, ...by }) }],
+        {
+          apply: async () => this.remove(ref),
+          discard: async () => undefined,
+          tookEffect: async () => !this.directory.exists(ref),
+        },
+      );
     });
   }
 

@@ -63,13 +63,16 @@ export class DatabaseRestores {
     const { directory, source } = this.deps;
     const ref = directory.resolve(name);
     const request = parseRestoreBody(ref.name, body);
-    if (source === null) throw new EngineError('RESTORE_NEEDS_JOURNAL', { detail: 'without one (-log-level none or error)' });
+    if (source === null)
+      throw new EngineError('RESTORE_NEEDS_JOURNAL', { detail: 'without one (-log-level none or error)' });
     if (!directory.exists(ref)) throw new EngineError('NO_SUCH_DATABASE', { db: ref.name });
     if (request.dryRun) return this.plan(ref, source, request.ask, by, null);
-    return this.deps.gate.copying(() => withWriteLock(this.deps.locks, ref, this.deps.lockTimeoutMs, async () => {
-      if (!directory.exists(ref)) throw new EngineError('NO_SUCH_DATABASE', { db: ref.name });
-      return this.plan(ref, source, request.ask, by, (file, seq) => this.swap(ref, file, seq, by));
-    }));
+    return this.deps.gate.copying(() =>
+      withWriteLock(this.deps.locks, ref, this.deps.lockTimeoutMs, async () => {
+        if (!directory.exists(ref)) throw new EngineError('NO_SUCH_DATABASE', { db: ref.name });
+        return this.plan(ref, source, request.ask, by, (file, seq) => this.swap(ref, file, seq, by));
+      }),
+    );
   }
 
   /**
@@ -78,11 +81,20 @@ export class DatabaseRestores {
    * real restore: no write to the database falls between the journal read
    * here and the swap.
    */
-  private async plan(ref: DatabaseRef, source: JournalSource, ask: Parameters<typeof targetSeq>[1], by: TokenStamp, swap: ((file: string, to: number) => Promise<number | null>) | null): Promise<RestoreOutcome> {
+  private async plan(
+    ref: DatabaseRef,
+    source: JournalSource,
+    ask: Parameters<typeof targetSeq>[1],
+    by: TokenStamp,
+    swap: ((file: string, to: number) => Promise<number | null>) | null,
+  ): Promise<RestoreOutcome> {
     const lastSeq = this.deps.journal.lastSeq;
     const entries = (await readJournal(source.logFile)).entries.filter((entry) => entry.seq <= lastSeq);
     const seq = targetSeq(ref.name, ask, entries, lastSeq, this.deps.clock(), by.tokenId);
-    const target = { seq, time: timeOf(entries, seq, 'time' in ask ? new Date(ask.time).toISOString() : new Date(0).toISOString()) };
+    const target = {
+      seq,
+      time: timeOf(entries, seq, 'time' in ask ? new Date(ask.time).toISOString() : new Date(0).toISOString()),
+    };
     const undone = undoneEntries(entries, ref.name, seq);
     return this.withState(ref, source, seq, entries, async (file) => {
       if (swap === null) return { db: ref.name, dryRun: true, target, undone };
@@ -92,7 +104,13 @@ export class DatabaseRestores {
   }
 
   /** The database's state right after `seq`, rebuilt into a scratch directory for `use`, then removed. */
-  private async withState<T>(ref: DatabaseRef, source: JournalSource, seq: number, entries: readonly JournalEntry[], use: (file: string) => Promise<T>): Promise<T> {
+  private async withState<T>(
+    ref: DatabaseRef,
+    source: JournalSource,
+    seq: number,
+    entries: readonly JournalEntry[],
+    use: (file: string) => Promise<T>,
+  ): Promise<T> {
     fs.mkdirSync(this.deps.scratchDir, { recursive: true });
     const dir = fs.mkdtempSync(path.join(this.deps.scratchDir, 'restore-'));
     try {
@@ -100,10 +118,20 @@ export class DatabaseRestores {
       try {
         file = await rebuildDatabaseAt(source, ref.name, { seq }, dir, 200);
       } catch (error) {
-        if (error instanceof TooOldError) throw new EngineError('RESTORE_TOO_OLD', { db: ref.name, target: `seq ${seq}`, detail: error.message }, { cause: error });
+        if (error instanceof TooOldError)
+          throw new EngineError(
+            'RESTORE_TOO_OLD',
+            { db: ref.name, target: `seq ${seq}`, detail: error.message },
+            { cause: error },
+          );
         throw error;
       }
-      if (file === null) throw new EngineError('RESTORE_BEFORE_CREATION', { db: ref.name, target: `seq ${seq}`, oldest: creationSeq(entries, ref.name) });
+      if (file === null)
+        throw new EngineError('RESTORE_BEFORE_CREATION', {
+          db: ref.name,
+          target: `seq ${seq}`,
+          oldest: creationSeq(entries, ref.name),
+        });
       return await use(file);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,8 @@ import { EngineError } from '../../errors';
 import type { JournalEntry } from '../../../journal/record';
 
 /** What a client may ask: a seq, a time, or the undo of its own last write. */
-export type RestoreAsk = { readonly to: number } | { readonly time: number; readonly text: string } | { readonly undo: 'last' };
+export type RestoreAsk =
+  { readonly to: number } | { readonly time: number; readonly text: string } | { readonly undo: 'last' };
 
 export interface RestoreRequest {
   readonly ask: RestoreAsk;
@@ -33,19 +34,24 @@ function invalid(db: string, detail: string): EngineError {
 
 /** Reads `{"to": seq}`, `{"to": "<ISO time>"}` or `{"undo": "last"}`, each with an optional `dryRun`. */
 export function parseRestoreBody(db: string, body: unknown): RestoreRequest {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid(db, 'send a JSON object with "to" (a seq or an ISO time) or "undo": "last"');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalid(db, 'send a JSON object with "to" (a seq or an ISO time) or "undo": "last"');
   const fields = body as Record<string, unknown>;
   const unknown = Object.keys(fields).filter((key) => key !== 'to' && key !== 'undo' && key !== 'dryRun');
-  if (unknown.length > 0) throw invalid(db, `unknown field ${JSON.stringify(unknown[0])}: use "to", "undo" and "dryRun"`);
-  if (fields.dryRun !== undefined && typeof fields.dryRun !== 'boolean') throw invalid(db, '"dryRun" must be true or false');
+  if (unknown.length > 0)
+    throw invalid(db, `unknown field ${JSON.stringify(unknown[0])}: use "to", "undo" and "dryRun"`);
+  if (fields.dryRun !== undefined && typeof fields.dryRun !== 'boolean')
+    throw invalid(db, '"dryRun" must be true or false');
   const dryRun = fields.dryRun === true;
-  if ((fields.to === undefined) === (fields.undo === undefined)) throw invalid(db, 'give exactly one of "to" and "undo"');
+  if ((fields.to === undefined) === (fields.undo === undefined))
+    throw invalid(db, 'give exactly one of "to" and "undo"');
   if (fields.undo !== undefined) {
     if (fields.undo !== 'last') throw invalid(db, '"undo" takes only "last"');
     return { ask: { undo: 'last' }, dryRun };
   }
   if (typeof fields.to === 'number') {
-    if (!Number.isSafeInteger(fields.to) || fields.to < 0) throw invalid(db, '"to" must be a seq (an integer, 0 or more) or an ISO time');
+    if (!Number.isSafeInteger(fields.to) || fields.to < 0)
+      throw invalid(db, '"to" must be a seq (an integer, 0 or more) or an ISO time');
     return { ask: { to: fields.to }, dryRun };
   }
   const time = typeof fields.to === 'string' && /^\d{4}-\d\d-\d\dT/.test(fields.to) ? Date.parse(fields.to) : NaN;
@@ -57,9 +63,16 @@ export function parseRestoreBody(db: string, body: unknown): RestoreRequest {
 export function isWriteOn(entry: JournalEntry, db: string): boolean {
   if (entry.db !== db || !entry.ok) return false;
   switch (entry.kind) {
-    case 'exec': return entry.session === null && entry.readonly !== true;
-    case 'commit': case 'createdb': case 'copydb': case 'resetdb': case 'restoredb': return true;
-    default: return false;
+    case 'exec':
+      return entry.session === null && entry.readonly !== true;
+    case 'commit':
+    case 'createdb':
+    case 'copydb':
+    case 'resetdb':
+    case 'restoredb':
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -68,7 +81,14 @@ export function isWriteOn(entry: JournalEntry, db: string): boolean {
  * `lastSeq` the last durable seq; `tokenId` the caller's token (undefined on
  * a server without tokens: the last write by anyone is undone).
  */
-export function targetSeq(db: string, ask: RestoreAsk, entries: readonly JournalEntry[], lastSeq: number, now: number, tokenId: string | undefined): number {
+export function targetSeq(
+  db: string,
+  ask: RestoreAsk,
+  entries: readonly JournalEntry[],
+  lastSeq: number,
+  now: number,
+  tokenId: string | undefined,
+): number {
   if ('to' in ask) {
     if (ask.to > lastSeq) throw invalid(db, `seq ${ask.to} is beyond the last entry of the journal, seq ${lastSeq}`);
     return ask.to;
@@ -94,7 +114,11 @@ export function targetSeq(db: string, ask: RestoreAsk, entries: readonly Journal
  * Going back from the newest entry, a restore stands for its own write and
  * sends the walk to its target: the writes it undid are not in effect now.
  */
-export function undoneEntries(entries: readonly JournalEntry[], db: string, target: number): { count: number; entries: UndoneEntry[] } {
+export function undoneEntries(
+  entries: readonly JournalEntry[],
+  db: string,
+  target: number,
+): { count: number; entries: UndoneEntry[] } {
   const listed: UndoneEntry[] = [];
   let count = 0;
   let below = Infinity;
@@ -103,7 +127,15 @@ export function undoneEntries(entries: readonly JournalEntry[], db: string, targ
     if (entry.seq <= target) break;
     if (entry.seq >= below || !isWriteOn(entry, db)) continue;
     count++;
-    if (listed.length < MAX_UNDONE_LISTED) listed.push({ seq: entry.seq, time: entry.ts, token: entry.tokenName ?? null, kind: entry.kind, sql: entry.sql, changes: entry.changes ?? null });
+    if (listed.length < MAX_UNDONE_LISTED)
+      listed.push({
+        seq: entry.seq,
+        time: entry.ts,
+        token: entry.tokenName ?? null,
+        kind: entry.kind,
+        sql: entry.sql,
+        changes: entry.changes ?? null,
+      });
     if (entry.kind === 'restoredb') below = (entry.to as number) + 1;
   }
   return { count, entries: listed };

@@ -49,20 +49,60 @@ export class BatchRunner {
     this.groups = new WriteGroups(engine, path, locks, { lockTimeoutMs: options.lockTimeoutMs });
   }
 
-  async run(ref: DatabaseRef, statements: readonly ExecStatement[], readonly: boolean, options: RunOptions = {}): Promise<StatementResult[]> {
-    const request: ExecRequest = { file: ref.file, statements, maxResultRows: this.options.maxResultRows, maxResultBytes: this.options.maxResultBytes, context: newBatchContext(), jsonRows: options.jsonRows === true };
+  async run(
+    ref: DatabaseRef,
+    statements: readonly ExecStatement[],
+    readonly: boolean,
+    options: RunOptions = {},
+  ): Promise<StatementResult[]> {
+    const request: ExecRequest = {
+      file: ref.file,
+      statements,
+      maxResultRows: this.options.maxResultRows,
+      maxResultBytes: this.options.maxResultBytes,
+      context: newBatchContext(),
+      jsonRows: options.jsonRows === true,
+    };
     const call = options.call ?? {};
-    const batch: JournaledRequest = { request, sources: options.sources ?? sourcesOf(statements), by: stampOf(call.principal), ...(options.summary === undefined ? {} : { summary: options.summary }) };
+    const batch: JournaledRequest = {
+      request,
+      sources: options.sources ?? sourcesOf(statements),
+      by: stampOf(call.principal),
+      ...(options.summary === undefined ? {} : { summary: options.summary }),
+    };
     if (readonly) return this.noted(ref, batch, true, () => this.engine.exec(request, call));
     if (this.journal.recordsWrites) return this.groups.run(ref, batch, call);
-    return withWriteLock(this.locks, ref, this.options.lockTimeoutMs, () => this.noted(ref, batch, false, () => this.engine.exec(request, call)));
+    return withWriteLock(this.locks, ref, this.options.lockTimeoutMs, () =>
+      this.noted(ref, batch, false, () => this.engine.exec(request, call)),
+    );
   }
 
   /** Runs work whose entry changes nothing, then notes its outcome; a failure is noted before it is answered. */
-  private async noted(ref: DatabaseRef, batch: JournaledRequest, readonly: boolean, work: () => Promise<StatementResult[]>): Promise<StatementResult[]> {
+  private async noted(
+    ref: DatabaseRef,
+    batch: JournaledRequest,
+    readonly: boolean,
+    work: () => Promise<StatementResult[]>,
+  ): Promise<StatementResult[]> {
     const started = performance.now();
     const note = (outcome: { results?: StatementResult[]; error?: EngineError }): Promise<void> =>
-      this.path.note(readonly ? 'read' : 'write', () => ({ ...batchEntry({ db: ref.name, session: null, sources: batch.sources, ...(batch.summary === undefined ? {} : { sql: batch.summary }), readonly, context: batch.request.context!, ms: performance.now() - started, ...outcome }), ...batch.by }), outcome.error === undefined);
+      this.path.note(
+        readonly ? 'read' : 'write',
+        () => ({
+          ...batchEntry({
+            db: ref.name,
+            session: null,
+            sources: batch.sources,
+            ...(batch.summary === undefined ? {} : { sql: batch.summary }),
+            readonly,
+            context: batch.request.context!,
+            ms: performance.now() - started,
+            ...outcome,
+          }),
+          ...batch.by,
+        }),
+        outcome.error === undefined,
+      );
     try {
       const results = await work();
       await note({ results });

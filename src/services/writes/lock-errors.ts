@@ -9,7 +9,12 @@ export function lockTimeoutError(ref: DatabaseRef, heldBy: Holder | undefined, t
   return new EngineError('WRITE_LOCK_TIMEOUT', { db: ref.name, ms: timeoutMs }, { retryAfter: 1 });
 }
 
-export async function acquireWriteLock(locks: WriteLocks, ref: DatabaseRef, holder: Holder, timeoutMs: number): Promise<Release> {
+export async function acquireWriteLock(
+  locks: WriteLocks,
+  ref: DatabaseRef,
+  holder: Holder,
+  timeoutMs: number,
+): Promise<Release> {
   try {
     return await locks.acquire(ref.file, holder, timeoutMs);
   } catch (error) {
@@ -18,7 +23,12 @@ export async function acquireWriteLock(locks: WriteLocks, ref: DatabaseRef, hold
   }
 }
 
-export async function withWriteLock<T>(locks: WriteLocks, ref: DatabaseRef, timeoutMs: number, work: () => Promise<T>): Promise<T> {
+export async function withWriteLock<T>(
+  locks: WriteLocks,
+  ref: DatabaseRef,
+  timeoutMs: number,
+  work: () => Promise<T>,
+): Promise<T> {
   const release = await acquireWriteLock(locks, ref, 'batch', timeoutMs);
   try {
     return await work();

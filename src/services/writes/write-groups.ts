@@ -81,7 +81,10 @@ export class WriteGroups {
     };
     const signal = queued.call.signal;
     if (signal?.aborted === true) return queued.reject(stopError(stopOf(signal), false));
-    queued.timer = setTimeout(() => leave(() => lockTimeoutError(ref, this.locks.holderOf(ref.file), this.options.lockTimeoutMs)), this.options.lockTimeoutMs);
+    queued.timer = setTimeout(
+      () => leave(() => lockTimeoutError(ref, this.locks.holderOf(ref.file), this.options.lockTimeoutMs)),
+      this.options.lockTimeoutMs,
+    );
     if (signal !== undefined) queued.detach = onStop(signal, (stop) => leave(() => stopError(stop, false)));
     if (front) queue.unshift(queued);
     else queue.push(queued);
@@ -109,14 +112,20 @@ export class WriteGroups {
     let held: HeldGroup;
     try {
       await this.path.ready(ref.name);
-      held = await this.engine.execHeldGroup(group.map(({ batch }) => batch.request), groupCall(group));
+      held = await this.engine.execHeldGroup(
+        group.map(({ batch }) => batch.request),
+        groupCall(group),
+      );
     } catch (error) {
       return this.groupFailed(ref, queue, group, error, started);
     }
     const ran = group.slice(0, held.outcomes.length);
     for (const queued of group.slice(held.outcomes.length).reverse()) this.wait(ref, queue, queued, true);
     const outcomes = held.outcomes;
-    const entries = ran.map((queued, i): JournaledEntry => ({ event: 'write', entry: this.entryOf(ref, queued.batch, outcomes[i] as GroupOutcome, started) }));
+    const entries = ran.map((queued, i): JournaledEntry => ({
+      event: 'write',
+      entry: this.entryOf(ref, queued.batch, outcomes[i] as GroupOutcome, started),
+    }));
     if (!outcomes.some((outcome) => 'results' in outcome)) {
       await held.rollback();
       await Promise.all(entries.map(({ event, entry }) => this.path.note(event, entry)));
@@ -139,18 +148,40 @@ export class WriteGroups {
    * (blame()) get their error, and are journaled as failed; the other
    * batches committed nothing and are sent again.
    */
-  private async groupFailed(ref: DatabaseRef, queue: QueuedBatch[], group: QueuedBatch[], error: unknown, started: number): Promise<void> {
+  private async groupFailed(
+    ref: DatabaseRef,
+    queue: QueuedBatch[],
+    group: QueuedBatch[],
+    error: unknown,
+    started: number,
+  ): Promise<void> {
     const failed = blame(group, error);
     for (const queued of group.filter((b) => !failed.has(b)).reverse()) this.wait(ref, queue, queued, true);
     await Promise.all(
-      [...failed].flatMap(([queued, own]) => (own instanceof EngineError ? [this.path.note('write', this.entryOf(ref, queued.batch, { error: own.toData() }, started))] : [])),
+      [...failed].flatMap(([queued, own]) =>
+        own instanceof EngineError
+          ? [this.path.note('write', this.entryOf(ref, queued.batch, { error: own.toData() }, started))]
+          : [],
+      ),
     );
     for (const [queued, own] of failed) queued.reject(own);
   }
 
   private entryOf(ref: DatabaseRef, batch: JournaledRequest, outcome: GroupOutcome, started: number) {
     const result = 'results' in outcome ? { results: outcome.results } : { error: EngineError.fromData(outcome.error) };
-    return { ...batchEntry({ db: ref.name, session: null, sources: batch.sources, ...(batch.summary === undefined ? {} : { sql: batch.summary }), readonly: false, context: batch.request.context!, ms: performance.now() - started, ...result }), ...batch.by };
+    return {
+      ...batchEntry({
+        db: ref.name,
+        session: null,
+        sources: batch.sources,
+        ...(batch.summary === undefined ? {} : { sql: batch.summary }),
+        readonly: false,
+        context: batch.request.context!,
+        ms: performance.now() - started,
+        ...result,
+      }),
+      ...batch.by,
+    };
   }
 }
 
@@ -183,7 +214,12 @@ function blame(group: readonly QueuedBatch[], error: unknown): Map<QueuedBatch, 
     const stopped = group.filter(({ call }) => call.signal?.aborted === true);
     if (stopped.length === 0) return every;
     const at = error.statement === undefined ? undefined : locate(group, error.statement);
-    return new Map(stopped.map((queued): [QueuedBatch, unknown] => [queued, stopError(stopOf(queued.call.signal as AbortSignal), started, at?.queued === queued ? at.statement : undefined)]));
+    return new Map(
+      stopped.map((queued): [QueuedBatch, unknown] => [
+        queued,
+        stopError(stopOf(queued.call.signal as AbortSignal), started, at?.queued === queued ? at.statement : undefined),
+      ]),
+    );
   }
   if ((error.errorName === 'QUERY_TIMEOUT' || error.errorName === 'ENGINE_CRASHED') && group.length > 1) {
     const culprit = locate(group, error.statement ?? 0);
@@ -212,7 +248,8 @@ function groupProgress(group: readonly QueuedBatch[]): ((statements: number) => 
   for (const { call, batch } of group) {
     const from = offset;
     const count = batch.request.statements.length;
-    if (call.progress !== undefined) listeners.push((statements) => call.progress?.(Math.min(Math.max(0, statements - from), count)));
+    if (call.progress !== undefined)
+      listeners.push((statements) => call.progress?.(Math.min(Math.max(0, statements - from), count)));
     offset += count;
   }
   return listeners.length === 0 ? undefined : (statements) => listeners.forEach((listener) => listener(statements));

@@ -59,7 +59,8 @@ export function journalUnavailable(cause: unknown, outcome: string): EngineError
   // The replicated stream refused the entries with its own answer (this primary was replaced): the client hears that one.
   const refusal = (cause as Error | undefined)?.cause;
   if (refusal instanceof EngineError) return refusal;
-  const reason = (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause instanceof Error ? cause.message : 'unknown error');
+  const reason =
+    (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause instanceof Error ? cause.message : 'unknown error');
   return new EngineError('JOURNAL_UNAVAILABLE', { reason, outcome }, { retryAfter: 1, cause });
 }
 
@@ -73,7 +74,10 @@ export class WritePath {
   /** Databases that lack durable entries (their void could not be written), with those entries' seqs. */
   private readonly behind = new Map<string, number[]>();
 
-  constructor(private readonly journal: JournalPort, private readonly options: WritePathOptions) {}
+  constructor(
+    private readonly journal: JournalPort,
+    private readonly options: WritePathOptions,
+  ) {}
 
   /**
    * Appends the entries of prepared work and applies it once they are all
@@ -86,7 +90,11 @@ export class WritePath {
       await seqs.written;
     } catch (error) {
       this.unpin(seqs.seqs);
-      await step.discard().catch((discardError: unknown) => this.options.log(`discarding work after a journal failure failed: ${String(discardError)}`));
+      await step
+        .discard()
+        .catch((discardError: unknown) =>
+          this.options.log(`discarding work after a journal failure failed: ${String(discardError)}`),
+        );
       throw journalUnavailable(error, 'nothing was applied');
     }
     const last = seqs.seqs.length === 0 ? null : Math.max(...seqs.seqs);
@@ -139,7 +147,9 @@ export class WritePath {
     try {
       await this.journal.append(event, entry).written;
     } catch (error) {
-      this.options.log(`journal: could not record a ${entry.kind} entry on ${entry.db ?? 'the directory'}: ${String((error as Error)?.message ?? error)}`);
+      this.options.log(
+        `journal: could not record a ${entry.kind} entry on ${entry.db ?? 'the directory'}: ${String((error as Error)?.message ?? error)}`,
+      );
     }
   }
 
@@ -209,12 +219,23 @@ export class WritePath {
   private async voidEntries(db: string, seqs: number[], cause: unknown): Promise<void> {
     if (seqs.length === 0) return;
     const error = cause instanceof EngineError ? cause : new EngineError('STORAGE_IO', {}, { cause });
-    const entry: NewEntry = { db, session: null, kind: 'void', sql: null, ok: false, ms: 0, voids: seqs, ...errorFields(error) };
+    const entry: NewEntry = {
+      db,
+      session: null,
+      kind: 'void',
+      sql: null,
+      ok: false,
+      ms: 0,
+      voids: seqs,
+      ...errorFields(error),
+    };
     try {
       await this.journal.append('write', entry).written;
       this.unpin(seqs);
     } catch (voidError) {
-      this.options.log(`${db} lacks journal entries ${seqs.join(', ')} and they could not be voided (${String((voidError as Error)?.message ?? voidError)}): writes to it wait for a repair`);
+      this.options.log(
+        `${db} lacks journal entries ${seqs.join(', ')} and they could not be voided (${String((voidError as Error)?.message ?? voidError)}): writes to it wait for a repair`,
+      );
       this.behind.set(db, [...(this.behind.get(db) ?? []), ...seqs]);
     }
   }
