@@ -5,31 +5,18 @@
  * bound (views, generated columns, deep offsets, wide rows, several-term or
  * nullable cursors, big files, sqlite_stat4) are left to the engines.
  */
-import path from 'node:path';
 import Database from 'better-sqlite3';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { Engine } from '../src/engine/engine';
 import type { RowPage, RowsRequest } from '../src/engine/protocol';
-import { CHINOOK_SCRIPT } from './helpers/chinook';
-
-function chinook(t: Test, extra = ''): { engine: Engine; file: string } {
-  const file = path.join(t.testdir(), 'chinook.db');
-  const db = new Database(file);
-  db.exec(CHINOOK_SCRIPT);
-  db.exec(extra);
-  db.pragma('journal_mode = WAL');
-  db.close();
-  const engine = new Engine();
-  t.teardown(() => engine.close());
-  return { engine, file };
-}
+import { chinookEngine } from './helpers/chinook';
 
 function page(file: string, table: string, limit: number, offset = 0, after: string | null = null): RowsRequest {
   return { file, table, limit, offset, after };
 }
 
 t.test("bounded pages are read here and equal the engine's pages, walking by cursor to the end", async (t) => {
-  const { engine, file } = chinook(t);
+  const { engine, file } = chinookEngine(t);
   const reference = new Engine();
   t.teardown(() => reference.close());
   for (const table of ['Artist', 'Track', 'InvoiceLine', 'PlaylistTrack']) {
@@ -60,7 +47,7 @@ t.test("bounded pages are read here and equal the engine's pages, walking by cur
 });
 
 t.test('pages that could walk or sort without a bound go to the engines', async (t) => {
-  const { engine, file } = chinook(
+  const { engine, file } = chinookEngine(
     t,
     `
     CREATE VIEW artist_names AS SELECT Name FROM Artist;
@@ -87,13 +74,13 @@ t.test('pages that could walk or sort without a bound go to the engines', async 
 });
 
 t.test('a big file or sqlite_stat4 sends every page to the engines', async (t) => {
-  const { engine, file } = chinook(t);
+  const { engine, file } = chinookEngine(t);
   t.ok(engine.rowsBounded(page(file, 'Genre', 10)), 'small: here');
   const other = new Database(file);
   other.exec('ANALYZE');
   other.close();
   t.equal(engine.rowsBounded(page(file, 'Genre', 10)), undefined, 'not after ANALYZE');
-  const { engine: second, file: secondFile } = chinook(
+  const { engine: second, file: secondFile } = chinookEngine(
     t,
     'CREATE TABLE heavy (id INTEGER PRIMARY KEY, v BLOB); INSERT INTO heavy VALUES (1, zeroblob(34000000));',
   );
@@ -101,7 +88,7 @@ t.test('a big file or sqlite_stat4 sends every page to the engines', async (t) =
 });
 
 t.test('a page read here follows rows another connection adds', async (t) => {
-  const { engine, file } = chinook(t);
+  const { engine, file } = chinookEngine(t);
   const before = engine.rowsBounded(page(file, 'Genre', 100));
   const other = new Database(file);
   other.exec("INSERT INTO Genre (Name) VALUES ('Chiptune')");
@@ -112,7 +99,7 @@ t.test('a page read here follows rows another connection adds', async (t) => {
 });
 
 t.test('integers beyond 2^53, booleans, blobs and REAL keys come out of a page exactly', async (t) => {
-  const { engine, file } = chinook(
+  const { engine, file } = chinookEngine(
     t,
     `
     CREATE TABLE big_ints (id INT PRIMARY KEY, n INT, flag INT CHECK (flag IN (0, 1)), b BLOB) STRICT;

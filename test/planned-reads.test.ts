@@ -4,17 +4,14 @@
  * hostile or long reads are never decided bounded, and go to the engine
  * processes, where the timeout can stop them.
  */
-import path from 'node:path';
 import Database from 'better-sqlite3';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { Engine } from '../src/engine/engine';
 import { classifyStatement } from '../src/engine/dialect/classify';
 import { newBatchContext } from '../src/engine/deterministic-functions';
 import type { ExecRequest } from '../src/engine/protocol';
 import { textFacts } from '../src/engine/in-server/planned-read';
-import { CHINOOK_SCRIPT } from './helpers/chinook';
-
-const SCRIPT = CHINOOK_SCRIPT;
+import { chinookEngine } from './helpers/chinook';
 
 /** A few statements of the Chinook lesson (test/chinook-lesson.test.ts has the whole list). */
 const LESSON = [
@@ -45,19 +42,8 @@ function request(file: string, sql: string, params?: unknown[]): ExecRequest {
   };
 }
 
-function chinook(t: Test): { engine: Engine; file: string } {
-  const file = path.join(t.testdir(), 'chinook.db');
-  const db = new Database(file);
-  db.exec(SCRIPT);
-  db.pragma('journal_mode = WAL');
-  db.close();
-  const engine = new Engine();
-  t.teardown(() => engine.close());
-  return { engine, file };
-}
-
 t.test('lesson statements on Chinook are decided in-process and answer as the ordinary path', async (t) => {
-  const { engine, file } = chinook(t);
+  const { engine, file } = chinookEngine(t);
   const other = new Engine();
   t.teardown(() => other.close());
   for (const sql of LESSON) {
@@ -69,7 +55,7 @@ t.test('lesson statements on Chinook are decided in-process and answer as the or
 });
 
 t.test('an error is met in-process, as the ordinary path meets it', async (t) => {
-  const { engine, file } = chinook(t);
+  const { engine, file } = chinookEngine(t);
   const sql = 'SELECT abs(-9223372036854775807 - 1) FROM Artist';
   let here: unknown;
   let there: unknown;
@@ -90,7 +76,7 @@ t.test('an error is met in-process, as the ordinary path meets it', async (t) =>
 });
 
 t.test('hostile or long reads are not decided in-process', async (t) => {
-  const { engine, file } = chinook(t);
+  const { engine, file } = chinookEngine(t);
   engine.exec(request(file, 'CREATE TABLE big (id INTEGER PRIMARY KEY, v TEXT)'));
   engine.exec(request(file, 'CREATE TABLE fat (id INTEGER PRIMARY KEY, v TEXT)'));
   const setup = new Database(file);
@@ -179,7 +165,7 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
 });
 
 t.test('a database too big to gather its facts cheaply is never planned here', async (t) => {
-  const { engine, file } = chinook(t);
+  const { engine, file } = chinookEngine(t);
   t.ok(engine.execBoundedRead(request(file, 'SELECT count(*) FROM Genre')), 'small: planned');
   const other = new Database(file);
   other.exec('CREATE TABLE heavy (id INTEGER PRIMARY KEY, v BLOB); INSERT INTO heavy VALUES (1, zeroblob(34000000))');
@@ -190,7 +176,7 @@ t.test('a database too big to gather its facts cheaply is never planned here', a
 t.test(
   'no read is planned here once the database has sqlite_stat4 (SQLite may plan again for the values bound)',
   async (t) => {
-    const { engine, file } = chinook(t);
+    const { engine, file } = chinookEngine(t);
     t.ok(engine.execBoundedRead(request(file, 'SELECT Name FROM Track WHERE AlbumId = ?', [1])), 'planned before');
     // The service refuses ANALYZE; an uploaded file may have run it.
     const other = new Database(file);
@@ -205,7 +191,7 @@ t.test(
 );
 
 t.test('a decision follows changes to the data made by another connection', async (t) => {
-  const { engine, file } = chinook(t);
+  const { engine, file } = chinookEngine(t);
   const other = new Engine();
   t.teardown(() => other.close());
   other.exec(request(file, 'CREATE TABLE grow (id INTEGER PRIMARY KEY)'));

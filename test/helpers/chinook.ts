@@ -5,6 +5,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { Test } from 'tap';
+import { Engine } from '../../src/engine/engine';
 import type { TestServer } from './server';
 
 const FIXTURE = path.join(__dirname, '../fixtures/chinook');
@@ -23,6 +26,23 @@ export interface LessonQuery {
 export const CHINOOK_LESSON: readonly LessonQuery[] = (
   JSON.parse(fs.readFileSync(path.join(FIXTURE, 'lesson.json'), 'utf8')) as { queries: LessonQuery[] }
 ).queries;
+
+/**
+ * Chinook in a WAL file of the test's own directory (with `extraSql` run after
+ * the script), and an in-process Engine closed when the test ends: for unit
+ * tests of the engine's reads.
+ */
+export function chinookEngine(t: Test, extraSql = ''): { engine: Engine; file: string } {
+  const file = path.join(t.testdir(), 'chinook.db');
+  const db = new Database(file);
+  db.exec(CHINOOK_SCRIPT);
+  if (extraSql !== '') db.exec(extraSql);
+  db.pragma('journal_mode = WAL');
+  db.close();
+  const engine = new Engine();
+  t.teardown(() => engine.close());
+  return { engine, file };
+}
 
 /** Creates database `db` and imports the script into it; throws with the server's answer when either fails. */
 export async function importChinook(
