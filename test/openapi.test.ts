@@ -989,7 +989,7 @@ t.test('single-DB mode: 405s, the database list, truncation, timeouts, ended ses
 t.test('a primary and its replica over JetStream: status, refusals and the takeover as documented', async (tt) => {
   const nats = await startNats(tt);
   const primary = await serve(tt, ['-dir', 'data', '-journal-nats', nats.url, '-node', 'p1']);
-  const replica = await serve(tt, ['-dir', 'data', '-follow', nats.url, '-node', 'r1', '-min-seq-wait', '200ms']);
+  const replica = await serve(tt, ['-dir', 'data', '-follow', nats.url, '-node', 'r1', '-min-seq-wait', '3s']);
   const p = (method: string, url: string, x?: Call): Promise<Reply> => call(tt, conf, primary, method, url, x);
   const r = (method: string, url: string, x?: Call): Promise<Reply> => call(tt, conf, replica, method, url, x);
   await p('POST', '/dbs', { body: { db: 'lesson' }, status: 201 });
