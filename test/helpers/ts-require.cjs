@@ -14,11 +14,14 @@ const esbuild = require('esbuild');
 
 // tap preloads its process-info hooks after this file (--require runs before
 // --import), and they read and record every module the process loads, for the
-// coverage report and `tap --changed`. With coverage off nothing reads that
-// record but --changed, and making it cost each test process about 0.4 s of
-// CPU at start: so it records no file then (the value is read once, as a
-// pattern of the files to leave out).
-if (process.env.TAP_DISABLE_COVERAGE === '1') process.env._TAPJS_PROCESSINFO_EXCLUDE_ = '/./';
+// coverage report and `tap --changed`. With coverage off only --changed reads
+// the record, and it needs only the project's files: tap's own modules (most
+// of what a test process loads) are left out too, which saves each test
+// process about 0.4 s of CPU at start. The pattern is tap's own (the values
+// it leaves out) with node_modules added; the project's files stay recorded,
+// which also keeps the require() of an ES module file from dist/ working.
+if (process.env.TAP_DISABLE_COVERAGE === '1')
+  process.env._TAPJS_PROCESSINFO_EXCLUDE_ = String(/(^(node|tapmock):|[\\/](\.tap|tap-snapshots|node_modules)[\\/])/);
 
 // What tsconfig.json says that changes the emitted code: ES2022 class fields, and
 // CommonJS modules with esModuleInterop (esbuild's default for a CommonJS import),
