@@ -41,18 +41,44 @@ interface Multi {
   b: string;
 }
 
-/** A multi-DB server with `args`, and two databases `a` and `b`, each with table t (id INT PRIMARY KEY, v TEXT). */
+/**
+ * The server of the tests that need no flags of their own, started by the first of them and
+ * stopped with the file: a server start costs more CPU than most of these tests, and a fresh
+ * pair of databases per test keeps them apart (each test ends the sessions it begins, since
+ * one client holds one session at a time).
+ */
+let shared: Promise<TestServer> | undefined;
+let pairs = 0;
+// Made before the teardown that stops the server is registered, so removed after it has run.
+const sharedDir = scratchDir(t);
+t.teardown(async () => {
+  if (shared !== undefined) await (await shared).stop();
+});
+
+/**
+ * A multi-DB server with `args`, and two fresh databases `a` and `b`, each with table t
+ * (id INT PRIMARY KEY, v TEXT): a server of its own when `args` or `headers` are given,
+ * else the file's shared one, where the pair is named a<n> and b<n>.
+ */
 async function multiServer(tt: Test, args: string[] = [], headers?: Record<string, string>): Promise<Multi> {
-  const dir = scratchDir(tt);
-  const server = await startServer(
-    ['-dir', path.join(dir, 'data'), ...args],
-    headers ? { cwd: dir, headers } : { cwd: dir },
-  );
-  tt.teardown(async () => {
-    await server.stop();
-  });
+  const own = args.length > 0 || headers !== undefined;
+  let server: TestServer;
+  if (own) {
+    const dir = scratchDir(tt);
+    server = await startServer(
+      ['-dir', path.join(dir, 'data'), ...args],
+      headers ? { cwd: dir, headers } : { cwd: dir },
+    );
+    tt.teardown(async () => {
+      await server.stop();
+    });
+  } else {
+    shared ??= startServer(['-dir', path.join(sharedDir, 'data')], { cwd: sharedDir });
+    server = await shared;
+  }
+  const suffix = own ? '' : String(++pairs);
   const names: string[] = [];
-  for (const db of ['a', 'b']) {
+  for (const db of ['a' + suffix, 'b' + suffix]) {
     let created = await server.post('/dbs', { db });
     // With a short -query-timeout, the first call to an engine process still starting up (slow under
     // tap's preloaders on a loaded machine) can be stopped at the timeout (6007): try again.
@@ -160,7 +186,7 @@ t.test('begins sessions with fresh 16-hex ids, the db and expires_unix ≈ now +
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) {
     const before = nowUnix();
-    const reply = await begin(server, { db: 'a' });
+    const reply = await begin(server, { db: a });
     tt.equal(reply.status, 200, `begin #${i}: ${reply.text}`);
     tt.equal(reply.body?.ok, true, 'ok');
     tt.match(reply.body?.session, SESSION_ID, 'session: 16 lowercase hex');
@@ -181,9 +207,9 @@ t.test(
   'refuses a second begin with 409 (5004), Retry-After and the db name, leaving the session as it was',
   async (tt) => {
     const { server, a, b } = await multiServer(tt);
-    const id = await beginOk(tt, server, 'a', a);
+    const id = await beginOk(tt, server, a, a);
     await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'one')");
-    for (const db of ['a', 'b']) {
+    for (const db of [a, b]) {
       const second = await begin(server, { db });
       isError(tt, second, 409, 5004, `second begin on ${db}`);
       const retryAfter = second.headers.get('retry-after');
@@ -193,19 +219,19 @@ t.test(
         `Retry-After ${retryAfter} in 1..${DEFAULT_TIMEOUT_S}`,
       );
       tt.ok(String(second.body?.error).includes(a), `the error names the held database ${a}: ${second.body?.error}`);
-      if (db === 'b')
+      if (db === b)
         tt.notOk(String(second.body?.error).includes(b), 'the error names the held database, not the asked one');
     }
     tt.same(await sessionRows(tt, server, id), [[1, 'one']], 'the active session is still usable and kept its row');
-    tt.same(await outsideRows(tt, server, 'a'), [], 'still uncommitted');
+    tt.same(await outsideRows(tt, server, a), [], 'still uncommitted');
     await endOk(tt, server, id, true, a);
-    tt.same(await outsideRows(tt, server, 'a'), [[1, 'one']], 'the first session commits');
+    tt.same(await outsideRows(tt, server, a), [[1, 'one']], 'the first session commits');
   },
 );
 
 t.test('runs /exec with the session id in the open transaction, without auto-commit', async (tt) => {
-  const { server, a } = await multiServer(tt);
-  const id = await beginOk(tt, server, 'a', a);
+  const { server, a, b } = await multiServer(tt);
+  const id = await beginOk(tt, server, a, a);
 
   const before = nowUnix();
   const byHeader = await sx(server, id, "INSERT INTO t VALUES (1, 'header')");
@@ -224,7 +250,7 @@ t.test('runs /exec with the session id in the open transaction, without auto-com
   tt.equal(byQuery.body?.session, id, 'the response carries the session');
   tt.type(byQuery.body?.expires_unix, 'number', 'the response carries expires_unix');
 
-  tt.same(await outsideRows(tt, server, 'a'), [], 'nothing was auto-committed');
+  tt.same(await outsideRows(tt, server, a), [], 'nothing was auto-committed');
   tt.same(
     await sessionRows(tt, server, id),
     [
@@ -235,12 +261,12 @@ t.test('runs /exec with the session id in the open transaction, without auto-com
   );
 
   await sxOk(tt, server, id, "INSERT INTO t VALUES (3, 'no db')");
-  await sxOk(tt, server, id, "INSERT INTO t VALUES (4, 'same db')", { db: 'a' });
+  await sxOk(tt, server, id, "INSERT INTO t VALUES (4, 'same db')", { db: a });
   await sxOk(tt, server, id, "INSERT INTO t VALUES (5, 'same db, its full name')", { db: a });
-  const other = await sx(server, id, "INSERT INTO t VALUES (6, 'other db')", { db: 'b' });
+  const other = await sx(server, id, "INSERT INTO t VALUES (6, 'other db')", { db: b });
   isError(tt, other, 400, 5006, '/exec in the session with another db');
   tt.ok(String(other.body?.error).includes(a), `the error names the session's database: ${other.body?.error}`);
-  tt.same(await outsideRows(tt, server, 'b'), [], 'nothing reached the other database');
+  tt.same(await outsideRows(tt, server, b), [], 'nothing reached the other database');
 
   const both = await server.request('POST', `/exec?session=${id}`, {
     body: { sql: 'SELECT 1' },
@@ -253,10 +279,10 @@ t.test('runs /exec with the session id in the open transaction, without auto-com
   });
   tt.equal(differ.status, 400, `different ids in the header and the query: ${differ.text}`);
 
-  tt.same(await outsideRows(tt, server, 'a'), [], 'still nothing committed');
+  tt.same(await outsideRows(tt, server, a), [], 'still nothing committed');
   await endOk(tt, server, id, true, a);
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'header'],
       [2, 'query'],
@@ -266,18 +292,18 @@ t.test('runs /exec with the session id in the open transaction, without auto-com
     ],
     'commit made every request visible',
   );
-  tt.same(await outsideRows(tt, server, 'b'), [], 'b untouched');
+  tt.same(await outsideRows(tt, server, b), [], 'b untouched');
 });
 
 t.test('commits a session: changes visible outside, then the id is 404 (5002)', async (tt) => {
   const { server, a } = await multiServer(tt);
-  const id = await beginOk(tt, server, 'a', a);
+  const id = await beginOk(tt, server, a, a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'one'); INSERT INTO t VALUES (2, 'two')");
   await sxOk(tt, server, id, "UPDATE t SET v = 'TWO' WHERE id = 2");
-  tt.same(await outsideRows(tt, server, 'a'), [], 'invisible before commit');
+  tt.same(await outsideRows(tt, server, a), [], 'invisible before commit');
   await endOk(tt, server, id, true, a);
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'one'],
       [2, 'TWO'],
@@ -286,37 +312,37 @@ t.test('commits a session: changes visible outside, then the id is 404 (5002)', 
   );
   await isGone(tt, server, id, 5002, 'committed id');
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'one'],
       [2, 'TWO'],
     ],
     'a late rollback of the id changed nothing',
   );
-  const next = await beginOk(tt, server, 'a', a);
+  const next = await beginOk(tt, server, a, a);
   tt.not(next, id, 'a new session gets a new id');
   await endOk(tt, server, next, false, a);
 });
 
 t.test('rolls back a session: changes gone, then the id is 404 (5002)', async (tt) => {
   const { server, a } = await multiServer(tt);
-  await execOk(tt, server, 'a', "INSERT INTO t VALUES (1, 'kept')");
-  const id = await beginOk(tt, server, 'a', a);
+  await execOk(tt, server, a, "INSERT INTO t VALUES (1, 'kept')");
+  const id = await beginOk(tt, server, a, a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (2, 'gone')");
   await sxOk(tt, server, id, 'DELETE FROM t WHERE id = 1; CREATE TABLE u (x INT)');
   tt.same(await sessionRows(tt, server, id), [[2, 'gone']], 'the session sees its changes');
   await endOk(tt, server, id, false, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'kept']], 'every change of the session is gone');
-  const tables = await server.get('/tables?db=a');
+  tt.same(await outsideRows(tt, server, a), [[1, 'kept']], 'every change of the session is gone');
+  const tables = await server.get(`/tables?db=${a}`);
   tt.same(
     (tables.body?.tables ?? []).map((table: any) => table.name),
     ['t'],
     'the table created in the session is gone',
   );
   await isGone(tt, server, id, 5002, 'rolled-back id');
-  await execOk(tt, server, 'a', "INSERT INTO t VALUES (3, 'after')");
+  await execOk(tt, server, a, "INSERT INTO t VALUES (3, 'after')");
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'kept'],
       [3, 'after'],
@@ -327,8 +353,8 @@ t.test('rolls back a session: changes gone, then the id is 404 (5002)', async (t
 
 t.test('rolls back an idle session by its timer after -session-timeout', async (tt) => {
   const { server, a } = await multiServer(tt, ['-session-timeout', '1s', '-lock-timeout', '500ms']);
-  await execOk(tt, server, 'a', "INSERT INTO t VALUES (1, 'committed')");
-  const id = await beginOk(tt, server, 'a', a);
+  await execOk(tt, server, a, "INSERT INTO t VALUES (1, 'committed')");
+  const id = await beginOk(tt, server, a, a);
   const begun = nowUnix();
   const inSession = await sx(server, id, "INSERT INTO t VALUES (2, 'uncommitted')");
   tt.equal(inSession.status, 200, inSession.text);
@@ -339,7 +365,7 @@ t.test('rolls back an idle session by its timer after -session-timeout', async (
 
   isError(
     tt,
-    await server.exec('a', "INSERT INTO t VALUES (3, 'blocked')"),
+    await server.exec(a, "INSERT INTO t VALUES (3, 'blocked')"),
     409,
     5005,
     'an outside write while the session is active',
@@ -349,11 +375,11 @@ t.test('rolls back an idle session by its timer after -session-timeout', async (
   await sleep(2500);
 
   // An outside write does not look at the session: it succeeds only if the timer released the database.
-  const write = await timed(() => server.exec('a', "INSERT INTO t VALUES (3, 'after expiry')"));
+  const write = await timed(() => server.exec(a, "INSERT INTO t VALUES (3, 'after expiry')"));
   tt.equal(write.value.status, 200, `the outside write that was blocked succeeds now: ${write.value.text}`);
   tt.ok(write.ms < 2000, `…at once (${write.ms} ms)`);
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'committed'],
       [3, 'after expiry'],
@@ -365,11 +391,11 @@ t.test('rolls back an idle session by its timer after -session-timeout', async (
   const expired = await sx(server, id, 'SELECT 1');
   tt.ok(String(expired.body?.error).includes(id), `the error names the session: ${expired.body?.error}`);
 
-  const next = await beginOk(tt, server, 'a', a);
+  const next = await beginOk(tt, server, a, a);
   await sxOk(tt, server, next, "INSERT INTO t VALUES (4, 'new session')");
   await endOk(tt, server, next, true, a);
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'committed'],
       [3, 'after expiry'],
@@ -382,16 +408,16 @@ t.test('rolls back an idle session by its timer after -session-timeout', async (
 t.test('lets a write that waits for an idle session through when the timer rolls the session back', async (tt) => {
   const { server, a } = await multiServer(tt, ['-session-timeout', '1s', '-lock-timeout', '5s']);
   for (let round = 1; round <= 2; round++) {
-    const id = await beginOk(tt, server, 'a', a);
+    const id = await beginOk(tt, server, a, a);
     await sxOk(tt, server, id, `INSERT INTO t VALUES (${round * 10}, 'session ${round}')`);
-    const write = await timed(() => server.exec('a', `INSERT INTO t VALUES (${round * 10 + 1}, 'outside ${round}')`));
+    const write = await timed(() => server.exec(a, `INSERT INTO t VALUES (${round * 10 + 1}, 'outside ${round}')`));
     tt.equal(
       write.value.status,
       200,
       `round ${round}: the waiting write runs once the timer ended the session: ${write.value.text}`,
     );
     tt.ok(write.ms >= 500 && write.ms < 4500, `round ${round}: after about the idle timeout (${write.ms} ms)`);
-    const rows = await outsideRows(tt, server, 'a');
+    const rows = await outsideRows(tt, server, a);
     tt.same(rows[rows.length - 1], [round * 10 + 1, `outside ${round}`], `round ${round}: the outside row is there`);
     tt.notOk(
       rows.some((row) => row[0] === round * 10),
@@ -416,7 +442,7 @@ t.test(
         `${endpoint} with a never-existing id, state none`,
       );
     }
-    const id = await beginOk(tt, server, 'a', a);
+    const id = await beginOk(tt, server, a, a);
     await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'one')");
     for (const endpoint of ['/tx/commit', '/tx/rollback']) {
       isError(tt, await server.post(endpoint), 400, 5009, `${endpoint} without session, state active`);
@@ -444,39 +470,39 @@ t.test(
       '/exec with a garbage id',
     );
 
-    tt.same(await outsideRows(tt, server, 'a'), [], 'no wrong-id commit committed the active session');
+    tt.same(await outsideRows(tt, server, a), [], 'no wrong-id commit committed the active session');
     tt.same(await sessionRows(tt, server, id), [[1, 'one']], 'no wrong-id rollback rolled the active session back');
-    isError(tt, await begin(server, { db: 'a' }), 409, 5004, 'the session is still active');
+    isError(tt, await begin(server, { db: a }), 409, 5004, 'the session is still active');
     await endOk(tt, server, id, true, a);
-    tt.same(await outsideRows(tt, server, 'a'), [[1, 'one']], 'the session commits');
+    tt.same(await outsideRows(tt, server, a), [[1, 'one']], 'the session commits');
     await isGone(tt, server, id, 5002, 'closed id');
   },
 );
 
 t.test('auto-commits each request without a session id, as before sessions', async (tt) => {
   const { server, a } = await multiServer(tt);
-  const insert = await server.exec('a', "INSERT INTO t VALUES (1, 'auto')");
+  const insert = await server.exec(a, "INSERT INTO t VALUES (1, 'auto')");
   tt.equal(insert.status, 200, insert.text);
   tt.equal(insert.body?.session, undefined, 'no session in a response without one');
   tt.equal(insert.body?.expires_unix, undefined, 'no expires_unix in a response without a session');
-  const rows = await server.get('/rows?db=a&table=t');
+  const rows = await server.get(`/rows?db=${a}&table=t`);
   tt.same(rows.body?.rows, [[1, 'auto']], 'committed at the end of the request');
 
-  const id = await beginOk(tt, server, 'a', a);
+  const id = await beginOk(tt, server, a, a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (2, 'session')");
   await endOk(tt, server, id, false, a);
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [[1, 'auto']],
     "a session's rollback does not undo earlier auto-committed requests",
   );
 
-  const failing = await server.exec('a', "INSERT INTO t VALUES (3, 'x'); INSERT INTO t VALUES (1, 'dup')");
+  const failing = await server.exec(a, "INSERT INTO t VALUES (3, 'x'); INSERT INTO t VALUES (1, 'dup')");
   isError(tt, failing, 400, 3003, 'a failing request without session');
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'auto']], 'a failing request without session is all or nothing');
-  await execOk(tt, server, 'a', "INSERT INTO t VALUES (4, 'auto again')");
+  tt.same(await outsideRows(tt, server, a), [[1, 'auto']], 'a failing request without session is all or nothing');
+  await execOk(tt, server, a, "INSERT INTO t VALUES (4, 'auto again')");
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'auto'],
       [4, 'auto again'],
@@ -487,24 +513,24 @@ t.test('auto-commits each request without a session id, as before sessions', asy
 
 t.test("hides the session's uncommitted changes from outside readers; the session sees them", async (tt) => {
   const { server, a } = await multiServer(tt);
-  await execOk(tt, server, 'a', "INSERT INTO t VALUES (1, 'before')");
-  const id = await beginOk(tt, server, 'a', a);
+  await execOk(tt, server, a, "INSERT INTO t VALUES (1, 'before')");
+  const id = await beginOk(tt, server, a, a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (2, 'session'); UPDATE t SET v = 'changed' WHERE id = 1");
   await sxOk(tt, server, id, 'CREATE TABLE u (x INT); INSERT INTO u VALUES (7)');
 
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'before']], '/exec SELECT without session');
-  const rows = await server.get('/rows?db=a&table=t');
+  tt.same(await outsideRows(tt, server, a), [[1, 'before']], '/exec SELECT without session');
+  const rows = await server.get(`/rows?db=${a}&table=t`);
   tt.equal(rows.status, 200, rows.text);
   tt.equal(rows.body?.total, 1, '/rows total');
   tt.same(rows.body?.rows, [[1, 'before']], '/rows rows');
-  const tables = await server.get('/tables?db=a');
+  const tables = await server.get(`/tables?db=${a}`);
   tt.equal(tables.status, 200, tables.text);
   tt.same(
     (tables.body?.tables ?? []).map((table: any) => table.name),
     ['t'],
     "/tables does not list the session's new table",
   );
-  tt.equal((await server.get('/rows?db=a&table=u')).status, 404, "/rows of the session's new table: 404");
+  tt.equal((await server.get(`/rows?db=${a}&table=u`)).status, 404, "/rows of the session's new table: 404");
 
   tt.same(
     await sessionRows(tt, server, id),
@@ -518,14 +544,14 @@ t.test("hides the session's uncommitted changes from outside readers; the sessio
 
   await endOk(tt, server, id, true, a);
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'changed'],
       [2, 'session'],
     ],
     'visible after commit',
   );
-  const after = await server.get('/tables?db=a');
+  const after = await server.get(`/tables?db=${a}`);
   tt.same(
     (after.body?.tables ?? []).map((table: any) => table.name).sort(),
     ['t', 'u'],
@@ -536,29 +562,29 @@ t.test("hides the session's uncommitted changes from outside readers; the sessio
 t.test(
   'makes outside writes to the held database fail after -lock-timeout (409, 5005); other databases and reads go on',
   async (tt) => {
-    const { server, a } = await multiServer(tt, ['-lock-timeout', '500ms']);
-    await execOk(tt, server, 'a', "INSERT INTO t VALUES (1, 'committed')");
-    const id = await beginOk(tt, server, 'a', a);
+    const { server, a, b } = await multiServer(tt, ['-lock-timeout', '500ms']);
+    await execOk(tt, server, a, "INSERT INTO t VALUES (1, 'committed')");
+    const id = await beginOk(tt, server, a, a);
     await sxOk(tt, server, id, "INSERT INTO t VALUES (2, 'session')");
 
-    const write = await timed(() => server.exec('a', "INSERT INTO t VALUES (3, 'outside')"));
+    const write = await timed(() => server.exec(a, "INSERT INTO t VALUES (3, 'outside')"));
     isError(tt, write.value, 409, 5005, 'an outside write to the held database');
     tt.ok(String(write.value.body?.error).includes(a), `the error names the database: ${write.value.body?.error}`);
     tt.ok(write.ms >= 400, `it waited about -lock-timeout (${write.ms} ms)`);
     tt.ok(write.ms < 5000, `…and not much longer (${write.ms} ms)`);
 
-    const create = await timed(() => server.exec('a', 'CREATE TABLE w (x INT)'));
+    const create = await timed(() => server.exec(a, 'CREATE TABLE w (x INT)'));
     isError(tt, create.value, 409, 5005, 'an outside CREATE TABLE on the held database');
 
-    const other = await timed(() => server.exec('b', "INSERT INTO t VALUES (1, 'b')"));
+    const other = await timed(() => server.exec(b, "INSERT INTO t VALUES (1, 'b')"));
     tt.equal(other.value.status, 200, `an outside write to another database: ${other.value.text}`);
     tt.ok(other.ms < 2000, `…is not held up (${other.ms} ms)`);
 
-    const read = await timed(() => server.exec('a', 'SELECT id, v FROM t ORDER BY id'));
+    const read = await timed(() => server.exec(a, 'SELECT id, v FROM t ORDER BY id'));
     tt.equal(read.value.status, 200, `an outside read of the held database: ${read.value.text}`);
     tt.same(read.value.body?.results?.[0]?.rows, [[1, 'committed']], 'it sees the state before the session');
     tt.ok(read.ms < 2000, `…at once (${read.ms} ms)`);
-    const rows = await timed(() => server.get('/rows?db=a&table=t'));
+    const rows = await timed(() => server.get(`/rows?db=${a}&table=t`));
     tt.equal(rows.value.status, 200, `/rows of the held database: ${rows.value.text}`);
     tt.ok(rows.ms < 2000, `…at once (${rows.ms} ms)`);
 
@@ -572,29 +598,29 @@ t.test(
     );
     await endOk(tt, server, id, true, a);
     tt.same(
-      await outsideRows(tt, server, 'a'),
+      await outsideRows(tt, server, a),
       [
         [1, 'committed'],
         [2, 'session'],
       ],
       'the failed outside write was not applied',
     );
-    await execOk(tt, server, 'a', "INSERT INTO t VALUES (3, 'outside')");
-    tt.same(await outsideRows(tt, server, 'b'), [[1, 'b']], 'the write to b was committed');
+    await execOk(tt, server, a, "INSERT INTO t VALUES (3, 'outside')");
+    tt.same(await outsideRows(tt, server, b), [[1, 'b']], 'the write to b was committed');
   },
 );
 
 t.test('lets an outside write that waits for the session go through when the session commits', async (tt) => {
   const { server, a } = await multiServer(tt, ['-lock-timeout', '5s']);
-  const id = await beginOk(tt, server, 'a', a);
+  const id = await beginOk(tt, server, a, a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'session')");
-  const waiting = server.exec('a', "INSERT INTO t VALUES (2, 'outside')");
+  const waiting = server.exec(a, "INSERT INTO t VALUES (2, 'outside')");
   await sleep(300);
   await endOk(tt, server, id, true, a);
   const reply = await waiting;
   tt.equal(reply.status, 200, `the waiting write ran after the commit: ${reply.text}`);
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'session'],
       [2, 'outside'],
@@ -605,7 +631,7 @@ t.test('lets an outside write that waits for the session go through when the ses
 
 t.test('keeps savepoints across requests: SAVEPOINT, RELEASE and ROLLBACK TO in separate requests', async (tt) => {
   const { server, a } = await multiServer(tt);
-  const id = await beginOk(tt, server, 'a', a);
+  const id = await beginOk(tt, server, a, a);
   await sxOk(tt, server, id, 'SAVEPOINT s1');
   await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'one')");
   await sxOk(tt, server, id, 'SAVEPOINT s2');
@@ -621,16 +647,16 @@ t.test('keeps savepoints across requests: SAVEPOINT, RELEASE and ROLLBACK TO in 
   await sxOk(tt, server, id, 'ROLLBACK TO s2');
   tt.same(await sessionRows(tt, server, id), [[1, 'one']], 'ROLLBACK TO s2 undid the second row only');
   await sxOk(tt, server, id, 'RELEASE s1');
-  tt.same(await outsideRows(tt, server, 'a'), [], 'RELEASE of the outermost client savepoint did not commit');
+  tt.same(await outsideRows(tt, server, a), [], 'RELEASE of the outermost client savepoint did not commit');
   tt.same(await sessionRows(tt, server, id), [[1, 'one']], 'RELEASE kept the row');
   isError(tt, await sx(server, id, 'ROLLBACK TO s2'), 400, 5001, 'ROLLBACK TO a released savepoint');
   await endOk(tt, server, id, true, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[1, 'one']], 'exactly the expected rows were committed');
+  tt.same(await outsideRows(tt, server, a), [[1, 'one']], 'exactly the expected rows were committed');
 });
 
 t.test('rolls back to a savepoint made in an earlier request after inserts in several requests', async (tt) => {
   const { server, a } = await multiServer(tt);
-  const id = await beginOk(tt, server, 'a', a);
+  const id = await beginOk(tt, server, a, a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (10, 'before sp'); SAVEPOINT sp");
   await sxOk(tt, server, id, "INSERT INTO t VALUES (11, 'r2')");
   await sxOk(tt, server, id, "INSERT INTO t VALUES (12, 'r3'); UPDATE t SET v = 'changed' WHERE id = 10");
@@ -648,7 +674,7 @@ t.test('rolls back to a savepoint made in an earlier request after inserts in se
   await sxOk(tt, server, id, "INSERT INTO t VALUES (15, 'last')");
   await endOk(tt, server, id, true, a);
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [10, 'before sp'],
       [15, 'last'],
@@ -659,7 +685,7 @@ t.test('rolls back to a savepoint made in an earlier request after inserts in se
 
 t.test("undoes a failing request's statements only; the session stays open", async (tt) => {
   const { server, a } = await multiServer(tt);
-  const id = await beginOk(tt, server, 'a', a);
+  const id = await beginOk(tt, server, a, a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'req 1')");
   await sxOk(tt, server, id, "INSERT INTO t VALUES (2, 'req 2')");
   const failing = await sx(server, id, "INSERT INTO t VALUES (3, 'ok'); INSERT INTO t VALUES (1, 'duplicate')");
@@ -686,10 +712,10 @@ t.test("undoes a failing request's statements only; the session stays open", asy
   );
 
   await sxOk(tt, server, id, "INSERT INTO t VALUES (5, 'later')");
-  tt.same(await outsideRows(tt, server, 'a'), [], 'nothing committed by the failures');
+  tt.same(await outsideRows(tt, server, a), [], 'nothing committed by the failures');
   await endOk(tt, server, id, true, a);
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'req 1'],
       [2, 'req 2'],
@@ -701,7 +727,7 @@ t.test("undoes a failing request's statements only; the session stays open", asy
 
 t.test('undoes a failing request inside a savepoint without losing the savepoint', async (tt) => {
   const { server, a } = await multiServer(tt);
-  const id = await beginOk(tt, server, 'a', a);
+  const id = await beginOk(tt, server, a, a);
   await sxOk(tt, server, id, "SAVEPOINT sp; INSERT INTO t VALUES (1, 'one')");
   isError(
     tt,
@@ -715,21 +741,21 @@ t.test('undoes a failing request inside a savepoint without losing the savepoint
   tt.same(await sessionRows(tt, server, id), [], 'ROLLBACK TO the savepoint still works after a failed request');
   await sxOk(tt, server, id, "INSERT INTO t VALUES (4, 'four')");
   await endOk(tt, server, id, true, a);
-  tt.same(await outsideRows(tt, server, 'a'), [[4, 'four']], 'committed');
+  tt.same(await outsideRows(tt, server, a), [[4, 'four']], 'committed');
 });
 
 t.test(
   'refuses database-level statements (5008) and BEGIN/COMMIT/ROLLBACK (1004) in a session, which stays usable',
   async (tt) => {
-    const { server, a } = await multiServer(tt);
-    const id = await beginOk(tt, server, 'a', a);
+    const { server, a, b } = await multiServer(tt);
+    const id = await beginOk(tt, server, a, a);
     await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'session')");
     for (const sql of ['CREATE DATABASE zz', 'DROP DATABASE b', 'SHOW DATABASES', 'CREATE DATABASE IF NOT EXISTS zz']) {
       isError(tt, await sx(server, id, sql), 400, 5008, `${sql} in a session`);
     }
     const dbs = await server.get('/dbs');
     tt.notOk(JSON.stringify(dbs.body).includes('zz'), `no database was created: ${dbs.text}`);
-    tt.ok(JSON.stringify(dbs.body).includes('b'), 'no database was dropped');
+    tt.ok(JSON.stringify(dbs.body).includes(`"${b}"`), 'no database was dropped');
     for (const sql of [
       'BEGIN',
       'BEGIN TRANSACTION',
@@ -742,18 +768,18 @@ t.test(
       isError(tt, reply, 400, 1004, `${sql} in a session`);
       tt.match(String(reply.body?.error), /tx\/begin/, 'the error points to /tx/begin');
     }
-    isError(tt, await server.exec('a', 'BEGIN'), 400, 1004, 'BEGIN without a session');
-    tt.same(await outsideRows(tt, server, 'a'), [], 'COMMIT in /exec did not commit the session');
+    isError(tt, await server.exec(a, 'BEGIN'), 400, 1004, 'BEGIN without a session');
+    tt.same(await outsideRows(tt, server, a), [], 'COMMIT in /exec did not commit the session');
     tt.same(await sessionRows(tt, server, id), [[1, 'session']], 'the session is still usable and kept its row');
     await endOk(tt, server, id, false, a);
-    tt.same(await outsideRows(tt, server, 'a'), [], 'rolled back');
+    tt.same(await outsideRows(tt, server, a), [], 'rolled back');
   },
 );
 
 t.test('rolls back and closes a session whose statement runs past -query-timeout (6008)', async (tt) => {
   const { server, a } = await multiServer(tt, ['-query-timeout', '1s', '-lock-timeout', '3s']);
-  await execOk(tt, server, 'a', "INSERT INTO t VALUES (1, 'committed')");
-  const id = await beginOk(tt, server, 'a', a);
+  await execOk(tt, server, a, "INSERT INTO t VALUES (1, 'committed')");
+  const id = await beginOk(tt, server, a, a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (2, 'uncommitted')");
   const runaway = await timed(() => sx(server, id, `SELECT 1; ${RUNAWAY}`));
   isError(tt, runaway.value, 400, 6008, 'a runaway statement in a session');
@@ -766,11 +792,11 @@ t.test('rolls back and closes a session whose statement runs past -query-timeout
   tt.equal(late.status, 404, `the id right after the timeout: ${late.text}`);
   await isGone(tt, server, id, 5002, 'the timed-out session');
 
-  const write = await timed(() => server.exec('a', "INSERT INTO t VALUES (3, 'outside')"));
+  const write = await timed(() => server.exec(a, "INSERT INTO t VALUES (3, 'outside')"));
   tt.equal(write.value.status, 200, `the database is writable from outside: ${write.value.text}`);
   tt.ok(write.ms < 2000, `…at once (${write.ms} ms)`);
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'committed'],
       [3, 'outside'],
@@ -778,11 +804,11 @@ t.test('rolls back and closes a session whose statement runs past -query-timeout
     "the session's uncommitted row is gone",
   );
 
-  const next = await beginOk(tt, server, 'a', a);
+  const next = await beginOk(tt, server, a, a);
   await sxOk(tt, server, next, "INSERT INTO t VALUES (4, 'new session')");
   await endOk(tt, server, next, true, a);
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'committed'],
       [3, 'outside'],
@@ -795,34 +821,34 @@ t.test('rolls back and closes a session whose statement runs past -query-timeout
 t.test('answers the id of a session stopped at -query-timeout with 404 straight away, every time', async (tt) => {
   const { server, a } = await multiServer(tt, ['-query-timeout', '1s', '-lock-timeout', '3s']);
   for (let round = 1; round <= 2; round++) {
-    const id = await beginOk(tt, server, 'a', a);
+    const id = await beginOk(tt, server, a, a);
     await sxOk(tt, server, id, `INSERT INTO t VALUES (${round}, 'uncommitted')`);
     isError(tt, await sx(server, id, RUNAWAY), 400, 6008, `round ${round}: the runaway statement`);
     // No pause: the very next request naming the id must hear that the session is gone.
     isError(tt, await sx(server, id, 'SELECT 1'), 404, 5002, `round ${round}: /exec with the id right after`);
     isError(tt, await commit(server, id), 404, 5002, `round ${round}: commit right after`);
   }
-  tt.same(await outsideRows(tt, server, 'a'), [], 'nothing of the stopped sessions was committed');
+  tt.same(await outsideRows(tt, server, a), [], 'nothing of the stopped sessions was committed');
 });
 
 t.test('frees the database at once when a session times out, for a write already waiting', async (tt) => {
   const { server, a } = await multiServer(tt, ['-query-timeout', '1s', '-lock-timeout', '10s']);
-  const id = await beginOk(tt, server, 'a', a);
+  const id = await beginOk(tt, server, a, a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (1, 'uncommitted')");
   const runaway = sx(server, id, RUNAWAY);
   await sleep(200);
-  const write = timed(() => server.exec('a', "INSERT INTO t VALUES (2, 'outside')"));
+  const write = timed(() => server.exec(a, "INSERT INTO t VALUES (2, 'outside')"));
   isError(tt, await runaway, 400, 6008, 'the runaway statement');
   const written = await write;
   tt.equal(written.value.status, 200, `the waiting outside write ran: ${written.value.text}`);
   tt.ok(written.ms < 8000, `…soon after the timeout (${written.ms} ms), not after -lock-timeout`);
-  tt.same(await outsideRows(tt, server, 'a'), [[2, 'outside']], 'only the outside row');
+  tt.same(await outsideRows(tt, server, a), [[2, 'outside']], 'only the outside row');
 });
 
 t.test('closes the session when INSERT OR ROLLBACK conflicts (5007)', async (tt) => {
   const { server, a } = await multiServer(tt, ['-lock-timeout', '3s']);
-  await execOk(tt, server, 'a', "INSERT INTO t VALUES (1, 'committed')");
-  const id = await beginOk(tt, server, 'a', a);
+  await execOk(tt, server, a, "INSERT INTO t VALUES (1, 'committed')");
+  const id = await beginOk(tt, server, a, a);
   await sxOk(tt, server, id, "INSERT INTO t VALUES (5, 'uncommitted')");
   const conflict = await sx(server, id, "INSERT OR ROLLBACK INTO t VALUES (1, 'conflict')");
   isError(tt, conflict, 400, 5007, 'INSERT OR ROLLBACK that conflicts in a session');
@@ -831,18 +857,18 @@ t.test('closes the session when INSERT OR ROLLBACK conflicts (5007)', async (tt)
   tt.equal(late.status, 404, `the id right after: ${late.text}`);
   await isGone(tt, server, id, 5002, 'the aborted session');
 
-  const write = await timed(() => server.exec('a', "INSERT INTO t VALUES (2, 'outside')"));
+  const write = await timed(() => server.exec(a, "INSERT INTO t VALUES (2, 'outside')"));
   tt.equal(write.value.status, 200, `outside writes work: ${write.value.text}`);
   tt.ok(write.ms < 2000, `…at once (${write.ms} ms)`);
   tt.same(
-    await outsideRows(tt, server, 'a'),
+    await outsideRows(tt, server, a),
     [
       [1, 'committed'],
       [2, 'outside'],
     ],
     "the session's rows are gone",
   );
-  const next = await beginOk(tt, server, 'a', a);
+  const next = await beginOk(tt, server, a, a);
   await endOk(tt, server, next, true, a);
 });
 
@@ -853,7 +879,7 @@ t.test('requires an existing db to begin in multi-DB mode (7003, 2001)', async (
   isError(tt, await begin(server, { db: '' }), 400, 7003, 'begin with an empty db');
   isError(tt, await begin(server, { db: 'nope' }), 404, 2001, 'begin with an unknown db');
   isError(tt, await begin(server, { db: '../etc' }), 400, 1011, 'begin with an invalid db name');
-  const id = await beginOk(tt, server, 'a', a);
+  const id = await beginOk(tt, server, a, a);
   await endOk(tt, server, id, false, a);
 });
 

@@ -12,6 +12,17 @@ const fs = require('node:fs');
 const Module = require('node:module');
 const esbuild = require('esbuild');
 
+// tap preloads its process-info hooks after this file (--require runs before
+// --import), and they read and record every module the process loads, for the
+// coverage report and `tap --changed`. With coverage off only --changed reads
+// the record, and it needs only the project's files: tap's own modules (most
+// of what a test process loads) are left out too, which saves each test
+// process about 0.4 s of CPU at start. The pattern is tap's own (the values
+// it leaves out) with node_modules added; the project's files stay recorded,
+// which also keeps the require() of an ES module file from dist/ working.
+if (process.env.TAP_DISABLE_COVERAGE === '1')
+  process.env._TAPJS_PROCESSINFO_EXCLUDE_ = String(/(^(node|tapmock):|[\\/](\.tap|tap-snapshots|node_modules)[\\/])/);
+
 // What tsconfig.json says that changes the emitted code: ES2022 class fields, and
 // CommonJS modules with esModuleInterop (esbuild's default for a CommonJS import),
 // in which tsc turns `import()` into require() too.
@@ -41,8 +52,19 @@ Module._extensions['.js'] = function loadByName(module, filename) {
   if (filename.endsWith('.ts')) return loadTypeScript(module, filename);
   return loadJavaScript.call(this, module, filename);
 };
-const HOOKS = `export async function load(url, context, next) {
+// Node's in-thread hooks where it has them: Module.register runs its hooks in
+// a thread of their own, started in every test process.
+if (typeof Module.registerHooks === 'function') {
+  Module.registerHooks({
+    load(url, context, next) {
+      if (url.startsWith('file:') && url.endsWith('.ts')) return { format: 'commonjs', shortCircuit: true };
+      return next(url, context);
+    },
+  });
+} else {
+  const HOOKS = `export async function load(url, context, next) {
   if (url.startsWith('file:') && url.endsWith('.ts')) return { format: 'commonjs', shortCircuit: true };
   return next(url, context);
 }`;
-Module.register(`data:text/javascript,${encodeURIComponent(HOOKS)}`);
+  Module.register(`data:text/javascript,${encodeURIComponent(HOOKS)}`);
+}
