@@ -53,8 +53,12 @@ Module._extensions['.js'] = function loadByName(module, filename) {
   return loadJavaScript.call(this, module, filename);
 };
 // Node's in-thread hooks where it has them: Module.register runs its hooks in
-// a thread of their own, started in every test process.
-if (typeof Module.registerHooks === 'function') {
+// a thread of their own, started in every test process. Before Node 24.13 tap's
+// own loaders still run in that thread, and an in-thread hook handing a file on
+// to them fails (Node 22: "loadSync is not a function"), so older Nodes keep it.
+const [major, minor] = process.versions.node.split('.').map(Number);
+const inThread = typeof Module.registerHooks === 'function' && (major > 24 || (major === 24 && minor >= 13));
+if (inThread) {
   Module.registerHooks({
     load(url, context, next) {
       if (url.startsWith('file:') && url.endsWith('.ts')) return { format: 'commonjs', shortCircuit: true };
