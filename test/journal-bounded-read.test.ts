@@ -2,7 +2,8 @@
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { JournalError, leadingSeq, readJournal } from '../journal/reader';
-import { encodeLine, type JournalEntry } from '../journal/record';
+import { encodeLine } from '../journal/record';
+import { execLine } from './helpers/journal-build';
 
 function header(firstSeq?: number): string {
   return encodeLine({
@@ -20,32 +21,14 @@ function header(firstSeq?: number): string {
   });
 }
 
-function entry(seq: number): string {
-  const e: JournalEntry = {
-    seq,
-    ts: '2026-11-21T05:43:12.345Z',
-    db: 'shop.db',
-    session: null,
-    kind: 'exec',
-    sql: `INSERT INTO t VALUES (${seq})`,
-    statements: [{ sql: `INSERT INTO t VALUES (${seq})` }],
-    ok: true,
-    changes: 1,
-    ms: 1,
-    clock: 1_795_239_792_345,
-    seed: '0123456789abcdef',
-  };
-  return encodeLine(e);
-}
-
 /** An entry line whose checksum no longer matches: decoding it fails. */
 function damaged(seq: number): string {
-  return entry(seq).replace('INSERT', 'UPSERT');
+  return execLine(seq).replace('INSERT', 'UPSERT');
 }
 
 function entries(from: number, to: number): string {
   let text = '';
-  for (let seq = from; seq <= to; seq++) text += entry(seq);
+  for (let seq = from; seq <= to; seq++) text += execLine(seq);
   return text;
 }
 
@@ -57,7 +40,7 @@ const ROTATED_1 = 'statements.20261121-054312.1.jsonl';
 const ROTATED_2 = 'statements.20261121-054312.2.jsonl';
 
 t.test('leadingSeq reads the seq an entry line begins with, and nothing else', async (t) => {
-  t.equal(leadingSeq(entry(123456).trimEnd()), 123456);
+  t.equal(leadingSeq(execLine(123456).trimEnd()), 123456);
   t.equal(leadingSeq(header(3).trimEnd()), undefined);
   t.equal(leadingSeq('{"seq":12'), undefined, 'a cut line');
   t.equal(leadingSeq('{"seq":-1,'), undefined);
@@ -131,6 +114,6 @@ t.test('gaps and duplicates are still refused', async (t) => {
   t.equal((await readJournal(gap, { fromSeq: 15 })).entries.length, 6, 'a gap below fromSeq is not read');
   const inner = journal(t, { 'statements.jsonl': header() + entries(1, 5) + entries(7, 9) });
   t.equal(((await readJournal(inner, { fromSeq: 3 }).catch((e: unknown) => e)) as JournalError).kind, 'gap');
-  const twice = journal(t, { 'statements.jsonl': header() + entries(1, 5) + entry(5) + entries(6, 7) });
+  const twice = journal(t, { 'statements.jsonl': header() + entries(1, 5) + execLine(5) + entries(6, 7) });
   t.equal(((await readJournal(twice, { fromSeq: 2 }).catch((e: unknown) => e)) as JournalError).kind, 'duplicate');
 });

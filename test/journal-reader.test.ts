@@ -5,6 +5,7 @@ import t, { type Test } from 'tap';
 import { isJournalFile, journalFiles, rotatedName } from '../journal/naming';
 import { JournalError, readFileLines, readJournal } from '../journal/reader';
 import { JOURNAL_FORMAT, encodeLine, type JournalEntry, type JournalHeader } from '../journal/record';
+import { execLine } from './helpers/journal-build';
 
 const ACTIVE = 'statements.jsonl';
 
@@ -23,28 +24,10 @@ function header(level: JournalHeader['level'] = 'mod', format = JOURNAL_FORMAT):
   });
 }
 
-function entry(seq: number): string {
-  const e: JournalEntry = {
-    seq,
-    ts: '2026-11-21T05:43:12.345Z',
-    db: 'shop.db',
-    session: null,
-    kind: 'exec',
-    sql: `INSERT INTO t VALUES (${seq})`,
-    statements: [{ sql: `INSERT INTO t VALUES (${seq})` }],
-    ok: true,
-    changes: 1,
-    ms: 1,
-    clock: 1_795_239_792_345,
-    seed: '0123456789abcdef',
-  };
-  return encodeLine(e);
-}
-
 /** A journal file's text: a header, then entries `from`..`to`. */
 function file(from: number, to: number): string {
   let text = header();
-  for (let seq = from; seq <= to; seq++) text += entry(seq);
+  for (let seq = from; seq <= to; seq++) text += execLine(seq);
   return text;
 }
 
@@ -173,7 +156,7 @@ t.test('orders entries by seq across plain and gzipped files, not by name', asyn
 
 t.test('reads lines that span read chunks', async (t) => {
   const big = 'x'.repeat(70_000); // longer than one 64 KiB read
-  const text = file(1, 2000) + encodeLine({ ...JSON.parse(entry(1)), seq: 2001, sql: big } as JournalEntry);
+  const text = file(1, 2000) + encodeLine({ ...JSON.parse(execLine(1)), seq: 2001, sql: big } as JournalEntry);
   const active = journal(t, { [ACTIVE]: text, 'statements.20261121-054312.1.jsonl.gz': gz(file(2002, 4000)) });
   const contents = await readJournal(active);
   t.equal(contents.entries.length, 4000);
@@ -182,10 +165,10 @@ t.test('reads lines that span read chunks', async (t) => {
 });
 
 t.test('tolerates and reports a torn last line', async (t) => {
-  const torn = entry(4).slice(0, 30);
+  const torn = execLine(4).slice(0, 30);
   const active = journal(t, {
     'statements.20261121-054312.1.jsonl.gz': gz(file(1, 3) + torn),
-    [ACTIVE]: file(4, 5) + entry(6).replace('"seq":6', '"seq":7'),
+    [ACTIVE]: file(4, 5) + execLine(6).replace('"seq":6', '"seq":7'),
   });
   const contents = await readJournal(active);
   t.same(seqs(contents.entries), [1, 2, 3, 4, 5]);
@@ -198,14 +181,14 @@ t.test('tolerates and reports a torn last line', async (t) => {
 });
 
 t.test('a complete last line without its newline is torn too', async (t) => {
-  const active = journal(t, { [ACTIVE]: file(1, 2) + entry(3).slice(0, -1) });
+  const active = journal(t, { [ACTIVE]: file(1, 2) + execLine(3).slice(0, -1) });
   const contents = await readJournal(active);
   t.same(seqs(contents.entries), [1, 2]);
   t.match(contents.warnings, [/line 4 is torn/]);
 });
 
 t.test('refuses a damaged line that is not the last, naming file and line', async (t) => {
-  const active = journal(t, { [ACTIVE]: file(1, 2) + entry(3).replace('"seq":3', '"seq":9') + entry(4) });
+  const active = journal(t, { [ACTIVE]: file(1, 2) + execLine(3).replace('"seq":3', '"seq":9') + execLine(4) });
   const err = await journalError(t, readJournal(active));
   t.equal(err.kind, 'corrupt');
   t.equal(err.file, active);
@@ -214,7 +197,7 @@ t.test('refuses a damaged line that is not the last, naming file and line', asyn
 });
 
 t.test('refuses a blank line in the middle of a file', async (t) => {
-  const active = journal(t, { [ACTIVE]: `${file(1, 2)}\n${entry(3)}` });
+  const active = journal(t, { [ACTIVE]: `${file(1, 2)}\n${execLine(3)}` });
   const err = await journalError(t, readJournal(active));
   t.equal(err.kind, 'corrupt');
   t.equal(err.line, 4);
@@ -241,14 +224,14 @@ t.test('refuses a truncated gzip file', async (t) => {
 t.test('refuses a journal written in a newer format', async (t) => {
   const err = await journalError(
     t,
-    readJournal(journal(t, { [ACTIVE]: header('mod', JOURNAL_FORMAT + 1) + entry(1) })),
+    readJournal(journal(t, { [ACTIVE]: header('mod', JOURNAL_FORMAT + 1) + execLine(1) })),
   );
   t.equal(err.kind, 'corrupt');
   t.equal(err.line, 1);
 });
 
 t.test('warns about a file that does not begin with a header', async (t) => {
-  const contents = await readJournal(journal(t, { [ACTIVE]: entry(1) + entry(2) }));
+  const contents = await readJournal(journal(t, { [ACTIVE]: execLine(1) + execLine(2) }));
   t.same(seqs(contents.entries), [1, 2]);
   t.match(contents.warnings, [/does not begin with a header/]);
 });
@@ -265,7 +248,7 @@ t.test('refuses a gap in seq, naming the missing range', async (t) => {
   );
   t.equal(err.kind, 'gap');
   t.match(err.message, /seq 4–6 are missing/);
-  const one = await journalError(t, readJournal(journal(t, { [ACTIVE]: file(1, 1) + entry(3) })));
+  const one = await journalError(t, readJournal(journal(t, { [ACTIVE]: file(1, 1) + execLine(3) })));
   t.match(one.message, /seq 2 is missing/);
 });
 

@@ -35,6 +35,25 @@ export function execEntry(seq: number, db: string, code?: number): JournalEntry 
   return { ...base, ok: false, code, class: Math.floor(code / 1000), error: `[SQ${code}] failed`, statement: 0 };
 }
 
+/** An ok exec entry at `seq` as one journal line, its SQL naming the seq (so that each line differs). */
+export function execLine(seq: number): string {
+  const entry: JournalEntry = {
+    seq,
+    ts: '2026-11-21T05:43:12.345Z',
+    db: 'shop.db',
+    session: null,
+    kind: 'exec',
+    sql: `INSERT INTO t VALUES (${seq})`,
+    statements: [{ sql: `INSERT INTO t VALUES (${seq})` }],
+    ok: true,
+    changes: 1,
+    ms: 1,
+    clock: 1_795_239_792_345,
+    seed: '0123456789abcdef',
+  };
+  return encodeLine(entry);
+}
+
 /** A journal file holding a header and `entries`, gzipped when its name ends in .gz. */
 export function writeJournalFile(file: string, entries: readonly JournalEntry[], tail = ''): void {
   const first = entries[0]?.seq ?? 1;
