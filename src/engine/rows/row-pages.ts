@@ -100,7 +100,7 @@ function readPage(
  */
 function keyReadsExactly(schema: TableSchema, key: RowKey): boolean {
   return key.names.every((name) => {
-    const column = schema.columns.find((each) => each.name.toLowerCase() === name.toLowerCase());
+    const column = schema.columns[columnIndex(schema, name)];
     if (column === undefined) return true;
     return schema.strict && (column.type === 'INT' || column.type === 'INTEGER' || column.type === 'TEXT');
   });
@@ -138,11 +138,15 @@ export function cursorPageQuery(
   return { sql, params: [...after.params, limit], keyColumns: columns.keyColumns, keyAt: columns.keyAt };
 }
 
+/** Where a column of this name is in the table's rows (-1 for none: the rowid), found without regard to case as SQLite does. */
+function columnIndex(schema: TableSchema, name: string): number {
+  const lower = name.toLowerCase();
+  return schema.columns.findIndex((column) => column.name.toLowerCase() === lower);
+}
+
 /** What a page selects so that the key's values can be found in each row, and where. */
 function keyColumnsOf(schema: TableSchema, key: RowKey): { select: string; keyColumns: number; keyAt: number[] } {
-  const at = key.names.map((name) =>
-    schema.columns.findIndex((column) => column.name.toLowerCase() === name.toLowerCase()),
-  );
+  const at = key.names.map((name) => columnIndex(schema, name));
   if (at.every((i) => i >= 0)) return { select: '*', keyColumns: 0, keyAt: at };
   return { select: `${key.terms.join(', ')}, *`, keyColumns: key.terms.length, keyAt: key.terms.map((_, i) => i) };
 }
