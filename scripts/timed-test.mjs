@@ -1,19 +1,26 @@
 // `npm test`: runs tap (its settings stay in package.json's "tap" section) with
 // any arguments given after `npm test --`, then says how long the run took, so
-// that every run, locally and in CI, shows whether the suite stays fast.
+// that every run, locally and in CI, shows whether the suite stays fast. When something failed,
+// it names the failures last, where a log cut to its tail still shows them.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { failureReport } from './tap-failures.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const tap = path.join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs');
 const started = process.hrtime.bigint();
+const startedAt = Date.now();
 
 const child = spawn(process.execPath, [tap, ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
 // Ctrl-C reaches tap through the terminal too; the wrapper only waits for it to end.
 process.on('SIGINT', () => {});
 child.on('exit', (code, signal) => {
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (code !== 0) {
+    const report = failureReport(path.join(root, '.tap', 'test-results'), startedAt);
+    if (report !== '') console.log(`\nWhat failed:\n${report}`);
+  }
   console.log(`npm test took ${seconds.toFixed(1)} s`);
   process.exit(code ?? (signal === null ? 1 : 128));
 });
