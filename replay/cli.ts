@@ -4,6 +4,7 @@
  * the journal, optionally up to a point in time, and optionally verifies the
  * rebuild against live files.
  */
+import '../src/compile-cache';
 import fs from 'node:fs';
 import path from 'node:path';
 import { EngineError } from '../src/errors';

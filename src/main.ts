@@ -1,5 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=8
 /** The process entry: command line → config → server; signals stop it cleanly. */
+import './compile-cache';
 import { InstanceLockError } from './startup/instance-lock';
 import { OptionsError, parseCommandLine } from './config/options';
 import { runtimeRefusal } from './runtime-support';

@@ -47,6 +47,7 @@ const FLOORS: ReadonlyArray<readonly [number, readonly string[]]> = [
       'src/access/',
       'src/config/',
       'src/clock.ts',
+      'src/compile-cache.ts',
       'src/database-names.ts',
       'src/errors.ts',
       'src/errors-markdown.ts',

@@ -3,6 +3,7 @@
  * parent. It runs SQL synchronously; the parent stops a runaway statement by
  * killing this process (better-sqlite3 cannot interrupt one).
  */
+import '../../compile-cache';
 import { Engine } from '../engine';
 import { toEngineError } from '../sqlite-errors';
 import type { AnswerOf, ArgsOf, EngineCall, EngineMethod, EngineReply } from './engine-messages';
