@@ -24,9 +24,9 @@ import { scratchDir } from './helpers/scratch-dir';
 t.setTimeout(300_000);
 
 const ENGINE_PROCESSES = 4;
-/** Long enough to keep a process busy through one step (a few short requests), even on a loaded machine. */
+/** About 100 ms of work on an idle machine: a process stays busy while a step's first requests are handed out (a read that ends sooner sends a request to a lower process: another order, never a wrong answer). */
 const SLOW_READ =
-  'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 1500000) SELECT count(*) FROM c';
+  'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 500000) SELECT count(*) FROM c';
 
 type Outcome = { ok: true; columns: string[]; rows: unknown[][] } | { ok: false };
 
@@ -135,7 +135,7 @@ function sequence(round: number): string[] {
 async function occupy(server: TestServer, busy: number): Promise<Promise<unknown>[]> {
   const reads = Array.from({ length: busy }, () => server.exec('busy', SLOW_READ));
   // Let them reach their processes before the step's own request.
-  if (busy > 0) await sleep(80);
+  if (busy > 0) await sleep(40);
   return reads;
 }
 
