@@ -173,6 +173,9 @@ if (chromiumPath === undefined) {
       t2.match(schema, /pupils_age on age/, 'the index');
       t2.match(await page.locator('article.table-card[data-table="teachers"]').innerText(), /UNIQUE/);
       await card.getByRole('button', { name: 'Rows of pupils' }).click();
+      // The rows panel opens, or a notice says why not (which the assertion then shows).
+      await page.waitForSelector('#rows-panel:not([hidden]), #notice.is-error');
+      t2.notOk(await page.isVisible('#notice.is-error'), `the rows open: ${await text(page, '#notice')}`);
       await page.selectOption('#rows-limit', '10');
       t2.equal(await waitForText(page, '#rows-status', 'Rows 1–10 of 12'), 'Rows 1–10 of 12');
       t2.equal(await page.locator('#rows tbody tr').count(), 10);
