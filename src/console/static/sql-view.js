@@ -338,7 +338,10 @@ async function run() {
  * @returns {string}
  */
 function formatSeconds(seconds) {
-  const whole = Math.max(0, Math.ceil(seconds));
+  // Rounded, not raised: the server's clock is known to half a second (its Date header) and
+  // expires_unix to the second below, so a fresh session can seem up to 300.5 s from its end;
+  // raised, a five-minute idle time would show as 5:01.
+  const whole = Math.max(0, Math.round(seconds));
   return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
 }
 
