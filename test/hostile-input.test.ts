@@ -62,7 +62,11 @@ function tree(dir: string, skip: string): string[] {
 }
 
 t.before(async () => {
-  server = await startServer(['-dir', dataDir, '-max-statements', String(MAX_STATEMENTS)], { cwd: root });
+  // Runaway statements are stopped at 2 s rather than the default 5: no statement here should run
+  // even one, and each runaway burns a core until it is stopped.
+  server = await startServer(['-dir', dataDir, '-max-statements', String(MAX_STATEMENTS), '-query-timeout', '2s'], {
+    cwd: root,
+  });
   const created = await server.post('/dbs', { db: 'keeper' });
   if (created.status !== 201) throw new Error(`POST /dbs keeper: ${created.text}`);
   const setup = await server.request('POST', '/exec', {
