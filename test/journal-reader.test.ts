@@ -6,6 +6,7 @@ import { isJournalFile, journalFiles, rotatedName } from '../journal/naming';
 import { JournalError, readFileLines, readJournal } from '../journal/reader';
 import { JOURNAL_FORMAT, encodeLine, type JournalEntry, type JournalHeader } from '../journal/record';
 import { execLine } from './helpers/journal-build';
+import { requireWith } from './helpers/mock-require';
 
 const ACTIVE = 'statements.jsonl';
 
@@ -305,7 +306,7 @@ t.test('a rotated file removed between listing and reading (retention) makes the
   const naming = await import('../journal/naming');
   let listings = 0;
   // The first listing still names a file that retention has removed by the time it is opened.
-  const { readJournal: read } = t.mockRequire<typeof import('../journal/reader')>('../journal/reader', {
+  const { readJournal: read } = requireWith<typeof import('../journal/reader')>(__filename, '../journal/reader', {
     '../journal/naming': {
       ...naming,
       journalFiles: async (a: string) =>
@@ -316,9 +317,13 @@ t.test('a rotated file removed between listing and reading (retention) makes the
   t.same(seqs(contents.entries), [1, 2, 3, 4, 5], 'the second reading is whole');
   t.equal(listings, 2, 'the files were listed again');
 
-  const { readJournal: readAlwaysGone } = t.mockRequire<typeof import('../journal/reader')>('../journal/reader', {
-    '../journal/naming': { ...naming, journalFiles: async (a: string) => [ghost, ...(await naming.journalFiles(a))] },
-  });
+  const { readJournal: readAlwaysGone } = requireWith<typeof import('../journal/reader')>(
+    __filename,
+    '../journal/reader',
+    {
+      '../journal/naming': { ...naming, journalFiles: async (a: string) => [ghost, ...(await naming.journalFiles(a))] },
+    },
+  );
   // The mocked reader is a module of its own, with its own JournalError class: compared by name.
   const error = (await readAlwaysGone(active).then(
     () => undefined,
