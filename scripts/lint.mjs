@@ -1,7 +1,8 @@
 // `npm run lint`: the type checks of the tests and of the console's browser modules, ESLint and
 // Prettier's check, side by side (each is single-threaded; one after another they took 26 s of
-// the 30 s `npm test` spends before the suite). Each check's output is printed whole when it
-// ends, under its name; the run fails when any check does.
+// the 30 s `npm test` spends before the suite). With --build (`npm test`'s pretest) the build runs
+// beside them: none of the checks reads dist/. Each one's output is printed whole when it ends,
+// under its name; the run fails when any fails.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,5 +36,6 @@ function run([name, command, args]) {
   });
 }
 
-const results = await Promise.all(CHECKS.map(run));
+const withBuild = process.argv.includes('--build') ? [['build', 'npm', ['run', 'build']], ...CHECKS] : CHECKS;
+const results = await Promise.all(withBuild.map(run));
 process.exitCode = results.every(Boolean) ? 0 : 1;
