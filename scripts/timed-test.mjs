@@ -3,6 +3,7 @@
 // that every run, locally and in CI, shows whether the suite stays fast. When something failed,
 // it names the failures last, where a log cut to its tail still shows them.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { failureReport } from './tap-failures.mjs';
@@ -19,11 +20,31 @@ const env = {
   ...process.env,
   NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(root, '.tap', 'compile-cache'),
 };
+
+// The tests' scratch directories (each server's data and journal, copies, browser profiles) go to
+// memory when the machine has a tmpfs at /dev/shm and no TMPDIR is given. Every test server syncs
+// its journal on each write (-log-fsync is on by default); on a disk each sync waits for it and
+// costs the kernel work (the suite: 221–238 s on disk, 211 s in memory), and no test needs its
+// files to outlive a power cut (the disk-full tests mount a small tmpfs of their own).
+const scratch = memoryScratch();
+if (scratch !== undefined) env.TMPDIR = scratch;
+
+function memoryScratch() {
+  if (process.env.TMPDIR !== undefined) return undefined;
+  try {
+    return fs.mkdtempSync('/dev/shm/sqlscribe-npm-test-');
+  } catch {
+    return undefined;
+  }
+}
+
 const child = spawn(process.execPath, [tap, ...process.argv.slice(2)], { cwd: root, stdio: 'inherit', env });
 // Ctrl-C reaches tap through the terminal too; the wrapper only waits for it to end.
 process.on('SIGINT', () => {});
 child.on('exit', (code, signal) => {
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  // What a test killed before its teardown left behind goes with the directory.
+  if (scratch !== undefined) fs.rmSync(scratch, { recursive: true, force: true });
   if (code !== 0) {
     const report = failureReport(path.join(root, '.tap', 'test-results'), startedAt);
     if (report !== '') console.log(`\nWhat failed:\n${report}`);
