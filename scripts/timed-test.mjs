@@ -32,7 +32,11 @@ if (scratch !== undefined) env.TMPDIR = scratch;
 function memoryScratch() {
   if (process.env.TMPDIR !== undefined) return undefined;
   try {
-    return fs.mkdtempSync('/dev/shm/sqlscribe-npm-test-');
+    const dir = fs.mkdtempSync('/dev/shm/sqlscribe-npm-test-');
+    // Open to all as /tmp is: processes of other users reach the directories tests make in it
+    // (nginx's workers, started by root, run as nobody and write request bodies there).
+    fs.chmodSync(dir, 0o1777);
+    return dir;
   } catch {
     return undefined;
   }
