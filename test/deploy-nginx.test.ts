@@ -223,7 +223,7 @@ if (missing !== null) {
       const SLOW =
         'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 2000000) SELECT count(*) FROM c';
       const RUNAWAY = Array.from({ length: 200 }, () => SLOW).join(';\n');
-      const endMs = Date.now() + 8000;
+      const endMs = Date.now() + 4000;
       const loop = async (from: string, sql: string): Promise<Array<{ status: number; ms: number; code: unknown }>> => {
         const outcomes = [];
         for (let i = 0; i < 1000 && Date.now() < endMs; i++) {
