@@ -10,7 +10,6 @@ import { failureReport } from './tap-failures.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const tap = path.join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs');
-const started = process.hrtime.bigint();
 const startedAt = Date.now();
 
 // Node keeps the compiled code of every module a test process, server or engine process loads
@@ -46,7 +45,7 @@ const child = spawn(process.execPath, [tap, ...process.argv.slice(2)], { cwd: ro
 // Ctrl-C reaches tap through the terminal too; the wrapper only waits for it to end.
 process.on('SIGINT', () => {});
 child.on('exit', (code, signal) => {
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const seconds = (Date.now() - startedAt) / 1000;
   // What a test killed before its teardown left behind goes with the directory.
   if (scratch !== undefined) fs.rmSync(scratch, { recursive: true, force: true });
   if (code !== 0) {
