@@ -14,25 +14,12 @@ import {
   WITH_BODY,
   WRITE,
 } from './operation';
+import { record } from './schemas';
 
 const NAME = { type: 'string', pattern: '^[a-z0-9_-]{1,64}$' };
 const TRUE = { const: true };
 const TIME = { type: 'string', format: 'date-time' };
 const VALUE = { type: ['number', 'string', 'boolean', 'null'] };
-
-function record(
-  description: string,
-  properties: Record<string, unknown>,
-  optional: readonly string[] = [],
-): JsonObject {
-  return {
-    type: 'object',
-    description,
-    required: Object.keys(properties).filter((key) => !optional.includes(key)),
-    additionalProperties: false,
-    properties,
-  };
-}
 
 const query = (name: string, description: string, schema: JsonObject, required = false): JsonObject => ({
   name,

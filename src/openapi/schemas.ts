@@ -20,7 +20,7 @@ const string = (description: string): JsonObject => ({ type: 'string', descripti
 const strings = { type: 'array', items: { type: 'string' } } as const;
 
 /** A closed object: every listed property, all required unless named in `optional`. */
-function record(
+export function record(
   description: string,
   properties: Record<string, unknown>,
   optional: readonly string[] = [],
