@@ -40,8 +40,9 @@ for (const [name, file] of [
 }
 
 t.test('a server without replication does not load the NATS client', async (t) => {
-  const compose = path.resolve(__dirname, '../dist/src/startup/compose.js');
-  const script = `require(${JSON.stringify(compose)}); const loaded = Object.keys(require.cache); console.log(JSON.stringify({ nats: loaded.filter((f) => f.includes('@nats-io')).length, all: loaded.length }));`;
+  // server.js is everything main.js starts (the HTTP app, its routes, the composition) but the call itself.
+  const server = path.resolve(__dirname, '../dist/src/server.js');
+  const script = `require(${JSON.stringify(server)}); const loaded = Object.keys(require.cache); console.log(JSON.stringify({ nats: loaded.filter((f) => f.includes('@nats-io')).length, all: loaded.length }));`;
   const run = spawnSync(process.execPath, ['-e', script], {
     encoding: 'utf8',
     env: { ...process.env, NODE_OPTIONS: '' },
