@@ -58,9 +58,25 @@ t.test('the page carries a fresh style nonce; the assets and the rest of the pol
 const chromiumPath = findChromium();
 
 /** The completion labels the open completion list shows. */
-async function completionLabels(page: Page): Promise<string[]> {
+/**
+ * The labels of the open completion list, once it offers each of `expected` or after 5 s:
+ * CodeMirror may show the options of one source a moment before another's (a fresh clone under
+ * load once read the list before the new table's columns were in it).
+ */
+async function completionLabels(page: Page, expected: readonly string[]): Promise<string[]> {
+  const labels = '.cm-tooltip-autocomplete li .cm-completionLabel';
   await page.locator('.cm-tooltip-autocomplete').waitFor();
-  return page.locator('.cm-tooltip-autocomplete li .cm-completionLabel').allInnerTexts();
+  await page
+    .waitForFunction(
+      ([selector, wanted]) => {
+        const shown = new Set(Array.from(document.querySelectorAll(selector), (label) => label.textContent));
+        return wanted.every((label) => shown.has(label));
+      },
+      [labels, expected] as const,
+      { timeout: 5000 },
+    )
+    .catch(() => undefined);
+  return page.locator(labels).allInnerTexts();
 }
 
 if (chromiumPath === undefined) {
@@ -146,7 +162,7 @@ if (chromiumPath === undefined) {
       await page.keyboard.press('Control+Home');
       await page.keyboard.type('SELECT ');
       await page.keyboard.press('Control+Space');
-      const labels = await completionLabels(page);
+      const labels = await completionLabels(page, ['id', 'name', 'age']);
       for (const column of ['id', 'name', 'age']) t2.ok(labels.includes(column), `${column} in ${labels.join(', ')}`);
       await page.keyboard.type('ag');
       // 'age' is already selected in the list opened for "SELECT " (it sorts first): wait for the list
@@ -164,7 +180,8 @@ if (chromiumPath === undefined) {
       await page.focus('#sql-input');
       await page.keyboard.press('End');
       await page.keyboard.press('Control+Space');
-      t2.ok((await completionLabels(page)).includes('pupils'), 'table names from /tables');
+      const tables = await completionLabels(page, ['pupils']);
+      t2.ok(tables.includes('pupils'), `table names from /tables: ${tables.slice(0, 10).join(', ')}…`);
       await page.keyboard.press('Escape');
     });
 
@@ -175,7 +192,8 @@ if (chromiumPath === undefined) {
       await page.keyboard.press('Control+Home');
       await page.keyboard.type('SELECT sub');
       await page.keyboard.press('Control+Space');
-      t2.ok((await completionLabels(page)).includes('subject'), "the new table's column");
+      const columns = await completionLabels(page, ['subject']);
+      t2.ok(columns.includes('subject'), `the new table's column: ${columns.slice(0, 10).join(', ')}…`);
       await page.keyboard.press('Escape');
     });
 
