@@ -1,8 +1,11 @@
 // `npm run lint`: the type checks of the tests and of the console's browser modules, ESLint and
 // Prettier's check, side by side (each is single-threaded; one after another they took 26 s of
-// the 30 s `npm test` spends before the suite). With --build (`npm test`'s pretest) the build runs
-// beside them: none of the checks reads dist/. Each one's output is printed whole when it ends,
-// under its name; the run fails when any fails.
+// the 30 s `npm test` spends before the suite). With --build (the first step of `npm test`) the build runs
+// beside them, and the tests' type check is the build: one tsc program over the sources and the
+// tests writes dist/ (what `npm run build` writes, and dist/test/, which the test processes run
+// instead of compiling the tests each time) where two programs checked the sources twice. None
+// of the other checks reads dist/. Each one's output is printed whole when it ends, under its
+// name; the run fails when any fails.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 
-const CHECKS = [
-  ['types of the tests', bin('tsc'), ['-p', 'tsconfig.test.json']],
+const TYPES_OF_THE_TESTS = ['types of the tests', bin('tsc'), ['-p', 'tsconfig.test.json']];
+const OTHER_CHECKS = [
   ['types of the browser modules', bin('tsc'), ['-p', 'tsconfig.browser.json']],
   ['eslint', bin('eslint'), ['src', 'journal', 'replay', 'tail']],
   ['prettier', bin('prettier'), ['--check', '.']],
@@ -34,6 +37,12 @@ function run([name, command, args]) {
   });
 }
 
-const withBuild = process.argv.includes('--build') ? [['build', 'npm', ['run', 'build']], ...CHECKS] : CHECKS;
+const BUILD = [
+  ['build: the service and the tests, types checked', bin('tsc'), ['-p', 'tsconfig.test.json', '--noEmit', 'false']],
+  ['build: the console', 'npm', ['run', 'build:console']],
+];
+const withBuild = process.argv.includes('--build')
+  ? [...BUILD, ...OTHER_CHECKS]
+  : [TYPES_OF_THE_TESTS, ...OTHER_CHECKS];
 const results = await Promise.all(withBuild.map(run));
 process.exitCode = results.every(Boolean) ? 0 : 1;

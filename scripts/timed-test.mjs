@@ -1,7 +1,8 @@
-// `npm test`: runs tap (its settings stay in package.json's "tap" section) with
-// any arguments given after `npm test --`, then says how long the run took, so
-// that every run, locally and in CI, shows whether the suite stays fast. When something failed,
-// it names the failures last, where a log cut to its tail still shows them.
+// `npm test`: builds and checks (scripts/lint.mjs --build), then runs tap (its settings stay in
+// package.json's "tap" section) with any arguments given after `npm test --`, then says how long
+// the whole took and how much of it was the build and checks, so that every run, locally and in CI,
+// shows whether the suite stays fast. When something failed, it names the failures last, where a
+// log cut to its tail still shows them.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -41,17 +42,30 @@ function memoryScratch() {
   }
 }
 
-const child = spawn(process.execPath, [tap, ...process.argv.slice(2)], { cwd: root, stdio: 'inherit', env });
-// Ctrl-C reaches tap through the terminal too; the wrapper only waits for it to end.
+/** Runs `node script args…` in the project with the run's environment; resolves with its exit code. */
+function run(script, args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [script, ...args], { cwd: root, stdio: 'inherit', env });
+    child.on('exit', (code, signal) => resolve(code ?? (signal === null ? 1 : 128)));
+  });
+}
+
+const elapsed = (since) => ((Date.now() - since) / 1000).toFixed(1);
+
+// Ctrl-C reaches the children through the terminal too; the wrapper only waits for them to end.
 process.on('SIGINT', () => {});
-child.on('exit', (code, signal) => {
-  const seconds = (Date.now() - startedAt) / 1000;
-  // What a test killed before its teardown left behind goes with the directory.
-  if (scratch !== undefined) fs.rmSync(scratch, { recursive: true, force: true });
-  if (code !== 0) {
-    const report = failureReport(path.join(root, '.tap', 'test-results'), startedAt);
-    if (report !== '') console.log(`\nWhat failed:\n${report}`);
-  }
-  console.log(`npm test took ${seconds.toFixed(1)} s`);
-  process.exit(code ?? (signal === null ? 1 : 128));
-});
+let code = await run(path.join(root, 'scripts', 'lint.mjs'), ['--build']);
+const took = [`build and checks ${elapsed(startedAt)} s`];
+const suiteStartedAt = Date.now();
+if (code === 0) {
+  code = await run(tap, process.argv.slice(2));
+  took.push(`the suite ${elapsed(suiteStartedAt)} s`);
+}
+// What a test killed before its teardown left behind goes with the directory.
+if (scratch !== undefined) fs.rmSync(scratch, { recursive: true, force: true });
+if (code !== 0) {
+  const report = failureReport(path.join(root, '.tap', 'test-results'), suiteStartedAt);
+  if (report !== '') console.log(`\nWhat failed:\n${report}`);
+}
+console.log(`npm test took ${elapsed(startedAt)} s (${took.join(', ')})`);
+process.exit(code);
