@@ -326,6 +326,43 @@ if (chromiumPath === undefined) {
       t2.equal(await text(page, '#rows-source'), 'Committed data');
     });
 
+    tt.test('a table list read before a write never stands in for the one read after it', async (t2) => {
+      t2.equal((await server.post('/dbs', { db: 'lab2' })).status, 201, 'a second database');
+      const second = await openConsole(context, `${server.url}/#sql`);
+      t2.teardown(() => second.page.close());
+      const tablesText = (): Promise<string> =>
+        second.page.evaluate(() => document.getElementById('tables')?.textContent ?? '');
+      // The first read of lab2's tables is answered by the server at once (no tables yet) and handed to the
+      // page only at the end, after the write; the reads after it pass straight through.
+      let releaseFirst: () => void = () => {};
+      const firstReleased = new Promise<void>((resolve) => (releaseFirst = resolve));
+      let firstAnswered: () => void = () => {};
+      const answered = new Promise<void>((resolve) => (firstAnswered = resolve));
+      let firstDelivered: Promise<void> | undefined;
+      let reads = 0;
+      await second.page.route(/\/tables\?/, async (route) => {
+        reads += 1;
+        if (reads > 1) return route.continue();
+        const response = await route.fetch();
+        firstAnswered();
+        firstDelivered = firstReleased.then(() => route.fulfill({ response }));
+        await firstDelivered;
+      });
+      await second.page.selectOption('#db-select', 'lab2.db');
+      await answered;
+      await runSql(second.page, 'CREATE TABLE fresh (id INT)');
+      await second.page.waitForFunction(() => document.getElementById('tables')?.textContent?.includes('fresh'));
+      t2.ok(reads >= 2, `the write was followed by a read of its own (${reads} reads)`);
+      const finished = second.page.waitForEvent('requestfinished', (request) => request.url().includes('/tables?'));
+      releaseFirst();
+      await firstDelivered;
+      await finished;
+      // The answer's JSON is read and the page's continuation runs in the tasks after it.
+      await second.page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)));
+      t2.match(await tablesText(), /fresh/, 'the list from before the write, answered last, is not shown');
+      t2.same(second.problems, []);
+    });
+
     tt.test('no script errors or CSP violations', async (t2) => {
       t2.same(problems, []);
     });

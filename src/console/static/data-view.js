@@ -150,22 +150,28 @@ function tableCard(table) {
   );
 }
 
-/** @type {Promise<void> | null} */
-let tablesLoad = null;
-let tablesLoadDb = '';
+let tablesGeneration = 0;
+/** @type {Promise<void>} */
+let newestTablesLoad = Promise.resolve();
 
-/** Shows the tables of the current database; calls while one load of that database runs share it. */
-export function loadTables() {
-  if (tablesLoad && tablesLoadDb === state.db) return tablesLoad;
-  tablesLoadDb = state.db;
-  const load = readTables().finally(() => {
-    if (tablesLoad === load) tablesLoad = null;
-  });
-  tablesLoad = load;
-  return load;
+/**
+ * Shows the tables of the current database. Every call reads them afresh: a read sent before a write
+ * (or before another database was chosen) must not answer for after it. Only the newest read renders,
+ * whatever order the answers come back in, and each caller resumes once the newest has rendered.
+ * @returns {Promise<void>}
+ */
+export async function loadTables() {
+  let load = readTables(++tablesGeneration);
+  newestTablesLoad = load;
+  await load;
+  while (load !== newestTablesLoad) {
+    load = newestTablesLoad;
+    await load;
+  }
 }
 
-async function readTables() {
+/** @param {number} generation */
+async function readTables(generation) {
   const container = $('tables');
   if (state.db === '') {
     clear(container, h('p', { class: 'muted' }, 'Choose or create a database.'));
@@ -173,6 +179,7 @@ async function readTables() {
   }
   try {
     const { tables } = await api('GET', `/tables${query({ db: state.db })}`);
+    if (generation !== tablesGeneration) return;
     schemas = new Map(tables.map((/** @type {TableRecord} */ table) => [table.name, table]));
     clear(
       container,
@@ -184,6 +191,7 @@ async function readTables() {
       hideRows();
     else if (rowsView.table !== '') await showRows(rowsView.table, rowsView.offset, false);
   } catch (error) {
+    if (generation !== tablesGeneration) return;
     clear(
       container,
       h('p', { class: 'field-error' }, codeLabel(/** @type {ApiError} */ (error).code), ' ', messageText(error)),
