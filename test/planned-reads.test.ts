@@ -216,3 +216,43 @@ t.test('the text check turns most non-candidates away before any EXPLAIN', async
   t.equal(textFacts("SELECT * FROM t WHERE a LIKE '%a%b%c%d%'"), undefined);
   t.match(textFacts("SELECT * FROM t WHERE a LIKE '%a%' OR b IN (1, 2)"), { lists: true, patterns: 1 });
 });
+
+t.test(
+  'a bounded read is read whole when its plan keeps its rows within the limit, else row by row, cut alike',
+  async (t) => {
+    const { engine, file } = chinookEngine(t);
+    const other = new Engine();
+    t.teardown(() => other.close());
+    // better-sqlite3's statements share one prototype: count the row-by-row reads made while a read runs here.
+    const scratch = new Database(':memory:');
+    const statementPrototype = Object.getPrototypeOf(scratch.prepare('SELECT 1')) as {
+      iterate: (...a: unknown[]) => unknown;
+    };
+    scratch.close();
+    const iterate = statementPrototype.iterate;
+    let rowByRow = 0;
+    statementPrototype.iterate = function (this: unknown, ...args: unknown[]) {
+      rowByRow++;
+      return iterate.apply(this, args);
+    };
+    t.teardown(() => {
+      statementPrototype.iterate = iterate;
+    });
+    const cases: Array<{ limits: Partial<ExecRequest>; whole: boolean; truncated: boolean }> = [
+      { limits: { maxResultRows: 10_000 }, whole: true, truncated: false },
+      { limits: { maxResultRows: 10_000, maxResultBytes: 20_000 }, whole: true, truncated: true },
+      { limits: { maxResultRows: 10_000, jsonRows: true }, whole: true, truncated: false },
+      // Track has 3,503 rows: a limit of 10 is met row by row, which stops reading there.
+      { limits: { maxResultRows: 10 }, whole: false, truncated: true },
+      { limits: { maxResultRows: 10, jsonRows: true }, whole: false, truncated: true },
+    ];
+    for (const { limits, whole, truncated } of cases) {
+      const ask = { ...request(file, 'SELECT * FROM Track'), ...limits };
+      rowByRow = 0;
+      const here = engine.execBoundedRead(ask);
+      t.equal(rowByRow, whole ? 0 : 1, `${JSON.stringify(limits)}: read ${whole ? 'whole' : 'row by row'}`);
+      t.equal(here?.[0]?.truncated === true, truncated, `${JSON.stringify(limits)}: truncated ${truncated}`);
+      t.strictSame(here, other.exec(ask), `${JSON.stringify(limits)}: the answer of the ordinary path`);
+    }
+  },
+);

@@ -23,7 +23,7 @@ import { SessionTransaction } from './session-transaction';
 import { runStatements, type StatementListener } from './statement-runner';
 import { toEngineError } from './sqlite-errors';
 import { boundedShape, isBoundedOn, type PointLookup } from './in-server/bounded-read';
-import { isPlannedBoundedOn, plannedShape, type TextFacts } from './in-server/planned-read';
+import { isPlannedBoundedOn, plannedShape, plannedVisits, type TextFacts } from './in-server/planned-read';
 import { rewriteForStorage } from './dialect/rewrite';
 import { readRowPage } from './rows/row-pages';
 import { isRowPageBoundedOn } from './in-server/bounded-row-page';
@@ -71,24 +71,35 @@ export class Engine {
     const lookups = pointLookups(request);
     const planned = plannedRead(request);
     if (lookups === undefined && planned === undefined) return undefined;
-    return this.readHere(
-      request,
-      (connection) =>
-        (lookups !== undefined && lookups.every((lookup) => isBoundedOn(connection, lookup))) ||
-        (planned !== undefined && isPlannedBoundedOn(connection, planned.statement, planned.sql, planned.facts)),
-    );
+    return this.readHere(request, (connection) => {
+      // A point read returns at most one row: read whole.
+      if (lookups !== undefined && lookups.every((lookup) => isBoundedOn(connection, lookup))) return 'whole';
+      if (planned === undefined || !isPlannedBoundedOn(connection, planned.statement, planned.sql, planned.facts))
+        return undefined;
+      // Whole only when the plan's bound on rows is within the request's: else row by row stops where it is cut.
+      return (plannedVisits(connection, planned.sql) ?? Infinity) <= request.maxResultRows ? 'whole' : 'row by row';
+    });
   }
 
-  /** Runs the request in a read transaction if `bounded` says so inside it; undefined, rolled back, otherwise. */
-  private readHere(request: ExecRequest, bounded: (connection: Connection) => boolean): StatementResult[] | undefined {
+  /**
+   * Runs the request in a read transaction if `howToRead` says it is bounded, inside it (see
+   * ResultLimits.readWhole); undefined, rolled back, otherwise.
+   */
+  private readHere(
+    request: ExecRequest,
+    howToRead: (connection: Connection) => 'whole' | 'row by row' | undefined,
+  ): StatementResult[] | undefined {
     const connection = this.pool.get(request.file);
     connection.setBatchContext(request.context);
     connection.begin('DEFERRED');
     try {
       // Reads only, in the snapshot begin() checked the schema version of.
-      const results = connection.schema.pinnedFor(() =>
-        bounded(connection) ? runStatements(connection, request.statements, request) : undefined,
-      );
+      const results = connection.schema.pinnedFor(() => {
+        const how = howToRead(connection);
+        return how === undefined
+          ? undefined
+          : runStatements(connection, request.statements, { ...request, readWhole: how === 'whole' });
+      });
       if (results === undefined) {
         connection.rollback();
         return undefined;

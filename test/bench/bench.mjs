@@ -6,7 +6,8 @@
  * dist/ (npm run bench builds first), outside the tap suite.
  *
  * Environment: BENCH_ROUNDS (default 3), BENCH_SECONDS per round (default 3),
- * BENCH_CONNECTIONS (default: each scenario's own, 32 and/or 64), BENCH_ONLY=throughput (skip the growth
+ * BENCH_CONNECTIONS (default: each scenario's own, 32 and/or 64), BENCH_SCENARIOS=<text> (only the throughput
+ * scenarios whose name holds the text, e.g. "1,000-row"), BENCH_ONLY=throughput (skip the growth
  * tables), growth (skip the throughput scenarios), startup (only start-up
  * against a 500,000-entry journal with a snapshot) or runaway (only the
  * runaway clients beside a class, runaway.mjs), deep-page (only /rows at
@@ -53,6 +54,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 /** Overrides every scenario's connection counts when set. */
 const CONNECTIONS = process.env.BENCH_CONNECTIONS === undefined ? null : Number(process.env.BENCH_CONNECTIONS);
 const ONLY = process.env.BENCH_ONLY ?? '';
+/** Only the throughput scenarios whose name holds this text (all when unset). */
+const SCENARIO_NAMES = process.env.BENCH_SCENARIOS ?? '';
 const LESSON_SECONDS = Number(process.env.BENCH_LESSON_SECONDS ?? 15);
 
 const fmt = (value, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
@@ -130,7 +133,7 @@ async function scenarios(servers, figures) {
   );
   const rss = Object.fromEntries(Object.entries(servers).map(([key, server]) => [key, rssSampler(server.child.pid)]));
   figures.scenarios = [];
-  for (const scenario of SCENARIOS) {
+  for (const scenario of SCENARIOS.filter((each) => each.name.includes(SCENARIO_NAMES))) {
     for (const connections of CONNECTIONS === null ? scenario.connections : [CONNECTIONS]) {
       const result = await rotatingRounds(servedBy, scenario, { rounds: ROUNDS, seconds: SECONDS, connections });
       const column = (r) =>

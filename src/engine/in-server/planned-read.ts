@@ -724,6 +724,11 @@ export function isPlannedBoundedOn(
   return bounded && withinBytes(planner, key, statement, facts);
 }
 
+/** The most rows a statement found bounded by isPlannedBoundedOn may visit (so return); undefined when not known. */
+export function plannedVisits(connection: Connection, sql: string): number | undefined {
+  return weights.get(plannerOf(connection).decisions)?.get(sql)?.visits;
+}
+
 /** Keeps `value` under `key` as the most recent entry of a map bounded like the decisions. */
 function remember<T>(map: Map<string, T>, key: string, value: T): void {
   map.delete(key);
