@@ -32,19 +32,30 @@ import { toEngineError } from '../sqlite-errors';
  */
 const LOCAL_OPEN_DATABASES = 48;
 
+/**
+ * A read run here: its answer, or undefined to send it to the engine processes. This process
+ * never waits for a lock (that would stop every request), so a read that meets one held for a
+ * moment by another process (a checkpoint, the last handle closing: SQLITE_BUSY) goes to an
+ * engine process, which may wait; it changed nothing here. Other errors are the catalog errors
+ * an engine process would send back.
+ */
+function readHere<T>(read: () => T | undefined): T | undefined {
+  try {
+    return read();
+  } catch (error) {
+    const engineError = toEngineError(error);
+    if (engineError.errorName === 'STORAGE_BUSY') return undefined;
+    throw engineError;
+  }
+}
+
 export class BoundedReadHost implements EngineHost {
   private readonly local = new Engine({ maxOpenDatabases: LOCAL_OPEN_DATABASES });
 
   constructor(private readonly processes: EngineHost) {}
 
   async exec(request: ExecRequest, context?: CallContext): Promise<StatementResult[]> {
-    let results: StatementResult[] | undefined;
-    try {
-      results = this.local.execBoundedRead(request);
-    } catch (error) {
-      // The same catalog errors an engine process would send back.
-      throw toEngineError(error);
-    }
+    const results = readHere(() => this.local.execBoundedRead(request));
     return results ?? this.processes.exec(request, context);
   }
 
@@ -73,12 +84,7 @@ export class BoundedReadHost implements EngineHost {
   }
 
   async rows(request: RowsRequest, context?: CallContext): Promise<RowPage> {
-    let page: RowPage | undefined;
-    try {
-      page = this.local.rowsBounded(request);
-    } catch (error) {
-      throw toEngineError(error);
-    }
+    const page = readHere(() => this.local.rowsBounded(request));
     return page ?? this.processes.rows(request, context);
   }
 
