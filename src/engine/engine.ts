@@ -22,7 +22,14 @@ import { listTableSchemas, type TableSchema } from './schema/schema';
 import { SessionTransaction } from './session-transaction';
 import { runStatements, type StatementListener } from './statement-runner';
 import { toEngineError } from './sqlite-errors';
-import { boundedShape, isBoundedOn, type PointLookup } from './in-server/bounded-read';
+import {
+  boundedShape,
+  isBoundedOn,
+  isKeyRangeBoundedOn,
+  keyRangeShape,
+  type KeyRange,
+  type PointLookup,
+} from './in-server/bounded-read';
 import { isPlannedBoundedOn, plannedShape, plannedVisits, type TextFacts } from './in-server/planned-read';
 import { rewriteForStorage } from './dialect/rewrite';
 import { readRowPage } from './rows/row-pages';
@@ -69,11 +76,14 @@ export class Engine {
    */
   execBoundedRead(request: ExecRequest): StatementResult[] | undefined {
     const lookups = pointLookups(request);
+    const range = keyRangeRead(request);
     const planned = plannedRead(request);
-    if (lookups === undefined && planned === undefined) return undefined;
+    if (lookups === undefined && range === undefined && planned === undefined) return undefined;
     return this.readHere(request, (connection) => {
       // A point read returns at most one row: read whole.
       if (lookups !== undefined && lookups.every((lookup) => isBoundedOn(connection, lookup))) return 'whole';
+      if (range !== undefined && isKeyRangeBoundedOn(connection, range, range.sql))
+        return range.limit <= request.maxResultRows ? 'whole' : 'row by row';
       if (planned === undefined || !isPlannedBoundedOn(connection, planned.statement, planned.sql, planned.facts))
         return undefined;
       // Whole only when the plan's bound on rows is within the request's: else row by row stops where it is cut.
@@ -404,6 +414,21 @@ function pointLookups(request: ExecRequest): PointLookup[] | undefined {
     lookups.push(lookup);
   }
   return lookups;
+}
+
+/** A request of one SELECT of a key range with a LIMIT (bounded-read.ts): the range and the text as the runner will prepare it. */
+function keyRangeRead(request: ExecRequest): (KeyRange & { sql: string }) | undefined {
+  const statement = request.statements.length === 1 ? request.statements[0] : undefined;
+  const range = statement === undefined ? undefined : keyRangeShape(statement);
+  if (statement === undefined || range === undefined) return undefined;
+  try {
+    return {
+      ...range,
+      sql: rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: true }),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 /** A request of one SELECT that may be bounded by its plan (planned-read.ts): the text as the runner will prepare it. */
