@@ -90,23 +90,11 @@ Module._extensions['.js'] = function loadByName(module, filename) {
 };
 // Node's in-thread hooks where it has them: Module.register runs its hooks in
 // a thread of their own, started in every test process. Before Node 24.13 tap's
-// process-info hooks run in that thread, and an in-thread hook handing a file on
-// to them fails (Node 22: "loadSync is not a function"). With coverage off they
-// record nothing anything reads but `tap --changed`, so there they are not
-// registered at all (the thread cost each test process about 0.3 s of CPU on
-// Node 22), and this file's hook runs in-thread there too; with coverage on,
-// older Nodes keep the thread.
+// own loaders still run in that thread, and an in-thread hook handing a file on
+// to them fails (Node 22: "loadSync is not a function"), so older Nodes keep it.
 const [major, minor] = process.versions.node.split('.').map(Number);
-const tapHooksInThread = major > 24 || (major === 24 && minor >= 13);
-const canRunInThread = typeof Module.registerHooks === 'function';
-if (canRunInThread && !tapHooksInThread && process.env.TAP_DISABLE_COVERAGE === '1') {
-  const register = Module.register;
-  Module.register = function registerUnlessProcessInfo(specifier, ...rest) {
-    if (String(specifier).includes('/@tapjs/processinfo/')) return;
-    return register.call(this, specifier, ...rest);
-  };
-}
-if (canRunInThread && (tapHooksInThread || process.env.TAP_DISABLE_COVERAGE === '1')) {
+const inThread = typeof Module.registerHooks === 'function' && (major > 24 || (major === 24 && minor >= 13));
+if (inThread) {
   Module.registerHooks({
     load(url, context, next) {
       if (url.startsWith('file:') && url.endsWith('.ts')) return { format: 'commonjs', shortCircuit: true };
