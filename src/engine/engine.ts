@@ -27,10 +27,9 @@ import {
   isBoundedOn,
   isKeyRangeBoundedOn,
   keyRangeShape,
-  type KeyRange,
   type PointLookup,
 } from './in-server/bounded-read';
-import { isPlannedBoundedOn, plannedShape, plannedVisits, type TextFacts } from './in-server/planned-read';
+import { isPlannedBoundedOn, plannedShape, plannedVisits } from './in-server/planned-read';
 import { rewriteForStorage } from './dialect/rewrite';
 import { readRowPage } from './rows/row-pages';
 import { isRowPageBoundedOn } from './in-server/bounded-row-page';
@@ -76,18 +75,20 @@ export class Engine {
    */
   execBoundedRead(request: ExecRequest): StatementResult[] | undefined {
     const lookups = pointLookups(request);
-    const range = keyRangeRead(request);
-    const planned = plannedRead(request);
-    if (lookups === undefined && range === undefined && planned === undefined) return undefined;
+    const one = request.statements.length === 1 ? request.statements[0] : undefined;
+    const range = one === undefined ? undefined : keyRangeShape(one);
+    const facts = one === undefined ? undefined : plannedShape(one);
+    if (lookups === undefined && range === undefined && facts === undefined) return undefined;
+    const sql = one !== undefined && (range !== undefined || facts !== undefined) ? preparedText(one) : undefined;
     return this.readHere(request, (connection) => {
       // A point read returns at most one row: read whole.
       if (lookups !== undefined && lookups.every((lookup) => isBoundedOn(connection, lookup))) return 'whole';
-      if (range !== undefined && isKeyRangeBoundedOn(connection, range, range.sql))
+      if (one === undefined || sql === undefined) return undefined;
+      if (range !== undefined && isKeyRangeBoundedOn(connection, range, sql))
         return range.limit <= request.maxResultRows ? 'whole' : 'row by row';
-      if (planned === undefined || !isPlannedBoundedOn(connection, planned.statement, planned.sql, planned.facts))
-        return undefined;
+      if (facts === undefined || !isPlannedBoundedOn(connection, one, sql, facts)) return undefined;
       // Whole only when the plan's bound on rows is within the request's: else row by row stops where it is cut.
-      return (plannedVisits(connection, planned.sql) ?? Infinity) <= request.maxResultRows ? 'whole' : 'row by row';
+      return (plannedVisits(connection, sql) ?? Infinity) <= request.maxResultRows ? 'whole' : 'row by row';
     });
   }
 
@@ -416,33 +417,14 @@ function pointLookups(request: ExecRequest): PointLookup[] | undefined {
   return lookups;
 }
 
-/** A request of one SELECT of a key range with a LIMIT (bounded-read.ts): the range and the text as the runner will prepare it. */
-function keyRangeRead(request: ExecRequest): (KeyRange & { sql: string }) | undefined {
-  const statement = request.statements.length === 1 ? request.statements[0] : undefined;
-  const range = statement === undefined ? undefined : keyRangeShape(statement);
-  if (statement === undefined || range === undefined) return undefined;
+/**
+ * A SELECT's text as the runner will prepare it (reads of the schema table are filtered, as the
+ * runner does), for the deciders of reads run here; undefined when it cannot be rewritten (the
+ * engine processes give its error).
+ */
+function preparedText(statement: ExecStatement): string | undefined {
   try {
-    return {
-      ...range,
-      sql: rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: true }),
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-/** A request of one SELECT that may be bounded by its plan (planned-read.ts): the text as the runner will prepare it. */
-function plannedRead(request: ExecRequest): { statement: ExecStatement; sql: string; facts: TextFacts } | undefined {
-  const statement = request.statements.length === 1 ? request.statements[0] : undefined;
-  const facts = statement === undefined ? undefined : plannedShape(statement);
-  if (statement === undefined || facts === undefined) return undefined;
-  try {
-    // Reads of the schema table are filtered, as the runner does.
-    return {
-      statement,
-      sql: rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: true }),
-      facts,
-    };
+    return rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly: true });
   } catch {
     return undefined;
   }

@@ -31,6 +31,7 @@ import type { Connection } from '../connection-pool';
 import type { ExecStatement } from '../protocol';
 import { isPunct, isWord, nameOf, tokenize, type Token } from '../dialect/tokenize';
 import { BYTE_BUDGET, MAX_FILE_BYTES, ROW_BUDGET, planStatsOf } from './planned-read';
+import { memoByText } from './text-memo';
 
 export interface PointLookup {
   table: string;
@@ -57,8 +58,8 @@ function skipColumns(tokens: readonly Token[], at: number): number {
   }
 }
 
-/** The table and key column of a statement of the shape above, from its text alone. */
-export function pointLookup(sql: string): PointLookup | undefined {
+/** The tokens of `SELECT [ALL] * | col [, col …] FROM …` and where its FROM is; undefined for any other text. */
+function selectFrom(sql: string): { tokens: Token[]; from: number } | undefined {
   let tokens: Token[];
   try {
     tokens = tokenize(sql);
@@ -66,8 +67,16 @@ export function pointLookup(sql: string): PointLookup | undefined {
     return undefined;
   }
   if (!isWord(tokens[0], 'SELECT')) return undefined;
-  let i = skipColumns(tokens, isWord(tokens[1], 'ALL') ? 2 : 1);
-  if (i < 0 || !isWord(tokens[i], 'FROM')) return undefined;
+  const from = skipColumns(tokens, isWord(tokens[1], 'ALL') ? 2 : 1);
+  return from >= 0 && isWord(tokens[from], 'FROM') ? { tokens, from } : undefined;
+}
+
+/** The table and key column of a statement of the shape above, from its text alone. */
+export function pointLookup(sql: string): PointLookup | undefined {
+  const select = selectFrom(sql);
+  if (select === undefined) return undefined;
+  const { tokens } = select;
+  let i = select.from;
   const table = tokens[i + 1];
   const where = tokens[i + 2];
   const column = tokens[i + 3];
@@ -80,24 +89,11 @@ export function pointLookup(sql: string): PointLookup | undefined {
   return { table: nameOf(table), column: nameOf(column) };
 }
 
-/**
- * Shapes of recent texts: a class sends the same few SELECTs over and over,
- * and the shape depends on the text alone. Bounded like the splitter's cache.
- */
+/** Shapes of recent texts, each worked out once (text-memo.ts). */
 const SHAPE_CACHE_SIZE = 512;
 const SHAPE_CACHE_MAX_LENGTH = 2048;
-const shapes = new Map<string, PointLookup | null>();
-
-function cachedPointLookup(sql: string): PointLookup | undefined {
-  const known = shapes.get(sql);
-  if (known !== undefined) return known ?? undefined;
-  const lookup = pointLookup(sql);
-  if (sql.length <= SHAPE_CACHE_MAX_LENGTH) {
-    if (shapes.size >= SHAPE_CACHE_SIZE) shapes.delete(shapes.keys().next().value as string);
-    shapes.set(sql, lookup === undefined ? null : Object.freeze(lookup));
-  }
-  return lookup;
-}
+const cachedPointLookup = memoByText(pointLookup, SHAPE_CACHE_SIZE, SHAPE_CACHE_MAX_LENGTH);
+const cachedKeyRange = memoByText(keyRange, SHAPE_CACHE_SIZE, SHAPE_CACHE_MAX_LENGTH);
 
 /** The point lookup of a statement of the shape above, from its text alone (no database needed yet). */
 export function boundedShape(statement: ExecStatement): PointLookup | undefined {
@@ -139,34 +135,19 @@ function skipValue(tokens: readonly Token[], at: number): number {
   return isValue(token) ? at + 1 : -1;
 }
 
-const ranges = new Map<string, KeyRange | null>();
-
 /** The key range of a SELECT of the range shape above, from its text alone (no database needed yet). */
 export function keyRangeShape(statement: ExecStatement): KeyRange | undefined {
-  if (statement.kind !== 'select') return undefined;
-  const known = ranges.get(statement.sql);
-  if (known !== undefined) return known ?? undefined;
-  const range = keyRange(statement.sql);
-  if (statement.sql.length <= SHAPE_CACHE_MAX_LENGTH) {
-    if (ranges.size >= SHAPE_CACHE_SIZE) ranges.delete(ranges.keys().next().value as string);
-    ranges.set(statement.sql, range === undefined ? null : Object.freeze(range));
-  }
-  return range;
+  return statement.kind === 'select' ? cachedKeyRange(statement.sql) : undefined;
 }
 
 /** The table, key and limit of a statement of the range shape above, from its text alone. */
 export function keyRange(sql: string): KeyRange | undefined {
-  let tokens: Token[];
-  try {
-    tokens = tokenize(sql);
-  } catch {
-    return undefined;
-  }
-  if (!isWord(tokens[0], 'SELECT')) return undefined;
-  let i = skipColumns(tokens, isWord(tokens[1], 'ALL') ? 2 : 1);
-  const table = tokens[i + 1];
-  if (i < 0 || !isWord(tokens[i], 'FROM') || !isPlainName(table)) return undefined;
-  i += 2;
+  const select = selectFrom(sql);
+  if (select === undefined) return undefined;
+  const { tokens } = select;
+  const table = tokens[select.from + 1];
+  if (!isPlainName(table)) return undefined;
+  let i = select.from + 2;
   const keys: string[] = [];
   let terms = 0;
   if (isWord(tokens[i], 'WHERE')) {

@@ -38,6 +38,7 @@ import type { Connection } from '../connection-pool';
 import type { ExecStatement } from '../protocol';
 import { isPunct, isWord, tokenize, type Token } from '../dialect/tokenize';
 import { PlanStats } from './plan-stats';
+import { memoByText } from './text-memo';
 
 /** Most row visits (loop iterations, sorted rows) of a statement run in the server process. */
 export const ROW_BUDGET = 50_000;
@@ -389,19 +390,11 @@ const DENIED_CALLS = new Set([
 /** Text facts of recent texts (a class sends the same statements over and over). */
 const TEXT_CACHE_SIZE = 512;
 const TEXT_CACHE_MAX_LENGTH = 4096;
-const texts = new Map<string, TextFacts | null>();
+const cachedTextFacts = memoByText(textFacts, TEXT_CACHE_SIZE, TEXT_CACHE_MAX_LENGTH);
 
 /** The text's facts, from a small cache; undefined when the statement cannot be a planned read. */
 export function plannedShape(statement: ExecStatement): TextFacts | undefined {
-  if (statement.kind !== 'select') return undefined;
-  const known = texts.get(statement.sql);
-  if (known !== undefined) return known ?? undefined;
-  const facts = textFacts(statement.sql);
-  if (statement.sql.length <= TEXT_CACHE_MAX_LENGTH) {
-    if (texts.size >= TEXT_CACHE_SIZE) texts.delete(texts.keys().next().value as string);
-    texts.set(statement.sql, facts === undefined ? null : Object.freeze(facts));
-  }
-  return facts;
+  return statement.kind === 'select' ? cachedTextFacts(statement.sql) : undefined;
 }
 
 /** One line of EXPLAIN QUERY PLAN, with the lines under it. */
