@@ -9,19 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { Engine } from '../src/engine/engine';
-import { classifyStatement } from '../src/engine/dialect/classify';
-import type { ExecRequest } from '../src/engine/protocol';
-
-function request(file: string, sql: string, params?: unknown[]): ExecRequest {
-  const { kind } = classifyStatement(sql);
-  return {
-    file,
-    statements: [params === undefined ? { sql, kind } : { sql, kind, params: params as never }],
-    maxResultRows: 10_000,
-    maxResultBytes: 10_000_000,
-    context: { clockMs: 0, seed: '0123456789abcdef' },
-  };
-}
+import { readRequest } from './helpers/read-request';
 
 t.test('key ranges with a LIMIT over a table past the planner budget', async (t) => {
   const file = path.join(t.testdir(), 'big.db');
@@ -55,11 +43,15 @@ t.test('key ranges with a LIMIT over a table past the planner budget', async (t)
     ['SELECT id FROM items WHERE id < -5 LIMIT 3'],
   ];
   for (const [sql, params] of accepted) {
-    const here = engine.execBoundedRead(request(file, sql, params));
+    const here = engine.execBoundedRead(readRequest(file, sql, params, 10_000));
     t.ok(here !== undefined, `read here: ${sql}`);
-    t.strictSame(here, other.exec(request(file, sql, params)), `the ordinary path's answer: ${sql}`);
+    t.strictSame(here, other.exec(readRequest(file, sql, params, 10_000)), `the ordinary path's answer: ${sql}`);
   }
-  t.equal(engine.execBoundedRead(request(file, accepted[0]![0], [5000]))?.[0]?.rows.length, 1000, 'a page of 1,000');
+  t.equal(
+    engine.execBoundedRead(readRequest(file, accepted[0]![0], [5000], 10_000))?.[0]?.rows.length,
+    1000,
+    'a page of 1,000',
+  );
 
   const refused: Array<[string, string]> = [
     ['SELECT * FROM items WHERE id > 5 AND score > 1e9 LIMIT 5', 'a term the key does not bound (scans to the end)'],
@@ -76,7 +68,7 @@ t.test('key ranges with a LIMIT over a table past the planner budget', async (t)
   ];
   for (const [sql, why] of refused)
     t.equal(
-      engine.execBoundedRead(request(file, sql, sql.includes(':low') ? ({ low: 1 } as never) : undefined)),
+      engine.execBoundedRead(readRequest(file, sql, sql.includes(':low') ? ({ low: 1 } as never) : undefined, 10_000)),
       undefined,
       `not read here: ${why}`,
     );

@@ -8,7 +8,7 @@ import t from 'tap';
 import { Metrics } from '../src/http/metrics';
 
 const promClientLoaded = (): boolean =>
-  Object.keys(require.cache).some((file) => file.includes(`${'/node_modules/'}prom-client/`));
+  Object.keys(require.cache).some((file) => file.includes('/node_modules/prom-client/'));
 
 t.test('figures are counted without prom-client, which the first scrape loads', async (t) => {
   t.equal(promClientLoaded(), false, 'not loaded by the module');

@@ -7,9 +7,9 @@
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { Engine } from '../src/engine/engine';
-import { classifyStatement } from '../src/engine/dialect/classify';
 import { newBatchContext } from '../src/engine/deterministic-functions';
 import type { ExecRequest } from '../src/engine/protocol';
+import { readRequest as request } from './helpers/read-request';
 import { textFacts } from '../src/engine/in-server/planned-read';
 import { chinookEngine } from './helpers/chinook';
 
@@ -30,17 +30,6 @@ const LESSON = [
   'SELECT g.Name, ROUND(SUM(il.UnitPrice * il.Quantity), 2) AS revenue FROM InvoiceLine il JOIN Track t ON t.TrackId = il.TrackId JOIN Genre g ON g.GenreId = t.GenreId GROUP BY g.GenreId ORDER BY revenue DESC, g.Name',
   'SELECT BillingCountry FROM Invoice EXCEPT SELECT Country FROM Employee ORDER BY 1',
 ];
-
-function request(file: string, sql: string, params?: unknown[]): ExecRequest {
-  const { kind } = classifyStatement(sql);
-  return {
-    file,
-    statements: [params === undefined ? { sql, kind } : { sql, kind, params: params as never }],
-    maxResultRows: 1000,
-    maxResultBytes: 10_000_000,
-    context: { clockMs: 0, seed: '0123456789abcdef' },
-  };
-}
 
 t.test('lesson statements on Chinook are decided in-process and answer as the ordinary path', async (t) => {
   const { engine, file } = chinookEngine(t);
