@@ -57,10 +57,9 @@ export class Connection {
   readonly schema: SchemaCache;
   /**
    * Row counts by table (`total` must not cost O(rows) on every page).
-   * A count holds while SQLite's data_version (changes by other connections)
-   * and this connection's own write count are both unchanged.
+   * A count holds while the connection's dataStamp is unchanged.
    */
-  private readonly counts = new Map<string, { dataVersion: bigint; writes: number; count: bigint }>();
+  private readonly counts = new Map<string, { stamp: string; count: bigint }>();
   private readonly dataVersion: Database.Statement;
   private writes = 0;
   private readonly functions: DeterministicFunctions;
@@ -194,22 +193,31 @@ export class Connection {
   }
 
   /**
-   * count(*) of a table, which must be called inside a read transaction that
-   * this connection opened with nothing written yet: PRAGMA data_version then
-   * reads the snapshot that the count sees (https://sqlite.org/pragma.html#pragma_data_version).
-   * `quotedTable` is the table's quoted name. Inside a transaction that may
-   * have written (a held batch of an in-process engine), nothing is cached.
+   * What names the data this connection's read transaction sees: SQLite's
+   * data_version (changes committed by other connections) and this
+   * connection's own write count. Facts read from the data (row counts,
+   * where an offset lands) hold while it is unchanged. Must be called inside
+   * a read transaction that this connection opened with nothing written yet:
+   * PRAGMA data_version then reads the snapshot that the transaction sees
+   * (https://sqlite.org/pragma.html#pragma_data_version).
    */
-  countRows(quotedTable: string, cache: boolean): bigint {
+  dataStamp(): string {
+    return `${this.dataVersion.get() as bigint}/${this.writes}`;
+  }
+
+  /**
+   * count(*) of a table; `quotedTable` is the table's quoted name. Kept for
+   * as long as `stamp` (dataStamp) is unchanged; null, inside a transaction
+   * that may have written (a held batch of an in-process engine), keeps nothing.
+   */
+  countRows(quotedTable: string, stamp: string | null): bigint {
     const count = (): bigint =>
       this.prepare(`SELECT count(*) FROM ${quotedTable}`).pluck().safeIntegers(true).get() as bigint;
-    if (!cache) return count();
-    const dataVersion = this.dataVersion.get() as bigint;
+    if (stamp === null) return count();
     const cached = this.counts.get(quotedTable);
-    if (cached !== undefined && cached.dataVersion === dataVersion && cached.writes === this.writes)
-      return cached.count;
+    if (cached !== undefined && cached.stamp === stamp) return cached.count;
     const fresh = count();
-    this.counts.set(quotedTable, { dataVersion, writes: this.writes, count: fresh });
+    this.counts.set(quotedTable, { stamp, count: fresh });
     return fresh;
   }
 

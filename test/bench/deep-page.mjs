@@ -7,7 +7,9 @@
  *
  * The cursor is the server's own: the `next` of the page just before the
  * last, asked for by offset, which is how a client that switches from
- * offset to cursor would come by it.
+ * offset to cursor would come by it. Since offset pages seek to where earlier
+ * pages ended (src/engine/rows/offset-seeks.ts), that page also leads the
+ * last page by offset of a one-term key to its start.
  */
 import path from 'node:path';
 import { ok, request, startSqlscribe } from './processes.mjs';

@@ -17,6 +17,7 @@ import type { TableSchema } from '../schema/schema';
 import { quoteIdentifier } from '../types';
 import { convertNumberRow, convertRow } from '../values';
 import { rowsJsonText } from './json-row-chunks';
+import { nearestPosition, notePosition, seekableKey, type Position } from './offset-seeks';
 
 type BindValue = Exclude<KeyValue, null> | null;
 
@@ -37,23 +38,28 @@ export function readRowPage(
   cacheCount: boolean,
 ): RowPage {
   const order = tableOrder(connection.db, schema);
-  const query = pageQuery(schema, order, request);
   // A view's count is not kept: what it counts may depend on more than its tables' data (random(), the clock).
-  const total = connection.countRows(quoteIdentifier(schema.name), cacheCount && schema.kind === 'table');
+  const stamp = cacheCount && schema.kind === 'table' ? connection.dataStamp() : null;
+  const seekKey = request.after === null && stamp !== null ? seekableKey(order) : null;
+  const from = seekKey === null ? undefined : nearestPosition(schema, stamp as string, request.offset);
+  const query =
+    from === undefined || seekKey === null
+      ? pageQuery(schema, order, request)
+      : seekPageQuery(schema, order.orderBy, seekKey, from, request);
+  const total = connection.countRows(quoteIdentifier(schema.name), stamp);
   const bools = schema.columns.map((column) => column.type === 'BOOL');
   const read = readPage(connection, query, bools, order.key === null || keyReadsExactly(schema, order.key));
+  // A key read as a number is an INTEGER (keyReadsExactly): the cursor says so, as it does of a bigint.
+  const keyOf = (row: unknown[]): KeyValue[] =>
+    query.keyAt.map((i) => {
+      const value = row[i];
+      return typeof value === 'number' && !read.safe ? BigInt(value) : (value as KeyValue);
+    });
   const more = read.rows.length > request.limit;
+  if (seekKey !== null) notePositions(schema, stamp as string, request, read.rows, keyOf);
   const page = more ? read.rows.slice(0, request.limit) : read.rows;
   const last = page.at(-1);
-  // A key read as a number is an INTEGER (keyReadsExactly): the cursor says so, as it does of a bigint.
-  const lastKey =
-    last === undefined
-      ? undefined
-      : query.keyAt.map((i) => {
-          const value = last[i];
-          return typeof value === 'number' && !read.safe ? BigInt(value) : value;
-        });
-  const next = more && lastKey !== undefined && order.key !== null ? nextCursor(schema, order.key, lastKey) : null;
+  const next = more && last !== undefined && order.key !== null ? nextCursor(schema, order.key, keyOf(last)) : null;
   // `next` is made above from the raw key values: the rows may be converted in place now.
   const rows = query.keyColumns === 0 ? page : page.map((row) => row.slice(query.keyColumns));
   if (read.safe) for (const row of rows) convertRow(row, bools);
@@ -64,6 +70,34 @@ export function readRowPage(
     rowsJson: rowsJsonText(rows as ResultValue[][]),
     next,
   };
+}
+
+/** An offset page that starts at a known position's key and steps over only the rows between it and the offset. */
+function seekPageQuery(
+  schema: TableSchema,
+  orderBy: string,
+  key: RowKey,
+  from: Position,
+  request: RowsRequest,
+): PageQuery {
+  const columns = keyColumnsOf(schema, key);
+  const sql = `SELECT ${columns.select} FROM ${quoteIdentifier(schema.name)} WHERE ${key.terms[0] as string} >= ? ORDER BY ${orderBy} LIMIT ? OFFSET ?`;
+  const params: BindValue[] = [from.key, BigInt(request.limit) + 1n, BigInt(request.offset - from.offset)];
+  return { sql, params, keyColumns: columns.keyColumns, keyAt: columns.keyAt };
+}
+
+/** Where this page's first row and the row after it (the next page's first) are, for pages still to come. */
+function notePositions(
+  schema: TableSchema,
+  stamp: string,
+  request: RowsRequest,
+  rows: readonly unknown[][],
+  keyOf: (row: unknown[]) => KeyValue[],
+): void {
+  const first = rows[0];
+  if (first !== undefined) notePosition(schema, stamp, request.offset, keyOf(first)[0] ?? null);
+  const after = rows[request.limit];
+  if (after !== undefined) notePosition(schema, stamp, request.offset + request.limit, keyOf(after)[0] ?? null);
 }
 
 /**
