@@ -31,7 +31,8 @@ async function ownServer(tt: Test, args: string[] = []): Promise<{ server: TestS
   const dir = scratchDir(tt);
   const dataDir = path.join(dir, 'data');
   // Every request here comes from one address: the whole pool is that client's (-client-share 1).
-  const server = await startServer(['-dir', dataDir, '-client-share', '1', ...args], { cwd: dir });
+  // Four engine processes, whatever the machine's cores: the tests below count on them.
+  const server = await startServer(['-dir', dataDir, '-engines', '4', '-client-share', '1', ...args], { cwd: dir });
   tt.teardown(async () => {
     await server.stop();
   });

@@ -1,4 +1,5 @@
 import t from 'tap';
+import * as os from 'node:os';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { OptionsError, parseCommandLine, parseDuration, parseSize, usage, type Config } from '../src/config/options';
@@ -48,6 +49,7 @@ t.test('returns the embedded defaults when no flag is given', async (t) => {
     restoreRole: 'write',
     sessionTimeoutMs: 300_000,
     requestTimeoutMs: 30_000,
+    engines: Math.max(2, os.availableParallelism() + 1),
     clientShare: 0.5,
     headerTimeoutMs: 5000,
     bodyTimeoutMs: 30_000,
@@ -278,6 +280,14 @@ t.test('parses -client-share as a fraction or a percentage of the engines', asyn
     rejects(t, [`-client-share=${bad}`], /^-client-share: expected a share above 0 and at most 1/);
 });
 
+t.test('-engines defaults to one engine process per core and one more, and takes 1 to 64', async (t) => {
+  t.equal(config().engines, Math.max(2, os.availableParallelism() + 1));
+  t.equal(config('-engines', '1').engines, 1);
+  t.equal(config('-engines=64').engines, 64);
+  rejects(t, ['-engines=65'], /^-engines: expected at most 64 engine processes, got "65"/);
+  for (const bad of ['0', '-1', '1.5', 'many', '']) rejects(t, [`-engines=${bad}`], /^-engines: /);
+});
+
 t.test('rejects an unknown flag, suggesting the nearest one', async (t) => {
   rejects(t, ['-lgo-json'], /^unknown flag -lgo-json \(did you mean -log-json\?\)$/);
   rejects(t, ['--max-conections=3'], /^unknown flag --max-conections \(did you mean -max-connections\?\)$/);
@@ -346,6 +356,7 @@ t.test('lists every flag with its default in the usage', async (t) => {
     'lock-timeout',
     'session-timeout',
     'request-timeout',
+    'engines',
     'client-share',
     'header-timeout',
     'body-timeout',

@@ -59,6 +59,8 @@ const DATA_DIRECTORY = '<data directory>';
 const journalIn = (dataDir: string): string => path.join(dataDir, 'journal', 'statements.jsonl');
 const nodeName = (hostname: string, dataDir: string): string => `${hostname}:${dataDir}`;
 const snapshotsBeside = (journalFile: string): string => path.join(path.dirname(journalFile), 'snapshots');
+/** One engine process per core and one more, so that a core is never left idle while the server waits on a process. */
+const enginesFor = (cores: number): number => Math.max(2, cores + 1);
 const DEFAULT_ADDRESS: ListenAddress = Object.freeze({ host: '127.0.0.1', port: 8080 });
 
 /** In the order of `-h` and of the page. */
@@ -217,6 +219,16 @@ export const SERVER_FLAGS = Object.freeze({
     help: 'stop a whole request (batch or session request, queueing included) that takes longer',
     doc: 'Longest a whole request may take (an `/exec` batch, a page of rows, a session request), waiting for an engine included.',
   }),
+  /** Derived from the machine's cores. */
+  engines: flag(
+    '<N>',
+    enginesFor,
+    { value: 'cores + 1', words: '(3 on 2 cores)' },
+    {
+      help: 'engine processes for statements that run briefly (more start for long ones)',
+      doc: 'Engine processes that run statements the server does not run itself (writes, reads it cannot bound), started as calls need them. One more starts for each statement that has run long, up to as many again, so that a runaway holds none of these. More processes than cores add memory (each holds its own handle on every database it ran) but no speed. At most 64.',
+    },
+  ),
   'client-share': share(0.5, {
     help: 'most of the engine processes one client (address) may hold at once (0.5 or 50%)',
     doc: 'Most of the engine processes one client (address) may hold at once: `0.5` or `50%`; `1` lets one client use them all.',

@@ -94,6 +94,8 @@ export interface Config {
   readonly sessionTimeoutMs: number;
   /** -request-timeout: a whole request (an /exec batch, a session request), waiting for an engine included, in ms. */
   readonly requestTimeoutMs: number;
+  /** -engines: engine processes for calls that run briefly. */
+  readonly engines: number;
   /** -client-share: the most engine processes one client may hold at once, as a share of the pool. */
   readonly clientShare: number;
   /** -header-timeout: a client must send its request's headers within this (ms). */
@@ -221,6 +223,16 @@ const positiveSize = (text: string): number => {
   return bytes;
 };
 
+/** Engine processes for brief calls: a machine with more cores than this gains nothing from more. */
+const MAX_ENGINES = 64;
+
+const engineCount = (text: string): number => {
+  const count = parsePositiveInteger(text);
+  if (count > MAX_ENGINES)
+    throw new OptionsError(`expected at most ${MAX_ENGINES} engine processes, got ${quote(text)}`);
+  return count;
+};
+
 /** A share: 0.5 or 50%, above 0 and at most 1. */
 const fraction = (text: string): number => {
   const m = /^(\d+(?:\.\d+)?|\.\d+)(%?)$/.exec(text);
@@ -281,6 +293,7 @@ function interpret(raw: RawFlags, cwd: string): Config {
     restoreRole: read(raw, 'restore-role', parseRestoreRole),
     sessionTimeoutMs: read(raw, 'session-timeout', durationMs),
     requestTimeoutMs: read(raw, 'request-timeout', durationMs),
+    engines: flagValue(raw, 'engines', engineCount, SERVER_FLAGS.engines.fallback(os.availableParallelism())),
     clientShare: read(raw, 'client-share', fraction),
     headerTimeoutMs: read(raw, 'header-timeout', durationMs),
     bodyTimeoutMs: read(raw, 'body-timeout', durationMs),

@@ -274,7 +274,11 @@ export async function composeServer(config: Config): Promise<Composition> {
   const index =
     config.historyIndex && logFile !== null && journal.enabled ? JournalIndex.open(logFile, journal, log) : null;
   const engine = new BoundedReadHost(
-    new ProcessEngineHost({ queryTimeoutMs: config.queryTimeoutMs, clientShare: config.clientShare }),
+    new ProcessEngineHost({
+      queryTimeoutMs: config.queryTimeoutMs,
+      maxProcesses: config.engines,
+      clientShare: config.clientShare,
+    }),
   );
   const role = new ServerRoleState(config.replication === null ? 'standalone' : 'primary');
   const { bus, writePath, feed, tokens, copyGate, refusals } = composeServices(
