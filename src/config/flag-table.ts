@@ -223,7 +223,7 @@ export const SERVER_FLAGS = Object.freeze({
   engines: flag(
     '<N>',
     enginesFor,
-    { value: 'cores + 1', words: '(3 on 2 cores)' },
+    { words: 'one per core and one more (3 on 2 cores)' },
     {
       help: 'engine processes for statements that run briefly (more start for long ones)',
       doc: 'Engine processes that run statements the server does not run itself (writes, reads it cannot bound), started as calls need them. One more starts for each statement that has run long, up to as many again, so that a runaway holds none of these. More processes than cores add memory (each holds its own handle on every database it ran) but no speed. At most 64.',

@@ -13,7 +13,7 @@ import { isNameToken, isPunct, isWord, nameOf, tokenize } from './dialect/tokeni
 import { readTableSchema } from './schema/schema';
 import { toEngineError } from './sqlite-errors';
 import { findForeignKeyFailure, foreignKeyError } from './foreign-key-failure';
-import { checkNamedParameters, convertRowWeighed, toBindParameters } from './values';
+import { checkNamedParameters, convertNumberRowWeighed, convertRowWeighed, toBindParameters } from './values';
 import { JsonRowChunks } from './rows/json-row-chunks';
 
 const MESSAGE_VERBS: Partial<Record<StatementKind, string>> = { insert: 'INSERT', update: 'UPDATE', delete: 'DELETE' };
@@ -200,11 +200,14 @@ function readRows(
   let seen = 0;
   let full = false;
   const raw = prepared.raw(true);
-  for (const row of (budget.whole ? raw.all(...params) : raw.iterate(...params)) as Iterable<unknown[]>) {
+  // A read whose work is bounded is read whole, its integers as numbers when it can be (readWhole).
+  const whole = budget.whole && !verb ? readWhole(raw, params, bools) : undefined;
+  const read = whole?.rows ?? (budget.whole ? raw.all(...params) : raw.iterate(...params));
+  for (const row of read as Iterable<unknown[]>) {
     seen++;
     if (!full && kept < budget.rows) {
       // Weighed once converted: a blob weighs its base64 text either way.
-      const bytes = convertRowWeighed(row, bools);
+      const bytes = whole?.weights[seen - 1] ?? convertRowWeighed(row, bools);
       if (bytes <= budget.bytesLeft) {
         budget.bytesLeft -= bytes;
         kept++;
@@ -225,6 +228,35 @@ function readRows(
   if (seen > kept) result.truncated = true;
   if (verb) Object.assign(result, { message: `${verb} ${seen}`, changes: seen });
   return result;
+}
+
+/**
+ * A read result whole, its integers read as numbers and each row converted
+ * and weighed (convertNumberRowWeighed): a bigint per integer, converted
+ * back, cost about an eighth of the read. Undefined when a number is beyond
+ * 2^53 (it may be an INTEGER rounded on its way out): the caller reads the
+ * result again with safe integers. Only for a statement that writes nothing,
+ * which may run twice.
+ */
+function readWhole(
+  raw: Database.Statement,
+  params: unknown[],
+  bools: readonly boolean[],
+): { rows: unknown[][]; weights: number[] } | undefined {
+  let rows: unknown[][];
+  try {
+    rows = raw.safeIntegers(false).all(...params) as unknown[][];
+  } finally {
+    // The statement is cached for every other reader, which expects safe integers.
+    raw.safeIntegers(true);
+  }
+  const weights: number[] = new Array<number>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const weight = convertNumberRowWeighed(rows[i] as unknown[], bools);
+    if (weight < 0) return undefined;
+    weights[i] = weight;
+  }
+  return { rows, weights };
 }
 
 /** INTEGRITY CHECK: SQLite's integrity check plus foreign-key violations, one row per problem. */

@@ -76,6 +76,24 @@ export function convertNumberRow(row: unknown[], boolColumns: readonly boolean[]
   return true;
 }
 
+/**
+ * convertNumberRow for a result's row, every value converted, weighed as
+ * convertRowWeighed weighs it; -1, the row part converted, when a number is
+ * beyond 2^53 (the result is then read again with safe integers).
+ */
+export function convertNumberRowWeighed(row: unknown[], boolColumns: readonly boolean[]): number {
+  let bytes = 2;
+  for (let i = 0; i < row.length; i++) {
+    let value = row[i];
+    if (typeof value === 'number') {
+      if (value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER) return -1;
+      if (boolColumns[i] === true && (value === 0 || value === 1)) row[i] = value === 1;
+    } else if (typeof value === 'object' && value !== null) row[i] = value = toResultValue(value, false);
+    bytes += typeof value === 'string' ? value.length + 3 : 21;
+  }
+  return bytes;
+}
+
 /** Converts a raw row in place: the caller owns the array. */
 export function convertRow(row: unknown[], boolColumns: readonly boolean[]): ResultValue[] {
   for (let i = 0; i < row.length; i++) {
