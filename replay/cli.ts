@@ -13,7 +13,7 @@ import { engineVersions } from '../src/engine/engine-versions';
 import { JournalError, readJournalLazily, type JournalContents } from '../journal/reader';
 import { EntryLineError, type ReadEntry } from '../journal/entry-line';
 import { engineMismatches } from './engine-check';
-import { rebuild } from './rebuild';
+import { rebuild, REBUILD_PAGE_CACHE_KIB } from './rebuild';
 import { versionLine } from '../src/config/command-line';
 import { OptionsError } from '../src/config/options-values';
 import { version } from '../src/version';
@@ -115,7 +115,7 @@ async function run(options: ReplayOptions): Promise<number> {
     );
   }
   // Unsynced commits, one sync of every file at the end (sync-output.ts): the output is new, so a crash only means running replay again.
-  const engine = new Engine({ syncCommits: false });
+  const engine = new Engine({ syncCommits: false, pageCacheKiB: REBUILD_PAGE_CACHE_KIB });
   const onProgress = progressBar();
   try {
     const restorer = restorerFor({ logFile: options.logFile, snapshotDir: options.snapshotDir });

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { Engine } from '../src/engine/engine';
 import { readJournal } from '../journal/reader';
 import type { JournalEntry } from '../journal/record';
-import { rebuild, type Restorer } from './rebuild';
+import { rebuild, REBUILD_PAGE_CACHE_KIB, type Restorer } from './rebuild';
 import { copyRound, planRestore } from './restore-plan';
 import { databasesNeeded } from './template-sources';
 import { ReplayError } from './apply-entries';
@@ -51,7 +51,7 @@ export async function rebuildDatabaseAt(
   );
   fs.mkdirSync(out, { recursive: true });
   if (round !== undefined) for (const name of needed) copyRound(round, source.snapshotDir as string, out, name);
-  const engine = new Engine({ syncCommits: false, maxOpenDatabases: 16 });
+  const engine = new Engine({ syncCommits: false, maxOpenDatabases: 16, pageCacheKiB: REBUILD_PAGE_CACHE_KIB });
   try {
     await rebuild(engine, entries, {
       fileOf: (name) => path.join(out, name),

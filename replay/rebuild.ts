@@ -16,6 +16,13 @@ import { supersededSeqs } from './superseded-entries';
 import { markRestored } from '../src/engine/files/database-copy';
 
 /**
+ * A rebuild's page cache per database, in KiB: SQLite's own default, not the
+ * server's smaller one. A rebuild writes one database after another, each
+ * at full speed, and holds few at once.
+ */
+export const REBUILD_PAGE_CACHE_KIB = 2000;
+
+/**
  * Rebuilds the state a `restoredb` entry puts in place (point-in-time.ts)
  * into a scratch file, hands it to `put`, and removes it afterwards.
  */

@@ -43,6 +43,8 @@ export interface EngineOptions {
   busyTimeoutMs?: number;
   /** See ConnectionOptions.syncCommits. @default true */
   syncCommits?: boolean;
+  /** See ConnectionOptions.pageCacheKiB. @default 512 */
+  pageCacheKiB?: number;
 }
 
 export class Engine {
@@ -55,7 +57,11 @@ export class Engine {
   private readonly connectionOptions: ConnectionOptions;
 
   constructor(options: EngineOptions = {}) {
-    this.connectionOptions = { busyTimeoutMs: options.busyTimeoutMs ?? 0, syncCommits: options.syncCommits ?? true };
+    this.connectionOptions = {
+      busyTimeoutMs: options.busyTimeoutMs ?? 0,
+      syncCommits: options.syncCommits ?? true,
+      ...(options.pageCacheKiB !== undefined && { pageCacheKiB: options.pageCacheKiB }),
+    };
     this.pool = new ConnectionPool(options.maxOpenDatabases ?? 128, this.connectionOptions);
   }
 
