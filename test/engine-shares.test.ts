@@ -5,7 +5,17 @@
  * use fades with time (an injected clock, no sleeping).
  */
 import t from 'tap';
-import { EngineShares } from '../src/engine/host/engine-shares';
+import { EngineShares, processesPerClient } from '../src/engine/host/engine-shares';
+
+t.test("a client's share is the nearest whole number of processes, at least one", async (t) => {
+  t.equal(processesPerClient(3, 0.5), 2, 'half of three');
+  t.equal(processesPerClient(4, 0.5), 2, 'half of four');
+  t.equal(processesPerClient(2, 0.5), 1);
+  t.equal(processesPerClient(3, 0.25), 1, 'a quarter of three');
+  t.equal(processesPerClient(4, 0.25), 1);
+  t.equal(processesPerClient(1, 0.1), 1, 'never none');
+  t.equal(processesPerClient(3, 1), 3, 'the whole pool');
+});
 
 t.test('a client holds at most its share, and more than one only while the pool has room', async (t) => {
   const shares = new EngineShares(2);

@@ -231,7 +231,7 @@ export const SERVER_FLAGS = Object.freeze({
   ),
   'client-share': share(0.5, {
     help: 'most of the engine processes one client (address) may hold at once (0.5 or 50%)',
-    doc: 'Most of the engine processes one client (address) may hold at once: `0.5` or `50%`; `1` lets one client use them all.',
+    doc: 'Most of the engine processes one client (address) may hold at once: `0.5` or `50%`, rounded to the nearest whole process and at least one (half of 3 is 2); `1` lets one client use them all.',
   }),
   'header-timeout': duration(5000, {
     help: 'a client must send its request headers within this (else 408)',

@@ -18,6 +18,15 @@ interface ClientUse {
   at: number;
 }
 
+/**
+ * How many of `processes` one client may hold: its share, rounded to the
+ * nearest whole process, at least one (half of three is two: a class behind
+ * one address keeps two processes, as it had of four, and leaves one).
+ */
+export function processesPerClient(processes: number, share: number): number {
+  return Math.max(1, Math.round(processes * share));
+}
+
 export class EngineShares {
   private readonly clients = new Map<string, ClientUse>();
 

@@ -31,7 +31,7 @@ import type { TableSchema } from '../schema/schema';
 import type { ExportRequest } from '../transfer/database-export';
 import { requestOf, type AnswerOf, type ArgsOf, type EngineMethod } from './engine-messages';
 import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
-import { EngineShares } from './engine-shares';
+import { EngineShares, processesPerClient } from './engine-shares';
 import { onStop, stopError, stopOf } from './request-stop';
 
 export interface ProcessEngineHostOptions {
@@ -81,7 +81,7 @@ export class ProcessEngineHost implements EngineHost {
     this.maxProcesses = Math.max(this.minProcesses, options.maxProcesses ?? 4);
     this.clock = options.clock ?? systemClock;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
-    this.shares = new EngineShares(Math.max(1, Math.floor(this.maxProcesses * (options.clientShare ?? 0.5))));
+    this.shares = new EngineShares(processesPerClient(this.maxProcesses, options.clientShare ?? 0.5));
     for (let i = 0; i < this.minProcesses; i++) this.spawn();
   }
 
