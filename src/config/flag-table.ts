@@ -59,7 +59,7 @@ const DATA_DIRECTORY = '<data directory>';
 const journalIn = (dataDir: string): string => path.join(dataDir, 'journal', 'statements.jsonl');
 const nodeName = (hostname: string, dataDir: string): string => `${hostname}:${dataDir}`;
 const snapshotsBeside = (journalFile: string): string => path.join(path.dirname(journalFile), 'snapshots');
-/** One engine process per core and one more, so that a core is never left idle while the server waits on a process. */
+/** One engine process per core, and one more to run while another waits on its disk sync: more only add memory. */
 const enginesFor = (cores: number): number => Math.max(2, cores + 1);
 const DEFAULT_ADDRESS: ListenAddress = Object.freeze({ host: '127.0.0.1', port: 8080 });
 

@@ -40,12 +40,14 @@ export function readRowPage(
   const order = tableOrder(connection.db, schema);
   // A view's count is not kept: what it counts may depend on more than its tables' data (random(), the clock).
   const stamp = cacheCount && schema.kind === 'table' ? connection.dataStamp() : null;
-  const seekKey = request.after === null && stamp !== null ? seekableKey(order) : null;
-  const from = seekKey === null ? undefined : nearestPosition(schema, stamp as string, request.offset);
+  // Where offsets land is kept (offset-seeks.ts) while the data is as it was, for a key a page can seek by.
+  const seekKey = request.after === null ? seekableKey(order) : null;
+  const seeks = stamp === null || seekKey === null ? null : { stamp, key: seekKey };
+  const from = seeks === null ? undefined : nearestPosition(schema, seeks.stamp, request.offset);
   const query =
-    from === undefined || seekKey === null
+    seeks === null || from === undefined
       ? pageQuery(schema, order, request)
-      : seekPageQuery(schema, order.orderBy, seekKey, from, request);
+      : seekPageQuery(schema, order.orderBy, seeks.key, from, request);
   const total = connection.countRows(quoteIdentifier(schema.name), stamp);
   const bools = schema.columns.map((column) => column.type === 'BOOL');
   const read = readPage(connection, query, bools, order.key === null || keyReadsExactly(schema, order.key));
@@ -56,7 +58,7 @@ export function readRowPage(
       return typeof value === 'number' && !read.safe ? BigInt(value) : (value as KeyValue);
     });
   const more = read.rows.length > request.limit;
-  if (seekKey !== null) notePositions(schema, stamp as string, request, read.rows, keyOf);
+  if (seeks !== null) notePositions(schema, seeks.stamp, request, read.rows, keyOf);
   const page = more ? read.rows.slice(0, request.limit) : read.rows;
   const last = page.at(-1);
   const next = more && last !== undefined && order.key !== null ? nextCursor(schema, order.key, keyOf(last)) : null;
