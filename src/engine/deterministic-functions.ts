@@ -124,7 +124,44 @@ export class DeterministicFunctions {
 let plain: Database.Database | undefined;
 const plainStatements = new Map<string, Database.Statement>();
 
+/**
+ * Results of the date functions by expression and arguments. They are pure
+ * (the clock is one of the arguments by now), and a lesson's queries call
+ * them with the same few hundred dates on every run and for every student
+ * (strftime('%Y', InvoiceDate) over every invoice): a result found here
+ * costs a key and a lookup instead of a call into SQLite.
+ */
+const plainResults = new Map<string, unknown>();
+/** Results kept at most; past this the memo starts over. */
+const PLAIN_RESULTS = 4096;
+/** An argument of a key is at most this long: a call with a longer one is not kept. */
+const MAX_KEY_ARGUMENT = 256;
+
+/** The memo's key of a call; undefined for a call not worth keeping (a blob or a long text). */
+function plainKey(expression: string, args: readonly unknown[]): string | undefined {
+  let key = expression;
+  for (const arg of args) {
+    if (arg === null) key += '\u0000z';
+    else if (typeof arg === 'bigint') key += `\u0000i${arg}`;
+    else if (typeof arg === 'number') key += `\u0000r${arg}`;
+    else if (typeof arg === 'string' && arg.length <= MAX_KEY_ARGUMENT) key += `\u0000t${arg.length}:${arg}`;
+    else return undefined;
+  }
+  return key;
+}
+
 function plainCall(expression: string, args: unknown[]): unknown {
+  const key = plainKey(expression, args);
+  if (key !== undefined && plainResults.has(key)) return plainResults.get(key);
+  const result = callPlain(expression, args);
+  if (key !== undefined) {
+    if (plainResults.size >= PLAIN_RESULTS) plainResults.clear();
+    plainResults.set(key, result);
+  }
+  return result;
+}
+
+function callPlain(expression: string, args: unknown[]): unknown {
   let statement = plainStatements.get(expression);
   if (statement === undefined) {
     if (plain === undefined) {

@@ -14,6 +14,9 @@
 import type Database from 'better-sqlite3';
 import { quoteIdentifier } from '../types';
 
+/** Fact queries kept prepared per database (one or two per table read); past this, they start over. */
+const VALUE_QUERIES = 256;
+
 /** A table or index of sqlite_schema, found by its root page. */
 export interface SchemaObject {
   readonly type: 'table' | 'index';
@@ -45,6 +48,8 @@ export class PlanStats {
   private readonly rowBytes = new Map<string, number>();
   private readonly groups = new Map<string, number>();
   private readonly indexes = new Map<string, IndexFacts | null>();
+  /** The fact queries, prepared once each: a write moves the data version and its facts are asked again, often. */
+  private readonly valueQueries = new Map<string, Database.Statement>();
 
   /** `limit`: counts stop at limit + 1 (anything above the limit is "too many" to the planner). */
   constructor(
@@ -73,6 +78,7 @@ export class PlanStats {
       this.viewSql = undefined;
       this.tableNames = undefined;
       this.indexes.clear();
+      this.valueQueries.clear();
       this.dataVersion = '';
     }
     if (data !== this.dataVersion) {
@@ -184,11 +190,7 @@ export class PlanStats {
     let count = this.counts.get(table);
     if (count === undefined) {
       count = Number(
-        this.db
-          .prepare(`SELECT count(*) FROM (SELECT 1 FROM ${quoteIdentifier(table)} LIMIT ?)`)
-          .pluck()
-          .safeIntegers(false)
-          .get(this.limit + 1),
+        this.valueQuery(`SELECT count(*) FROM (SELECT 1 FROM ${quoteIdentifier(table)} LIMIT ?)`).get(this.limit + 1),
       );
       this.counts.set(table, count);
     }
@@ -205,13 +207,7 @@ export class PlanStats {
   largestRow(table: string): number {
     let bytes = this.rowBytes.get(table);
     if (bytes === undefined) {
-      bytes = Number(
-        this.db
-          .prepare("SELECT max(mx_payload) FROM dbstat('main', 1) WHERE name = ?")
-          .pluck()
-          .safeIntegers(false)
-          .get(table) ?? 0,
-      );
+      bytes = Number(this.valueQuery("SELECT max(mx_payload) FROM dbstat('main', 1) WHERE name = ?").get(table) ?? 0);
       this.rowBytes.set(table, bytes);
     }
     return bytes;
@@ -220,8 +216,7 @@ export class PlanStats {
   /** The database's size in bytes (pages times page size). */
   fileBytes(): number {
     this.bytes ??=
-      Number(this.db.prepare('PRAGMA page_count').pluck().safeIntegers(false).get()) *
-      Number(this.db.prepare('PRAGMA page_size').pluck().safeIntegers(false).get());
+      Number(this.valueQuery('PRAGMA page_count').get()) * Number(this.valueQuery('PRAGMA page_size').get());
     return this.bytes;
   }
 
@@ -269,15 +264,24 @@ export class PlanStats {
         const groupBy = columns
           .map((column) => `${quoteIdentifier(column.name as string)} COLLATE ${quoteIdentifier(column.collation)}`)
           .join(', ');
-        const found = this.db
-          .prepare(`SELECT max(n) FROM (SELECT count(*) AS n FROM ${quoteIdentifier(facts.table)} GROUP BY ${groupBy})`)
-          .pluck()
-          .safeIntegers(false)
-          .get();
+        const found = this.valueQuery(
+          `SELECT max(n) FROM (SELECT count(*) AS n FROM ${quoteIdentifier(facts.table)} GROUP BY ${groupBy})`,
+        ).get();
         most = Number(found ?? 0);
       }
       this.groups.set(key, most);
     }
     return most;
+  }
+
+  /** A query of one value (numbers as numbers), prepared once per schema; at most VALUE_QUERIES of them are kept. */
+  private valueQuery(sql: string): Database.Statement {
+    let statement = this.valueQueries.get(sql);
+    if (statement === undefined) {
+      if (this.valueQueries.size >= VALUE_QUERIES) this.valueQueries.clear();
+      statement = this.db.prepare(sql).pluck().safeIntegers(false);
+      this.valueQueries.set(sql, statement);
+    }
+    return statement;
   }
 }
