@@ -187,7 +187,7 @@ export class Engine {
         const known = failed.get(index);
         const ran = known
           ? { outcome: { error: known.toData() } }
-          : runInSavepoint(connection, request, (statement) => onStatement?.(offset + statement));
+          : runInSavepoint(connection, request, (statement, brief) => onStatement?.(offset + statement, brief));
         if ('ended' in ran) {
           failed.set(index, ran.ended);
           return undefined;

@@ -15,11 +15,19 @@ import { toEngineError } from './sqlite-errors';
 import { findForeignKeyFailure, foreignKeyError } from './foreign-key-failure';
 import { checkNamedParameters, convertNumberRowWeighed, convertRowWeighed, toBindParameters } from './values';
 import { JsonRowChunks } from './rows/json-row-chunks';
+import { forgetBriefInserts, isBriefInsert } from './brief-inserts';
 
 const MESSAGE_VERBS: Partial<Record<StatementKind, string>> = { insert: 'INSERT', update: 'UPDATE', delete: 'DELETE' };
 
-/** Hears each statement's index before it runs, so that a host stopping a runaway statement knows which one it stopped. */
-export type StatementListener = (index: number) => void;
+/**
+ * Hears each statement's index before it runs, so that a host stopping a
+ * runaway statement knows which one it stopped; `brief` says the statement
+ * cannot be one (brief-inserts.ts).
+ */
+export type StatementListener = (index: number, brief: boolean) => void;
+
+/** Kinds that change no schema: anything else makes the brief INSERTs be judged again. */
+const ROW_KINDS: ReadonlySet<StatementKind> = new Set(['select', 'insert', 'update', 'delete']);
 
 /**
  * Runs the statements in order. On failure it throws the catalog error with
@@ -45,7 +53,11 @@ export function runStatements(
   const complete = !statements.every((statement) => isReadonlyKind(statement.kind));
   const runAt = (index: number): void => {
     const statement = statements[index] as ExecStatement;
-    onStatement?.(index);
+    if (!ROW_KINDS.has(statement.kind)) forgetBriefInserts(connection);
+    if (onStatement !== undefined) {
+      const bind = (): unknown[] => toBindParameters(statement.params);
+      onStatement(index, statement.kind === 'insert' && isBriefInsert(connection, statement.sql, bind));
+    }
     try {
       results.push(runStatement(connection, statement, budget, complete));
       afterEach?.(statement);

@@ -24,7 +24,7 @@ function send(reply: EngineReply): void {
 }
 
 /** Reports the statement a call has reached (statement 0 is known to have started when the call was sent). */
-type Progress = (statement: number) => void;
+type Progress = (statement: number, brief: boolean) => void;
 
 /** How this process answers each method of the protocol; the compiler holds it to engine-messages.ts. */
 const answer: { [M in EngineMethod]: (progress: Progress, ...args: ArgsOf<M>) => AnswerOf<M> } = {
@@ -48,8 +48,9 @@ const answer: { [M in EngineMethod]: (progress: Progress, ...args: ArgsOf<M>) =>
 };
 
 function run(call: EngineCall): unknown {
-  const progress: Progress = (statement) => {
-    if (statement > 0) reportProgress(call.id, statement);
+  reportProgress.begin(call.id);
+  const progress: Progress = (statement, brief) => {
+    if (statement > 0) reportProgress.statement(call.id, statement, brief);
   };
   // One call's method and arguments always agree (EngineCall); the table cannot be indexed by the union without this widening.
   const method = answer[call.method] as (progress: Progress, ...args: unknown[]) => unknown;

@@ -52,18 +52,42 @@ export class ProgressBoard {
   }
 }
 
-/** The engine process's side: records that statement `statement` of call `call` starts now. */
-export function progressWriter(fd = PROGRESS_FD): (call: number, statement: number) => void {
+/**
+ * A brief statement (brief-inserts.ts) goes unrecorded while the last record,
+ * or its call's start, is younger than this: the record then still says
+ * when the statement running began, to within this, and a brief statement
+ * is never the runaway it would name. A batch of a hundred such INSERTs
+ * writes one record instead of a hundred.
+ */
+export const BRIEF_SKIP_US = 1000;
+
+/** The engine process's side: `begin` when a call starts, `statement` before each of its statements after the first. */
+export interface ProgressWriter {
+  begin(call: number): void;
+  statement(call: number, statement: number, brief: boolean): void;
+}
+
+export function progressWriter(fd = PROGRESS_FD): ProgressWriter {
   try {
     fs.fstatSync(fd);
   } catch {
-    return () => undefined;
+    return { begin: () => undefined, statement: () => undefined };
   }
   const record = Buffer.alloc(RECORD_BYTES);
-  return (call, statement) => {
-    record.writeUInt32LE(call >>> 0, 0);
-    record.writeUInt32LE(statement, 4);
-    record.writeDoubleLE(nowUs(), 8);
-    fs.writeSync(fd, record, 0, RECORD_BYTES, 0);
+  /** When the last record was written, or the current call began. */
+  let lastUs = 0;
+  return {
+    begin: () => {
+      lastUs = nowUs();
+    },
+    statement: (call, statement, brief) => {
+      const now = nowUs();
+      if (brief && now - lastUs < BRIEF_SKIP_US) return;
+      record.writeUInt32LE(call >>> 0, 0);
+      record.writeUInt32LE(statement, 4);
+      record.writeDoubleLE(now, 8);
+      fs.writeSync(fd, record, 0, RECORD_BYTES, 0);
+      lastUs = now;
+    },
   };
 }

@@ -39,7 +39,7 @@ export class SchemaCache {
   private readonly refreshQuery: Database.Statement;
   private readonly deferredQuery: Database.Statement;
   private readonly generatedQuery: Database.Statement;
-  private version = -1n;
+  private currentVersion = -1n;
   private tables = new Map<string, TableSchema | undefined>();
   private generated = new Map<string, boolean>();
   private bools = new Map<string, Set<string>>();
@@ -47,6 +47,11 @@ export class SchemaCache {
   private shapes = new WeakMap<Database.Statement, ResultShape>();
   /** Set while a read-only transaction that already checked the version runs: it cannot move. */
   private pinned = false;
+
+  /** The schema version the facts kept here were read under (the last sync). */
+  get version(): bigint {
+    return this.currentVersion;
+  }
 
   constructor(private readonly db: Database.Database) {
     this.versionQuery = db.prepare('PRAGMA schema_version').pluck();
@@ -67,9 +72,9 @@ export class SchemaCache {
     if (!this.db.inTransaction)
       throw new EngineError('INTERNAL', {}, { cause: new Error('schema facts checked outside a transaction') });
     const version = this.versionQuery.get() as bigint;
-    if (version === this.version) return false;
+    if (version === this.currentVersion) return false;
     this.refreshQuery.get();
-    this.version = version;
+    this.currentVersion = version;
     this.tables = new Map();
     this.generated = new Map();
     this.bools = new Map();
