@@ -14,6 +14,7 @@ import t from 'tap';
 import { runReplay, startServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
 import { ROOT } from './helpers/deploy-files';
+import { eventually } from './helpers/wait';
 
 t.setTimeout(180_000);
 
@@ -54,6 +55,11 @@ t.test('a whole server restored from its backup holds and serves what the live o
   const journalDir = path.dirname(journal);
   const rounds = fs.readdirSync(path.join(journalDir, 'snapshots')).filter((name) => name.startsWith('round-'));
   tt.ok(rounds.length >= 1, `rounds were taken: ${rounds.join(', ')}`);
+  // Retention runs after its round, in the background: the journal's start is gone once it says so.
+  tt.ok(
+    await eventually(() => /retention removed [1-9]\d* journal files/.test(server.stderr()), 10_000),
+    'retention removed journal files',
+  );
   const hasSeqOne = (await runReplay(['-log-file', journal, '-out', path.join(scratch, 'x'), '-no-snapshots'], scratch))
     .code;
   tt.equal(hasSeqOne, 2, 'retention removed the journal start: only the rounds and the rest restore it');
