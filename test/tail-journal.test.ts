@@ -132,15 +132,18 @@ t.test('usage and an unusable journal exit 2', async (t) => {
   t.match(usage.stderr, /did you mean -class/);
 });
 
-/** A receiver that answers 500 while `failing` is above zero (counting down), then 200, recording what it accepted. */
+/**
+ * A receiver that answers 500 while `failing` is above zero (counting down), and to everything once it
+ * has accepted `acceptUpTo` entries; else 200, recording what it accepted.
+ */
 function receiver() {
-  const state = { failing: 0, refused: 0, accepted: [] as number[], keys: [] as string[] };
+  const state = { failing: 0, acceptUpTo: Infinity, refused: 0, accepted: [] as number[], keys: [] as string[] };
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
-      if (state.failing > 0) {
-        state.failing--;
+      if (state.failing > 0 || state.accepted.length >= state.acceptUpTo) {
+        if (state.failing > 0) state.failing--;
         state.refused++;
         res.statusCode = 500;
         return res.end('down');
@@ -178,13 +181,13 @@ t.test(
       '40ms',
     ];
 
-    // Seq 2 and 3 go through; then the receiver fails until the follower is killed.
+    // Seq 2 and 3 go through; then the receiver fails until the follower is killed. The receiver itself
+    // stops accepting after two: a test that switched it once it saw two could be too late for the third.
     state.failing = 0;
+    state.acceptUpTo = 2;
+    const refusedBefore = state.refused;
     const first = spawnNode([...args, '-poll', '20ms'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
     t.teardown(() => void first.kill('SIGKILL'));
-    await eventually(() => state.accepted.length >= 2, 5000, 10);
-    state.failing = 1_000_000;
-    const refusedBefore = state.refused;
     await eventually(() => state.refused >= refusedBefore + 3, 5000, 10);
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('close', resolve));
@@ -198,6 +201,7 @@ t.test(
     );
 
     // Restarted while the receiver still fails a few times more, then accepts.
+    state.acceptUpTo = Infinity;
     state.failing = 3;
     const rest = await runTail(args.slice(1).concat('-once'), dir);
     t.equal(rest.code, 0, rest.stderr);
