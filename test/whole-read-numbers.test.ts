@@ -9,8 +9,7 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { Engine } from '../src/engine/engine';
-import { readRequest } from './helpers/read-request';
+import { boundedReads, readRequest } from './helpers/read-request';
 
 const BIG = 9_007_199_254_740_993n; // 2^53 + 1: a number would round it
 
@@ -28,18 +27,8 @@ t.test('whole reads with numbers answer what the ordinary path answers', async (
     INSERT INTO huge VALUES (1, 5), (2, ${BIG}), (3, -${BIG}), (4, 9007199254740992);
   `);
   setup.close();
-  const engine = new Engine();
-  const other = new Engine();
-  t.teardown(() => {
-    engine.close();
-    other.close();
-  });
-  const both = (sql: string, params?: unknown[]) => {
-    const here = engine.execBoundedRead(readRequest(file, sql, params, 10_000));
-    t.ok(here !== undefined, `read in the server: ${sql}`);
-    t.strictSame(here, other.exec(readRequest(file, sql, params, 10_000)), `the ordinary path's answer: ${sql}`);
-    return here?.[0];
-  };
+  const { engine, readHere } = boundedReads(t, file);
+  const both = (sql: string, params?: unknown[]) => readHere(sql, params)?.[0];
 
   const things = both('SELECT * FROM things WHERE id > ? ORDER BY id LIMIT 100', [150]);
   t.same(things?.rows[0], [151, 57, 37.75, true, null, 'row 151']);

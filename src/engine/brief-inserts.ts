@@ -15,11 +15,38 @@
 import type { Connection } from './connection-pool';
 import { rewriteForStorage } from './dialect/rewrite';
 
-/** Opcodes of a one-row INSERT's straight-line program: values, affinity and constraint checks, the row and its index entries. */
-const BRIEF_OPCODES = new Set([
+/** The jumps a one-row INSERT's program may hold: a backward one (a loop) is not brief, but for the prologue's single Goto back to the start. */
+const JUMPS: readonly string[] = [
+  'Goto',
+  'If',
+  'IfNot',
+  'NotNull',
+  'IsNull',
+  'Eq',
+  'Ne',
+  'Lt',
+  'Le',
+  'Gt',
+  'Ge',
+  'NoConflict',
+  'Found',
+  'NotFound',
+  'NotExists',
+  'SeekRowid',
+  'FkIfZero',
+  'Once',
+  'MustBeInt',
+];
+
+/**
+ * Opcodes of a one-row INSERT's straight-line program: values, affinity and
+ * constraint checks (the arithmetic and logic of a CHECK such as
+ * `x IN (0, 1)`, a fixed cost per value), the row and its index entries; and
+ * its jumps.
+ */
+const BRIEF_OPCODES: ReadonlySet<string> = new Set([
   'Init',
   'Transaction',
-  'Goto',
   'Halt',
   'HaltIfNull',
   'OpenWrite',
@@ -40,37 +67,18 @@ const BRIEF_OPCODES = new Set([
   'IntCopy',
   'Affinity',
   'TypeCheck',
-  'MustBeInt',
   'RealAffinity',
   'NewRowid',
   'MakeRecord',
   'Insert',
   'IdxInsert',
-  'NoConflict',
-  'Found',
-  'NotFound',
-  'NotExists',
-  'SeekRowid',
   'Rowid',
   'Column',
   'Delete',
   'IdxDelete',
   'FkCounter',
-  'FkIfZero',
-  'NotNull',
-  'IsNull',
-  'If',
-  'IfNot',
-  'Eq',
-  'Ne',
-  'Lt',
-  'Le',
-  'Gt',
-  'Ge',
-  'Once',
   'Explain',
   'ReleaseReg',
-  // Arithmetic and logic of a CHECK such as `x IN (0, 1)`: a fixed cost per value.
   'BitAnd',
   'BitOr',
   'BitNot',
@@ -86,30 +94,9 @@ const BRIEF_OPCODES = new Set([
   'Or',
   'IsTrue',
   'Cast',
+  ...JUMPS,
 ]);
-
-/** Jumps: a backward one (a loop) is not brief, but for the prologue's single Goto back to the start. */
-const JUMPS = new Set([
-  'Goto',
-  'If',
-  'IfNot',
-  'NotNull',
-  'IsNull',
-  'Eq',
-  'Ne',
-  'Lt',
-  'Le',
-  'Gt',
-  'Ge',
-  'NoConflict',
-  'Found',
-  'NotFound',
-  'NotExists',
-  'SeekRowid',
-  'FkIfZero',
-  'Once',
-  'MustBeInt',
-]);
+const JUMP_OPCODES: ReadonlySet<string> = new Set(JUMPS);
 
 /** Texts seen once, and judgements kept, per connection: past this, each starts over. */
 const KEPT = 256;
@@ -172,7 +159,7 @@ function programIsBrief(connection: Connection, sql: string, params: unknown[]):
   let backwards = 0;
   for (const op of ops) {
     if (!BRIEF_OPCODES.has(op.opcode)) return false;
-    if (JUMPS.has(op.opcode) && op.p2 > 0 && op.p2 <= op.addr) backwards++;
+    if (JUMP_OPCODES.has(op.opcode) && op.p2 > 0 && op.p2 <= op.addr) backwards++;
   }
   return backwards <= 1;
 }

@@ -152,7 +152,9 @@ function plainKey(expression: string, args: readonly unknown[]): string | undefi
 
 function plainCall(expression: string, args: unknown[]): unknown {
   const key = plainKey(expression, args);
-  if (key !== undefined && plainResults.has(key)) return plainResults.get(key);
+  // SQLite answers null, never undefined: undefined means not kept.
+  const kept = key === undefined ? undefined : plainResults.get(key);
+  if (kept !== undefined) return kept;
   const result = callPlain(expression, args);
   if (key !== undefined) {
     if (plainResults.size >= PLAIN_RESULTS) plainResults.clear();
