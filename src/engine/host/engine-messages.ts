@@ -7,16 +7,18 @@
  * Adding a method is a line here and a line there.
  */
 import type { EngineErrorData } from '../../errors';
-import type { ExecRequest, GroupOutcome, JournalPosition, RowPage, RowsRequest, StatementResult } from '../protocol';
+import type { JournalPosition, RowPage, RowsRequest } from '../protocol';
 import type { TableSchema } from '../schema/schema';
 import type { ExportRequest } from '../transfer/database-export';
+import type { PackedOutcome, PackedResults } from './packed-results';
+import type { PackedRequest } from './packed-requests';
 
 /** Arguments and answers must survive structured clone: plain data only, `null` rather than `undefined` for "none". */
 export interface EngineMethods {
-  /** A batch in its own transaction, committed. */
-  exec(request: ExecRequest): StatementResult[];
+  /** A batch in its own transaction, committed. Batches and results cross packed (packed-requests.ts, packed-results.ts). */
+  exec(request: PackedRequest): PackedResults;
   /** Batches in one transaction, each in a savepoint, left open for commitHeld or rollbackHeld. */
-  execHeldGroup(requests: readonly ExecRequest[]): GroupOutcome[];
+  execHeldGroup(requests: readonly PackedRequest[]): PackedOutcome[];
   commitHeld(seq: number): void;
   rollbackHeld(): void;
   journalPosition(file: string): JournalPosition;
@@ -31,7 +33,7 @@ export interface EngineMethods {
   copyDatabase(source: string, target: string, seq: number | null, template: string): void;
   /** A transaction held open across calls (a session) on this process. */
   beginSession(file: string): void;
-  execInSession(request: ExecRequest): StatementResult[];
+  execInSession(request: PackedRequest): PackedResults;
   endSession(commit: boolean, seq?: number): void;
 }
 

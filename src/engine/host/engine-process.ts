@@ -9,6 +9,8 @@ import { toEngineError } from '../sqlite-errors';
 import type { AnswerOf, ArgsOf, EngineCall, EngineMethod, EngineReply } from './engine-messages';
 import { progressWriter } from './progress-board';
 import { uploadStatements } from '../transfer/sqlite-upload';
+import { packOutcomes, packResults } from './packed-results';
+import { unpackRequest } from './packed-requests';
 
 // A lock held for a moment by another process (a checkpoint, a last handle closing) is waited out here, not answered as SQLITE_BUSY.
 const engine = new Engine({
@@ -28,8 +30,8 @@ type Progress = (statement: number, brief: boolean) => void;
 
 /** How this process answers each method of the protocol; the compiler holds it to engine-messages.ts. */
 const answer: { [M in EngineMethod]: (progress: Progress, ...args: ArgsOf<M>) => AnswerOf<M> } = {
-  exec: (progress, request) => engine.exec(request, progress),
-  execHeldGroup: (progress, requests) => engine.execHeldGroup(requests, progress),
+  exec: (progress, request) => packResults(engine.exec(unpackRequest(request), progress)),
+  execHeldGroup: (progress, requests) => packOutcomes(engine.execHeldGroup(requests.map(unpackRequest), progress)),
   commitHeld: (_progress, seq) => engine.commitHeld(seq),
   rollbackHeld: () => engine.rollbackHeld(),
   journalPosition: (_progress, file) => engine.journalPosition(file),
@@ -43,7 +45,7 @@ const answer: { [M in EngineMethod]: (progress: Progress, ...args: ArgsOf<M>) =>
   copyDatabase: (_progress, source, target, seq, template) =>
     engine.copyDatabase(source, target, seq ?? undefined, template),
   beginSession: (_progress, file) => engine.beginSession(file),
-  execInSession: (progress, request) => engine.execInSession(request, progress),
+  execInSession: (progress, request) => packResults(engine.execInSession(unpackRequest(request), progress)),
   endSession: (_progress, commit, seq) => engine.endSession(commit, seq),
 };
 

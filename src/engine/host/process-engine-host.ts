@@ -33,6 +33,8 @@ import { requestOf, type AnswerOf, type ArgsOf, type EngineMethod } from './engi
 import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
 import { EngineShares, processesPerClient } from './engine-shares';
 import { onStop, stopError, stopOf } from './request-stop';
+import { unpackOutcomes, unpackResults } from './packed-results';
+import { packRequest } from './packed-requests';
 
 export interface ProcessEngineHostOptions {
   queryTimeoutMs: number;
@@ -283,8 +285,8 @@ export class ProcessEngineHost implements EngineHost {
     });
   }
 
-  exec(request: ExecRequest, context?: CallContext): Promise<StatementResult[]> {
-    return this.call('exec', [request], context);
+  async exec(request: ExecRequest, context?: CallContext): Promise<StatementResult[]> {
+    return unpackResults(await this.call('exec', [packRequest(request)], context));
   }
 
   /** The process that ran the group keeps it until commit or rollback: no other work goes there meanwhile. */
@@ -294,12 +296,14 @@ export class ProcessEngineHost implements EngineHost {
     const giveBack = (): void => this.unreserve(handle, context.client, Date.now() - reservedMs);
     let outcomes: GroupOutcome[];
     try {
-      outcomes = await this.callOn(
-        handle,
-        'execHeldGroup',
-        [requests],
-        context.signal,
-        context.progress?.bind(context),
+      outcomes = unpackOutcomes(
+        await this.callOn(
+          handle,
+          'execHeldGroup',
+          [requests.map(packRequest)],
+          context.signal,
+          context.progress?.bind(context),
+        ),
       );
     } catch (error) {
       giveBack();
@@ -392,7 +396,8 @@ export class ProcessEngineHost implements EngineHost {
       throw error;
     }
     return {
-      exec: (request, context) => this.callOn(handle, 'execInSession', [request], context?.signal),
+      exec: async (request, context) =>
+        unpackResults(await this.callOn(handle, 'execInSession', [packRequest(request)], context?.signal)),
       end: async (commit, seq) => {
         try {
           await this.callOn(handle, 'endSession', [commit, seq]);
