@@ -28,7 +28,7 @@ t.test('a mixed batch comes back as the engine answered it', async (t) => {
   const results = engine.exec({
     file,
     statements: [
-      statement('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, big INT)', 'create'),
+      statement('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, big INT)', 'create-table'),
       statement('INSERT INTO t (name, big) VALUES (?, ?)', 'insert', ['a', 1]),
       statement("INSERT INTO t (name, big) VALUES ('b', 9007199254740993)", 'insert'),
       statement('SELECT id, name, big FROM t ORDER BY id DESC', 'select'),

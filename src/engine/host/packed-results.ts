@@ -61,7 +61,7 @@ export function unpackResults(packed: PackedResults): StatementResult[] {
     results.push(
       message === null || message === undefined
         ? (others[other++] as StatementResult)
-        : { columns: [], rows: [], message, changes: changes[i] as number },
+        : { columns: [], rows: [], message, changes: changes[i] },
     );
   }
   return results;
