@@ -12,6 +12,7 @@
  * at once, as whoever reads the journal may need their other fields early.
  */
 import { decodeVerifiedLine, type EntryKind, type JournalEntry } from './record';
+import { decimalAt, holdsAt } from './line-bytes';
 
 /** The kinds a reader may keep as lines. */
 const LAZY_KINDS: ReadonlySet<string> = new Set<EntryKind>(['exec', 'begin', 'commit', 'rollback']);
@@ -29,19 +30,23 @@ export class EntryLineError extends Error {
 
 /**
  * Small on purpose: a reader holds one per entry until the entry is applied,
- * and what it holds survives every young-generation collection meanwhile
- * (the time is cut from the text when asked, not held as a string of its own).
+ * and what it holds survives every young-generation collection meanwhile.
+ * It keeps the line as the bytes it was read in (a slice of the read's
+ * buffer, outside the JavaScript heap), not as a string: the time and the
+ * text are cut from them when asked.
  */
 export class EntryLine {
   constructor(
     readonly seq: number,
-    /** Where the time is in the text. */
+    /** Where the time is in `bytes` (ASCII, no escapes). */
     private readonly tsStart: number,
     private readonly tsEnd: number,
     readonly kind: EntryKind,
     readonly db: string | null,
-    /** The line's text, checksum verified. */
-    readonly text: string,
+    /** The buffer the line was read in, checksum verified, and where the line lies in it (newline excluded). */
+    private readonly bytes: Buffer,
+    private readonly start: number,
+    private readonly end: number,
     /** Where the line was read, for an error. */
     readonly file: string,
     readonly line: number,
@@ -49,7 +54,12 @@ export class EntryLine {
 
   /** The entry's ISO time. */
   get ts(): string {
-    return this.text.slice(this.tsStart, this.tsEnd);
+    return this.bytes.toString('latin1', this.tsStart, this.tsEnd);
+  }
+
+  /** The line's text, without its newline. */
+  get text(): string {
+    return this.bytes.toString('utf8', this.start, this.end);
   }
 
   /** The line as the reader keeps every line it read: its entry (itself) and where it was read. */
@@ -89,45 +99,61 @@ export function entryOf(read: ReadEntry): JournalEntry {
   return read instanceof EntryLine ? read.decode() : read;
 }
 
-const SEQ = '{"seq":';
-const TS = ',"ts":"';
-const KIND = '","kind":"';
-const DB = '","db":';
+const SEQ = Buffer.from('{"seq":');
+const TS = Buffer.from(',"ts":"');
+const KIND = Buffer.from('","kind":"');
+const DB = Buffer.from('","db":');
+const NULL_DB = Buffer.from('null,');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+/** The kinds kept as lines, as their bytes are followed by the db field. */
+const LAZY_KIND_FIELDS: ReadonlyArray<[EntryKind, Buffer]> = [...LAZY_KINDS].map((kind) => [
+  kind as EntryKind,
+  Buffer.concat([Buffer.from(kind), DB]),
+]);
+
+/** Where the next `"` is at or after `from` and before `end`; -1 when none, or when a byte on the way is not plain ASCII or a backslash. */
+function plainStringEnd(bytes: Buffer, from: number, end: number): number {
+  for (let at = from; at < end; at++) {
+    const byte = bytes[at] as number;
+    if (byte === QUOTE) return at;
+    if (byte === BACKSLASH || byte >= 0x80) return -1;
+  }
+  return -1;
+}
 
 /**
  * The first fields of an entry line as the encoder writes them (seq, ts,
- * kind, db, in that order, db a string without escapes or null); undefined
- * for anything else, which the reader then decodes whole.
+ * kind, db, in that order; time and db plain ASCII strings without escapes,
+ * db possibly null, a kind kept as a line), read from the line's bytes;
+ * undefined for anything else, which the reader then decodes whole.
  */
-export function sketchLine(text: string, file: string, line: number): EntryLine | undefined {
-  if (!text.startsWith(SEQ)) return undefined;
-  let i = SEQ.length;
-  let seq = 0;
-  for (; i < text.length && i < SEQ.length + 16; i++) {
-    const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) break;
-    seq = seq * 10 + digit;
-  }
-  if (i === SEQ.length || !text.startsWith(TS, i)) return undefined;
-  const tsStart = i + TS.length;
-  const tsEnd = text.indexOf('"', tsStart);
-  if (tsEnd === -1 || !text.startsWith(KIND, tsEnd)) return undefined;
+export function sketchLine(
+  bytes: Buffer,
+  start: number,
+  end: number,
+  file: string,
+  line: number,
+): EntryLine | undefined {
+  if (!holdsAt(bytes, start, SEQ)) return undefined;
+  const seq = decimalAt(bytes, start + SEQ.length, end);
+  if (seq === undefined || !holdsAt(bytes, seq.next, TS)) return undefined;
+  const tsStart = seq.next + TS.length;
+  const tsEnd = plainStringEnd(bytes, tsStart, end);
+  if (tsEnd === -1 || !holdsAt(bytes, tsEnd, KIND)) return undefined;
   const kindStart = tsEnd + KIND.length;
-  const kindEnd = text.indexOf('"', kindStart);
-  if (kindEnd === -1) return undefined;
-  const kind = text.slice(kindStart, kindEnd);
-  if (!LAZY_KINDS.has(kind) || !text.startsWith(DB, kindEnd)) return undefined;
-  const dbStart = kindEnd + DB.length;
+  const field = LAZY_KIND_FIELDS.find(([, bytesOf]) => holdsAt(bytes, kindStart, bytesOf));
+  if (field === undefined) return undefined;
+  const [kind, kindAndDb] = field;
+  const dbStart = kindStart + kindAndDb.length;
   let db: string | null;
-  if (text.startsWith('null,', dbStart)) db = null;
+  if (holdsAt(bytes, dbStart, NULL_DB)) db = null;
   else {
-    if (text.charCodeAt(dbStart) !== 34) return undefined;
-    const dbEnd = text.indexOf('"', dbStart + 1);
-    if (dbEnd === -1 || text.charCodeAt(dbEnd + 1) !== 44) return undefined;
-    db = text.slice(dbStart + 1, dbEnd);
-    if (db.includes('\\')) return undefined;
+    if (bytes[dbStart] !== QUOTE) return undefined;
+    const dbEnd = plainStringEnd(bytes, dbStart + 1, end);
+    if (dbEnd === -1 || bytes[dbEnd + 1] !== COMMA) return undefined;
+    db = bytes.toString('latin1', dbStart + 1, dbEnd);
   }
-  // An ISO time has no escapes; anything else is decoded whole.
-  for (let at = tsStart; at < tsEnd; at++) if (text.charCodeAt(at) === 92) return undefined;
-  return new EntryLine(seq, tsStart, tsEnd, kind as EntryKind, db, text, file, line);
+  return new EntryLine(seq.value, tsStart, tsEnd, kind, db, bytes, start, end, file, line);
 }

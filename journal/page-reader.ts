@@ -9,7 +9,7 @@
  * a second listing finds them under their new names).
  */
 import { journalFiles } from './naming';
-import { firstSeqOfFile, JournalError, leadingSeq, readFileLineChunks } from './reader';
+import { firstSeqOfFile, JournalError, leadingSeqOfLine, readFileLineChunks, type FileLine } from './reader';
 import { decodeLine, isHeader, JournalLineError, type JournalEntry } from './record';
 
 export interface PageRequest {
@@ -83,7 +83,7 @@ async function readPageOnce(activeFile: string, request: PageRequest): Promise<P
   const scan: Scan = { request, entries: [], bytes: 0, last: request.after, done: request.after >= request.through };
   for (const file of scan.done ? [] : await filesFrom(activeFile, request.after)) {
     for await (const lines of readFileLineChunks(file)) {
-      for (const { text, terminated, line } of lines) if (terminated && !scan.done) take(scan, text, file, line);
+      for (const line of lines) if (line.terminated && !scan.done) take(scan, line, file);
       if (scan.done) break;
     }
     if (scan.done) break;
@@ -95,18 +95,18 @@ async function readPageOnce(activeFile: string, request: PageRequest): Promise<P
 }
 
 /** One whole line: skipped cheaply when at or below what was seen, else decoded and checked. */
-function take(scan: Scan, text: string, file: string, lineNumber: number): void {
-  const cheap = leadingSeq(text);
+function take(scan: Scan, line: FileLine, file: string): void {
+  const cheap = leadingSeqOfLine(line);
   if (cheap !== undefined && cheap <= scan.last) return;
   if (cheap !== undefined && cheap > scan.request.through) {
     scan.done = true;
     return;
   }
-  const decoded = decode(text, file, lineNumber);
+  const decoded = decode(line.text, file, line.line);
   if (isHeader(decoded)) return;
   if (decoded.seq <= scan.last) return;
   if (scan.last > scan.request.after && decoded.seq !== scan.last + 1) {
-    throw new JournalError('gap', `seq ${scan.last + 1} is missing`, file, lineNumber);
+    throw new JournalError('gap', `seq ${scan.last + 1} is missing`, file, line.line);
   }
   scan.last = decoded.seq;
   if (scan.request.accept(decoded)) {

@@ -12,9 +12,10 @@ import fs from 'node:fs';
 import { pipeline } from 'node:stream';
 import zlib from 'node:zlib';
 import { journalFiles } from './naming';
-import { JOURNAL_FORMAT, JournalLineError, decodeLine, isHeader, verifyLine } from './record';
+import { JOURNAL_FORMAT, JournalLineError, decodeLine, isHeader, verifyLineBytes } from './record';
 import type { JournalEntry, JournalHeader, JournalLine } from './record';
 import { sketchLine, type ReadEntry } from './entry-line';
+import { decimalAt, holdsAt } from './line-bytes';
 
 export interface JournalContents {
   /** Every header, with the file it was read from, in the order of `files`. */
@@ -48,15 +49,33 @@ export class JournalError extends Error {
   }
 }
 
-export interface FileLine {
-  /** 1-based. */
-  line: number;
+/**
+ * One line of a journal file, as the bytes it was read in: its text is made
+ * only when asked, so a reader that needs no more than a line's first fields
+ * and its checksum (readJournalLazily, a bounded read skipping old lines)
+ * makes no string of it.
+ */
+export class FileLine {
+  private decoded: string | undefined;
+
+  constructor(
+    /** 1-based. */
+    readonly line: number,
+    /** The buffer the line lies in, and where (its newline excluded). */
+    readonly bytes: Buffer,
+    readonly start: number,
+    readonly end: number,
+    /** Nothing follows this line in the file. */
+    readonly last: boolean,
+    /** The line ended with a newline (only the last line can lack one). */
+    readonly terminated: boolean,
+  ) {}
+
   /** Without its newline. */
-  text: string;
-  /** Nothing follows this line in the file. */
-  last: boolean;
-  /** The line ended with a newline (only the last line can lack one). */
-  terminated: boolean;
+  get text(): string {
+    this.decoded ??= this.bytes.toString('utf8', this.start, this.end);
+    return this.decoded;
+  }
 }
 
 /** Reads of 1 MiB rather than 64 KiB: a long replay took a turn of the stream machinery per 64 KiB. */
@@ -74,39 +93,54 @@ export function openJournalText(file: string): NodeJS.ReadableStream {
  * The lines of one journal file, gunzipping `*.gz`. Splits on `\n` bytes (never
  * part of a multi-byte UTF-8 sequence, and JSON escapes it inside strings), and
  * holds each line back until the next byte shows whether it was the last.
- * Splitting decoded text on '\n' is the same as splitting the bytes.
  * Lines come a read chunk at a time: one turn of the async machinery per line
  * cost more than decoding the line in a long replay.
  */
 export async function* readFileLineChunks(file: string): AsyncGenerator<FileLine[]> {
+  // The start of a line that the last chunk cut: joined to its end in the next chunk with a newline.
   let pending: Buffer[] = [];
-  // The line held back: its number (0: none yet) and text.
+  // The line held back until the next shows it was not the last: its number (0: none yet) and where it lies.
   let heldLine = 0;
-  let heldText = '';
-  let count = 0;
+  let heldBytes = EMPTY;
+  let heldStart = 0;
+  let heldEnd = 0;
+  const lines: FileLine[] = [];
+  const take = (bytes: Buffer, start: number, end: number): void => {
+    if (heldLine > 0) lines.push(new FileLine(heldLine, heldBytes, heldStart, heldEnd, false, true));
+    heldLine++;
+    heldBytes = bytes;
+    heldStart = start;
+    heldEnd = end;
+  };
   for await (const chunk of openJournalText(file) as AsyncIterable<Buffer>) {
-    const end = chunk.lastIndexOf(10);
-    if (end === -1) {
+    const lastNewline = chunk.lastIndexOf(10);
+    if (lastNewline === -1) {
       pending.push(chunk);
       continue;
     }
-    // Up to the chunk's last newline the lines are whole: decoded in one go and split, not one by one.
-    const whole = pending.length === 0 ? chunk.subarray(0, end) : Buffer.concat([...pending, chunk.subarray(0, end)]);
-    const lines: FileLine[] = [];
-    for (const text of whole.toString('utf8').split('\n')) {
-      if (heldLine > 0) lines.push({ line: heldLine, text: heldText, last: false, terminated: true });
-      heldLine = ++count;
-      heldText = text;
+    let start = 0;
+    if (pending.length > 0) {
+      // Only the cut line is copied; the chunk's other lines stay where they were read.
+      const first = chunk.indexOf(10);
+      const joined = Buffer.concat([...pending, chunk.subarray(0, first)]);
+      take(joined, 0, joined.length);
+      start = first + 1;
     }
-    pending = end + 1 < chunk.length ? [chunk.subarray(end + 1)] : [];
-    if (lines.length > 0) yield lines;
+    while (start <= lastNewline) {
+      const end = chunk.indexOf(10, start);
+      take(chunk, start, end);
+      start = end + 1;
+    }
+    pending = lastNewline + 1 < chunk.length ? [chunk.subarray(lastNewline + 1)] : [];
+    if (lines.length > 0) yield lines.splice(0);
   }
   const tail = Buffer.concat(pending);
-  const lines: FileLine[] = [];
-  if (heldLine > 0) lines.push({ line: heldLine, text: heldText, last: tail.length === 0, terminated: true });
-  if (tail.length > 0) lines.push({ line: ++count, text: tail.toString('utf8'), last: true, terminated: false });
-  if (lines.length > 0) yield lines;
+  if (heldLine > 0) lines.push(new FileLine(heldLine, heldBytes, heldStart, heldEnd, tail.length === 0, true));
+  if (tail.length > 0) lines.push(new FileLine(heldLine + 1, tail, 0, tail.length, true, false));
+  if (lines.length > 0) yield lines.splice(0);
 }
+
+const EMPTY: Buffer = Buffer.alloc(0);
 
 /** readFileLineChunks a line at a time. */
 export async function* readFileLines(file: string): AsyncGenerator<FileLine> {
@@ -179,6 +213,15 @@ export function leadingSeq(text: string): number | undefined {
   return i > SEQ_PREFIX.length && text[i] === ',' ? seq : undefined;
 }
 
+const SEQ_PREFIX_BYTES = Buffer.from(SEQ_PREFIX);
+
+/** leadingSeq of a line still in its bytes, read without making its text. */
+export function leadingSeqOfLine({ bytes, start, end }: FileLine): number | undefined {
+  if (!holdsAt(bytes, start, SEQ_PREFIX_BYTES)) return undefined;
+  const seq = decimalAt(bytes, start + SEQ_PREFIX_BYTES.length, end);
+  return seq !== undefined && bytes[seq.next] === 0x2c ? seq.value : undefined;
+}
+
 function noteStart(state: ReadState, file: string, seq: number): void {
   // Seq rises line by line: most lines start above what their file holds already, known without a map lookup.
   if (file === state.noted.file && seq >= state.noted.start) return;
@@ -190,7 +233,7 @@ function noteStart(state: ReadState, file: string, seq: number): void {
 /** Takes one line into the state; false when it was a tolerated torn last line. */
 function takeLine(file: string, fileLine: FileLine, state: ReadState, fromSeq: number, first: boolean): boolean {
   // Lines below fromSeq are neither decoded nor checked: start-up cost follows the tail, not the journal's length.
-  const cheap = fileLine.terminated ? leadingSeq(fileLine.text) : undefined;
+  const cheap = fileLine.terminated ? leadingSeqOfLine(fileLine) : undefined;
   if (cheap !== undefined && cheap < fromSeq) {
     noteStart(state, file, cheap);
     return true;
@@ -215,10 +258,11 @@ function takeLine(file: string, fileLine: FileLine, state: ReadState, fromSeq: n
  * Its checksum is checked now, so damage is still found before any entry is used.
  */
 function takeLineLazily(file: string, fileLine: FileLine, state: ReadState, first: boolean): boolean {
-  const sketch = sketchLine(fileLine.text, file, fileLine.line);
+  const { bytes, start, end } = fileLine;
+  const sketch = sketchLine(bytes, start, end, file, fileLine.line);
   if (sketch === undefined) return false;
   try {
-    verifyLine(fileLine.text);
+    verifyLineBytes(bytes, start, end);
   } catch (err) {
     if (!(err instanceof JournalLineError)) throw err;
     throw new JournalError('corrupt', `${err.reason} error: ${err.message}`, file, fileLine.line);

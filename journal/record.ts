@@ -7,6 +7,7 @@
  * decode verify the exact bytes that were written without re-serializing.
  */
 import zlib from 'node:zlib';
+import { holdsAt, lowerHexAt } from './line-bytes';
 import type { SqlParams } from '../src/engine/protocol';
 
 /** Bump when a line's meaning changes; readers refuse formats newer than theirs. */
@@ -205,7 +206,7 @@ export function crc32Fallback(text: string): number {
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-const nativeCrc32 = (zlib as { crc32?: (data: string, value?: number) => number }).crc32;
+const nativeCrc32 = (zlib as { crc32?: (data: string | Uint8Array, value?: number) => number }).crc32;
 
 /** CRC-32 of the UTF-8 bytes of `text`, as 8 lowercase hex digits. */
 export function crcOf(text: string): string {
@@ -318,6 +319,30 @@ export function verifyLine(text: string): void {
   )
     return;
   verifiedJson(text); // says why the line is refused (or, without zlib.crc32, checks it the long way)
+}
+
+const CRC_FIELD_BYTES = Buffer.from(CRC_FIELD);
+const CLOSE_BRACE = '}';
+
+/**
+ * verifyLine for a line still in the bytes it was read in (`end` excludes its
+ * newline): the checksum is taken of the bytes themselves, with no string
+ * made. A line that does not end as the encoder writes one, or whose sum does
+ * not match, goes to verifyLine, which says why it is refused.
+ */
+export function verifyLineBytes(bytes: Buffer, start: number, end: number): void {
+  const at = end - CRC_SUFFIX_LENGTH;
+  if (
+    at >= start &&
+    typeof nativeCrc32 === 'function' &&
+    bytes[end - 1] === 0x7d &&
+    bytes[end - 2] === 0x22 &&
+    holdsAt(bytes, at, CRC_FIELD_BYTES)
+  ) {
+    const written = lowerHexAt(bytes, at + CRC_FIELD.length, 8);
+    if (written !== -1 && nativeCrc32(CLOSE_BRACE, nativeCrc32(bytes.subarray(start, at))) === written) return;
+  }
+  verifyLine(bytes.toString('utf8', start, end));
 }
 
 /** Decodes a line whose checksum verifyLine has checked already; its JSON and shape are still checked. */

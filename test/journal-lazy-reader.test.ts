@@ -116,19 +116,75 @@ t.test('a line with a valid checksum but a bad shape fails when it is decoded, n
 
 t.test('a line whose start says other than its JSON is refused when decoded', (t) => {
   const line = encodeLine(exec(5));
-  const sketch = sketchLine(line, 'f', 1) as EntryLine;
+  const bytes = Buffer.from(line);
+  const end = bytes.length - 1;
+  const sketch = sketchLine(bytes, 0, end, 'f', 1) as EntryLine;
+  t.equal(sketch.seq, 5);
+  t.equal(sketch.text, line.trimEnd());
   const tsStart = line.indexOf('"ts":"') + '"ts":"'.length;
-  const lying = new EntryLine(6, tsStart, line.indexOf('"', tsStart), sketch.kind, sketch.db, sketch.text, 'f', 1);
+  const lying = new EntryLine(6, tsStart, line.indexOf('"', tsStart), sketch.kind, sketch.db, bytes, 0, end, 'f', 1);
   t.equal(lying.ts, TS);
   t.throws(() => lying.decode(), { name: 'EntryLineError' });
-  t.equal(
-    sketchLine(
-      encodeLine({ seq: 1, ts: TS, db: 'x', session: null, kind: 'dropdb', sql: null, ok: true, ms: 0 }),
-      'f',
-      1,
-    ),
-    undefined,
-    'a drop is not kept as a line',
+  const drop = Buffer.from(
+    encodeLine({ seq: 1, ts: TS, db: 'x', session: null, kind: 'dropdb', sql: null, ok: true, ms: 0 }),
   );
+  t.equal(sketchLine(drop, 0, drop.length - 1, 'f', 1), undefined, 'a drop is not kept as a line');
   t.end();
+});
+
+t.test('lines cut by the read chunks, with multi-byte text, read as they were written', async (t) => {
+  // About 3 MiB of lines of many lengths, so that lines and multi-byte characters fall across the 1 MiB reads.
+  const entries: JournalEntry[] = [];
+  for (let seq = 1; seq <= 700; seq++) {
+    const text = `é€😀 ${'x'.repeat((seq * 7919) % 9000)} ${seq}`;
+    entries.push(
+      exec(seq, { sql: 'INSERT INTO t VALUES (?)', statements: [{ sql: 'INSERT INTO t VALUES (?)', params: [text] }] }),
+    );
+  }
+  const body = header + entries.map((entry) => encodeLine(entry)).join('');
+  t.ok(body.length > 3 * 1024 * 1024);
+  const active = path.join(
+    t.testdir({ [ACTIVE]: body, gz: { 'statements.20261121-054312.1.jsonl.gz': zlib.gzipSync(body) } }),
+    ACTIVE,
+  );
+  for (const file of [active, path.join(path.dirname(active), 'gz', ACTIVE)]) {
+    const lazy = await readJournalLazily(file);
+    t.equal(lazy.entries.length, entries.length);
+    // The file's last line is decoded at once (it may be torn); the others are kept as lines.
+    t.ok(
+      lazy.entries.slice(0, -1).every((entry) => entry instanceof EntryLine),
+      'every other line kept undecoded',
+    );
+    t.same(lazy.entries.map(entryOf), entries, `${path.basename(path.dirname(file))}: every entry as written`);
+  }
+});
+
+t.test('a database name that is not plain ASCII is decoded whole, and read right', async (t) => {
+  const named = exec(1, { db: 'café.db' });
+  const line = Buffer.from(encodeLine(named));
+  t.equal(sketchLine(line, 0, line.length - 1, 'f', 1), undefined);
+  const active = path.join(t.testdir({ [ACTIVE]: header + line.toString() + encodeLine(exec(2)) }), ACTIVE);
+  const lazy = await readJournalLazily(active);
+  t.same(lazy.entries.map(entryOf), [named, exec(2)]);
+  t.equal(lazy.entries[0]?.db, 'café.db');
+});
+
+t.test('a damaged checksum is found at the read, in the bytes', async (t) => {
+  const good = encodeLine(exec(2));
+  const damaged = good.replace('"crc":"', '"crc":"0').replace(/"crc":"(.{8}).*"\}/, '"crc":"$1"}');
+  const flipped = good.replace('INSERT', 'INSERU');
+  for (const [why, bad] of [
+    ['a sum that does not match', flipped],
+    ['a sum that is not hex', good.replace(/"crc":"[0-9a-f]{8}"/, '"crc":"zzzzzzzz"')],
+    ['a line cut before its sum', good.slice(0, -25) + '\n'],
+    ['a changed sum', damaged],
+  ] as const) {
+    const active = path.join(t.testdir({ [ACTIVE]: header + encodeLine(exec(1)) + bad + encodeLine(exec(3)) }), ACTIVE);
+    const error = await readJournalLazily(active).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    t.type(error, JournalError, why);
+    t.match(error, { kind: 'corrupt', line: 3 }, why);
+  }
 });

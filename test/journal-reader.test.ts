@@ -108,7 +108,8 @@ t.test('reads the lines of a file, saying which is last and whether it ended', a
   const dir = t.testdir({ a: 'one\ntwo\n', b: 'one\ntwo', c: '', 'd.gz': gz('é\n\nx') });
   const lines = async (name: string) => {
     const out = [];
-    for await (const line of readFileLines(path.join(dir, name))) out.push(line);
+    for await (const { line, text, last, terminated } of readFileLines(path.join(dir, name)))
+      out.push({ line, text, last, terminated });
     return out;
   };
   t.same(await lines('a'), [
