@@ -295,15 +295,16 @@ async function deepPages(work, figures) {
 async function replayOfInserts(work, figures) {
   say();
   say(
-    'replay of 100,000 single-row INSERTs into one database: `replay -out` (its own process, journal read included) against a raw better-sqlite3 loop committing every 1,000 (best of 3, wall time)',
+    'replay of 100,000 single-row INSERTs into one database: `replay -out` (its own process, journal read included) against raw better-sqlite3 loops in this process committing every 1,000: one replaying the same journal as it reads it (JSON.parse of each line, no checks), one inserting the rows with nothing to read (best of 3, wall time)',
   );
   const r = await replayBatches(work);
   figures.replayBatches = r;
-  const ratio = r.rawMs / r.replayMs;
+  const ratio = r.rawJournalMs / r.replayMs;
   say(
-    `  journal ${(r.journalBytes / 1024 / 1024).toFixed(1)} MB; replay -out ${int(r.replayMs)} ms, raw loop ${int(r.rawMs)} ms (same rows: ${r.same ? 'yes' : 'NO'})`,
+    `  journal ${(r.journalBytes / 1024 / 1024).toFixed(1)} MB; replay -out ${int(r.replayMs)} ms, raw loop reading the journal ${int(r.rawJournalMs)} ms, raw loop of INSERTs alone ${int(r.rawMs)} ms (same rows: ${r.same ? 'yes' : 'NO'})`,
   );
-  say(`  ratio raw ÷ replay ${fmt(ratio)} (target >= 0.3: ${targetNote(ratio >= 0.3)})`);
+  say(`  ratio raw journal loop ÷ replay ${fmt(ratio)} (target >= 0.3: ${targetNote(ratio >= 0.3)})`);
+  say(`  ratio INSERTs alone ÷ replay ${fmt(r.rawMs / r.replayMs)} (what SQLite's own work would allow)`);
   say(
     `  in process (CPU ms, best of 2): read the journal and check its checksums ${int(r.readCpuMs)}, decode and rebuild ${int(r.applyCpuMs)}; raw ÷ decode and rebuild ${fmt(r.rawMs / r.applyCpuMs)}`,
   );
