@@ -17,6 +17,15 @@ import { quoteIdentifier } from '../types';
 /** Fact queries kept prepared per database (one or two per table read); past this, they start over. */
 const VALUE_QUERIES = 256;
 
+/**
+ * A database of at most this many pages has its tables counted whole: SQLite
+ * counts a table by walking its B-tree's pages (PlaylistTrack's 8,715 rows in
+ * 12 µs), where counting at most limit + 1 rows steps through every row (583
+ * µs). A table cannot have more pages than its file, so the whole count walks
+ * at most this many, about what stepping through the limit's rows costs.
+ */
+const WHOLE_COUNT_PAGES = 2048;
+
 /** A table or index of sqlite_schema, found by its root page. */
 export interface SchemaObject {
   readonly type: 'table' | 'index';
@@ -42,6 +51,7 @@ export class PlanStats {
   private misleading: boolean | undefined;
   private nesting: boolean | undefined;
   private bytes: number | undefined;
+  private pages: number | undefined;
   private viewSql: Map<string, string> | undefined;
   private tableNames: Map<string, string> | undefined;
   private readonly counts = new Map<string, number>();
@@ -84,6 +94,7 @@ export class PlanStats {
     if (data !== this.dataVersion) {
       this.dataVersion = data;
       this.bytes = undefined;
+      this.pages = undefined;
       this.counts.clear();
       this.rowBytes.clear();
       this.groups.clear();
@@ -189,9 +200,11 @@ export class PlanStats {
   rowCount(table: string): number {
     let count = this.counts.get(table);
     if (count === undefined) {
-      count = Number(
-        this.valueQuery(`SELECT count(*) FROM (SELECT 1 FROM ${quoteIdentifier(table)} LIMIT ?)`).get(this.limit + 1),
-      );
+      const quoted = quoteIdentifier(table);
+      count =
+        this.pageCount() <= WHOLE_COUNT_PAGES
+          ? Math.min(Number(this.valueQuery(`SELECT count(*) FROM ${quoted}`).get()), this.limit + 1)
+          : Number(this.valueQuery(`SELECT count(*) FROM (SELECT 1 FROM ${quoted} LIMIT ?)`).get(this.limit + 1));
       this.counts.set(table, count);
     }
     return count;
@@ -215,9 +228,14 @@ export class PlanStats {
 
   /** The database's size in bytes (pages times page size). */
   fileBytes(): number {
-    this.bytes ??=
-      Number(this.valueQuery('PRAGMA page_count').get()) * Number(this.valueQuery('PRAGMA page_size').get());
+    this.bytes ??= this.pageCount() * Number(this.valueQuery('PRAGMA page_size').get());
     return this.bytes;
+  }
+
+  /** The database's size in pages. */
+  private pageCount(): number {
+    this.pages ??= Number(this.valueQuery('PRAGMA page_count').get());
+    return this.pages;
   }
 
   /** An index's table and key columns; undefined for an unknown name. */
