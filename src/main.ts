@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=8
 /** The process entry: command line → config → server; signals stop it cleanly. */
 import './compile-cache';
 import { InstanceLockError } from './startup/instance-lock';

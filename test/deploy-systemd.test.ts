@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { MAIN, SERVER_NODE_FLAGS, startServer } from './helpers/server';
+import { MAIN, SERVER_ENVIRONMENT, SERVER_NODE_FLAGS, startServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
 import { ROOT, UNIT, missingTool, timeSpanSeconds, unitSettings, writeAdminTokensFile } from './helpers/deploy-files';
 import { sleep } from './helpers/wait';
@@ -63,11 +63,14 @@ t.test('the unit runs node on dist/src/main.js as an unprivileged user, hardened
   const packageJson = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
     scripts: Record<string, string>;
   };
+  const assignments = Object.entries(SERVER_ENVIRONMENT).map(([name, value]) => `${name}=${value}`);
+  tt.same(assignments, ['MALLOC_ARENA_MAX=2'], "main.js's #! line sets the environment it is measured with");
   tt.equal(
     packageJson.scripts['start'],
-    `node ${SERVER_NODE_FLAGS.join(' ')} dist/src/main.js`,
-    'npm start launches with the same flags',
+    `${assignments.join(' ')} node ${SERVER_NODE_FLAGS.join(' ')} dist/src/main.js`,
+    'npm start launches with the same environment and flags',
   );
+  tt.equal(settings.get('Environment'), assignments.join(' '), 'so does the unit');
   tt.equal(settings.get('User'), 'sqlscribe');
   tt.equal(settings.get('Group'), 'sqlscribe');
   tt.equal(settings.get('KillSignal'), 'SIGTERM');

@@ -11,10 +11,16 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const MAIN = path.join(ROOT, 'dist/src/main.js');
+const SHEBANG = fs.readFileSync(MAIN, 'utf8').split('\n')[0];
 /** The node flags the server is deployed with: those on main.js's #! line (npm start and the systemd unit use the same). */
-const SERVER_NODE_FLAGS = (/^#!.*\bnode((?: --\S+)*)\s*$/.exec(fs.readFileSync(MAIN, 'utf8').split('\n')[0])?.[1] ?? '')
-  .split(' ')
-  .filter(Boolean);
+const SERVER_NODE_FLAGS = (/^#!.*\bnode((?: --\S+)*)\s*$/.exec(SHEBANG)?.[1] ?? '').split(' ').filter(Boolean);
+/** And the environment it sets before node (`env -S NAME=value … node`). */
+const SERVER_ENVIRONMENT = Object.fromEntries(
+  (/^#!\S*env -S((?: \w+=\S+)*) node\b/.exec(SHEBANG)?.[1] ?? '')
+    .split(' ')
+    .filter(Boolean)
+    .map((assignment) => assignment.split('=', 2)),
+);
 export const BASELINE = path.join(ROOT, 'test/bench/baseline-server.mjs');
 export const TOKEN = 'bench-token-0123456789';
 
@@ -22,9 +28,9 @@ export const TOKEN = 'bench-token-0123456789';
  * Spawns `node args…` and resolves once stderr has matched every pattern, with
  * the time (ms since spawn) each matched and the first capture of the first.
  */
-export function startProcess(args, patterns, { timeoutMs = 60_000, cwd = ROOT } = {}) {
+export function startProcess(args, patterns, { timeoutMs = 60_000, cwd = ROOT, env = process.env } = {}) {
   const started = performance.now();
-  const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   return new Promise((resolve, reject) => {
     const times = new Array(patterns.length).fill(undefined);
@@ -79,7 +85,9 @@ export function startSqlscribe(dir, extra = []) {
     'mod',
     ...extra,
   ];
-  return startProcess(args, [/listening on (http:\/\/\S+)/, /\nsqlscribe ready/]);
+  return startProcess(args, [/listening on (http:\/\/\S+)/, /\nsqlscribe ready/], {
+    env: { ...process.env, ...SERVER_ENVIRONMENT },
+  });
 }
 
 /** The bare baseline: node:http, or with `koa` bare Koa and koa-bodyparser (baseline-server.mjs). */
