@@ -10,7 +10,7 @@ import { EngineError } from '../src/errors';
 import { classifyStatement } from '../src/engine/dialect/classify';
 import { splitStatements } from '../src/engine/dialect/split';
 import type { Engine } from '../src/engine/engine';
-import type { ExecRequest, ExecStatement, SqlParams } from '../src/engine/protocol';
+import { withParams, type ExecRequest, type ExecStatement, type StatementText } from '../src/engine/protocol';
 import type { JournalEntry, JournalStatement } from '../journal/record';
 
 /** Failures that depend on time or on a process, not on the SQL: replaying them means nothing. */
@@ -26,7 +26,7 @@ export class ReplayError extends Error {
 }
 
 /** A statement's text and kind as the splitter and the classifier give them; the parameters come per entry. */
-type SplitStatement = Omit<ExecStatement, 'params'>;
+type SplitStatement = StatementText;
 
 /**
  * Splits of recent source texts (replayed journals repeat a few statement
@@ -48,13 +48,6 @@ function splitSource(sql: string): SplitStatement[] {
       ? { sql: text, kind: classified.kind }
       : { sql: text, kind: classified.kind, savepoint: classified.savepoint };
   });
-}
-
-/** Spelled out rather than spread: a spread per entry cost more than the entry's INSERT, and left objects of many shapes. */
-function withParams(statement: SplitStatement, params: SqlParams): ExecStatement {
-  return statement.savepoint === undefined
-    ? { sql: statement.sql, kind: statement.kind, params }
-    : { sql: statement.sql, kind: statement.kind, params, savepoint: statement.savepoint };
 }
 
 class SourceSplits {

@@ -26,6 +26,19 @@ export interface ExecStatement {
   readonly savepoint?: string;
 }
 
+/** A statement without its parameters: what stays the same each time one text runs. */
+export type StatementText = Omit<ExecStatement, 'params'>;
+
+/**
+ * `text` with `params`, its keys spelled out rather than spread: a spread per
+ * statement cost more than a small INSERT, and left objects of many shapes.
+ */
+export function withParams(text: StatementText, params: SqlParams): ExecStatement {
+  return text.savepoint === undefined
+    ? { sql: text.sql, kind: text.kind, params }
+    : { sql: text.sql, kind: text.kind, params, savepoint: text.savepoint };
+}
+
 export interface ExecRequest {
   readonly file: string;
   readonly statements: readonly ExecStatement[];

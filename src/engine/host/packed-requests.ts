@@ -6,9 +6,7 @@
  * each distinct statement (text, kind, savepoint) travels once, and each
  * statement of the batch is its index and its parameters.
  */
-import type { ExecRequest, ExecStatement, SqlParams } from '../protocol';
-
-type StatementText = Omit<ExecStatement, 'params'>;
+import { withParams, type ExecRequest, type ExecStatement, type SqlParams, type StatementText } from '../protocol';
 
 export interface PackedRequest extends Omit<ExecRequest, 'statements'> {
   /** Each distinct statement once. */
@@ -46,13 +44,6 @@ export function packRequest(request: ExecRequest): PackedRequest {
     params.push(statement.params ?? null);
   }
   return { ...rest, texts, at, params };
-}
-
-/** The statement with its parameters, spelled out: the engine sees the keys a statement is made with. */
-function withParams(text: StatementText, params: SqlParams): ExecStatement {
-  return text.savepoint === undefined
-    ? { sql: text.sql, kind: text.kind, params }
-    : { sql: text.sql, kind: text.kind, params, savepoint: text.savepoint };
 }
 
 export function unpackRequest(packed: PackedRequest): ExecRequest {
