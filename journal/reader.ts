@@ -472,8 +472,8 @@ function checkStart(kept: readonly Located[], fromSeq: number, firstSeq: number 
 export async function firstSeqOfFile(file: string): Promise<number | undefined> {
   const fromHeader = (await peekHeader(file))?.firstSeq;
   if (fromHeader !== undefined) return fromHeader;
-  for await (const { text } of readFileLines(file)) {
-    const seq = leadingSeq(text);
+  for await (const line of readFileLines(file)) {
+    const seq = leadingSeqOfLine(line);
     if (seq !== undefined) return seq;
   }
   return undefined;

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { journalFiles } from '../../journal/naming';
-import { firstSeqOfFile, leadingSeq, readFileLines } from '../../journal/reader';
+import { firstSeqOfFile, leadingSeqOfLine, readFileLines } from '../../journal/reader';
 import { lastSeqOfFile } from '../../journal/tail';
 import type { LogRetain } from '../config/options';
 import { listRounds, type SnapshotRound } from './manifest';
@@ -40,7 +40,7 @@ async function rangeOf(file: string): Promise<FileRange> {
   const first = await firstSeqOfFile(file);
   let last = 0;
   if (!file.endsWith('.gz')) last = lastSeqOfFile(file);
-  else for await (const { text } of readFileLines(file)) last = Math.max(last, leadingSeq(text) ?? 0);
+  else for await (const line of readFileLines(file)) last = Math.max(last, leadingSeqOfLine(line) ?? 0);
   return { file, first, last, mtimeMs };
 }
 
