@@ -7,17 +7,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export const MAIN = path.resolve(__dirname, '../../dist/src/main.js');
+const SHEBANG = fs.readFileSync(MAIN, 'utf8').split('\n')[0] ?? '';
 /** The environment main.js's #! line sets before node (`env -S NAME=value … node`); npm start and the systemd unit set the same. */
 export const SERVER_ENVIRONMENT: Readonly<Record<string, string>> = Object.fromEntries(
-  (/^#!\S*env -S((?: \w+=\S+)*) node\b/.exec(fs.readFileSync(MAIN, 'utf8').split('\n')[0] ?? '')?.[1] ?? '')
+  (/^#!\S*env -S((?: \w+=\S+)*) node\b/.exec(SHEBANG)?.[1] ?? '')
     .split(' ')
     .filter(Boolean)
     .map((assignment) => assignment.split('=', 2) as [string, string]),
 );
 /** The node flags the server is launched with (main.js's #! line; npm start and the systemd unit say the same). */
-export const SERVER_NODE_FLAGS: readonly string[] = (
-  /^#!.*\bnode((?: --\S+)*)\s*$/m.exec(fs.readFileSync(MAIN, 'utf8').split('\n')[0] ?? '')?.[1] ?? ''
-)
+export const SERVER_NODE_FLAGS: readonly string[] = (/^#!.*\bnode((?: --\S+)*)\s*$/m.exec(SHEBANG)?.[1] ?? '')
   .split(' ')
   .filter(Boolean);
 
