@@ -11,12 +11,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import type { Page } from 'playwright-core';
 import {
   PROJECTOR_SMALL,
   PROJECTOR_WIDE,
   SCREENSHOTS,
   axeViolations,
+  completionLabels,
   editorText,
   findChromium,
   launch,
@@ -56,28 +56,6 @@ t.test('the page carries a fresh style nonce; the assets and the rest of the pol
 });
 
 const chromiumPath = findChromium();
-
-/** The completion labels the open completion list shows. */
-/**
- * The labels of the open completion list, once it offers each of `expected` or after 5 s:
- * CodeMirror may show the options of one source a moment before another's (a fresh clone under
- * load once read the list before the new table's columns were in it).
- */
-async function completionLabels(page: Page, expected: readonly string[]): Promise<string[]> {
-  const labels = '.cm-tooltip-autocomplete li .cm-completionLabel';
-  await page.locator('.cm-tooltip-autocomplete').waitFor();
-  await page
-    .waitForFunction(
-      ([selector, wanted]) => {
-        const shown = new Set(Array.from(document.querySelectorAll(selector), (label) => label.textContent));
-        return wanted.every((label) => shown.has(label));
-      },
-      [labels, expected] as const,
-      { timeout: 5000 },
-    )
-    .catch(() => undefined);
-  return page.locator(labels).allInnerTexts();
-}
 
 if (chromiumPath === undefined) {
   t.fail(

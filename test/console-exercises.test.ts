@@ -27,6 +27,7 @@ import {
   PROJECTOR_WIDE,
   SCREENSHOTS,
   axeViolations,
+  completionLabels,
   enterToken,
   findChromium,
   launch,
@@ -167,8 +168,8 @@ if (chromiumPath === undefined) {
       await page.keyboard.press('Control+Home');
       await page.keyboard.type('SELECT ');
       await page.keyboard.press('Control+Space');
-      await page.locator('.cm-tooltip-autocomplete').waitFor();
-      const labels = await page.locator('.cm-tooltip-autocomplete li .cm-completionLabel').allInnerTexts();
+      // Typing SELECT opens the keyword list; read the list once the template's columns are in it.
+      const labels = await completionLabels(page, ['id', 'name', 'price']);
       for (const column of ['id', 'name', 'price'])
         t2.ok(labels.includes(column), `the editor completes ${column} (${labels.join(', ')})`);
       await page.keyboard.press('Escape');

@@ -144,6 +144,27 @@ export async function runSql(page: Page, sql: string): Promise<void> {
   );
 }
 
+/**
+ * The labels of the open completion list, once it offers each of `expected` or after 5 s:
+ * CodeMirror may show the options of one source a moment before another's (a fresh clone under
+ * load once read the list before the new table's columns were in it).
+ */
+export async function completionLabels(page: Page, expected: readonly string[]): Promise<string[]> {
+  const labels = '.cm-tooltip-autocomplete li .cm-completionLabel';
+  await page.locator('.cm-tooltip-autocomplete').waitFor();
+  await page
+    .waitForFunction(
+      ([selector, wanted]) => {
+        const shown = new Set(Array.from(document.querySelectorAll(selector), (label) => label.textContent));
+        return wanted.every((label) => shown.has(label));
+      },
+      [labels, expected] as const,
+      { timeout: 5000 },
+    )
+    .catch(() => undefined);
+  return page.locator(labels).allInnerTexts();
+}
+
 /** The page's own horizontal overflow, in pixels (0 when it does not scroll sideways). */
 export function sidewaysOverflow(page: Page): Promise<number> {
   return page.evaluate(
