@@ -198,6 +198,31 @@ t.test('a decision follows changes to the data made by another connection', asyn
   );
 });
 
+t.test(
+  'a refusal is kept across data changes, decided again every 16th ask, and dropped with the schema',
+  async (t) => {
+    const { engine, file } = chinookEngine(t);
+    const other = new Engine();
+    t.teardown(() => other.close());
+    const grow =
+      'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) INSERT INTO grow SELECT i FROM n';
+    const count = (): unknown => engine.execBoundedRead(request(file, 'SELECT count(*) FROM grow'));
+    other.exec(request(file, 'CREATE TABLE grow (id INTEGER PRIMARY KEY)'));
+    other.exec(request(file, grow));
+    t.equal(count(), undefined, 'over the budget: refused');
+    other.exec(request(file, 'DELETE FROM grow'));
+    for (let ask = 1; ask < 16; ask++)
+      t.equal(count(), undefined, `the refusal reused, ask ${ask} after the data moved`);
+    t.ok(count(), 'decided again on the 16th: bounded, the table now empty');
+
+    other.exec(request(file, grow));
+    t.equal(count(), undefined, 'a bounded decision is never kept across a change: refused at once');
+    other.exec(request(file, 'DELETE FROM grow'));
+    other.exec(request(file, 'CREATE TABLE unrelated (id INTEGER PRIMARY KEY)'));
+    t.ok(count(), 'a schema change drops the refusal at once');
+  },
+);
+
 t.test('the text check turns most non-candidates away before any EXPLAIN', async (t) => {
   t.equal(textFacts('WITH RECURSIVE c(n) AS (SELECT 1) SELECT * FROM c'), undefined);
   t.equal(textFacts('SELECT randomblob(5)'), undefined);

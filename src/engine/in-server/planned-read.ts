@@ -642,11 +642,25 @@ function equalities(constraint: string | undefined): number {
   return equal;
 }
 
-/** A decision kept per connection, while the database does not change. */
+/**
+ * A decision kept per connection: a bounded one while the database does not
+ * change; a refusal while the schema stands, asked again now and then.
+ */
 interface Decision {
   readonly version: string;
+  readonly schema: string;
   readonly bounded: boolean;
+  /** Times a refusal was reused since the data moved. */
+  reused: number;
 }
+
+/**
+ * A refusal is decided again only on every this many asks after the data
+ * moved. A refused read runs in an engine process, under the timeout, so a
+ * refusal kept too long costs only the hop there; deciding it again costs
+ * 330 µs (it is weighed twice), and a class writes every few statements.
+ */
+const REFUSAL_REUSES = 16;
 
 const DECISIONS_PER_CONNECTION = 256;
 interface Planner {
@@ -701,6 +715,8 @@ export function isPlannedBoundedOn(
   const known = planner.decisions.get(key);
   if (known !== undefined && known.version === version.data)
     return known.bounded && withinBytes(planner, key, statement, facts);
+  if (known !== undefined && !known.bounded && known.schema === version.schema && ++known.reused < REFUSAL_REUSES)
+    return false;
   // The plan is read again only when the schema changed; the data's facts, whenever the data did.
   let shape = planner.shapes.get(key);
   if (shape === undefined || shape.version !== version.schema) {
@@ -713,7 +729,7 @@ export function isPlannedBoundedOn(
   } catch {
     // NotBounded: a table over the budget, a database too big.
   }
-  remember(planner.decisions, key, { version: version.data, bounded });
+  remember(planner.decisions, key, { version: version.data, schema: version.schema, bounded, reused: 0 });
   return bounded && withinBytes(planner, key, statement, facts);
 }
 
