@@ -22,6 +22,17 @@ const CALLS: ReadonlyArray<[string, unknown[]]> = [
   ["datetime(?, '+1 day', 'start of month')", ['2024-02-28 13:00:00']],
   ['julianday(?)', [null]],
   ["timediff(?, '2000-01-01')", ['2024-02-29']],
+  // Kept one level per argument: the same values in another place or another function are another call.
+  ['datetime(?, ?, ?)', ['2024-02-28 13:00:00', '+1 day', 'start of month']],
+  ['datetime(?, ?, ?)', ['2024-03-28 13:00:00', '+1 day', 'start of month']],
+  ['datetime(?, ?, ?)', ['2024-02-28 13:00:00', '+2 days', 'start of month']],
+  ['datetime(?, ?)', ['2024-02-28 13:00:00', null]],
+  ['time(?, ?, ?)', ['2024-02-28 13:00:00', '+1 day', 'start of month']],
+  ['date(?)', [-0]],
+  ['date(?)', [0]],
+  // Not kept: a blob, a text longer than a key's argument may be.
+  ['date(?)', [Buffer.from('2024-01-01')]],
+  ['date(?)', [`2024-01-01${' '.repeat(300)}`]],
 ];
 
 t.test('kept results answer what SQLite answers, whatever the order and the type of the argument', async (t) => {

@@ -57,8 +57,21 @@ const CURRENT: ReadonlyArray<[name: string, sql: string]> = [
   ['current_time', 'time(?)'],
 ];
 
+/**
+ * Whether a time value is 'now' (any case, any surrounding white space). No
+ * character but w and W lowers to w, so a text without either (every ISO
+ * date) is answered without making a lowered copy of it.
+ */
 function isNow(value: unknown): boolean {
-  return typeof value === 'string' && value.trim().toLowerCase() === 'now';
+  return (
+    typeof value === 'string' && (value.includes('w') || value.includes('W')) && value.trim().toLowerCase() === 'now'
+  );
+}
+
+/** `name(?, ?, …)` for each number of arguments, made once: a query may call a date function once per row. */
+function expressionsOf(name: string): (count: number) => string {
+  const made: string[] = [];
+  return (count) => (made[count] ??= `${name}(${Array.from({ length: count }, () => '?').join(', ')})`);
 }
 
 export class DeterministicFunctions {
@@ -70,8 +83,9 @@ export class DeterministicFunctions {
     db.function('random', { deterministic: false, safeIntegers: true }, () => BigInt.asIntN(64, this.random.next()));
     db.function('randomblob', { deterministic: false, safeIntegers: true }, (size: unknown) => this.randomBlob(size));
     for (const [name, timeArgs, nowWhenFewer] of TIME_FUNCTIONS) {
+      const expression = expressionsOf(name);
       db.function(name, { deterministic: true, varargs: true, safeIntegers: true }, (...args: unknown[]) =>
-        this.timeFunction(name, timeArgs, nowWhenFewer, args),
+        this.timeFunction(expression, timeArgs, nowWhenFewer, args),
       );
     }
     for (const [name, sql] of CURRENT) {
@@ -106,11 +120,16 @@ export class DeterministicFunctions {
     return blob;
   }
 
-  private timeFunction(name: string, timeArgs: number[], nowWhenFewer: number, args: unknown[]): unknown {
-    const fixed = args.length < nowWhenFewer ? [...args, 'now'] : [...args];
-    for (const at of timeArgs) if (isNow(fixed[at])) fixed[at] = this.clockText();
-    const placeholders = fixed.map(() => '?').join(', ');
-    return plainCall(`${name}(${placeholders})`, fixed);
+  /** `args` is the call's own array (a rest parameter), so 'now' is put in its place there. */
+  private timeFunction(
+    expression: (count: number) => string,
+    timeArgs: readonly number[],
+    nowWhenFewer: number,
+    args: unknown[],
+  ): unknown {
+    if (args.length < nowWhenFewer) args.push('now');
+    for (const at of timeArgs) if (isNow(args[at])) args[at] = this.clockText();
+    return plainCall(expression(args.length), args);
   }
 }
 
@@ -129,36 +148,54 @@ const plainStatements = new Map<string, Database.Statement>();
  * (the clock is one of the arguments by now), and a lesson's queries call
  * them with the same few hundred dates on every run and for every student
  * (strftime('%Y', InvoiceDate) over every invoice): a result found here
- * costs a key and a lookup instead of a call into SQLite.
+ * costs a lookup per argument instead of a call into SQLite.
+ *
+ * Per expression, a tree of maps with one level per argument, keyed by the
+ * argument's value itself: a map tells a text '5', an integer 5n and a real
+ * 5 apart, as SQLite does, without a key string made for every call.
  */
-const plainResults = new Map<string, unknown>();
+type ResultTree = Map<unknown, unknown>;
+const plainResults = new Map<string, ResultTree>();
+let keptResults = 0;
 /** Results kept at most; past this the memo starts over. */
 const PLAIN_RESULTS = 4096;
 /** An argument of a key is at most this long: a call with a longer one is not kept. */
 const MAX_KEY_ARGUMENT = 256;
 
-/** The memo's key of a call; undefined for a call not worth keeping (a blob or a long text). */
-function plainKey(expression: string, args: readonly unknown[]): string | undefined {
-  let key = expression;
-  for (const arg of args) {
-    if (arg === null) key += '\u0000z';
-    else if (typeof arg === 'bigint') key += `\u0000i${arg}`;
-    else if (typeof arg === 'number') key += `\u0000r${arg}`;
-    else if (typeof arg === 'string' && arg.length <= MAX_KEY_ARGUMENT) key += `\u0000t${arg.length}:${arg}`;
-    else return undefined;
+/** Whether a call with this argument is kept: not a blob or a long text; not -0, which a map takes for 0. */
+function isKeyArgument(arg: unknown): boolean {
+  switch (typeof arg) {
+    case 'string':
+      return arg.length <= MAX_KEY_ARGUMENT;
+    case 'number':
+      return !Object.is(arg, -0);
+    case 'bigint':
+      return true;
+    default:
+      return arg === null;
   }
-  return key;
 }
 
 function plainCall(expression: string, args: unknown[]): unknown {
-  const key = plainKey(expression, args);
+  const last = args.length - 1;
+  if (last < 0 || !args.every(isKeyArgument)) return callPlain(expression, args);
+  let level = plainResults.get(expression);
+  if (level === undefined) plainResults.set(expression, (level = new Map()));
+  for (let i = 0; i < last; i++) {
+    let next = level.get(args[i]) as ResultTree | undefined;
+    if (next === undefined) level.set(args[i], (next = new Map()));
+    level = next;
+  }
   // SQLite answers null, never undefined: undefined means not kept.
-  const kept = key === undefined ? undefined : plainResults.get(key);
+  const kept = level.get(args[last]);
   if (kept !== undefined) return kept;
   const result = callPlain(expression, args);
-  if (key !== undefined) {
-    if (plainResults.size >= PLAIN_RESULTS) plainResults.clear();
-    plainResults.set(key, result);
+  if (keptResults >= PLAIN_RESULTS) {
+    plainResults.clear();
+    keptResults = 0;
+  } else {
+    level.set(args[last], result);
+    keptResults++;
   }
   return result;
 }
