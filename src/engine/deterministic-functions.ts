@@ -156,8 +156,9 @@ const plainStatements = new Map<string, Database.Statement>();
  */
 type ResultTree = Map<unknown, unknown>;
 const plainResults = new Map<string, ResultTree>();
+/** Entries of the memo: its results and the maps under each expression's first level (so calls of many arguments are bounded too). */
 let keptResults = 0;
-/** Results kept at most; past this the memo starts over. */
+/** Results and maps kept at most; past this the memo starts over. */
 const PLAIN_RESULTS = 4096;
 /** An argument of a key is at most this long: a call with a longer one is not kept. */
 const MAX_KEY_ARGUMENT = 256;
@@ -183,7 +184,10 @@ function plainCall(expression: string, args: unknown[]): unknown {
   if (level === undefined) plainResults.set(expression, (level = new Map()));
   for (let i = 0; i < last; i++) {
     let next = level.get(args[i]) as ResultTree | undefined;
-    if (next === undefined) level.set(args[i], (next = new Map()));
+    if (next === undefined) {
+      level.set(args[i], (next = new Map()));
+      keptResults++;
+    }
     level = next;
   }
   // SQLite answers null, never undefined: undefined means not kept.
