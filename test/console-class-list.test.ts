@@ -13,11 +13,12 @@ import {
   PROJECTOR_WIDE,
   SCREENSHOTS,
   axeViolations,
+  enterToken,
   findChromium,
   launch,
   openConsole,
   serverIn,
-  enterToken,
+  valueOnceSet,
 } from './helpers/browser';
 
 t.setTimeout(180_000);
@@ -97,9 +98,8 @@ if (chromiumPath === undefined) {
       await page.click('#class-list tr[data-db="alumno-07.db"] .student-link');
       await page.waitForSelector('#view-history:not([hidden])');
       t2.equal(await page.inputValue('#history-token'), 'alumno-07', 'filtered to the student');
-      // The header's list of databases arrives with the view (GET /dbs): wait for it to hold the student's.
-      await page.waitForFunction(() => (document.getElementById('db-select') as HTMLSelectElement).value !== '');
-      t2.equal(await page.inputValue('#db-select'), 'alumno-07.db', "on the student's database");
+      // The header's list of databases arrives with the view (GET /dbs): valueOnceSet waits for the student's.
+      t2.equal(await valueOnceSet(page, '#db-select', 'alumno-07.db'), 'alumno-07.db', "on the student's database");
       t2.match(await page.locator('#history-h').innerText(), /History of alumno-07/);
       await page.waitForSelector('#history-list[data-db="alumno-07.db"] > li[data-state="failed"]');
       const who = await page.locator('#history-list .who').allInnerTexts();

@@ -25,6 +25,7 @@ import {
   serverIn,
   setEditorText,
   text,
+  valueOnceSet,
   waitForText,
 } from './helpers/browser';
 
@@ -253,7 +254,7 @@ if (chromiumPath === undefined) {
       t2.ok(link?.startsWith(`${server.url}/?db=school.db&sql=`), `the link: ${link}`);
       t2.equal(await page.evaluate(() => navigator.clipboard.readText()), link, 'it is on the clipboard');
       const other = await openConsole(context, String(link));
-      t2.equal(await other.page.inputValue('#db-select'), 'school.db', 'the database is selected');
+      t2.equal(await valueOnceSet(other.page, '#db-select', 'school.db'), 'school.db', 'the database is selected');
       t2.ok(await other.page.isVisible('#view-sql'), 'the SQL view is shown');
       t2.equal(await editorText(other.page), sql, 'the editor holds the SQL');
       t2.equal(new URL(other.page.url()).search, '', 'the address bar forgets the parameters');

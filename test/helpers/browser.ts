@@ -110,6 +110,21 @@ export async function waitForText(page: Page, selector: string, expected: string
 }
 
 /**
+ * A form control's value, once it is `expected` or after 5 s: the console
+ * fills its lists (the databases of #db-select) after the page has loaded.
+ */
+export async function valueOnceSet(page: Page, selector: string, expected: string): Promise<string> {
+  await page
+    .waitForFunction(
+      ([wanted, value]) => (document.querySelector(wanted) as HTMLInputElement | null)?.value === value,
+      [selector, expected] as const,
+      { timeout: 5000 },
+    )
+    .catch(() => undefined);
+  return page.inputValue(selector);
+}
+
+/**
  * Puts `sql` in the console's editor (CodeMirror) through the handle the page
  * keeps on #sql-editor: typing would meet the editor's auto-closed brackets.
  */

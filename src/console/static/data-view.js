@@ -247,8 +247,12 @@ async function readWithSql(table, offset, session) {
   try {
     answer = await api('POST', '/exec', { body, session: session?.id });
   } catch (error) {
-    // The session ended on the server (idle rollback): forget it; the change re-reads the committed rows.
-    if (session && error instanceof ApiError && error.status === 404) setSession(null);
+    if (session && error instanceof ApiError && error.status === 404) {
+      // This tab committed or rolled the session back while the page was on its way: the rows are the committed ones now.
+      if (state.ending === session.id || state.session?.id !== session.id) return readPage(table, offset, null);
+      // The session ended on the server (idle rollback): forget it; the change re-reads the committed rows.
+      setSession(null);
+    }
     throw error;
   }
   const [count, page] = answer.results;
@@ -258,10 +262,10 @@ async function readWithSql(table, offset, session) {
 /**
  * @param {string} table
  * @param {number} offset
+ * @param {{ id: string } | null} [session] the session to read in: the open one on this database, by default
  * @returns {Promise<any>}
  */
-async function readPage(table, offset) {
-  const session = readingSession();
+async function readPage(table, offset, session = readingSession()) {
   if (session || rowsView.sort || rowsView.where || rowsView.filter !== '') return readWithSql(table, offset, session);
   return api('GET', `/rows${query({ db: state.db, table, limit: limit(), offset })}`);
 }

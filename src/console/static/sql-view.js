@@ -409,12 +409,15 @@ async function begin() {
 async function end(commit) {
   const session = state.session;
   if (!session) return;
+  state.ending = session.id;
   try {
     const ended = await api('POST', `/tx/${commit ? 'commit' : 'rollback'}${query({ session: session.id })}`);
+    state.ending = null;
     setSession(null);
     notify(`${ended.message}: the session on ${ended.db} is closed.`);
     await loadTables();
   } catch (error) {
+    state.ending = null;
     if (error instanceof ApiError && SESSION_GONE.has(error.code)) setSession(null);
     notifyError(error);
   }

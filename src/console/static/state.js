@@ -14,7 +14,7 @@ const listeners = new Set();
 
 /**
  * @type {{ mode: 'multi-db' | 'single-db' | undefined, dbs: string[], db: string,
- *   session: { id: string, db: string, expires_unix: number } | null }}
+ *   session: { id: string, db: string, expires_unix: number } | null, ending: string | null }}
  */
 export const state = {
   /** 'multi-db' or 'single-db' once /dbs answered. */
@@ -23,6 +23,8 @@ export const state = {
   db: sessionStorage.getItem(DB_KEY) ?? '',
   /** { id, db, expires_unix } while a transaction session is open. */
   session: readSession(),
+  /** The id of the session this tab is committing or rolling back, until the server has answered. */
+  ending: null,
 };
 
 function readSession() {
