@@ -5,7 +5,7 @@
  * processes, where the timeout can stop them.
  */
 import Database from 'better-sqlite3';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Engine } from '../src/engine/engine';
 import { newBatchContext } from '../src/engine/deterministic-functions';
 import type { ExecRequest } from '../src/engine/protocol';
@@ -31,10 +31,20 @@ const LESSON = [
   'SELECT BillingCountry FROM Invoice EXCEPT SELECT Country FROM Employee ORDER BY 1',
 ];
 
-t.test('lesson statements on Chinook are decided in-process and answer as the ordinary path', async (t) => {
-  const { engine, file } = chinookEngine(t);
+/** Chinook on a file, with a second engine (another connection) to change it behind the first one's back. */
+function withOtherConnection(t: Test): ReturnType<typeof chinookEngine> & { other: Engine } {
+  const opened = chinookEngine(t);
   const other = new Engine();
   t.teardown(() => other.close());
+  return { ...opened, other };
+}
+
+/** Grows `grow` past the planner's row budget (60,000 rows). */
+const GROW_PAST_BUDGET =
+  'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) INSERT INTO grow SELECT i FROM n';
+
+t.test('lesson statements on Chinook are decided in-process and answer as the ordinary path', async (t) => {
+  const { engine, file, other } = withOtherConnection(t);
   for (const sql of LESSON) {
     const here = engine.execBoundedRead(request(file, sql));
     t.ok(here !== undefined, `in-process: ${sql}`);
@@ -180,17 +190,10 @@ t.test(
 );
 
 t.test('a decision follows changes to the data made by another connection', async (t) => {
-  const { engine, file } = chinookEngine(t);
-  const other = new Engine();
-  t.teardown(() => other.close());
+  const { engine, file, other } = withOtherConnection(t);
   other.exec(request(file, 'CREATE TABLE grow (id INTEGER PRIMARY KEY)'));
   t.ok(engine.execBoundedRead(request(file, 'SELECT count(*) FROM grow')), 'empty: bounded');
-  other.exec(
-    request(
-      file,
-      'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) INSERT INTO grow SELECT i FROM n',
-    ),
-  );
+  other.exec(request(file, GROW_PAST_BUDGET));
   t.equal(
     engine.execBoundedRead(request(file, 'SELECT count(*) FROM grow')),
     undefined,
@@ -201,21 +204,17 @@ t.test('a decision follows changes to the data made by another connection', asyn
 t.test(
   'a refusal is kept across data changes, decided again every 16th ask, and dropped with the schema',
   async (t) => {
-    const { engine, file } = chinookEngine(t);
-    const other = new Engine();
-    t.teardown(() => other.close());
-    const grow =
-      'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) INSERT INTO grow SELECT i FROM n';
+    const { engine, file, other } = withOtherConnection(t);
     const count = (): unknown => engine.execBoundedRead(request(file, 'SELECT count(*) FROM grow'));
     other.exec(request(file, 'CREATE TABLE grow (id INTEGER PRIMARY KEY)'));
-    other.exec(request(file, grow));
+    other.exec(request(file, GROW_PAST_BUDGET));
     t.equal(count(), undefined, 'over the budget: refused');
     other.exec(request(file, 'DELETE FROM grow'));
     for (let ask = 1; ask < 16; ask++)
       t.equal(count(), undefined, `the refusal reused, ask ${ask} after the data moved`);
     t.ok(count(), 'decided again on the 16th: bounded, the table now empty');
 
-    other.exec(request(file, grow));
+    other.exec(request(file, GROW_PAST_BUDGET));
     t.equal(count(), undefined, 'a bounded decision is never kept across a change: refused at once');
     other.exec(request(file, 'DELETE FROM grow'));
     other.exec(request(file, 'CREATE TABLE unrelated (id INTEGER PRIMARY KEY)'));
@@ -234,9 +233,7 @@ t.test('the text check turns most non-candidates away before any EXPLAIN', async
 t.test(
   'a bounded read is read whole when its plan keeps its rows within the limit, else row by row, cut alike',
   async (t) => {
-    const { engine, file } = chinookEngine(t);
-    const other = new Engine();
-    t.teardown(() => other.close());
+    const { engine, file, other } = withOtherConnection(t);
     // better-sqlite3's statements share one prototype: count the row-by-row reads made while a read runs here.
     const scratch = new Database(':memory:');
     const statementPrototype = Object.getPrototypeOf(scratch.prepare('SELECT 1')) as {
