@@ -25,9 +25,6 @@ export class ReplayError extends Error {
   }
 }
 
-/** A statement's text and kind as the splitter and the classifier give them; the parameters come per entry. */
-type SplitStatement = StatementText;
-
 /**
  * Splits of recent source texts (replayed journals repeat a few statement
  * shapes over and over): splitting and classifying again cost more than
@@ -41,7 +38,7 @@ const SPLIT_CACHE_MAX_LENGTH = 4096;
  * as it was sent, comments and all, so it is split again here by the same
  * splitter that split it live (a source with parameters holds one statement).
  */
-function splitSource(sql: string): SplitStatement[] {
+function splitSource(sql: string): StatementText[] {
   return splitStatements(sql).map((text) => {
     const classified = classifyStatement(text);
     return classified.savepoint === undefined
@@ -51,9 +48,9 @@ function splitSource(sql: string): SplitStatement[] {
 }
 
 class SourceSplits {
-  private readonly known = new Map<string, readonly SplitStatement[]>();
+  private readonly known = new Map<string, readonly StatementText[]>();
 
-  of(sql: string): readonly SplitStatement[] {
+  of(sql: string): readonly StatementText[] {
     const known = this.known.get(sql);
     if (known !== undefined) return known;
     const split = splitSource(sql);
