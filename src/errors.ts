@@ -223,6 +223,12 @@ export const catalog = {
     status: 409,
     message: 'there is no successful write by {who} on {db} in the journal to undo',
   },
+  UNDO_OVER_OTHERS_WRITES: {
+    code: 2084,
+    status: 409,
+    message:
+      "cannot undo the last write by {who} on {db} (seq {own}): {other} wrote on it since (seq {after}), and an undo takes back its caller's own writes only; they may undo theirs first, or a restore to a seq does it (its dry run lists every write it would undo)",
+  },
   RESTORE_NEEDS_JOURNAL: {
     code: 2078,
     status: 409,

@@ -1,7 +1,8 @@
 /**
  * POST /dbs/{db}/restore over the real server and the real replay tool:
  * to a seq, to a time, a dry run that lists exactly what a restore undoes,
- * undo of the caller's own last write (and of a restore), an open session
+ * undo of the caller's own last write (refused over a classmate's later
+ * write: test/undo-own-writes.test.ts) and of a restore, an open session
  * (409 SQ5005), targets before the database or older than what is kept (409),
  * the roles (read 403, -restore-role admin), and a student who deletes a
  * whole Chinook table and gets it back while a classmate works on, the
@@ -102,8 +103,12 @@ t.test("restores to a seq, to a time, undoes the caller's last write and a resto
   const [seqC, seqD] = execs.slice(2).map((e) => e.seq) as [number, number];
   const all = 'SELECT x FROM t ORDER BY x';
 
-  const dry = await ok(server, ana, 'POST', '/dbs/lab/restore', { undo: 'last', dryRun: true });
-  t.equal(dry.body.target.seq, seqC - 1, "ana's undo goes back before her own last write, not ben's");
+  const anaUndo = await call(server, ana, 'POST', '/dbs/lab/restore', { undo: 'last', dryRun: true });
+  assertCode(t, anaUndo, 409, 2084, "ana's undo, with ben's write after her last one");
+  t.match(anaUndo.body.error, /ben wrote on it since/, 'naming who wrote since');
+
+  const dry = await ok(server, ben, 'POST', '/dbs/lab/restore', { to: seqC - 1, dryRun: true });
+  t.equal(dry.body.target.seq, seqC - 1, 'a restore to a seq goes back over anyone');
   t.same(
     dry.body.undone.entries.map((e: { seq: number }) => e.seq),
     [seqD, seqC],
@@ -117,21 +122,21 @@ t.test("restores to a seq, to a time, undoes the caller's last write and a resto
   t.equal(dry.body.undone.count, 2, 'and counts them');
   t.same(await rows(server, ana, 'lab', all), [[1], [2], [3], [4]], 'a dry run changes nothing');
 
-  const undone = await ok(server, ana, 'POST', '/dbs/lab/restore', { undo: 'last' });
+  const undone = await ok(server, ben, 'POST', '/dbs/lab/restore', { to: seqC - 1 });
   t.match(
     undone.body,
     { ok: true, db: 'lab.db', restored: { seq: seqC - 1 }, undone: { count: 2 } },
-    'undo last answers what it restored',
+    'the restore answers what it restored',
   );
   t.same(await rows(server, reader, 'lab', all), [[1], [2]], "the database is as it was before ana's last write");
   const restoreEntry = (await journalOf(server, 'lab.db')).at(-1)!;
   t.match(
     restoreEntry,
-    { kind: 'restoredb', to: seqC - 1, tokenName: 'ana', seq: undone.body.seq },
+    { kind: 'restoredb', to: seqC - 1, tokenName: 'ben', seq: undone.body.seq },
     'a restoredb entry with its target and its token',
   );
 
-  await ok(server, ana, 'POST', '/dbs/lab/restore', { undo: 'last' });
+  await ok(server, ben, 'POST', '/dbs/lab/restore', { undo: 'last' });
   t.same(await rows(server, ana, 'lab', all), [[1], [2], [3], [4]], 'undoing the restore brings back what it undid');
 
   await ok(server, ben, 'POST', '/dbs/lab/restore', { to: seqA });

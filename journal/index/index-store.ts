@@ -50,6 +50,9 @@ export interface IndexQuery {
   limit: number;
 }
 
+/** A successful createdb or copydb: where a database's life begins (the partial index's condition, and its queries'). */
+const CREATION = "kind IN ('createdb', 'copydb') AND ok = 1";
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS entries (
@@ -65,19 +68,28 @@ CREATE TABLE IF NOT EXISTS entries (
   offset INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS entries_db ON entries (db, seq);
+CREATE INDEX IF NOT EXISTS entries_creations ON entries (db, seq) WHERE ${CREATION};
 `;
-// One secondary index only: each more (by token, of failures) cost every write a B-tree insert, and
+// One full secondary index only: each more (by token, of failures) cost every write a B-tree insert, and
 // the filters walk a database's entries newest first from (db, seq), stopping once the page is full.
+// The partial index of creations takes a row only for a createdb or copydb, which are rare: where a
+// database's latest life begins is one lookup, whatever the length of the life.
 
 export class IndexStore {
   private readonly insertRow: Database.Statement;
   private readonly insertMany: (rows: readonly IndexRow[]) => void;
+  private readonly latestCreationOf: Database.Statement;
   private readonly queries = new Map<string, Database.Statement>();
 
   private constructor(private readonly db: Database.Database) {
     this.insertRow = db.prepare(
       'INSERT OR REPLACE INTO entries (seq, db, time, token, kind, ok, class, code, file, offset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    this.latestCreationOf = db
+      .prepare(
+        `SELECT seq FROM entries INDEXED BY entries_creations WHERE db = ? AND ${CREATION} ORDER BY seq DESC LIMIT 1`,
+      )
+      .pluck();
     this.insertMany = db.transaction((rows: readonly IndexRow[]) => {
       for (const r of rows)
         this.insertRow.run(r.seq, r.db, r.time, r.token, r.kind, r.ok ? 1 : 0, r.errorClass, r.code, r.file, r.offset);
@@ -133,6 +145,11 @@ export class IndexStore {
 
   hasDatabase(db: string): boolean {
     return this.db.prepare('SELECT 1 FROM entries WHERE db = ? LIMIT 1').pluck().get(db) !== undefined;
+  }
+
+  /** The seq of the latest successful createdb or copydb of `db`; null when the index holds none. */
+  latestCreation(db: string): number | null {
+    return (this.latestCreationOf.get(db) as number | undefined) ?? null;
   }
 
   /** Walks the (db, seq) index downwards from `before`: the cost of a page follows the page, not the journal. */

@@ -114,6 +114,13 @@ export class JournalIndex {
     return this.store.hasDatabase(db);
   }
 
+  /** The seq of the latest successful createdb or copydb of `db` (where its life began); null when none is indexed. */
+  async latestCreation(db: string): Promise<number | null> {
+    await this.ready;
+    this.flush();
+    return this.store.latestCreation(db);
+  }
+
   /** A page of a database's entries, newest first, read back from the journal's files. */
   async page(query: IndexQuery): Promise<JournalEntry[]> {
     await this.ready;

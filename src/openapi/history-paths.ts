@@ -35,6 +35,11 @@ export function historyParameters(): Record<string, JsonObject> {
     HistoryToken: query('token', 'Only entries caused by the token of this name (any case).', { type: 'string' }),
     HistorySince: query('since', 'Only entries at or after this seq, or this ISO 8601 time.', SEQ_OR_TIME),
     HistoryUntil: query('until', 'Only entries at or before this seq, or this ISO 8601 time.', SEQ_OR_TIME),
+    HistoryLives: query(
+      'lives',
+      "`current` (the default): only the entries since the latest createdb or copydb of the name, the database's own life (a dropped database: its last life, through its drop). `all`: every earlier database of the same name too, an admin's to read (403 `[SQ1030]` for another token).",
+      { enum: ['current', 'all'], default: 'current' },
+    ),
   };
 }
 
@@ -47,7 +52,9 @@ export function historyPaths(): Record<string, JsonObject> {
         description: [
           'The entries of the statement journal that concern the database (its batches, failed or not, with the SQL exactly as sent;',
           'sessions; its creation, copy, reset and drop), newest first, a page at a time: send `next` as `before` for the next page',
-          '(null at the end). Read through the journal index, so a page costs the same however long the journal. A read of the',
+          "(null at the end). Only the database's current life: from the latest creation (createdb or copydb) of its name, so a name",
+          "dropped and made again never shows the earlier database's entries unless an admin asks for `lives=all`. Read through",
+          'the journal index, so a page costs the same however long the journal. A read of the',
           'database: a token whose databases include it, or an admin token (403 `[SQ1031]` otherwise). 409 `[SQ2070]` on a server',
           'without a journal or with -history-index=false.',
         ].join(' '),
@@ -60,6 +67,7 @@ export function historyPaths(): Record<string, JsonObject> {
           'HistoryToken',
           'HistorySince',
           'HistoryUntil',
+          'HistoryLives',
         ],
         success: { 200: json('A page of history.', 'HistoryPage') },
         errors: mergeErrors(SERVED, {

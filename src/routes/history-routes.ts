@@ -1,8 +1,9 @@
 /**
  * GET /dbs/{db}/history: the database's journal entries, newest first, a
  * page at a time (`limit`, `before`), with filters (`failed`, `token`,
- * `since`, `until`). Who may read it is the bus's rule (a read of the
- * database).
+ * `since`, `until`), of the database's current life unless `lives=all`.
+ * Who may read it is the bus's rule (a read of the database; every life,
+ * an admin's).
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -10,13 +11,14 @@ import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
 import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
-import type { HistoryBound, HistoryRequest } from '../services/history';
+import type { HistoryBound, HistoryLives, HistoryRequest } from '../services/history';
 import { queryValue } from './request/query';
 
 export const HISTORY_DEFAULT_LIMIT = 50;
 export const HISTORY_MAX_LIMIT = 500;
 
-const KNOWN = new Set(['limit', 'before', 'failed', 'token', 'since', 'until']);
+const KNOWN = new Set(['limit', 'before', 'failed', 'token', 'since', 'until', 'lives']);
+const LIVES: readonly HistoryLives[] = ['current', 'all'];
 const TOKEN_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 export function historyRoutes(router: Router, bus: CommandBus): void {
@@ -43,9 +45,12 @@ function historyRequest(ctx: Context): HistoryRequest {
     refuse('token', 'expected a token name (1 to 64 characters of A-Z a-z 0-9 _ . -)');
   const before = integer(ctx, 'before');
   if (before === 0) refuse('before', 'expected a seq of 1 or more');
+  const lives = queryValue(ctx, 'lives') ?? 'current';
+  if (!LIVES.includes(lives as HistoryLives)) refuse('lives', `expected ${LIVES.join(' or ')}`);
   return {
     limit,
     before: before ?? null,
+    lives: lives as HistoryLives,
     failed: failed === 'true',
     token,
     since: bound(ctx, 'since'),

@@ -2,7 +2,8 @@
  * A database's history: its journal entries newest first, a page at a time,
  * from the journal index (never a scan of the journal). Pages follow a seq
  * cursor, so writes that land meanwhile (above the first page) neither shift
- * nor repeat what the next page holds.
+ * nor repeat what the next page holds. A page holds the database's current
+ * life only (from its latest creation) unless every life is asked for.
  */
 import type { JournalIndex } from '../../journal/index/journal-index';
 import { EngineError } from '../errors';
@@ -19,7 +20,15 @@ export interface HistoryRequest {
   readonly token: string | null;
   readonly since: HistoryBound | null;
   readonly until: HistoryBound | null;
+  /**
+   * 'current': the entries since the latest creation (createdb or copydb) of
+   * the name, the database that bears it now, or the last that did; 'all':
+   * every earlier life too (a name dropped and made again).
+   */
+  readonly lives: HistoryLives;
 }
+
+export type HistoryLives = 'current' | 'all';
 
 export interface HistoryPage {
   entries: HistoryEntry[];
@@ -47,11 +56,15 @@ export class History {
   async page(db: string, request: HistoryRequest): Promise<HistoryPage> {
     const index = this.indexOrRefuse();
     const { since, until } = request;
+    // A name reused (dropped, then made again: a class prefix next term) is another database: its
+    // history begins at its latest creation, so last term's SQL never reaches this term's student.
+    const born = request.lives === 'all' ? null : await index.latestCreation(db);
+    const fromSeq = Math.max(since !== null && 'seq' in since ? since.seq : 0, born ?? 0);
     // One more than asked: whether another page follows is known without a second query.
     const entries = await index.page({
       db,
       before: request.before ?? Number.MAX_SAFE_INTEGER,
-      fromSeq: since !== null && 'seq' in since ? since.seq : 0,
+      fromSeq,
       toSeq: until !== null && 'seq' in until ? until.seq : Number.MAX_SAFE_INTEGER,
       fromTime: since !== null && 'timeMs' in since ? since.timeMs : null,
       toTime: until !== null && 'timeMs' in until ? until.timeMs : null,

@@ -3,6 +3,7 @@ import { normalizeDatabaseName } from '../../database-names';
 import { EngineError } from '../../errors';
 import type { DatabaseDirectory } from '../../services/databases/database-directory';
 import type { History } from '../../services/history';
+import { requireRole } from '../access';
 import type { Handlers } from '../command-bus';
 
 export interface HistoryHandlerDeps {
@@ -12,7 +13,10 @@ export interface HistoryHandlerDeps {
 
 export function historyHandlers({ directory, history }: HistoryHandlerDeps): Pick<Handlers, 'history'> {
   return {
-    history: async ({ db, request }) => {
+    history: async ({ db, request }, call) => {
+      // Earlier lives of a name were other people's databases (last term's class): an admin's to read.
+      if (request.lives === 'all' && call.principal !== undefined)
+        requireRole(call.principal, 'admin', "reading a database's earlier lives (lives=all)");
       // A dropped database is no longer in the directory, but its history is still in the journal.
       const name = directory.single ? directory.resolve(db).name : normalizeDatabaseName(db);
       if (!directory.single && !directory.exists(directory.refOf(name)) && !(await history.known(name))) {

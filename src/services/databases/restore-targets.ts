@@ -77,9 +77,17 @@ export function isWriteOn(entry: JournalEntry, db: string): boolean {
 }
 
 /**
- * The seq a request names. `entries` is the journal as kept, oldest first;
+ * The seq a request names. `entries` is the journal as kept, oldest first
+ * (every database's, or at least `db`'s from its latest creation on);
  * `lastSeq` the last durable seq; `tokenId` the caller's token (undefined on
  * a server without tokens: the last write by anyone is undone).
+ *
+ * A database's life begins at its latest creation: a name dropped and made
+ * again (a class prefix reused next term) is another database, so no target
+ * reaches before that creation (RESTORE_BEFORE_CREATION), and an undo looks
+ * for the caller's last write in this life only. An undo takes back the
+ * caller's own writes only: while a write by anyone else stands after it, it
+ * is refused (UNDO_OVER_OTHERS_WRITES) rather than take theirs too.
  */
 export function targetSeq(
   db: string,
@@ -88,6 +96,27 @@ export function targetSeq(
   lastSeq: number,
   now: number,
   tokenId: string | undefined,
+): number {
+  const born = latestCreation(entries, db);
+  const seq = askedSeq(db, ask, entries, lastSeq, now, tokenId, born);
+  if (born !== null && seq < born)
+    throw new EngineError('RESTORE_BEFORE_CREATION', {
+      db,
+      target: 'time' in ask ? ask.text : `seq ${seq}`,
+      oldest: born,
+    });
+  if ('undo' in ask && tokenId !== undefined) refuseOverOthers(db, entries, seq, tokenId);
+  return seq;
+}
+
+function askedSeq(
+  db: string,
+  ask: RestoreAsk,
+  entries: readonly JournalEntry[],
+  lastSeq: number,
+  now: number,
+  tokenId: string | undefined,
+  born: number | null,
 ): number {
   if ('to' in ask) {
     if (ask.to > lastSeq) throw invalid(db, `seq ${ask.to} is beyond the last entry of the journal, seq ${lastSeq}`);
@@ -104,9 +133,34 @@ export function targetSeq(
   }
   for (let index = entries.length - 1; index >= 0; index--) {
     const entry = entries[index] as JournalEntry;
+    if (born !== null && entry.seq < born) break;
     if (isWriteOn(entry, db) && (tokenId === undefined || entry.tokenId === tokenId)) return entry.seq - 1;
   }
   throw new EngineError('NOTHING_TO_UNDO', { db, who: tokenId === undefined ? 'anyone' : 'this token' });
+}
+
+/**
+ * An undo to `target` would take back every write in effect after it: each
+ * must be the caller's own. Another token's restore counts as its write (it
+ * is one, and what it undid is theirs to decide), and so does a write with no
+ * token. The later writes of others are not replayed on top: a write's
+ * effect on a state it was not sent against cannot be made exact.
+ */
+function refuseOverOthers(db: string, entries: readonly JournalEntry[], target: number, tokenId: string): void {
+  let other: JournalEntry | null = null;
+  let own: JournalEntry | null = null;
+  for (const entry of writesInEffectAfter(entries, db, target)) {
+    if (entry.tokenId === tokenId) own = entry;
+    else other ??= entry;
+  }
+  if (other === null) return;
+  throw new EngineError('UNDO_OVER_OTHERS_WRITES', {
+    db,
+    who: own?.tokenName ?? 'this token',
+    own: target + 1,
+    other: other.tokenName ?? 'a client without a token',
+    after: other.seq,
+  });
 }
 
 /**
@@ -114,6 +168,18 @@ export function targetSeq(
  * Going back from the newest entry, a restore stands for its own write and
  * sends the walk to its target: the writes it undid are not in effect now.
  */
+function* writesInEffectAfter(entries: readonly JournalEntry[], db: string, target: number): Generator<JournalEntry> {
+  let below = Infinity;
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const entry = entries[index] as JournalEntry;
+    if (entry.seq <= target) return;
+    if (entry.seq >= below || !isWriteOn(entry, db)) continue;
+    yield entry;
+    if (entry.kind === 'restoredb') below = (entry.to as number) + 1;
+  }
+}
+
+/** The writes in effect on `db` now that were not at `target`, newest first, as a dry run lists them. */
 export function undoneEntries(
   entries: readonly JournalEntry[],
   db: string,
@@ -121,11 +187,7 @@ export function undoneEntries(
 ): { count: number; entries: UndoneEntry[] } {
   const listed: UndoneEntry[] = [];
   let count = 0;
-  let below = Infinity;
-  for (let index = entries.length - 1; index >= 0; index--) {
-    const entry = entries[index] as JournalEntry;
-    if (entry.seq <= target) break;
-    if (entry.seq >= below || !isWriteOn(entry, db)) continue;
+  for (const entry of writesInEffectAfter(entries, db, target)) {
     count++;
     if (listed.length < MAX_UNDONE_LISTED)
       listed.push({
@@ -136,18 +198,27 @@ export function undoneEntries(
         sql: entry.sql,
         changes: entry.changes ?? null,
       });
-    if (entry.kind === 'restoredb') below = (entry.to as number) + 1;
   }
   return { count, entries: listed };
 }
 
-/** The seq at which the database that exists now was made (its last createdb or copydb), or the first seq kept. */
-export function creationSeq(entries: readonly JournalEntry[], db: string): number {
+/**
+ * The seq of the latest successful createdb or copydb of `db` in `entries`:
+ * where the life of the database that bears the name now began. Null when
+ * `entries` hold none (retention removed it, or the file was made outside
+ * the journal): then every entry kept is of this life.
+ */
+export function latestCreation(entries: readonly JournalEntry[], db: string): number | null {
   for (let index = entries.length - 1; index >= 0; index--) {
     const entry = entries[index] as JournalEntry;
     if (entry.db === db && entry.ok && (entry.kind === 'createdb' || entry.kind === 'copydb')) return entry.seq;
   }
-  return entries[0]?.seq ?? 0;
+  return null;
+}
+
+/** The seq at which the database that exists now was made (its last createdb or copydb), or the first seq kept. */
+export function creationSeq(entries: readonly JournalEntry[], db: string): number {
+  return latestCreation(entries, db) ?? entries[0]?.seq ?? 0;
 }
 
 /** The ISO time of the entry `seq` (the time asked when the journal no longer has it). */

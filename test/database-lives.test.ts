@@ -1,0 +1,311 @@
+/**
+ * A database's life begins at its latest creation (createdb or copydb), over
+ * the real server and the real replay tool (build first): a class prefix
+ * reused next term never hands the new student last term's SQL in
+ * GET /dbs/{db}/history, nor last term's rows through POST /dbs/{db}/restore
+ * (a seq or a time before the new creation is 409 [SQ2076]; an undo never
+ * reaches back past it). A reset is no new life; a copy made under a dropped
+ * name is. An admin reads every life with ?lives=all; anyone else asking is
+ * 403. A dropped database's history is its last life, ending at its drop.
+ */
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { runReplay, type Reply, type TestServer } from './helpers/server';
+import { ServerFleet } from './helpers/server-fleet';
+import { scratchDir } from './helpers/scratch-dir';
+
+t.setTimeout(180_000);
+
+const ADMIN = 'lives-admin-secret-0123456789';
+const fleet = new ServerFleet(t);
+
+interface Place {
+  dir: string;
+  data: string;
+  journal: string;
+}
+
+function place(dir: string): Place {
+  return { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
+}
+
+interface Entry {
+  seq: number;
+  time: string;
+  token: string | null;
+  kind: string;
+  sql: string | null;
+  ok: boolean;
+}
+
+interface Token {
+  id: string;
+  name: string;
+  secret: string;
+}
+
+const as = (secret: string): Record<string, string> => ({ Authorization: `Bearer ${secret}` });
+
+function call(server: TestServer, secret: string, method: string, url: string, body?: unknown): Promise<Reply> {
+  return server.request(method, url, body === undefined ? { headers: as(secret) } : { body, headers: as(secret) });
+}
+
+async function ok(server: TestServer, secret: string, method: string, url: string, body?: unknown): Promise<Reply> {
+  const reply = await call(server, secret, method, url, body);
+  if (reply.status >= 300)
+    throw new Error(`${method} ${url} ${JSON.stringify(body)}: ${reply.status} ${reply.text.slice(0, 300)}`);
+  return reply;
+}
+
+async function rows(server: TestServer, secret: string, db: string, sql: string): Promise<unknown[][]> {
+  return (await ok(server, secret, 'POST', '/exec', { db, sql })).body.results[0].rows;
+}
+
+async function history(server: TestServer, secret: string, db: string, query = ''): Promise<Entry[]> {
+  return (await ok(server, secret, 'GET', `/dbs/${db}/history?limit=500${query}`)).body.entries as Entry[];
+}
+
+function assertCode(t: Test, reply: Reply, status: number, code: number, what: string): void {
+  t.equal(reply.status, status, `${what}: ${status} (${reply.text.slice(0, 200)})`);
+  t.equal(reply.body?.code, code, `${what}: [SQ${code}]`);
+}
+
+/** Waits until the clock has moved past `time`, so that a time target falls between two entries. */
+async function after(time: string): Promise<void> {
+  while (Date.now() <= Date.parse(time) + 2) await new Promise((resolve) => setImmediate(resolve));
+}
+
+async function replayEquals(t: Test, where: Place, what: string): Promise<void> {
+  const out = path.join(where.dir, `replayed-${Date.now()}`);
+  const replay = await runReplay(['-log-file', where.journal, '-out', out, '-verify', where.data], where.dir);
+  t.equal(replay.code, 0, `${what}: replay -verify equals the live databases: ${replay.stderr}`);
+}
+
+t.test("a reused class prefix never reaches last term's data", async (t) => {
+  const where = place(scratchDir(t));
+  const server = await fleet.start(where, ['-token', ADMIN]);
+  const termOne = (await ok(server, ADMIN, 'POST', '/tokens', { prefix: 'alumno', count: 1, role: 'write' })).body
+    .tokens[0] as Token;
+  const secretSql = "CREATE TABLE notas (t TEXT); INSERT INTO notas VALUES ('term one: the old student answer')";
+  await ok(server, termOne.secret, 'POST', '/exec', { db: 'alumno-01', sql: secretSql });
+  const oldLife = await history(server, ADMIN, 'alumno-01');
+  const oldWrite = oldLife.find((e) => e.kind === 'exec')!;
+  await after(oldWrite.time);
+
+  // The end of term: the teacher drops the database and revokes the token; a new class gets the same prefix.
+  await ok(server, ADMIN, 'POST', '/exec', { sql: 'DROP DATABASE "alumno-01"' });
+  await ok(server, ADMIN, 'DELETE', `/tokens/${termOne.id}`);
+  const dropped = await history(server, ADMIN, 'alumno-01');
+  t.same(
+    dropped.map((e) => e.kind),
+    ['dropdb', 'exec', 'createdb'],
+    'a dropped database, not made again, shows its last life, ending at the drop',
+  );
+  const termTwo = (await ok(server, ADMIN, 'POST', '/tokens', { prefix: 'alumno', count: 1, role: 'write' })).body
+    .tokens[0] as Token;
+  t.equal(termTwo.name, 'alumno-01', 'the same name');
+
+  const fresh = await history(server, termTwo.secret, 'alumno-01');
+  t.same(
+    fresh.map((e) => e.kind),
+    ['createdb'],
+    "the new student's history begins at their database's creation",
+  );
+  const created = fresh[0]!;
+  t.ok(created.seq > oldWrite.seq, 'a creation after the old life');
+  t.notOk(JSON.stringify(fresh).includes('term one'), "the old student's SQL is nowhere in the new student's history");
+  t.same(await history(server, termTwo.secret, 'alumno-01', '&token=alumno-01'), [], 'not even asked by name');
+  t.same(
+    await history(server, termTwo.secret, 'alumno-01', `&until=${oldWrite.seq}`),
+    [],
+    'nor by seq before the creation',
+  );
+
+  assertCode(
+    t,
+    await call(server, termTwo.secret, 'POST', '/dbs/alumno-01/restore', { to: oldWrite.seq }),
+    409,
+    2076,
+    'a restore to a seq of the old life',
+  );
+  const refused = await call(server, termTwo.secret, 'POST', '/dbs/alumno-01/restore', {
+    to: oldWrite.seq,
+    dryRun: true,
+  });
+  assertCode(t, refused, 409, 2076, 'its dry run');
+  t.match(refused.body.error, new RegExp(`seq ${created.seq}\\b`), 'naming the seq the database was made at');
+  assertCode(
+    t,
+    await call(server, termTwo.secret, 'POST', '/dbs/alumno-01/restore', {
+      to: new Date(Date.parse(oldWrite.time) + 1).toISOString(),
+    }),
+    409,
+    2076,
+    'a restore to a time of the old life',
+  );
+  assertCode(
+    t,
+    await call(server, ADMIN, 'POST', '/dbs/alumno-01/restore', { to: oldWrite.seq }),
+    409,
+    2076,
+    'the admin too: the old life is not this database',
+  );
+  assertCode(
+    t,
+    await call(server, termTwo.secret, 'POST', '/dbs/alumno-01/restore', { undo: 'last' }),
+    409,
+    2077,
+    'the new student has nothing to undo',
+  );
+  t.same(
+    await rows(server, termTwo.secret, 'alumno-01', "SELECT count(*) FROM sqlite_schema WHERE name = 'notas'"),
+    [[0]],
+    "the old student's table is not there",
+  );
+
+  // The new life has writes, restores and undos of its own.
+  await ok(server, termTwo.secret, 'POST', '/exec', {
+    db: 'alumno-01',
+    sql: 'CREATE TABLE t (x INT); INSERT INTO t VALUES (1)',
+  });
+  await ok(server, termTwo.secret, 'POST', '/exec', { db: 'alumno-01', sql: 'INSERT INTO t VALUES (2)' });
+  const undo = await ok(server, termTwo.secret, 'POST', '/dbs/alumno-01/restore', { undo: 'last' });
+  t.equal(undo.body.undone.count, 1, 'an undo in the new life undoes its own last write');
+  t.same(await rows(server, termTwo.secret, 'alumno-01', 'SELECT x FROM t'), [[1]], 'and its state is the new one');
+  const toCreation = await ok(server, termTwo.secret, 'POST', '/dbs/alumno-01/restore', { to: created.seq });
+  t.equal(toCreation.body.restored.seq, created.seq, 'the creation itself is the oldest point');
+  t.same(
+    await rows(server, termTwo.secret, 'alumno-01', 'SELECT count(*) FROM sqlite_schema'),
+    [[0]],
+    'restored to the empty database of the new life, not the old one',
+  );
+
+  // The admin's explicit look at every life.
+  const all = await history(server, ADMIN, 'alumno-01', '&lives=all');
+  t.ok(
+    all.some((e) => e.seq === oldWrite.seq && e.sql === secretSql),
+    'an admin reads older lives with lives=all',
+  );
+  t.ok(
+    all.some((e) => e.kind === 'dropdb') && all.filter((e) => e.kind === 'createdb').length === 2,
+    'both creations and the drop between them',
+  );
+  t.same(
+    (await history(server, ADMIN, 'alumno-01', '&lives=current')).map((e) => e.seq),
+    (await history(server, ADMIN, 'alumno-01')).map((e) => e.seq),
+    'lives=current is the default',
+  );
+  t.ok(
+    (await history(server, ADMIN, 'alumno-01')).every((e) => e.seq >= created.seq),
+    "without it, the admin too sees this life's entries only",
+  );
+  assertCode(
+    t,
+    await call(server, termTwo.secret, 'GET', '/dbs/alumno-01/history?lives=all'),
+    403,
+    1030,
+    'a student may not read older lives',
+  );
+  assertCode(
+    t,
+    await call(server, ADMIN, 'GET', '/dbs/alumno-01/history?lives=some'),
+    400,
+    1070,
+    'a bad value of lives',
+  );
+
+  await fleet.stop(server);
+  await replayEquals(t, where, 'after the reused name');
+});
+
+t.test('a copy under a dropped name is a new life; a reset is not', async (t) => {
+  const where = place(scratchDir(t));
+  const server = await fleet.start(where, ['-token', ADMIN]);
+  await ok(server, ADMIN, 'POST', '/dbs', { db: 'lesson' });
+  await ok(server, ADMIN, 'POST', '/exec', {
+    db: 'lesson',
+    sql: "CREATE TABLE t (x TEXT); INSERT INTO t VALUES ('template')",
+  });
+  await ok(server, ADMIN, 'POST', '/dbs', { db: 'pupil' });
+  await ok(server, ADMIN, 'POST', '/exec', {
+    db: 'pupil',
+    sql: "CREATE TABLE old (x TEXT); INSERT INTO old VALUES ('first life')",
+  });
+  const firstLife = (await history(server, ADMIN, 'pupil')).find((e) => e.kind === 'exec')!;
+  await ok(server, ADMIN, 'POST', '/exec', { sql: 'DROP DATABASE pupil' });
+  await ok(server, ADMIN, 'POST', '/dbs', { db: 'pupil', from: 'lesson' });
+  const pupil = (await ok(server, ADMIN, 'POST', '/tokens', { name: 'pupil', role: 'write', databases: ['pupil'] }))
+    .body.tokens[0].secret as string;
+
+  const copied = await history(server, pupil, 'pupil');
+  t.same(
+    copied.map((e) => e.kind),
+    ['copydb'],
+    "a copy's history begins at its copydb",
+  );
+  const copySeq = copied[0]!.seq;
+  assertCode(
+    t,
+    await call(server, pupil, 'POST', '/dbs/pupil/restore', { to: firstLife.seq }),
+    409,
+    2076,
+    'a target in the life before the copy',
+  );
+
+  await ok(server, pupil, 'POST', '/exec', { db: 'pupil', sql: "INSERT INTO t VALUES ('mine')" });
+  await ok(server, pupil, 'POST', '/dbs/pupil/reset');
+  await ok(server, pupil, 'POST', '/exec', { db: 'pupil', sql: "INSERT INTO t VALUES ('after reset')" });
+  const lived = await history(server, pupil, 'pupil');
+  t.same(
+    lived.map((e) => e.kind),
+    ['exec', 'resetdb', 'exec', 'copydb'],
+    'a reset is no new life: what came before it stays in the history',
+  );
+  const beforeReset = lived[2]!.seq;
+  await ok(server, pupil, 'POST', '/dbs/pupil/restore', { to: beforeReset });
+  t.same(
+    await rows(server, pupil, 'pupil', 'SELECT x FROM t ORDER BY rowid'),
+    [['template'], ['mine']],
+    'and a restore goes back across the reset',
+  );
+  await ok(server, pupil, 'POST', '/dbs/pupil/restore', { to: copySeq });
+  t.same(
+    await rows(server, pupil, 'pupil', 'SELECT x FROM t ORDER BY rowid'),
+    [['template']],
+    'to the copy itself: the template as it was copied',
+  );
+  t.same(
+    await rows(server, pupil, 'pupil', "SELECT count(*) FROM sqlite_schema WHERE name = 'old'"),
+    [[0]],
+    'never the first life',
+  );
+
+  await fleet.stop(server);
+  await replayEquals(t, where, 'after the copy and the reset');
+});
+
+t.test('a server without tokens keeps lives apart too, and serves every life when asked', async (t) => {
+  const where = place(scratchDir(t));
+  const server = await fleet.start(where);
+  await server.post('/dbs', { db: 'open' });
+  await server.post('/exec', { db: 'open', sql: 'CREATE TABLE before_drop (x INT)' });
+  await server.post('/exec', { sql: 'DROP DATABASE open' });
+  await server.post('/dbs', { db: 'open' });
+  const current = (await server.get('/dbs/open/history')).body.entries as Entry[];
+  t.same(
+    current.map((e) => e.kind),
+    ['createdb'],
+    'the current life',
+  );
+  const all = (await server.get('/dbs/open/history?lives=all')).body.entries as Entry[];
+  t.same(
+    all.map((e) => e.kind),
+    ['createdb', 'dropdb', 'exec', 'createdb'],
+    'every life, asked for',
+  );
+  const reply = await server.post('/dbs/open/restore', { to: all[2]!.seq });
+  t.equal(reply.status, 409, 'a restore to the old life');
+  t.equal(reply.body.code, 2076, '[SQ2076]');
+  await fleet.stop(server);
+  await replayEquals(t, where, 'without tokens');
+});
