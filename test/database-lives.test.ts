@@ -9,7 +9,12 @@
  * 403. A dropped database's history is its last life, ending at its drop.
  */
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
+import { IndexStore, type IndexRow } from '../journal/index/index-store';
+import type { JournalEntry } from '../journal/record';
+import { EngineError } from '../src/errors';
+import { latestCreation, targetSeq, undoneEntries } from '../src/services/databases/restore-targets';
 import { runReplay, type Reply, type TestServer } from './helpers/server';
 import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
@@ -308,4 +313,115 @@ t.test('a server without tokens keeps lives apart too, and serves every life whe
   t.equal(reply.body.code, 2076, '[SQ2076]');
   await fleet.stop(server);
   await replayEquals(t, where, 'without tokens');
+});
+
+function entry(seq: number, kind: JournalEntry['kind'], extra: Partial<JournalEntry> = {}): JournalEntry {
+  return {
+    seq,
+    ts: new Date(1_700_000_000_000 + seq * 1000).toISOString(),
+    db: 'd.db',
+    session: null,
+    kind,
+    sql: null,
+    ok: true,
+    ms: 0,
+    tokenId: 'ana',
+    tokenName: 'ana',
+    ...extra,
+  };
+}
+
+function codeOf(fn: () => unknown): number | null {
+  try {
+    fn();
+    return null;
+  } catch (error) {
+    return error instanceof EngineError ? error.code : -1;
+  }
+}
+
+t.test('the boundary, as pure functions', async (t) => {
+  const lives = [
+    entry(1, 'createdb'),
+    entry(2, 'exec', { sql: 'old life' }),
+    entry(3, 'dropdb'),
+    entry(4, 'createdb', { ok: false }),
+    entry(5, 'exec', { db: 'other.db' }),
+    entry(6, 'copydb', { from: 'lesson.db' }),
+    entry(7, 'resetdb', { from: 'lesson.db' }),
+  ];
+  const now = Date.parse(lives.at(-1)!.ts) + 1000;
+  t.equal(latestCreation(lives, 'd.db'), 6, 'the latest successful creation: a failed one and a reset are none');
+  t.equal(latestCreation(lives.slice(1, 3), 'd.db'), null, 'none kept: no bound');
+  t.equal(
+    codeOf(() => targetSeq('d.db', { to: 2 }, lives, 7, now, 'ana')),
+    2076,
+    'a seq of the old life',
+  );
+  t.equal(
+    codeOf(() => targetSeq('d.db', { to: 5 }, lives, 7, now, 'ana')),
+    2076,
+    'between the lives',
+  );
+  t.equal(targetSeq('d.db', { to: 6 }, lives, 7, now, 'ana'), 6, 'the creation itself');
+  t.equal(
+    codeOf(() => targetSeq('d.db', { time: Date.parse(lives[1]!.ts), text: lives[1]!.ts }, lives, 7, now, 'ana')),
+    2076,
+    'a time of the old life',
+  );
+  t.equal(targetSeq('d.db', { undo: 'last' }, lives, 7, now, 'ana'), 6, 'an undo of the reset: to the copy');
+  const noWriteSince = lives.slice(0, 5).concat(entry(6, 'copydb', { tokenId: 'admin', tokenName: 'admin' }));
+  t.equal(
+    codeOf(() => targetSeq('d.db', { undo: 'last' }, noWriteSince, 6, now, 'ana')),
+    2077,
+    "the old life's write by the same token is not this life's",
+  );
+  t.equal(
+    codeOf(() => targetSeq('d.db', { to: 2 }, lives.slice(1), 7, now, 'ana')),
+    2076,
+    'entries without the old creation (retention took it) are still bounded by the new one',
+  );
+  t.same(
+    undoneEntries(lives, 'd.db', 6).entries.map((e) => e.seq),
+    [7],
+    'what a restore to the creation undoes',
+  );
+});
+
+t.test("the index's creations: one lookup, failed ones and other kinds left out", async (t) => {
+  const file = path.join(scratchDir(t), 'statements.jsonl.index');
+  const store = IndexStore.open(file, (message) => t.fail(message));
+  const row = (seq: number, db: string, kind: string, ok = true): IndexRow => ({
+    seq,
+    db,
+    time: seq,
+    token: null,
+    kind,
+    ok,
+    errorClass: null,
+    code: null,
+    file: 1,
+    offset: seq * 10,
+  });
+  store.insert([
+    row(1, 'a.db', 'createdb'),
+    row(2, 'a.db', 'exec'),
+    row(3, 'a.db', 'dropdb'),
+    row(4, 'b.db', 'copydb'),
+    row(5, 'a.db', 'copydb'),
+    row(6, 'a.db', 'createdb', false),
+    row(7, 'a.db', 'resetdb'),
+  ]);
+  t.equal(store.latestCreation('a.db'), 5, 'the latest successful createdb or copydb');
+  t.equal(store.latestCreation('b.db'), 4);
+  t.equal(store.latestCreation('c.db'), null, 'none');
+  store.close();
+  const db = new Database(file, { readonly: true });
+  const plan = db
+    .prepare(
+      "EXPLAIN QUERY PLAN SELECT seq FROM entries WHERE db = 'a.db' AND kind IN ('createdb', 'copydb') AND ok = 1 ORDER BY seq DESC LIMIT 1",
+    )
+    .all() as Array<{ detail: string }>;
+  db.close();
+  t.match(plan.map((p) => p.detail).join('; '), /entries_creations/, 'read from the partial index of creations');
 });
