@@ -207,3 +207,75 @@ t.test("a dry run and a restore of a 5 s history, then ten undos at once: a clas
   t.same(scratchLeft(where), [], 'no scratch directory is left');
   await verify(t, where, server);
 });
+
+/** A database with one table and `writes` heavy writes on it, then one light write: what the bound tests restore. */
+async function boundedHistory(server: TestServer, db: string, writes: number): Promise<void> {
+  await ok(server, ADMIN, '/dbs', { db });
+  await ok(server, ADMIN, '/exec', {
+    db,
+    sql: 'CREATE TABLE t (id INTEGER PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 0)',
+  });
+  for (let i = 0; i < writes; i++) await ok(server, ADMIN, '/exec', { db, sql: heavyWrite(HEAVY_ROWS) });
+  await ok(server, ADMIN, '/exec', { db, sql: 'INSERT INTO t VALUES (2, 42)' });
+}
+
+/** What a refused restore must leave: no scratch directory, the write lock free, the database unchanged. */
+async function leftNothing(t: Test, server: TestServer, where: ServerPlace, db: string, what: string): Promise<void> {
+  t.same(scratchLeft(where), [], `${what}: no scratch directory is left`);
+  const write = await call(server, ADMIN, '/exec', { db, sql: 'INSERT INTO t VALUES (3, 7)' });
+  t.equal(write.status, 200, `${what}: the write lock is free (a write lands at once)`);
+  t.same(
+    (await rows(server, ADMIN, db, 'SELECT id FROM t ORDER BY id')).map((row) => row[0]),
+    [1, 2, 3],
+    `${what}: nothing was restored`,
+  );
+  await ok(server, ADMIN, '/exec', { db, sql: 'DELETE FROM t WHERE id = 3' });
+}
+
+t.test('past -restore-timeout a rebuild is killed: 400 [SQ6055], no scratch directory, no lock held', async (t) => {
+  const where = placeIn(scratchDir(t));
+  const server = await fleet.start(where, ['-token', ADMIN, '-restore-timeout', '300ms', '-lock-timeout', '300ms']);
+  await boundedHistory(server, 'slow', 2);
+  for (const body of [{ undo: 'last', dryRun: true }, { undo: 'last' }]) {
+    const what = body.dryRun === true ? 'a dry run' : 'a restore';
+    const started = performance.now();
+    const reply = await call(server, ADMIN, '/dbs/slow/restore', body);
+    t.equal(reply.status, 400, `${what}: 400`);
+    t.equal(reply.body?.code, 6055, `${what}: [SQ6055] ${reply.body?.error}`);
+    t.ok(performance.now() - started < 3000, `${what}: answered at the bound, not after the replay`);
+    await leftNothing(t, server, where, 'slow', what);
+  }
+  await verify(t, where, server);
+});
+
+t.test('past -restore-memory a rebuild ends: 400 [SQ6056], no scratch directory, no lock held', async (t) => {
+  const where = placeIn(scratchDir(t));
+  const server = await fleet.start(where, [
+    '-token',
+    ADMIN,
+    '-restore-memory',
+    '16MB',
+    '-max-body-bytes',
+    '4MB',
+    '-lock-timeout',
+    '300ms',
+  ]);
+  await boundedHistory(server, 'wide', 0);
+  // 32 MB of SQL in the database's history: more than the rebuild's heap can hold decoded.
+  const text = 'x'.repeat(2 * 1024 * 1024);
+  for (let i = 0; i < 16; i++)
+    await ok(server, ADMIN, '/exec', { db: 'wide', sql: `UPDATE t SET v = length('${text}') + ${i} WHERE id = 1` });
+  await ok(server, ADMIN, '/exec', { db: 'wide', sql: 'DELETE FROM t WHERE id = 2' });
+  await ok(server, ADMIN, '/exec', { db: 'wide', sql: 'INSERT INTO t VALUES (2, 42)' });
+  for (const body of [{ undo: 'last', dryRun: true }, { undo: 'last' }]) {
+    const what = body.dryRun === true ? 'a dry run' : 'a restore';
+    const reply = await call(server, ADMIN, '/dbs/wide/restore', body);
+    t.equal(reply.status, 400, `${what}: 400`);
+    t.equal(reply.body?.code, 6056, `${what}: [SQ6056] ${reply.body?.error}`);
+    await leftNothing(t, server, where, 'wide', what);
+  }
+  await boundedHistory(server, 'narrow', 0);
+  const small = await call(server, ADMIN, '/dbs/narrow/restore', { undo: 'last' });
+  t.equal(small.status, 200, `a small history restores within the same bound: ${small.text.slice(0, 200)}`);
+  await verify(t, where, server);
+});
