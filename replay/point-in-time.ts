@@ -24,6 +24,29 @@ export interface JournalSource {
   readonly logFile: string;
   /** null: the journal alone, which must then start at seq 1. */
   readonly snapshotDir: string | null;
+  /** How the entries a rebuild needs are read; absent: the whole journal from the round on (wholeJournal). */
+  readonly reader?: EntryReader;
+}
+
+/** The entries one rebuild needs. */
+export interface EntryReader {
+  /**
+   * `db` and the databases it was copied from (template-sources.ts, over the
+   * entries from `fromSeq` on; undefined: the journal's first), with their
+   * entries from there, oldest first. Entries of other databases may be left out.
+   */
+  entriesFor(db: string, fromSeq: number | undefined): Promise<{ needed: Set<string>; entries: JournalEntry[] }>;
+}
+
+/** The reader of every replay: the whole journal, decoded, from `fromSeq` on. */
+export function wholeJournal(logFile: string): EntryReader {
+  return {
+    entriesFor: async (db, fromSeq) => {
+      const contents = await readJournal(logFile, fromSeq === undefined ? {} : { fromSeq });
+      const needed = databasesNeeded(contents.entries, db);
+      return { needed, entries: contents.entries.filter((entry) => needed.has(entry.db as string)) };
+    },
+  };
 }
 
 export type Target = { seq: number } | { time: number };
@@ -43,11 +66,11 @@ export async function rebuildDatabaseAt(
   yieldEvery?: number,
 ): Promise<string | null> {
   const { round } = await planRestore({ logFile: source.logFile, snapshotDir: source.snapshotDir, until });
-  const contents = await readJournal(source.logFile, round === undefined ? {} : { fromSeq: round.base + 1 });
-  const needed = databasesNeeded(contents.entries, db);
-  const entries = contents.entries.filter(
-    (entry) =>
-      needed.has(entry.db as string) && ('seq' in until ? entry.seq <= until.seq : Date.parse(entry.ts) <= until.time),
+  const reader = source.reader ?? wholeJournal(source.logFile);
+  const read = await reader.entriesFor(db, round === undefined ? undefined : round.base + 1);
+  const needed = read.needed;
+  const entries = read.entries.filter((entry) =>
+    'seq' in until ? entry.seq <= until.seq : Date.parse(entry.ts) <= until.time,
   );
   fs.mkdirSync(out, { recursive: true });
   if (round !== undefined) for (const name of needed) copyRound(round, source.snapshotDir as string, out, name);

@@ -341,6 +341,29 @@ export const catalog = {
     message: 'the client closed the connection before the answer: its request was stopped and rolled back',
   },
   IMPORT_TOO_LARGE: { code: 6050, status: 413, message: 'import too large: at most {max} bytes (-max-import-bytes)' },
+  RESTORE_TIMEOUT: {
+    code: 6055,
+    status: 400,
+    message:
+      'cannot restore {db}: rebuilding its state took longer than {ms} ms (-restore-timeout); the rebuild was stopped and nothing changed',
+  },
+  RESTORE_OUT_OF_MEMORY: {
+    code: 6056,
+    status: 400,
+    message:
+      'cannot restore {db}: rebuilding its state needed more than {max} of memory (-restore-memory); the rebuild was stopped and nothing changed',
+  },
+  RESTORE_FAILED: {
+    code: 6057,
+    status: 500,
+    message: 'cannot restore {db}: the rebuild process ended without an answer ({detail}); nothing changed',
+  },
+  RESTORES_BUSY: {
+    code: 6058,
+    status: 503,
+    message:
+      'cannot restore {db}: waited {ms} ms (-request-timeout) while other restores ran (at most {max} at once); retry shortly',
+  },
   TOO_MANY_FOLLOWERS: {
     code: 6014,
     status: 503,

@@ -47,6 +47,8 @@ t.test('returns the embedded defaults when no flag is given', async (t) => {
     queryTimeoutMs: 5000,
     lockTimeoutMs: 5000,
     restoreRole: 'write',
+    restoreTimeoutMs: 60_000,
+    restoreMemoryBytes: 256 * 1024 * 1024,
     sessionTimeoutMs: 300_000,
     requestTimeoutMs: 30_000,
     engines: Math.max(2, os.availableParallelism() + 1),
@@ -140,6 +142,15 @@ t.test('parses the import limits', async (t) => {
     importTimeoutMs: 90_000,
   });
   rejects(t, ['-max-import-bytes', '0'], /^-max-import-bytes: /);
+});
+
+t.test("parses a restore's bounds; a heap too small for Node to start is refused", async (t) => {
+  t.match(config('-restore-timeout', '90s', '-restore-memory', '64M'), {
+    restoreTimeoutMs: 90_000,
+    restoreMemoryBytes: 64 * 1024 * 1024,
+  });
+  rejects(t, ['-restore-memory', '8M'], /^-restore-memory: expected a size of at least 16MB, got "8M"$/);
+  rejects(t, ['-restore-timeout', '0'], /^-restore-timeout: /);
 });
 
 t.test('rejects non-integer, negative and zero limits naming the flag', async (t) => {

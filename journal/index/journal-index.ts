@@ -10,20 +10,16 @@
  * under 32 writers. A read first inserts what is still queued, so it sees
  * every entry acknowledged before it.
  *
- * Reading a row back: its file is found by first seq (a cached listing,
- * listed again when a line is not where it was: a rotation or compression
- * renamed the file), and the line at its offset must carry its seq. A row
- * whose file is gone (retention) is dropped with every row below the
- * journal's first kept seq.
+ * Reading a row back is indexed-lines.ts. A row whose file is gone
+ * (retention) is dropped with every row below the journal's first kept seq.
  */
 import type { AppendedEntry, ChunkPosition, Journal } from '../journal';
 import { catchUp } from './index-catch-up';
 import { filesByFirstSeq } from './index-files';
 import { indexRowOf } from './index-row';
 import { IndexStore, type IndexQuery, type IndexRow } from './index-store';
-import { linesAt } from './offset-lines';
-import { leadingSeq } from '../reader';
-import { decodeLine, isHeader, type JournalEntry } from '../record';
+import { IndexedLines } from './indexed-lines';
+import type { JournalEntry } from '../record';
 import { lineBytes } from '../writer';
 
 /** Where the index of the journal whose active file is `activeFile` lives. */
@@ -41,7 +37,7 @@ export class JournalIndex {
   private queued: IndexRow[] = [];
   private flushScheduled = false;
   private caughtUp = false;
-  private files = new Map<number, string>();
+  private readonly lines: IndexedLines;
   private readonly unsubscribe: () => void;
   /** Settles when the index holds every entry written before it opened. */
   readonly ready: Promise<void>;
@@ -52,6 +48,7 @@ export class JournalIndex {
     journal: Journal,
     private readonly warn: (message: string) => void,
   ) {
+    this.lines = new IndexedLines(activeFile);
     // Subscribed before reading the files: every entry above `through` reaches the listener, none at or below it.
     const through = journal.lastSeq;
     this.unsubscribe = journal.onAppended((entries, position) => {
@@ -107,6 +104,15 @@ export class JournalIndex {
     }
   }
 
+  /**
+   * Once settled, the index's file holds a row for every entry durable
+   * before the call: another process (a restore's rebuild) may read it then.
+   */
+  async settle(): Promise<void> {
+    await this.ready;
+    this.flush();
+  }
+
   /** Whether any entry names `db`. */
   async hasDatabase(db: string): Promise<boolean> {
     await this.ready;
@@ -127,7 +133,7 @@ export class JournalIndex {
     this.flush();
     for (let attempt = 1; ; attempt++) {
       const rows = this.store.page(query);
-      const entries = await this.read(rows);
+      const entries = await this.lines.read(rows);
       if (entries !== null) return entries;
       // A file is gone: retention removed it. Its rows go, and the page is asked again.
       const files = await filesByFirstSeq(this.activeFile);
@@ -136,53 +142,6 @@ export class JournalIndex {
       if (dropped === 0 || attempt >= 3)
         throw new Error(`journal lines of seq ${rows.map((r) => r.seq).join(', ')} are not where the index says`);
     }
-  }
-
-  /** The entries of `rows`, in their order; null when a line is not found even after listing the files again. */
-  private async read(
-    rows: ReadonlyArray<{ seq: number; file: number; offset: number }>,
-  ): Promise<JournalEntry[] | null> {
-    const byFile = new Map<number, Array<{ seq: number; offset: number }>>();
-    for (const { seq, file, offset } of rows) byFile.set(file, [...(byFile.get(file) ?? []), { seq, offset }]);
-    const found = new Map<number, JournalEntry>();
-    for (const [file, wanted] of byFile) {
-      let texts = await this.linesOf(file, wanted, false);
-      if (texts === null) texts = await this.linesOf(file, wanted, true);
-      if (texts === null) return null;
-      for (const [seq, entry] of texts) found.set(seq, entry);
-    }
-    return rows.map((r) => found.get(r.seq) as JournalEntry);
-  }
-
-  /** The entries at `wanted` in the file of first seq `file`; null when one is missing or carries another seq. */
-  private async linesOf(
-    file: number,
-    wanted: ReadonlyArray<{ seq: number; offset: number }>,
-    relist: boolean,
-  ): Promise<Map<number, JournalEntry> | null> {
-    if (relist || !this.files.has(file))
-      this.files = new Map((await filesByFirstSeq(this.activeFile)).map((s) => [s.first, s.file]));
-    const path = this.files.get(file);
-    if (path === undefined) return null;
-    let texts: Map<number, string>;
-    try {
-      texts = await linesAt(
-        path,
-        wanted.map((w) => w.offset),
-      );
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw err;
-    }
-    const entries = new Map<number, JournalEntry>();
-    for (const { seq, offset } of wanted) {
-      const text = texts.get(offset);
-      if (text === undefined || leadingSeq(text) !== seq) return null;
-      const line = decodeLine(text);
-      if (isHeader(line)) return null;
-      entries.set(seq, line);
-    }
-    return entries;
   }
 
   /** Rows in seq order (tests). */

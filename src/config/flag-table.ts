@@ -211,6 +211,14 @@ export const SERVER_FLAGS = Object.freeze({
     help: 'the least token role that may restore a database (POST /dbs/{db}/restore)',
     doc: 'The least token role that may restore a database to an earlier point (`POST /dbs/{db}/restore`, [api.md](api.md#restoring-a-database-to-an-earlier-point)): `write` lets a student undo their own mistakes on their own databases, `admin` keeps restores for the teacher.',
   }),
+  'restore-timeout': duration(60_000, {
+    help: 'stop a restore or dry run whose rebuild takes longer (POST /dbs/{db}/restore)',
+    doc: "Longest the rebuild of one restore or dry run (`POST /dbs/{db}/restore`) may run in its own process before it is killed and answered 400 `[SQ6055]`; the wait for a turn is `-request-timeout`'s ([limits.md](limits.md#restores)).",
+  }),
+  'restore-memory': size(256 * MiB, {
+    help: 'the heap a restore or dry run may take in its own rebuild process',
+    doc: 'The JavaScript heap of the process that rebuilds one restore or dry run (`--max-old-space-size`; at least 16 MB): past it the rebuild ends and is answered 400 `[SQ6056]` ([limits.md](limits.md#restores)).',
+  }),
   'session-timeout': duration(300_000, {
     help: 'idle time after which a transaction session is rolled back',
     doc: 'Idle time after which a transaction session is rolled back.',

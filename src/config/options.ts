@@ -90,6 +90,10 @@ export interface Config {
    * `admin` keeps restores for the teacher.
    */
   readonly restoreRole: 'write' | 'admin';
+  /** -restore-timeout: how long one restore's rebuild process may run before it is killed, in ms. */
+  readonly restoreTimeoutMs: number;
+  /** -restore-memory: the V8 heap of one restore's rebuild process, in bytes. */
+  readonly restoreMemoryBytes: number;
   /** -session-timeout: idle time (ms) after which a transaction session is rolled back and closed. */
   readonly sessionTimeoutMs: number;
   /** -request-timeout: a whole request (an /exec batch, a session request), waiting for an engine included, in ms. */
@@ -223,6 +227,15 @@ const positiveSize = (text: string): number => {
   return bytes;
 };
 
+/** Less than this and Node itself cannot start a rebuild process. */
+const MIN_RESTORE_MEMORY = 16 * 1024 * 1024;
+
+const restoreMemory = (text: string): number => {
+  const bytes = parseSize(text);
+  if (bytes < MIN_RESTORE_MEMORY) throw new OptionsError(`expected a size of at least 16MB, got ${quote(text)}`);
+  return bytes;
+};
+
 /** Engine processes for brief calls: a machine with more cores than this gains nothing from more. */
 const MAX_ENGINES = 64;
 
@@ -291,6 +304,8 @@ function interpret(raw: RawFlags, cwd: string): Config {
     queryTimeoutMs: read(raw, 'query-timeout', durationMs),
     lockTimeoutMs: read(raw, 'lock-timeout', durationMs),
     restoreRole: read(raw, 'restore-role', parseRestoreRole),
+    restoreTimeoutMs: read(raw, 'restore-timeout', durationMs),
+    restoreMemoryBytes: read(raw, 'restore-memory', restoreMemory),
     sessionTimeoutMs: read(raw, 'session-timeout', durationMs),
     requestTimeoutMs: read(raw, 'request-timeout', durationMs),
     engines: flagValue(raw, 'engines', engineCount, SERVER_FLAGS.engines.fallback(os.availableParallelism())),

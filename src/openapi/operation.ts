@@ -122,6 +122,8 @@ export const SQL_400: readonly ErrorName[] = namesWithStatus(400).filter(
       'SESSION_REQUIRED',
       'TOKEN_REQUEST_INVALID',
       'TOKEN_CLASS_TOO_LARGE',
+      'RESTORE_TIMEOUT',
+      'RESTORE_OUT_OF_MEMORY',
       ...ROWS_CURSOR_400,
       ...IMPORT_400,
     ].includes(name),

@@ -18,7 +18,9 @@ export function restorePaths(): Record<string, JsonObject> {
           'open on the database makes it wait up to -lock-timeout, then 409 `[SQ5005]`. A target before the database existed (before the latest',
           'createdb or copydb of its name: an earlier database of the same name is another database) is 409 `[SQ2076]`, and an undo looks no further back;',
           'one older than what the journal and the snapshot rounds keep 409 `[SQ2075]`; a seq beyond the journal or a time in the future 400',
-          '`[SQ1075]`. Needs a `write` token on the database (`admin` with -restore-role admin).',
+          "`[SQ1075]`. The target is found and the state rebuilt in a process of its own, never on the server's thread: past -restore-timeout",
+          '400 `[SQ6055]`, past -restore-memory 400 `[SQ6056]`; at most two run at once, the rest wait within -request-timeout (503 `[SQ6058]`).',
+          'Needs a `write` token on the database (`admin` with -restore-role admin).',
         ].join(' '),
         tag: 'databases',
         parameters: ['DbPath'],
@@ -29,7 +31,7 @@ export function restorePaths(): Record<string, JsonObject> {
           }),
         },
         errors: mergeErrors(SERVED, WITH_BODY, ONE_DATABASE, ENGINE, WRITE, {
-          400: ['RESTORE_TARGET_INVALID'],
+          400: ['RESTORE_TARGET_INVALID', 'RESTORE_TIMEOUT', 'RESTORE_OUT_OF_MEMORY'],
           405: ['DATABASE_STATEMENT_IN_SINGLE_MODE'],
           409: [
             'RESTORE_TOO_OLD',
@@ -38,6 +40,8 @@ export function restorePaths(): Record<string, JsonObject> {
             'UNDO_OVER_OTHERS_WRITES',
             'RESTORE_NEEDS_JOURNAL',
           ],
+          500: ['RESTORE_FAILED'],
+          503: ['RESTORES_BUSY'],
         }),
       }),
     },

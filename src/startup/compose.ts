@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Journal } from '../../journal/journal';
-import { JournalIndex } from '../../journal/index/journal-index';
+import { indexFileOf, JournalIndex } from '../../journal/index/journal-index';
 import { useWal } from '../engine/connection-pool';
 import { BoundedReadHost } from '../engine/in-server/bounded-read-host';
 import { ProcessEngineHost } from '../engine/host/process-engine-host';
@@ -51,6 +51,8 @@ import { BatchRunner } from '../services/writes/batch-runner';
 import { CopyGate } from '../services/databases/copy-gate';
 import { DatabaseCopies } from '../services/databases/database-copies';
 import { DatabaseRestores } from '../services/databases/database-restores';
+import { RestoreProcesses } from '../services/databases/restore-process';
+import { RestoreSlots } from '../services/databases/restore-slots';
 import { restoreHandlers } from '../bus/handlers/restore-handlers';
 import { DatabaseDirectory } from '../services/databases/database-directory';
 import { DatabaseLifecycle } from '../services/databases/database-lifecycle';
@@ -127,7 +129,16 @@ function composeServices(
       config.logFile !== null && (config.logLevel === 'mod' || config.logLevel === 'all')
         ? { logFile: config.logFile, snapshotDir: config.snapshotDir }
         : null,
+    index:
+      index === null || config.logFile === null
+        ? null
+        : { file: indexFileOf(config.logFile), settle: () => index.settle() },
     scratchDir: path.join(config.logFile === null ? config.dir : path.dirname(config.logFile), 'restoring'),
+    rebuilds: new RestoreProcesses(
+      { timeoutMs: config.restoreTimeoutMs, memoryBytes: config.restoreMemoryBytes },
+      (message) => hooks.log(message),
+    ),
+    slots: new RestoreSlots(),
   });
   const sessions = new SessionManager(engine, locks, writePath, {
     idleTimeoutMs: config.sessionTimeoutMs,
@@ -196,6 +207,7 @@ function composeServices(
     writesOnPrimary(role),
   ];
   const close = async (): Promise<void> => {
+    restores.close();
     await sessions.shutdown();
     await engine.close();
   };

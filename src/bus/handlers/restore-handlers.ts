@@ -14,7 +14,7 @@ export function restoreHandlers(
     'restore-database': async ({ db, body }, call) => {
       if (directory.single)
         throw new EngineError('DATABASE_STATEMENT_IN_SINGLE_MODE', { detail: 'restoring a database' });
-      return restores.restore(db, body, stampOf(call.principal));
+      return restores.restore(db, body, stampOf(call.principal), call.signal);
     },
   };
 }

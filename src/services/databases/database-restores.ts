@@ -2,9 +2,12 @@
  * POST /dbs/{db}/restore: a database given back the state the journal gives
  * it right after an earlier entry, so a mistake is undone without a restart.
  *
- * The state is rebuilt apart, with replay's own code (replay/point-in-time.ts:
- * the newest snapshot round at or before the target, then the journal), into
- * a scratch directory beside the databases. Then it goes through the write
+ * The target is found and the state rebuilt apart, in a process of its own
+ * (restore-process.ts, restore-rebuild.ts) with replay's own code
+ * (replay/point-in-time.ts: the newest snapshot round at or before the
+ * target, then the journal's lines of the database and its templates, found
+ * by the journal index), into a scratch directory beside the databases, at
+ * most RESTORES_AT_ONCE at once (restore-slots.ts). Then it goes through the write
  * path like a reset (database-copies.ts): under the copy gate and the
  * database's write lock (a session open on it makes the restore wait up to
  * -lock-timeout, then 409 DATABASE_LOCKED), a `restoredb` entry is made
@@ -18,22 +21,19 @@ import { EngineError } from '../../errors';
 import type { EngineHost } from '../../engine/protocol';
 import { markRestored, restoreInto } from '../../engine/files/database-copy';
 import { eventEntry } from '../../../journal/journal';
-import { readJournal } from '../../../journal/reader';
-import type { JournalEntry } from '../../../journal/record';
-import { rebuildDatabaseAt, type JournalSource } from '../../../replay/point-in-time';
-import { TooOldError } from '../../../replay/restore-plan';
+import type { JournalSource } from '../../../replay/point-in-time';
 import type { TokenStamp } from '../../access/principal';
 import type { CopyGate } from './copy-gate';
 import type { DatabaseDirectory, DatabaseRef } from './database-directory';
 import { withWriteLock } from '../writes/lock-errors';
 import type { WriteLocks } from '../writes/write-locks';
 import type { WritePath } from '../writes/write-path';
-import { creationSeq, parseRestoreBody, targetSeq, timeOf, undoneEntries, type UndoneEntry } from './restore-targets';
+import { parseRestoreBody, type RestoreAsk, type UndoneEntry } from './restore-targets';
+import type { RestoreProcesses } from './restore-process';
+import type { RestoreTarget } from './restore-rebuild';
+import type { RestoreSlots } from './restore-slots';
 
-export interface RestoreTarget {
-  seq: number;
-  time: string;
-}
+export type { RestoreTarget } from './restore-rebuild';
 
 export type RestoreOutcome =
   | { db: string; dryRun: true; target: RestoreTarget; undone: { count: number; entries: UndoneEntry[] } }
@@ -50,89 +50,90 @@ export interface RestoreDeps {
   readonly gate: CopyGate;
   /** The journal and its snapshot rounds; null when the server keeps no journal of every change. */
   readonly source: JournalSource | null;
+  /** The journal index (its file, and settling it for another process to read); null: -history-index=false. */
+  readonly index: { readonly file: string; settle(): Promise<void> } | null;
   /** Where states are rebuilt (a scratch directory is made and removed in it). */
   readonly scratchDir: string;
+  /** The processes that rebuild, under their bounds. */
+  readonly rebuilds: RestoreProcesses;
+  /** How many rebuild at once; the rest wait. */
+  readonly slots: RestoreSlots;
   readonly clock: () => number;
 }
 
 export class DatabaseRestores {
   constructor(private readonly deps: RestoreDeps) {}
 
-  /** Restores `name` (or, with dryRun, says what a restore would undo); `by` is the caller, recorded in the entry. */
-  async restore(name: unknown, body: unknown, by: TokenStamp = {}): Promise<RestoreOutcome> {
+  /**
+   * Restores `name` (or, with dryRun, says what a restore would undo); `by` is
+   * the caller, recorded in the entry; `signal` the request's (a stop while it
+   * waits for a slot ends the wait, a client gone ends the rebuild).
+   */
+  async restore(name: unknown, body: unknown, by: TokenStamp = {}, signal?: AbortSignal): Promise<RestoreOutcome> {
     const { directory, source } = this.deps;
     const ref = directory.resolve(name);
     const request = parseRestoreBody(ref.name, body);
     if (source === null)
       throw new EngineError('RESTORE_NEEDS_JOURNAL', { detail: 'without one (-log-level none or error)' });
     if (!directory.exists(ref)) throw new EngineError('NO_SUCH_DATABASE', { db: ref.name });
-    if (request.dryRun) return this.plan(ref, source, request.ask, by, null);
-    return this.deps.gate.copying(() =>
-      withWriteLock(this.deps.locks, ref, this.deps.lockTimeoutMs, async () => {
-        if (!directory.exists(ref)) throw new EngineError('NO_SUCH_DATABASE', { db: ref.name });
-        return this.plan(ref, source, request.ask, by, (file, seq) => this.swap(ref, file, seq, by));
-      }),
-    );
+    return this.deps.slots.run(ref.name, signal, () => {
+      if (request.dryRun) return this.plan(ref, source, request.ask, by, null, signal);
+      return this.deps.gate.copying(() =>
+        withWriteLock(this.deps.locks, ref, this.deps.lockTimeoutMs, async () => {
+          if (!directory.exists(ref)) throw new EngineError('NO_SUCH_DATABASE', { db: ref.name });
+          return this.plan(ref, source, request.ask, by, (file, seq) => this.swap(ref, file, seq, by), signal);
+        }),
+      );
+    });
+  }
+
+  /** Stops every rebuild under way (the server stops). */
+  close(): void {
+    this.deps.rebuilds.close();
   }
 
   /**
-   * Finds the target, rebuilds the database's state there and, unless this
-   * is a dry run (`swap` null), puts it in place. Under the write lock for a
-   * real restore: no write to the database falls between the journal read
-   * here and the swap.
+   * Finds the target, rebuilds the database's state there (both in a rebuild
+   * process) and, unless this is a dry run (`swap` null), puts it in place.
+   * Under the write lock for a real restore: no write to the database falls
+   * between the last seq read here and the swap.
    */
   private async plan(
     ref: DatabaseRef,
     source: JournalSource,
-    ask: Parameters<typeof targetSeq>[1],
+    ask: RestoreAsk,
     by: TokenStamp,
     swap: ((file: string, to: number) => Promise<number | null>) | null,
+    signal: AbortSignal | undefined,
   ): Promise<RestoreOutcome> {
     const lastSeq = this.deps.journal.lastSeq;
-    const entries = (await readJournal(source.logFile)).entries.filter((entry) => entry.seq <= lastSeq);
-    const seq = targetSeq(ref.name, ask, entries, lastSeq, this.deps.clock(), by.tokenId);
-    const target = {
-      seq,
-      time: timeOf(entries, seq, 'time' in ask ? new Date(ask.time).toISOString() : new Date(0).toISOString()),
-    };
-    const undone = undoneEntries(entries, ref.name, seq);
-    return this.withState(ref, source, seq, entries, async (file) => {
+    // Every entry through lastSeq gets its row in the index's file before the rebuild process reads it.
+    await this.deps.index?.settle();
+    return this.withScratch(async (out) => {
+      const job = {
+        db: ref.name,
+        ask,
+        lastSeq,
+        now: this.deps.clock(),
+        tokenId: by.tokenId ?? null,
+        logFile: source.logFile,
+        snapshotDir: source.snapshotDir,
+        indexFile: this.deps.index?.file ?? null,
+        out,
+      };
+      const { target, undone, file } = await this.deps.rebuilds.rebuild(job, signal);
       if (swap === null) return { db: ref.name, dryRun: true, target, undone };
-      const restoredSeq = await swap(file, seq);
+      const restoredSeq = await swap(file, target.seq);
       return { db: ref.name, restored: target, undone: { count: undone.count }, seq: restoredSeq };
     });
   }
 
-  /** The database's state right after `seq`, rebuilt into a scratch directory for `use`, then removed. */
-  private async withState<T>(
-    ref: DatabaseRef,
-    source: JournalSource,
-    seq: number,
-    entries: readonly JournalEntry[],
-    use: (file: string) => Promise<T>,
-  ): Promise<T> {
+  /** A scratch directory for one rebuild, removed however it ends (the rebuild process is gone by then). */
+  private async withScratch<T>(use: (dir: string) => Promise<T>): Promise<T> {
     fs.mkdirSync(this.deps.scratchDir, { recursive: true });
     const dir = fs.mkdtempSync(path.join(this.deps.scratchDir, 'restore-'));
     try {
-      let file: string | null;
-      try {
-        file = await rebuildDatabaseAt(source, ref.name, { seq }, dir, 200);
-      } catch (error) {
-        if (error instanceof TooOldError)
-          throw new EngineError(
-            'RESTORE_TOO_OLD',
-            { db: ref.name, target: `seq ${seq}`, detail: error.message },
-            { cause: error },
-          );
-        throw error;
-      }
-      if (file === null)
-        throw new EngineError('RESTORE_BEFORE_CREATION', {
-          db: ref.name,
-          target: `seq ${seq}`,
-          oldest: creationSeq(entries, ref.name),
-        });
-      return await use(file);
+      return await use(dir);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
