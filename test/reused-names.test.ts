@@ -8,7 +8,9 @@
  * term's students only (last term's rows only with ?students=all, marked
  * former and apart), and GET /class never names last term's errors as the
  * new student's. A restart (progress and the class view read back from the
- * journal) changes none of it.
+ * journal) changes none of it. In the browser, the console's editor history
+ * of a database is the token's: a lab's browser does not hand last term's SQL
+ * to next term's student of the same database name.
  */
 import path from 'node:path';
 import t, { type Test } from 'tap';
@@ -18,6 +20,7 @@ import type { StoredExercise } from '../src/exercises/exercise-definition';
 import { ExerciseProgress, STUCK_ATTEMPTS, STUCK_MINUTES } from '../src/exercises/exercise-progress';
 import { ClassActivity } from '../src/services/class-activity';
 import { FakeClock } from './helpers/fake-clock';
+import { findChromium, launch, openConsole, serverIn } from './helpers/browser';
 import { runReplay, type Reply, type TestServer } from './helpers/server';
 import { ServerFleet, type ServerPlace } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
@@ -373,3 +376,37 @@ t.test('the class view: a new creation of a name starts afresh, even when the dr
   feed({ kind: 'copydb', sql: null, from: 'lesson.db' });
   t.same((await activity.activity()).get('alumno-01.db')?.recentErrors, [], 'a copy under the name is another life');
 });
+
+const chromiumPath = findChromium();
+t.test(
+  "in the browser: the editor's history of a database is the token's",
+  { skip: chromiumPath === undefined },
+  async (t) => {
+    const server = await serverIn(t);
+    const context = await launch(t, chromiumPath as string);
+    const { page, problems } = await openConsole(context, `${server.url}/`);
+    // A string, so that the test's CommonJS compilation does not rewrite the browser's import().
+    const lists = (await page.evaluate(`import('/console/editor-history.js').then((history) => {
+    sessionStorage.setItem('sqlscribe.token', 'sqs_term-one-secret');
+    history.addToHistory('alumno-01.db', "SELECT 'term one'");
+    const termOne = history.readHistory('alumno-01.db');
+    sessionStorage.setItem('sqlscribe.token', 'sqs_term-two-secret');
+    const termTwo = history.readHistory('alumno-01.db');
+    sessionStorage.removeItem('sqlscribe.token');
+    const noToken = history.readHistory('alumno-01.db');
+    sessionStorage.setItem('sqlscribe.token', 'sqs_term-one-secret');
+    const back = history.readHistory('alumno-01.db');
+    const keys = Object.keys(localStorage).filter((key) => key.startsWith('sqlscribe.history.'));
+    return { termOne, termTwo, noToken, back, keys };
+  })`)) as { termOne: string[]; termTwo: string[]; noToken: string[]; back: string[]; keys: string[] };
+    t.same(lists.termOne, ["SELECT 'term one'"], 'term one sees its run');
+    t.same(lists.termTwo, [], 'another token of the same database name sees none of it');
+    t.same(lists.noToken, [], 'nor does the console without a token');
+    t.same(lists.back, ["SELECT 'term one'"], 'the same token finds it again');
+    t.notOk(
+      lists.keys.some((key) => key.includes('term-one')),
+      'the key holds no token',
+    );
+    t.same(problems, [], 'no script error');
+  },
+);
