@@ -11,7 +11,7 @@ import type { CreatedToken, TokenView } from '../tokens/token-registry';
 import type { PilotSummary, SummaryGrouping } from '../pilots/pilot-summary';
 import type { ExportFormat } from '../engine/transfer/database-export';
 import type { ColumnType } from '../engine/types';
-import type { DatabaseActivity, RecentRefusal } from '../services/class-activity';
+import type { DatabaseActivity, RecentError, RecentRefusal } from '../services/class-activity';
 import type { RestoreOutcome } from '../services/databases/database-restores';
 import type { HistoryPage, HistoryRequest } from '../services/history';
 import type { TableSchema as TemplateTable } from '../engine/schema/schema';
@@ -26,8 +26,16 @@ import type {
 } from '../exercises/exercise-types';
 
 /** GET /class: one database of the class, with the template it can be reset to. */
-export interface ClassDatabase extends DatabaseActivity {
+/**
+ * A recent error or refusal as the class view shows it: `former` when the
+ * token that caused it is the server's no longer (revoked), so that a later
+ * token of the same name (a class prefix reused next term) is not taken for it.
+ */
+export type Attributed<T> = T & { former: boolean };
+
+export interface ClassDatabase extends Omit<DatabaseActivity, 'recentErrors'> {
   template?: string;
+  recentErrors: Array<Attributed<RecentError>>;
 }
 
 /** What POST /dbs/{db}/import received: a script's text, a CSV's text for one table, or an uploaded .sqlite file (a temporary file the route owns). */
@@ -162,7 +170,7 @@ export interface CommandResults {
   'create-tokens': { tokens: CreatedToken[]; databases: string[] };
   'list-tokens': { tokens: TokenView[] };
   'revoke-token': { token: TokenView };
-  'class-activity': { databases: ClassDatabase[]; refused: RecentRefusal[] };
+  'class-activity': { databases: ClassDatabase[]; refused: Array<Attributed<RecentRefusal>> };
   history: HistoryPage & { db: string };
   'list-exercises': { exercises: ExerciseView[] };
   'get-exercise': ExerciseView;

@@ -9,6 +9,13 @@
  *
  * Stuck: an exercise not solved, with STUCK_ATTEMPTS or more wrong answers in
  * the last STUCK_MINUTES minutes, as of the clock (injected, for tests).
+ *
+ * A student is a token, told by its id, not its name: a class prefix is
+ * reused every term (the tokens revoked, a new class made with the same
+ * prefix), and the new alumno-01 is another person, who must not inherit the
+ * old one's marks. An entry without a token id (a server without tokens, or
+ * a journal written before ids) is told by its name alone, apart from every
+ * token's id: a name does not prove which token sent it.
  */
 import type { Journal } from '../../journal/journal';
 import { readPage } from '../../journal/page-reader';
@@ -51,21 +58,41 @@ export interface ProgressCell {
 }
 
 export interface StudentProgress {
+  /** The token's name. */
   token: string;
+  /** The token's id; null for attempts that name no token id. */
+  tokenId: string | null;
   solved: number;
   attempts: number;
   stuck: number;
   exercises: ProgressCell[];
 }
 
-/** Who sent an attempt: its token's name; a server without tokens names nobody. */
-function studentOf(entry: Pick<JournalEntry, 'tokenName'>): string {
-  return entry.tokenName ?? 'anonymous';
+/** A row of the grid: a token by its id, with the name it bears; `id` null for attempts that carry no token id. */
+export interface Student {
+  readonly id: string | null;
+  readonly name: string;
+}
+
+/** Who sent an attempt: its token's id, or (no id) its name; a server without tokens names nobody. */
+function studentOf(entry: Pick<JournalEntry, 'tokenId' | 'tokenName'>): Student {
+  return { id: entry.tokenId ?? null, name: entry.tokenName ?? 'anonymous' };
+}
+
+/** The map key of a student: ids and bare names never meet, whatever a name looks like. */
+function keyOf(student: Student): string {
+  return student.id === null ? `name:${student.name}` : `id:${student.id}`;
+}
+
+interface StudentTallies {
+  readonly student: Student;
+  /** Exercise id → tally. */
+  readonly byExercise: Map<string, Tally>;
 }
 
 export class ExerciseProgress {
-  /** Token name → exercise id → tally. */
-  private readonly tallies = new Map<string, Map<string, Tally>>();
+  /** keyOf(student) → the student and their tallies. */
+  private readonly tallies = new Map<string, StudentTallies>();
   private readonly subscribedAt: number;
   private seeding: Promise<void> | undefined;
   /** Attempts that arrived before the seeding finished: they are newer than every seeded one. */
@@ -83,7 +110,7 @@ export class ExerciseProgress {
   }
 
   /** An attempt the journal did not take (no journal): counted until the server stops. */
-  noteUnjournaled(entry: Pick<JournalEntry, 'ts' | 'tokenName' | 'exercise' | 'correct' | 'class'>): void {
+  noteUnjournaled(entry: Pick<JournalEntry, 'ts' | 'tokenId' | 'tokenName' | 'exercise' | 'correct' | 'class'>): void {
     this.take({
       seq: 0,
       db: null,
@@ -104,11 +131,12 @@ export class ExerciseProgress {
   private count(entry: JournalEntry): void {
     if (entry.exercise === undefined) return;
     const student = studentOf(entry);
-    let byExercise = this.tallies.get(student);
-    if (byExercise === undefined) {
-      byExercise = new Map();
-      this.tallies.set(student, byExercise);
+    let known = this.tallies.get(keyOf(student));
+    if (known === undefined) {
+      known = { student, byExercise: new Map() };
+      this.tallies.set(keyOf(student), known);
     }
+    const byExercise = known.byExercise;
     let tally = byExercise.get(entry.exercise);
     if (tally === undefined) {
       tally = { attempts: 0, failed: 0, solvedAt: null, lastAttemptAt: null, lastErrorClass: null, recentFailures: [] };
@@ -156,23 +184,33 @@ export class ExerciseProgress {
     this.live = null;
   }
 
-  /** The token names that have attempted anything. */
+  /** The names of the students that have attempted anything (two tokens of one name give it twice). */
   async students(): Promise<string[]> {
-    await this.ensureSeeded();
-    return [...this.tallies.keys()];
+    return (await this.attempters()).map((student) => student.name);
   }
 
-  /** The grid: one row per student, one cell per exercise, in the exercises' order. */
+  /** The students that have attempted anything, each token by its id. */
+  async attempters(): Promise<Student[]> {
+    await this.ensureSeeded();
+    return [...this.tallies.values()].map((known) => known.student);
+  }
+
+  /**
+   * The grid: one row per student, one cell per exercise, in the exercises'
+   * order. A student given as a bare name is one whose attempts carry no
+   * token id.
+   */
   async grid(
-    students: readonly string[],
+    students: ReadonlyArray<Student | string>,
     exercises: readonly StoredExercise[],
     rule: StuckRule,
     at: number = this.clock.now(),
   ): Promise<StudentProgress[]> {
     await this.ensureSeeded();
     const since = at - rule.minutes * 60_000;
-    return students.map((token) => {
-      const byExercise = this.tallies.get(token);
+    return students.map((given) => {
+      const student: Student = typeof given === 'string' ? { id: null, name: given } : given;
+      const byExercise = this.tallies.get(keyOf(student))?.byExercise;
       const cells = exercises.map((exercise): ProgressCell => {
         const tally = byExercise?.get(exercise.id);
         if (tally === undefined)
@@ -203,7 +241,8 @@ export class ExerciseProgress {
         };
       });
       return {
-        token,
+        token: student.name,
+        tokenId: student.id,
         solved: cells.filter((cell) => cell.solved).length,
         attempts: cells.reduce((sum, cell) => sum + cell.attempts, 0),
         stuck: cells.filter((cell) => cell.stuck).length,

@@ -29,13 +29,15 @@ import type { ExerciseChecker } from './exercise-checker';
 import type {
   CheckOutcome,
   ClassQuery,
+  ClassRow,
   EvidenceReport,
   ExerciseView,
   OwnProgress,
   ProgressReport,
+  StudentsShown,
 } from './exercise-types';
 import { evidenceCounts, readThresholds } from './exercise-evidence';
-import type { ExerciseProgress, StudentProgress, StuckRule } from './exercise-progress';
+import type { ExerciseProgress, Student, StudentProgress, StuckRule } from './exercise-progress';
 import type { ExerciseStore } from './exercise-store';
 
 /** What the service needs of the journal: a note that never throws, and whether attempts are recorded. */
@@ -145,7 +147,7 @@ export class ExerciseService {
         ts: new Date(this.deps.clock.now()).toISOString(),
         exercise: exercise.id,
         correct: outcome.correct,
-        ...(principal === undefined ? {} : { tokenName: principal.name }),
+        ...stampOf(principal),
         ...(entry.class === undefined ? {} : { class: entry.class }),
       });
   }
@@ -153,22 +155,29 @@ export class ExerciseService {
   async progress(query: ClassQuery): Promise<ProgressReport> {
     const exercises = await this.deps.store.list(query.set === undefined ? undefined : this.setOf(query.set));
     const at = query.at ?? this.deps.clock.now();
-    const students = await this.students(query.tokens);
-    const grid = await this.deps.progress.grid(students, exercises, query.stuck, at);
+    const students = await this.students(query.tokens, query.students ?? 'current');
+    const grid = await this.deps.progress.grid(
+      students.map((chosen) => chosen.student),
+      exercises,
+      query.stuck,
+      at,
+    );
     return {
       set: query.set ?? null,
       at: new Date(at).toISOString(),
       stuck: query.stuck,
       exercises: exercises.map(({ id, set, position, title }) => ({ id, set, position, title })),
-      students: grid,
+      students: grid.map((row, index): ClassRow => ({ ...row, former: students[index]?.former ?? false })),
     };
   }
 
   /** The asking token's own row of the grid: what a student's console marks as solved. */
   async mine(set: unknown, principal: Principal | undefined, stuck: StuckRule): Promise<OwnProgress> {
     const exercises = await this.deps.store.list(set === undefined ? undefined : this.setOf(set));
-    const token = principal?.name ?? 'anonymous';
-    const [row] = await this.deps.progress.grid([token], exercises, stuck);
+    // The token itself, by its id: a former token of the same name is another student.
+    const student: Student =
+      principal === undefined ? { id: null, name: 'anonymous' } : { id: principal.id, name: principal.name };
+    const [row] = await this.deps.progress.grid([student], exercises, stuck);
     return { set: set === undefined ? null : this.setOf(set), ...(row as StudentProgress) };
   }
 
@@ -183,7 +192,12 @@ export class ExerciseService {
     if (exercises.length === 0)
       throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'set', detail: `no exercise belongs to set ${set}` });
     const thresholds = readThresholds(raw, exercises.length);
-    const grid = await this.deps.progress.grid(await this.students(query.tokens), exercises, query.stuck);
+    const students = await this.students(query.tokens, query.students ?? 'current');
+    const grid = await this.deps.progress.grid(
+      students.map((chosen) => chosen.student),
+      exercises,
+      query.stuck,
+    );
     return {
       set,
       exercises: exercises.length,
@@ -196,14 +210,35 @@ export class ExerciseService {
     };
   }
 
-  /** The students: every token but the admins (those of the pattern, if one is given), and whoever has attempted. */
-  private async students(pattern: string | undefined): Promise<string[]> {
-    const names = new Set<string>();
-    for (const token of this.deps.tokens.list()) if (token.role !== 'admin') names.add(token.name);
-    for (const name of await this.deps.progress.students()) if (name !== 'admin') names.add(name);
-    const chosen =
-      pattern === undefined ? [...names] : [...names].filter((name) => matchesPattern(pattern.toLowerCase(), name));
-    return chosen.sort((a, b) => a.localeCompare(b));
+  /**
+   * The students (those whose names match the pattern, if one is given):
+   * every token of the server's but the admins, and whoever has attempted
+   * without a token on a server that has none. With `all`, also the former
+   * students: tokens that attempted and are the server's no longer (revoked),
+   * and on a server with tokens, attempts that carry no token id. Current
+   * students first, then former ones, each by name.
+   */
+  private async students(pattern: string | undefined, shown: StudentsShown): Promise<ChosenStudent[]> {
+    const tokens = this.deps.tokens.list();
+    const known = new Set(tokens.map((token) => token.id));
+    const current = new Map<string, ChosenStudent>();
+    for (const token of tokens)
+      if (token.role !== 'admin') current.set(token.id, { student: { id: token.id, name: token.name }, former: false });
+    const former: ChosenStudent[] = [];
+    for (const student of await this.deps.progress.attempters()) {
+      if (student.name === 'admin' || student.id === 'admin') continue;
+      if (student.id !== null && current.has(student.id)) continue;
+      // An admin's token that answered is still the server's: a current row, as it always was.
+      const isFormer = student.id === null ? this.deps.tokens.enabled : !known.has(student.id);
+      if (isFormer && shown === 'current') continue;
+      if (isFormer) former.push({ student, former: true });
+      else current.set(student.id ?? `name:${student.name}`, { student, former: false });
+    }
+    const matches = (chosen: ChosenStudent): boolean =>
+      pattern === undefined || matchesPattern(pattern.toLowerCase(), chosen.student.name);
+    const byName = (a: ChosenStudent, b: ChosenStudent): number =>
+      a.student.name.localeCompare(b.student.name) || (a.student.id ?? '').localeCompare(b.student.id ?? '');
+    return [...[...current.values()].sort(byName), ...former.sort(byName)].filter(matches);
   }
 
   private async definitionOf(body: unknown, pathId?: string): Promise<ExerciseDefinition> {
@@ -231,6 +266,12 @@ export class ExerciseService {
       });
     }
   }
+}
+
+/** A row to show, and whether its student is a former one. */
+interface ChosenStudent {
+  readonly student: Student;
+  readonly former: boolean;
 }
 
 /** The body of POST /exercises/{id}/check: `{ "sql": "…" }`. */

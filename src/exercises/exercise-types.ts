@@ -34,9 +34,19 @@ export interface ClassQuery {
   readonly set?: string;
   /** A glob of token names (`clase-*`): only these students. */
   readonly tokens?: string;
+  /** `current` (the default): the tokens the server has now; `all`: also former students (revoked tokens), apart. */
+  readonly students?: StudentsShown;
   readonly stuck: StuckRule;
   /** The time the stuck rule is judged at (ms); now when absent. */
   readonly at?: number;
+}
+
+export const STUDENTS_SHOWN = ['current', 'all'] as const;
+export type StudentsShown = (typeof STUDENTS_SHOWN)[number];
+
+/** A row of the class's grid: `former` for a token that is no longer the server's (revoked), whose name may be another's now. */
+export interface ClassRow extends StudentProgress {
+  former: boolean;
 }
 
 export interface ProgressReport {
@@ -44,7 +54,7 @@ export interface ProgressReport {
   at: string;
   stuck: StuckRule;
   exercises: Array<Pick<StoredExercise, 'id' | 'set' | 'position' | 'title'>>;
-  students: StudentProgress[];
+  students: ClassRow[];
 }
 
 export interface EvidenceReport {

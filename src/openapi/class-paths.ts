@@ -25,29 +25,39 @@ export function classPaths(): Record<string, JsonObject> {
   };
 }
 
+const FORMER: JsonObject = {
+  type: 'boolean',
+  description:
+    "The token is the server's no longer (revoked): a later token of the same name (a class prefix reused next term) is someone else.",
+};
+
 export function classSchemas(): Record<string, JsonObject> {
   const text = { type: 'string' };
   const recentError: JsonObject = {
     type: 'object',
     additionalProperties: false,
-    required: ['seq', 'ts', 'class', 'code', 'error', 'tokenName', 'statement'],
+    required: ['seq', 'ts', 'class', 'code', 'error', 'tokenId', 'tokenName', 'former', 'statement'],
     properties: {
       seq: { type: 'integer', minimum: 1 },
       ts: { type: 'string', format: 'date-time' },
       class: { type: 'integer', minimum: 1, maximum: 9 },
       code: { type: 'integer' },
       error: text,
+      tokenId: { type: ['string', 'null'] },
       tokenName: { type: ['string', 'null'] },
+      former: FORMER,
       statement: { type: ['string', 'null'] },
     },
   };
   const refusal: JsonObject = {
     type: 'object',
     additionalProperties: false,
-    required: ['ts', 'tokenName', 'client', 'db', 'code', 'error', 'request'],
+    required: ['ts', 'tokenId', 'tokenName', 'former', 'client', 'db', 'code', 'error', 'request'],
     properties: {
       ts: { type: 'string', format: 'date-time' },
+      tokenId: { type: ['string', 'null'] },
       tokenName: { type: ['string', 'null'] },
+      former: FORMER,
       client: text,
       db: { type: ['string', 'null'] },
       code: { type: 'integer' },

@@ -206,8 +206,16 @@ function exerciseSchemas(): Record<string, JsonObject> {
       },
       students: {
         type: 'array',
-        items: record('A student (a token other than an admin), by name.', {
-          token: { type: 'string' },
+        items: record('A student (a token other than an admin), by its token.', {
+          token: { type: 'string', description: "The token's name" },
+          tokenId: {
+            type: ['string', 'null'],
+            description: "The token's id (null for attempts that carry none): a reused name is another student",
+          },
+          former: {
+            type: 'boolean',
+            description: 'A token the server has no longer (revoked); only with `students=all`, after the current ones',
+          },
           solved: { type: 'integer', minimum: 0 },
           attempts: { type: 'integer', minimum: 0 },
           stuck: { type: 'integer', minimum: 0 },
@@ -219,6 +227,7 @@ function exerciseSchemas(): Record<string, JsonObject> {
       ok: TRUE,
       set: { type: ['string', 'null'] },
       token: { type: 'string' },
+      tokenId: { type: ['string', 'null'] },
       solved: { type: 'integer', minimum: 0 },
       attempts: { type: 'integer', minimum: 0 },
       stuck: { type: 'integer', minimum: 0 },
@@ -255,6 +264,11 @@ const CLASS_PARAMETERS = [
     type: 'string',
     pattern: '^[A-Za-z0-9_*.-]{1,64}$',
   }),
+  query(
+    'students',
+    '`current` (default): the tokens the server has now. `all`: also former students (revoked tokens, whose names may be reused), marked `former`, after the current ones.',
+    { enum: ['current', 'all'] },
+  ),
   query('stuck_attempts', 'Stuck: at least this many wrong answers (default 3)…', { type: 'integer', minimum: 1 }),
   query('stuck_minutes', '…in this many minutes before `at` (default 10).', { type: 'integer', minimum: 1 }),
   query('at', 'The time "stuck" is judged at (default: now).', TIME),
@@ -297,9 +311,17 @@ export function exercisePaths(): Record<string, JsonObject> {
         operationId: 'exerciseProgress',
         summary: "The class's progress",
         description:
-          "Admin only. For every student (every token that is not an admin, and whoever has answered) and every exercise: attempts, solved and when, the last error's class, stuck. From the journal's `attempt` entries, so a restart forgets nothing the journal keeps. `?format=csv` (or `Accept: text/csv`): a gradebook, one line per student, a column per exercise (1 solved, 0 tried, empty not tried).",
+          "Admin only. For every student (every token the server has that is not an admin, told by its id, not its name; with `students=all` also former students, revoked tokens, apart) and every exercise: attempts, solved and when, the last error's class, stuck. From the journal's `attempt` entries, so a restart forgets nothing the journal keeps. `?format=csv` (or `Accept: text/csv`): a gradebook, one line per student, a column per exercise (1 solved, 0 tried, empty not tried).",
         tag: 'exercises',
-        parameters: ['ExerciseSet', 'ExerciseToken', 'StuckAttempts', 'StuckMinutes', 'ExerciseAt', 'TokenFormat'],
+        parameters: [
+          'ExerciseSet',
+          'ExerciseToken',
+          'ExerciseStudents',
+          'StuckAttempts',
+          'StuckMinutes',
+          'ExerciseAt',
+          'TokenFormat',
+        ],
         success: {
           200: {
             description: 'The grid (JSON), or the gradebook (CSV).',
@@ -317,7 +339,7 @@ export function exercisePaths(): Record<string, JsonObject> {
         operationId: 'ownProgress',
         summary: 'My progress',
         description:
-          "Every token: its own attempts at each exercise (of `set`, or all), as one row of the class's progress: what a student's console marks as solved.",
+          "Every token: its own attempts at each exercise (of `set`, or all), as one row of the class's progress: what a student's console marks as solved. The token's own, by its id: a revoked token's attempts are never a later token's of the same name.",
         tag: 'exercises',
         parameters: ['ExerciseSet'],
         success: { 200: json('The row.', 'OwnProgress') },
@@ -334,6 +356,7 @@ export function exercisePaths(): Record<string, JsonObject> {
         parameters: [
           'ExerciseSetRequired',
           'ExerciseToken',
+          'ExerciseStudents',
           'EvidenceEnDesarrollo',
           'EvidenceLogrado',
           'EvidenceProfundizado',
@@ -420,7 +443,13 @@ export function exerciseParameters(): Record<string, JsonObject> {
       type: 'string',
       pattern: '^(\\d{1,6}|\\d{1,3}(\\.\\d+)?%)$',
     });
-  const [token, stuckAttempts, stuckMinutes, at] = CLASS_PARAMETERS as [JsonObject, JsonObject, JsonObject, JsonObject];
+  const [token, students, stuckAttempts, stuckMinutes, at] = CLASS_PARAMETERS as [
+    JsonObject,
+    JsonObject,
+    JsonObject,
+    JsonObject,
+    JsonObject,
+  ];
   return {
     ExerciseId: ID,
     ExerciseSet: SET,
@@ -431,6 +460,7 @@ export function exerciseParameters(): Record<string, JsonObject> {
       true,
     ),
     ExerciseToken: token,
+    ExerciseStudents: students,
     StuckAttempts: stuckAttempts,
     StuckMinutes: stuckMinutes,
     ExerciseAt: at,

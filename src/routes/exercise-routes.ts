@@ -9,7 +9,7 @@ import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
 import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
-import type { ClassQuery, ProgressReport } from '../exercises/exercise-types';
+import { STUDENTS_SHOWN, type ClassQuery, type ProgressReport, type StudentsShown } from '../exercises/exercise-types';
 import { STUCK_ATTEMPTS, STUCK_MINUTES } from '../exercises/exercise-progress';
 import { queryValue } from './request/query';
 
@@ -21,7 +21,18 @@ function positiveQueryValue(ctx: Context, name: string, fallback: number): numbe
   return Number(value);
 }
 
-/** `?set=`, `?token=` (a glob of names), `?stuck_attempts=`, `?stuck_minutes=` and `?at=` (an ISO time: when "stuck" is judged). */
+/** `?students=current` (the default) or `all` (former students too). */
+function studentsShown(ctx: Context): StudentsShown | undefined {
+  const value = queryValue(ctx, 'students');
+  if (value === undefined || (STUDENTS_SHOWN as readonly string[]).includes(value))
+    return value as StudentsShown | undefined;
+  throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'students', detail: 'expected current or all' });
+}
+
+/**
+ * `?set=`, `?token=` (a glob of names), `?students=`, `?stuck_attempts=`,
+ * `?stuck_minutes=` and `?at=` (an ISO time: when "stuck" is judged).
+ */
 function classQuery(ctx: Context): ClassQuery {
   const set = queryValue(ctx, 'set');
   const tokens = queryValue(ctx, 'token');
@@ -34,6 +45,7 @@ function classQuery(ctx: Context): ClassQuery {
   const at = atText === undefined ? undefined : Date.parse(atText);
   if (at !== undefined && Number.isNaN(at))
     throw new EngineError('INVALID_QUERY_PARAMETER', { name: 'at', detail: 'expected an ISO time' });
+  const students = studentsShown(ctx);
   const stuck = {
     attempts: positiveQueryValue(ctx, 'stuck_attempts', STUCK_ATTEMPTS),
     minutes: positiveQueryValue(ctx, 'stuck_minutes', STUCK_MINUTES),
@@ -41,6 +53,7 @@ function classQuery(ctx: Context): ClassQuery {
   return {
     ...(set === undefined ? {} : { set }),
     ...(tokens === undefined ? {} : { tokens }),
+    ...(students === undefined ? {} : { students }),
     ...(at === undefined ? {} : { at }),
     stuck,
   };
@@ -57,11 +70,15 @@ function csvField(text: string): string {
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** A gradebook: one line per student, 1 for solved, 0 for tried and not solved, empty for not tried. */
+/**
+ * A gradebook: one line per student, 1 for solved, 0 for tried and not
+ * solved, empty for not tried. A former student's name (only with
+ * ?students=all) says so, since this term's student may bear it too.
+ */
 function progressCsv(report: ProgressReport): string {
   const header = ['token', 'solved', 'attempts', ...report.exercises.map((exercise) => exercise.id)];
   const lines = report.students.map((student) => [
-    student.token,
+    student.former ? `${student.token} (former)` : student.token,
     String(student.solved),
     String(student.attempts),
     ...student.exercises.map((cell) => (cell.solved ? '1' : cell.attempts > 0 ? '0' : '')),

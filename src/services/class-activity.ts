@@ -22,6 +22,8 @@ export const RECENT_REFUSALS = 50;
 /** A refused request as the class view shows it: who, from where, what it asked for, and the code. */
 export interface RecentRefusal {
   ts: string;
+  /** The token's id: a name reused by a later token (a class prefix, next term) is told apart by it. */
+  tokenId: string | null;
   tokenName: string | null;
   client: string;
   db: string | null;
@@ -37,6 +39,8 @@ export interface RecentError {
   class: number;
   code: number;
   error: string;
+  /** The token's id: a name reused by a later token (a class prefix, next term) is told apart by it. */
+  tokenId: string | null;
   tokenName: string | null;
   /** The statement that failed, as the student wrote it; null when the entry names none. */
   statement: string | null;
@@ -89,16 +93,18 @@ function recentErrorOf(entry: JournalEntry): RecentError {
     class: entry.class ?? Math.floor(code / 1000),
     code,
     error: entry.error ?? '',
+    tokenId: entry.tokenId ?? null,
     tokenName: entry.tokenName ?? null,
     statement: failedStatement(entry),
   };
 }
 
 function recentRefusalOf(
-  refusal: Pick<Refusal, 'ts' | 'tokenName' | 'client' | 'db' | 'code' | 'error' | 'request'>,
+  refusal: Pick<Refusal, 'ts' | 'tokenId' | 'tokenName' | 'client' | 'db' | 'code' | 'error' | 'request'>,
 ): RecentRefusal {
   return {
     ts: refusal.ts,
+    tokenId: refusal.tokenId,
     tokenName: refusal.tokenName,
     client: refusal.client,
     db: refusal.db,
@@ -112,6 +118,7 @@ function recentRefusalOf(
 function refusalOfEntry(entry: JournalEntry): RecentRefusal {
   return recentRefusalOf({
     ts: entry.ts,
+    tokenId: entry.tokenId ?? null,
     tokenName: entry.tokenName ?? null,
     client: entry.client ?? '',
     db: entry.db,
@@ -168,18 +175,13 @@ export class ClassActivity implements RefusalListener {
   note(entry: JournalEntry): void {
     // Refusals came through noteRefusal already, and are no activity of the database they asked for.
     if (entry.kind === 'refused' || entry.db === null) return;
+    const born = entry.ok && (entry.kind === 'createdb' || entry.kind === 'copydb');
     const restarts =
-      entry.ok &&
-      (entry.kind === 'dropdb' ||
-        entry.kind === 'resetdb' ||
-        entry.kind === 'restoredb' ||
-        entry.kind === 'createdb' ||
-        entry.kind === 'copydb');
+      born || (entry.ok && (entry.kind === 'dropdb' || entry.kind === 'resetdb' || entry.kind === 'restoredb'));
     if (restarts && !this.seeded && entry.seq > this.subscribedAt) this.restartedLive.add(entry.db);
-    if (entry.kind === 'dropdb' && entry.ok) {
-      this.byDb.delete(entry.db);
-      return;
-    }
+    // A drop ends the database's life, a creation begins another: nothing of an earlier life is this one's.
+    if ((entry.kind === 'dropdb' && entry.ok) || born) this.byDb.delete(entry.db);
+    if (entry.kind === 'dropdb' && entry.ok) return;
     const summary = this.summaryOf(entry.db);
     summary.entries++;
     if (summary.lastActivity === null || entry.ts > summary.lastActivity) summary.lastActivity = entry.ts;

@@ -184,7 +184,7 @@ function composeServices(
     ...sessionHandlers(directory, sessions),
     ...templateHandlers(directory, copies),
     ...restoreHandlers(directory, restores),
-    ...classHandlers({ directory, activity, engine }),
+    ...classHandlers({ directory, activity, engine, tokens }),
     ...historyHandlers({ directory, history: new History(index, noIndexReason(config, journal)) }),
     ...pilotHandlers(pilots),
     ...exerciseHandlers(exercises),

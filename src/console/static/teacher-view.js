@@ -39,13 +39,23 @@ function timeText(ts) {
   return date.toDateString() === new Date().toDateString() ? date.toLocaleTimeString() : date.toLocaleString();
 }
 
+/**
+ * Who caused an error or refusal; a revoked token's name may be this term's student's too, so it says so.
+ * @param {{ tokenName: string | null, former?: boolean }} item
+ * @param {string} nobody
+ */
+function whoText(item, nobody) {
+  const name = item.tokenName ?? nobody;
+  return item.former === true ? `${name} (former)` : name;
+}
+
 /** @param {any} error a recent error of GET /class */
 function errorItem(error) {
   return h(
     'li',
     { class: 'class-error', dataset: { code: error.code } },
     h('span', { class: 'code-badge' }, codeLabel(error.code)),
-    h('span', { class: 'who' }, error.tokenName ?? 'anonymous'),
+    h('span', { class: 'who' }, whoText(error, 'anonymous')),
     ' ',
     h('time', { datetime: error.ts }, new Date(error.ts).toLocaleTimeString()),
     error.statement ? h('code', { class: 'statement' }, error.statement) : null,
@@ -59,7 +69,7 @@ function refusalRow(refusal) {
     'tr',
     { class: 'class-refusal', dataset: { code: refusal.code } },
     h('td', null, h('time', { datetime: refusal.ts }, new Date(refusal.ts).toLocaleTimeString())),
-    h('th', { scope: 'row', class: 'who' }, refusal.tokenName ?? 'no token'),
+    h('th', { scope: 'row', class: 'who' }, whoText(refusal, 'no token')),
     h('td', null, refusal.db === null ? h('span', { class: 'muted' }, '—') : bareName(refusal.db)),
     h(
       'td',
