@@ -143,6 +143,13 @@ function composeServices(
     state: requiresTokens(config) ? TokenStateFile.in(config.dir) : null,
   });
 
+  // What a token holds across requests (its live feeds, its session) ends when it is revoked or expires.
+  const feed = new JournalFeed(journal, config.logFile);
+  tokens.onExpired((id) => {
+    feed.endOwnedBy(id);
+    void sessions.endOwnedBy(id);
+  });
+
   const activity = new ClassActivity(journal, config.logFile);
   // Answers run on copies of their templates in a directory of the server's own, beside the restores' (scratch-copies.ts).
   const scratch = new ScratchCopies(
@@ -183,7 +190,10 @@ function composeServices(
       lifecycle,
       copies,
       clock: systemClock,
-      revoked: (id) => sessions.endOwnedBy(id),
+      revoked: async (id) => {
+        feed.endOwnedBy(id);
+        await sessions.endOwnedBy(id);
+      },
     }),
   };
   // Outermost first: every command is counted, even one refused because its request had already stopped.
@@ -199,7 +209,6 @@ function composeServices(
     await sessions.shutdown();
     await engine.close();
   };
-  const feed = new JournalFeed(journal, config.logFile);
   const refusals = new Refusals(writePath, activity);
   return { bus: new CommandBus(handlers, middleware, close), writePath, feed, tokens, copyGate, refusals };
 }

@@ -16,6 +16,7 @@ import { ADMIN_PRINCIPAL, type Principal, type AccessRole } from '../access/prin
 import type { FileToken } from '../config/tokens-file';
 import { hashSecret, newSecret, newTokenId } from '../access/token-secret';
 import type { StoredToken, TokenStateFile } from './token-state';
+import { TokenExpiry } from './token-expiry';
 
 /** What GET /tokens shows of a token: never its secret or hash. */
 export interface TokenView {
@@ -67,6 +68,7 @@ export class TokenRegistry {
   private readonly seen = new Map<string, string>();
   private readonly adminSecret: Buffer | null;
   private readonly clock: Clock;
+  private expiry: TokenExpiry | null = null;
 
   constructor(private readonly options: TokenRegistryOptions) {
     this.adminSecret = options.adminToken === null ? null : Buffer.from(options.adminToken, 'utf8');
@@ -123,11 +125,29 @@ export class TokenRegistry {
       return { stored, secret };
     });
     this.options.state?.save([...this.storedTokens(), ...made.map((m) => m.stored)]);
-    return made.map(({ stored, secret }) => {
+    const tokens = made.map(({ stored, secret }) => {
       const known = fromState(stored);
       this.add(known);
       return { ...known.view, secret };
     });
+    this.watchExpiries();
+    return tokens;
+  }
+
+  /**
+   * Tells `expired` of each token at the moment it expires (and at once of one expired already):
+   * what it holds across requests is ended the way a revocation ends it.
+   */
+  onExpired(expired: (id: string) => void): void {
+    this.expiry?.stop();
+    this.expiry = new TokenExpiry(this.clock, expired);
+    this.watchExpiries();
+  }
+
+  private watchExpiries(): void {
+    const expiries = new Map<string, number>();
+    for (const [id, known] of this.byId) if (known.expiresMs !== null) expiries.set(id, known.expiresMs);
+    this.expiry?.watch(expiries);
   }
 
   /** Revokes at once: the next request with its secret is refused. */
@@ -139,6 +159,7 @@ export class TokenRegistry {
     this.byId.delete(id);
     this.byHash.delete(known.hash);
     for (const [secret, seenId] of this.seen) if (seenId === id) this.seen.delete(secret);
+    this.watchExpiries();
     return known.view;
   }
 

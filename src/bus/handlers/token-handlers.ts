@@ -16,7 +16,7 @@ export interface TokenHandlerDeps {
   readonly lifecycle: DatabaseLifecycle;
   readonly copies: DatabaseCopies;
   readonly clock: Clock;
-  /** Ends what a revoked token still holds (its open session). */
+  /** Ends what a revoked token still holds (its open session, its live journal feeds), before the answer. */
   readonly revoked: (id: string) => Promise<void>;
 }
 
