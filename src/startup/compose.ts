@@ -55,6 +55,8 @@ import { restoreHandlers } from '../bus/handlers/restore-handlers';
 import { DatabaseDirectory } from '../services/databases/database-directory';
 import { DatabaseLifecycle } from '../services/databases/database-lifecycle';
 import { JournalFeed } from '../services/journal-feed';
+import { DiskHeadroom } from '../services/disk-headroom';
+import { refuseBelowHeadroom } from '../bus/middleware/disk-headroom';
 import { WriteLocks } from '../services/writes/write-locks';
 import { WritePath } from '../services/writes/write-path';
 import { PilotService } from '../pilots/pilot-service';
@@ -105,14 +107,19 @@ function composeServices(
   role: ServerRoleState,
   index: JournalIndex | null,
 ): Services {
-  const { lockTimeoutMs, maxResultRows, maxResultBytes } = config;
+  const { lockTimeoutMs, maxResultRows, maxResultBytes, maxDatabaseMb } = config;
   const directory = new DatabaseDirectory(config);
   const writePath = new WritePath(journal, hooks);
   const locks = new WriteLocks();
-  const batches = new BatchRunner(engine, journal, writePath, locks, { lockTimeoutMs, maxResultRows, maxResultBytes });
+  const batches = new BatchRunner(engine, journal, writePath, locks, {
+    lockTimeoutMs,
+    maxResultRows,
+    maxResultBytes,
+    maxDatabaseMb,
+  });
   const lifecycle = new DatabaseLifecycle(directory, engine, writePath, locks, lockTimeoutMs);
   const copyGate = new CopyGate();
-  const copies = new DatabaseCopies(directory, engine, writePath, locks, lockTimeoutMs, copyGate);
+  const copies = new DatabaseCopies(directory, engine, writePath, locks, lockTimeoutMs, copyGate, maxDatabaseMb);
   const restores = new DatabaseRestores({
     directory,
     engine,
@@ -134,6 +141,7 @@ function composeServices(
     lockTimeoutMs,
     maxResultRows,
     maxResultBytes,
+    maxDatabaseMb,
   });
   const pilots = new PilotService(new PilotStore(directory, batches, lifecycle));
   // The tokens made through POST /tokens are kept beside the databases, only on a server that requires tokens.
@@ -163,6 +171,7 @@ function composeServices(
       maxStatements: config.maxStatements,
       maxResultRows,
       maxResultBytes,
+      maxDatabaseMb,
     }),
     progress: new ExerciseProgress(journal, config.logFile, systemClock),
     journal: {
@@ -204,6 +213,8 @@ function composeServices(
     refuseStoppedCalls,
     authorize(directory, { restoreRole: config.restoreRole }),
     writesOnPrimary(role),
+    // Last: a command refused for its role or on a replica hears that, not the disk.
+    refuseBelowHeadroom(new DiskHeadroom({ dir: config.dir, minFreeMb: config.minFreeDiskMb })),
   ];
   const close = async (): Promise<void> => {
     await sessions.shutdown();

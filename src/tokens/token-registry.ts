@@ -26,6 +26,8 @@ export interface TokenView {
   readonly databases: readonly string[];
   readonly created: string | null;
   readonly expires: string | null;
+  /** The token's own database size limit in MiB (in place of -max-database-mb); absent: the flag's. */
+  readonly maxDatabaseMb?: number;
   /** `api`: made by POST /tokens (revocable); `file`: from -tokens-file. */
   readonly source: 'api' | 'file';
 }
@@ -36,6 +38,7 @@ export interface TokenSpec {
   readonly role: AccessRole;
   readonly databases: readonly string[];
   readonly expiresMs: number | null;
+  readonly maxDatabaseMb?: number;
 }
 
 export interface CreatedToken extends TokenView {
@@ -121,6 +124,7 @@ export class TokenRegistry {
         hash: hashSecret(secret),
         created: new Date(created).toISOString(),
         expires: spec.expiresMs === null ? null : new Date(spec.expiresMs).toISOString(),
+        ...(spec.maxDatabaseMb === undefined ? {} : { maxDatabaseMb: spec.maxDatabaseMb }),
       };
       return { stored, secret };
     });
@@ -205,14 +209,31 @@ function known(
   return { principal, hash, expiresMs, view, stored };
 }
 
+/** The token's size limit, when it has one, as Principal and TokenView carry it. */
+function sizeOf(token: { readonly maxDatabaseMb?: number }): { maxDatabaseMb?: number } {
+  return token.maxDatabaseMb === undefined ? {} : { maxDatabaseMb: token.maxDatabaseMb };
+}
+
 function fromFile(token: FileToken): KnownToken {
-  const principal: Principal = { id: token.id, name: token.name, role: token.role, databases: token.databases };
+  const principal: Principal = {
+    id: token.id,
+    name: token.name,
+    role: token.role,
+    databases: token.databases,
+    ...sizeOf(token),
+  };
   const expires = token.expiresMs === null ? null : new Date(token.expiresMs).toISOString();
   return known(principal, token.hash, token.expiresMs, { ...principal, created: null, expires, source: 'file' }, null);
 }
 
 function fromState(token: StoredToken): KnownToken {
-  const principal: Principal = { id: token.id, name: token.name, role: token.role, databases: token.databases };
+  const principal: Principal = {
+    id: token.id,
+    name: token.name,
+    role: token.role,
+    databases: token.databases,
+    ...sizeOf(token),
+  };
   const expiresMs = token.expires === null ? null : Date.parse(token.expires);
   return known(
     principal,

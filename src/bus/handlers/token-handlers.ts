@@ -49,7 +49,7 @@ export function tokenHandlers({
         } else {
           // Copies of the template, in groups as large as one copy request may be.
           for (let at = 0; at < missing.length; at += MAX_COPIES)
-            await copies.copy(missing.slice(at, at + MAX_COPIES), normalizeDatabaseName(request.from), by);
+            await copies.copy(missing.slice(at, at + MAX_COPIES), normalizeDatabaseName(request.from), call.principal);
         }
         databases.push(...missing);
       }
