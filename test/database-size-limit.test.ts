@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { readJournal } from '../journal/reader';
+import { parseTokensFile } from '../src/config/tokens-file';
 import { scratchDir } from './helpers/scratch-dir';
 import { runReplay, startServer, type Reply, type TestServer } from './helpers/server';
 
@@ -184,4 +185,17 @@ t.test('the refused writes are journaled as failed, and replay equals the live f
   );
   const replay = await runReplay(['-log-file', journal, '-out', path.join(cwd, 'replayed'), '-verify', data], cwd);
   tt.equal(replay.code, 0, `replay -verify equals the live files: ${replay.stderr}`);
+});
+
+t.test('-tokens-file takes maxDatabaseMb too, and refuses a bad one naming the token', async (tt) => {
+  const hash = `sha256:${'a'.repeat(64)}`;
+  const [token] = parseTokensFile(
+    JSON.stringify({ tokens: [{ name: 'teacher', role: 'admin', hash, maxDatabaseMb: 2048 }] }),
+    'tokens.json',
+  );
+  tt.match(token, { name: 'teacher', maxDatabaseMb: 2048 });
+  tt.throws(
+    () => parseTokensFile(JSON.stringify({ tokens: [{ name: 'x', role: 'admin', hash, maxDatabaseMb: 1.5 }] }), 'f'),
+    /f: tokens\[0\]: "maxDatabaseMb" must be a whole number of MiB/,
+  );
 });
