@@ -13,8 +13,13 @@ import type { Engine } from '../src/engine/engine';
 import { withParams, type ExecRequest, type ExecStatement, type StatementText } from '../src/engine/protocol';
 import type { JournalEntry, JournalStatement } from '../journal/record';
 
-/** Failures that depend on time or on a process, not on the SQL: replaying them means nothing. */
-const UNREPEATABLE_CODES = new Set([6007, 6008, 9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008]);
+/**
+ * Failures that depend on time or on a process, not on the SQL: replaying them means nothing. The
+ * size bound (6060, 6062) is the live server's and its token's, which replay does not apply: a
+ * request refused by it changed nothing live (its statements were undone, or the session's
+ * transaction was rolled back and a rollback entry follows).
+ */
+const UNREPEATABLE_CODES = new Set([6007, 6008, 6060, 6062, 9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008]);
 
 export class ReplayError extends Error {
   constructor(

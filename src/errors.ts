@@ -369,6 +369,28 @@ export const catalog = {
     status: 503,
     message: 'too many clients follow the journal: at most {max}; retry shortly',
   },
+  // 413, not 507: the request is what is too large for this database's bound, the server's disk is fine,
+  // and the client (not an operator) must act: write less, delete rows, or ask for a token that allows more.
+  DATABASE_TOO_LARGE: {
+    code: 6060,
+    status: 413,
+    message:
+      "{db} may not grow past {mb} MiB (-max-database-mb, or the token's maxDatabaseMb): the write was rolled back and nothing of it kept; delete rows or ask your teacher for more room",
+  },
+  // A statement past the bound inside a session: SQLite rolled the whole transaction back (as SESSION_QUERY_TIMEOUT's does).
+  SESSION_DATABASE_TOO_LARGE: {
+    code: 6062,
+    status: 413,
+    message:
+      "{db} may not grow past {mb} MiB (-max-database-mb, or the token's maxDatabaseMb): SQLite rolled the session's transaction back, and the session was closed",
+  },
+  // 507 Insufficient Storage: the server's own disk is short, whatever the request; the operator must act, and it may pass.
+  DISK_HEADROOM: {
+    code: 6061,
+    status: 507,
+    message:
+      "the server's disk is almost full ({free} MiB free, below -min-free-disk-mb {min}): writes of non-admin tokens are refused until there is room again; retry later",
+  },
 
   // 7xxx — mode
   DATABASE_STATEMENT_IN_SINGLE_MODE: {

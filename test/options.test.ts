@@ -62,6 +62,8 @@ t.test('returns the embedded defaults when no flag is given', async (t) => {
     maxStatements: 1000,
     maxImportBytes: 64 * MiB,
     importTimeoutMs: 600_000,
+    maxDatabaseMb: 100,
+    minFreeDiskMb: 256,
     journalFeed: false,
     journalHeartbeatMs: 15_000,
     historyIndex: true,
@@ -151,6 +153,13 @@ t.test("parses a restore's bounds; a heap too small for Node to start is refused
   });
   rejects(t, ['-restore-memory', '8M'], /^-restore-memory: expected a size of at least 16MB, got "8M"$/);
   rejects(t, ['-restore-timeout', '0'], /^-restore-timeout: /);
+});
+
+t.test('parses the database size bound and the disk headroom', async (t) => {
+  t.match(config('-max-database-mb', '2048', '-min-free-disk-mb', '0'), { maxDatabaseMb: 2048, minFreeDiskMb: 0 });
+  rejects(t, ['-max-database-mb', '0'], /^-max-database-mb: expected a positive integer/);
+  rejects(t, ['-max-database-mb', '2000000'], /^-max-database-mb: expected at most 1048576 MiB/);
+  rejects(t, ['-min-free-disk-mb', '-1'], /^-min-free-disk-mb: /);
 });
 
 t.test('rejects non-integer, negative and zero limits naming the flag', async (t) => {

@@ -15,6 +15,28 @@ export interface Principal {
   readonly role: AccessRole;
   /** Database names or `*` globs, without `.db`. An admin touches every database whatever this says. */
   readonly databases: readonly string[];
+  /**
+   * The largest a database may grow through this token's writes, in MiB, in place of
+   * -max-database-mb (a teacher whose template is larger); absent: the flag's.
+   */
+  readonly maxDatabaseMb?: number;
+}
+
+/** The largest -max-database-mb and a token's maxDatabaseMb may say: 1 TiB, well inside SQLite's page count. */
+export const MAX_DATABASE_MB = 1024 * 1024;
+
+/** Whether `value` is a database size a token may carry: whole MiB from 1 to MAX_DATABASE_MB. */
+export function isDatabaseMb(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 && value <= MAX_DATABASE_MB;
+}
+
+/**
+ * The bytes a write of `principal` may make a database (its token's override, else the server's
+ * -max-database-mb); undefined, unbounded, when neither says (a service built without the flag).
+ */
+export function databaseLimitBytes(principal: Principal | undefined, serverMb: number | undefined): number | undefined {
+  const mb = principal?.maxDatabaseMb ?? serverMb;
+  return mb === undefined ? undefined : mb * 1024 * 1024;
 }
 
 /** The -token holder. */

@@ -273,6 +273,19 @@ export const SERVER_FLAGS = Object.freeze({
     help: 'largest body POST /dbs/{db}/import takes (.sql, .csv or .sqlite)',
     doc: 'Largest body `POST /dbs/{db}/import` takes (a `.sql` script, a CSV or a `.sqlite` file); larger ones get 413 `[SQ6050]`. See [api.md](api.md#import-and-export).',
   }),
+  'max-database-mb': count(100, {
+    help: 'largest a database may grow through one token (MiB); a token may carry its own (maxDatabaseMb)',
+    doc: "Largest a database may grow, in MiB, checked by SQLite before a write commits (its page count): a write, a session's statement, an import, an answer checked on a scratch copy or a copy from a template that would pass it is refused with 413 `[SQ6060]` and nothing of it is kept. A token made with `maxDatabaseMb` (POST /tokens, `-tokens-file`) writes under its own bound instead: a teacher's large template. Why 100: a class's databases share one disk, and 30 students at 100 MiB each is 3 GiB, which a small server's disk holds, while a lesson's database (Chinook is 1 MiB) is far below it; a refused write costs at most about this much written to the database's WAL before SQLite refuses it. See [limits.md](limits.md#database-size-and-disk-headroom).",
+  }),
+  'min-free-disk-mb': flag(
+    '<N>',
+    256,
+    { value: '256' },
+    {
+      help: "free MiB the data directory's disk keeps: below it, writes of non-admin tokens are refused (0: never)",
+      doc: "Free space, in MiB, the data directory's disk keeps for the journal and for an admin's cleanup: below it (read with statfs, at most once a second), every write of a token that is not an admin is refused with 507 `[SQ6061]` before it runs, while the journal still records and admins still write, drop and restore. 256 is about 25 full journal files of the default `-log-max-size` and the WAL of a refused write at the default `-max-database-mb`, twice. 0 turns it off. A server without tokens has no roles and does not refuse. See [limits.md](limits.md#database-size-and-disk-headroom).",
+    },
+  ),
   'import-timeout': duration(600_000, {
     help: 'stop an import or export request that takes longer (instead of -request-timeout)',
     doc: 'The deadline of an import or export request, in place of `-request-timeout`; each statement of an import still runs under `-query-timeout`.',

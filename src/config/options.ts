@@ -22,6 +22,7 @@ import { valueOrDefault, type ValueFlagName } from './flag-defaults';
 import { LOG_LEVELS, SERVER_FLAGS, type LogLevel } from './flag-table';
 import { version } from '../version';
 import { readTokensFile, type FileToken } from './tokens-file';
+import { MAX_DATABASE_MB, isDatabaseMb } from '../access/principal';
 import {
   OptionsError,
   parseAddress,
@@ -120,6 +121,10 @@ export interface Config {
   readonly maxImportBytes: number;
   /** -import-timeout: the deadline (ms) of an import or export request, in place of -request-timeout. */
   readonly importTimeoutMs: number;
+  /** -max-database-mb: the largest a database may grow through a token without maxDatabaseMb (MiB). */
+  readonly maxDatabaseMb: number;
+  /** -min-free-disk-mb: below this many free MiB on the data directory's disk, non-admin writes are refused; 0: never. */
+  readonly minFreeDiskMb: number;
   /** -journal-feed: serve GET /journal on a server without -token (with a token, the token holder may always read it). */
   readonly journalFeed: boolean;
   /** -history-index: keep the journal index (`<journal>.index`) that GET /dbs/{db}/history reads; always false without a journal. */
@@ -237,6 +242,14 @@ const restoreMemory = (text: string): number => {
 };
 
 /** Engine processes for brief calls: a machine with more cores than this gains nothing from more. */
+const databaseMb = (text: string): number => {
+  const mb = parsePositiveInteger(text);
+  if (!isDatabaseMb(mb)) throw new OptionsError(`expected at most ${MAX_DATABASE_MB} MiB, got ${quote(text)}`);
+  return mb;
+};
+
+const freeDiskMb = (text: string): number => (text === '0' ? 0 : databaseMb(text));
+
 const MAX_ENGINES = 64;
 
 const engineCount = (text: string): number => {
@@ -319,6 +332,8 @@ function interpret(raw: RawFlags, cwd: string): Config {
     maxStatements: read(raw, 'max-statements', parsePositiveInteger),
     maxImportBytes: read(raw, 'max-import-bytes', positiveSize),
     importTimeoutMs: read(raw, 'import-timeout', durationMs),
+    maxDatabaseMb: read(raw, 'max-database-mb', databaseMb),
+    minFreeDiskMb: read(raw, 'min-free-disk-mb', freeDiskMb),
     journalFeed: read(raw, 'journal-feed', parseBoolean),
     journalHeartbeatMs: read(raw, 'journal-heartbeat', durationMs),
     historyIndex: journal.logFile !== null && read(raw, 'history-index', parseBoolean),

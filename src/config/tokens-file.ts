@@ -3,14 +3,15 @@
  *
  *     { "tokens": [ { "name": "teacher", "role": "admin", "hash": "sha256:<64 hex>" },
  *                   { "name": "alumno-07", "role": "write", "databases": ["alumno-07"],
- *                     "hash": "sha256:…", "expires": "2027-07-01T00:00:00Z" } ] }
+ *                     "hash": "sha256:…", "expires": "2027-07-01T00:00:00Z" },
+ *                   { "name": "big-template", "role": "admin", "hash": "sha256:…", "maxDatabaseMb": 2048 } ] }
  *
  * The file holds hashes, never secrets. Any fault makes the server refuse
  * to start (exit 2) with one line saying where.
  */
 import fs from 'node:fs';
 import { OptionsError } from './options-values';
-import { isAccessRole, normalizePattern, type AccessRole } from '../access/principal';
+import { MAX_DATABASE_MB, isAccessRole, isDatabaseMb, normalizePattern, type AccessRole } from '../access/principal';
 import { isSecretHash } from '../access/token-secret';
 
 export interface FileToken {
@@ -21,10 +22,12 @@ export interface FileToken {
   readonly hash: string;
   /** ms since the epoch, or null for never. */
   readonly expiresMs: number | null;
+  /** See Principal.maxDatabaseMb. */
+  readonly maxDatabaseMb?: number;
 }
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-const FIELDS = new Set(['name', 'role', 'databases', 'hash', 'expires']);
+const FIELDS = new Set(['name', 'role', 'databases', 'hash', 'expires', 'maxDatabaseMb']);
 
 export function isTokenName(value: unknown): value is string {
   return typeof value === 'string' && NAME.test(value);
@@ -70,7 +73,18 @@ function parseToken(item: unknown, where: string): FileToken {
     value.expires === undefined ? null : typeof value.expires === 'string' ? Date.parse(value.expires) : NaN;
   if (expiresMs !== null && !Number.isFinite(expiresMs))
     throw new OptionsError(`${where}: "expires" must be an ISO date-time such as 2027-07-01T00:00:00Z`);
-  return { id: `file:${value.name}`, name: value.name, role: value.role, databases, hash: value.hash, expiresMs };
+  if (value.maxDatabaseMb !== undefined && !isDatabaseMb(value.maxDatabaseMb))
+    throw new OptionsError(`${where}: "maxDatabaseMb" must be a whole number of MiB from 1 to ${MAX_DATABASE_MB}`);
+  const size = value.maxDatabaseMb === undefined ? {} : { maxDatabaseMb: value.maxDatabaseMb };
+  return {
+    id: `file:${value.name}`,
+    name: value.name,
+    role: value.role,
+    databases,
+    hash: value.hash,
+    expiresMs,
+    ...size,
+  };
 }
 
 function parseDatabases(raw: unknown, role: AccessRole, where: string): string[] {

@@ -8,6 +8,9 @@ import { DeterministicFunctions, newBatchContext, type BatchContext } from './de
 import type { TableSchema } from './schema/schema';
 import { SchemaCache } from './schema/schema-cache';
 
+/** SQLite's largest page count (it clamps a larger one): no bound but its own. */
+const UNBOUNDED_PAGES = 4294967294;
+
 /** Statements prepared once per connection and reused (prepare costs more than a point query). */
 const STATEMENT_CACHE_SIZE = 256;
 
@@ -71,6 +74,8 @@ export class Connection {
   private readonly counts = new Map<string, { stamp: string; count: bigint }>();
   private readonly dataVersion: Database.Statement;
   private writes = 0;
+  /** The bound limitSize last set, in bytes; null: none (SQLite's own). */
+  private sizeLimit: number | null = null;
   private readonly functions: DeterministicFunctions;
   /** Transaction control, prepared once: db.exec would parse the text on every request. */
   private readonly control: Readonly<Record<'DEFERRED' | 'IMMEDIATE' | 'COMMIT' | 'ROLLBACK', Database.Statement>>;
@@ -190,6 +195,26 @@ export class Connection {
       this.plainStatements.set(sql, statement);
     }
     statement.run();
+  }
+
+  /**
+   * Bounds how large the database may grow from now on (PRAGMA max_page_count): SQLite then
+   * answers SQLITE_FULL at the first page past it, before anything commits. A database already
+   * larger keeps its size (SQLite never sets the bound below it): deletes go on, growth does not.
+   * Undefined lifts the bound. Set only when it changes: most batches of a database carry the same.
+   */
+  limitSize(bytes: number | undefined): void {
+    const limit = bytes ?? null;
+    if (limit === this.sizeLimit) return;
+    const pageSize = Number(this.db.pragma('page_size', { simple: true }));
+    const pages = limit === null ? UNBOUNDED_PAGES : Math.max(1, Math.floor(limit / pageSize));
+    this.db.pragma(`max_page_count = ${pages}`);
+    this.sizeLimit = limit;
+  }
+
+  /** The bound limitSize set, in bytes; null: none. */
+  get sizeLimitBytes(): number | null {
+    return this.sizeLimit;
   }
 
   /** Told before this connection writes: row counts read before may no longer hold. */

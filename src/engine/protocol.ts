@@ -58,6 +58,12 @@ export interface ExecRequest {
    * boundary as one string.
    */
   readonly jsonRows?: boolean;
+  /**
+   * The largest the database may grow through this batch, in bytes (-max-database-mb, or the
+   * token's maxDatabaseMb): SQLite refuses a page past it before the batch commits. Unbounded when
+   * absent: replay and recovery apply what was accepted live.
+   */
+  readonly maxDatabaseBytes?: number;
 }
 
 /** What became of one batch of a group: its results, or the catalog error that rolled it back. */

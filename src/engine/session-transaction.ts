@@ -41,14 +41,21 @@ export class SessionTransaction {
         this.follow(statement, marker),
       );
     } catch (error) {
-      this.undoRequest(marker);
+      this.undoRequest(marker, error);
       throw error;
     }
   }
 
-  private undoRequest(marker: string): void {
+  private undoRequest(marker: string, cause: unknown): void {
     if (!this.open) {
       this.connection.close();
+      // SQLite may end the transaction at SQLITE_FULL: at the database's size bound the client hears that bound.
+      if (cause instanceof EngineError && cause.errorName === 'DATABASE_TOO_LARGE')
+        throw new EngineError(
+          'SESSION_DATABASE_TOO_LARGE',
+          cause.params,
+          cause.statement === undefined ? {} : { statement: cause.statement },
+        );
       throw new EngineError('SESSION_ABORTED', {});
     }
     this.run(`ROLLBACK TO ${quoteIdentifier(marker)}`);

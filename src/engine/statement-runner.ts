@@ -16,6 +16,7 @@ import { findForeignKeyFailure, foreignKeyError } from './foreign-key-failure';
 import { checkNamedParameters, convertNumberRowWeighed, convertRowWeighed, toBindParameters } from './values';
 import { JsonRowChunks } from './rows/json-row-chunks';
 import { forgetBriefInserts, isBriefInsert } from './brief-inserts';
+import { sizeLimitError } from './size-limit';
 
 const MESSAGE_VERBS: Partial<Record<StatementKind, string>> = { insert: 'INSERT', update: 'UPDATE', delete: 'DELETE' };
 
@@ -51,6 +52,8 @@ export function runStatements(
   // A batch that writes is replayed: each of its SELECTs runs to its end, so that random() and the like
   // are called as many times live as on replay, whatever -max-result-rows keeps of the rows.
   const complete = !statements.every((statement) => isReadonlyKind(statement.kind));
+  // Each writing batch sets its own bound (or none): the connection is shared by every token's batches.
+  if (complete) connection.limitSize(limits.maxDatabaseBytes);
   const runAt = (index: number): void => {
     const statement = statements[index] as ExecStatement;
     if (!ROW_KINDS.has(statement.kind)) forgetBriefInserts(connection);
@@ -101,6 +104,7 @@ function checksSchemaOnce(connection: Connection, statements: readonly ExecState
 
 /** Errors whose words SQLite leaves vague, made precise from the statement (only on failure: the success path pays nothing). */
 function explained(connection: Connection, statement: ExecStatement, error: EngineError): EngineError {
+  if (error.errorName === 'STORAGE_FULL') return sizeLimitError(connection, error);
   if (error.sqliteCode === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
     const target = statement.kind === 'insert' || statement.kind === 'update' ? targetTable(statement.sql) : undefined;
     const failure = findForeignKeyFailure(connection, statement, target);
@@ -190,6 +194,8 @@ export interface ResultLimits {
    * cut to the limits. Unbounded work is read row by row, to stop at the limits.
    */
   readonly readWhole?: boolean;
+  /** See ExecRequest.maxDatabaseBytes. */
+  readonly maxDatabaseBytes?: number;
 }
 
 /**

@@ -13,6 +13,7 @@
  * run of the solution, and a change to the template runs it again.
  */
 import { EngineError } from '../errors';
+import { databaseLimitBytes } from '../access/principal';
 import { newBatchContext } from '../engine/deterministic-functions';
 import type { CallContext, ExecStatement, StatementResult } from '../engine/protocol';
 import { parseBatch, toExecStatement, type Batch } from '../engine/batch';
@@ -27,6 +28,8 @@ export interface CheckerLimits {
   readonly maxStatements: number;
   readonly maxResultRows: number;
   readonly maxResultBytes: number;
+  /** -max-database-mb: a scratch copy grows no further than a database of the answering token may. */
+  readonly maxDatabaseMb?: number;
 }
 
 /** Solution results kept at most (one per exercise and template version). */
@@ -203,6 +206,7 @@ export class ExerciseChecker {
           maxResultBytes: this.limits.maxResultBytes,
           context: newBatchContext(),
           jsonRows: false,
+          maxDatabaseBytes: databaseLimitBytes(call.principal, this.limits.maxDatabaseMb),
         },
         call,
       );

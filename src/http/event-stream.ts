@@ -8,7 +8,11 @@
  * much memory plus one event.
  */
 import type { ServerResponse } from 'node:http';
-import type { FollowerSink } from '../services/journal-feed';
+import type { FollowerCut, FollowerSink } from '../services/journal-feed';
+
+const REVOKED = 'the token of this feed was revoked or has expired';
+/** How long a revoked follower's connection may take to take its last event before it is cut. */
+const REVOKED_CLOSE_MS = 250;
 
 export interface EventStreamOptions {
   heartbeatMs: number;
@@ -63,9 +67,18 @@ export class EventStream implements FollowerSink {
     });
   }
 
-  cut(reason: 'behind' | 'shutdown'): void {
+  cut(reason: FollowerCut): void {
     if (this.closed) return;
     if (reason === 'behind') this.options.onBehind();
+    if (reason === 'revoked') {
+      // The client hears why (and that resuming with this token is pointless) when its connection
+      // takes the last event; one that does not read is cut anyway, soon after.
+      this.res.end(`event: error\ndata: ${JSON.stringify({ ok: false, error: REVOKED })}\n\n`);
+      const force = setTimeout(() => this.res.destroy(), REVOKED_CLOSE_MS);
+      force.unref();
+      this.res.once('close', () => clearTimeout(force));
+      return;
+    }
     this.res.destroy();
   }
 

@@ -20,6 +20,7 @@ import { requiresTokens, type Config } from '../config/options';
 import type { FeedFilter, JournalFeed } from '../services/journal-feed';
 import { JournalError } from '../../journal/reader';
 import { countQueryValue, queryValue } from './request/query';
+import { principalOf } from '../http/bookkeeping/principal-state';
 
 /** Entries in one NDJSON page, by default and at most. */
 export const MAX_PAGE_ENTRIES = 1000;
@@ -86,7 +87,8 @@ function follow(
   ctx.respond = false;
   ctx.status = 200;
   const stream = new EventStream(ctx.res, options);
-  const following = feed.follow(since, filter, stream);
+  // The follower belongs to its token: revoking the token (or its expiry) ends it (JournalFeed.endOwnedBy).
+  const following = feed.follow(since, filter, stream, principalOf(ctx)?.id);
   stream.comment(`following after seq ${since}`);
   following.catch((err: Error) => stream.fail(err.message));
 }

@@ -39,14 +39,20 @@ export function matches(filter: FeedFilter, entry: JournalEntry): boolean {
   return true;
 }
 
+/** Why a follower is cut. */
+export type FollowerCut = 'behind' | 'shutdown' | 'revoked';
+
 /** Where a follower's events go: the HTTP layer writes them, and cuts a follower that does not keep up. */
 export interface FollowerSink {
   readonly closed: boolean;
   send(seq: number, json: string): void;
   /** Settles when the connection has taken what was sent (or closed): the backlog is read no faster. */
   room(): Promise<void>;
-  /** The follower cannot be served on (it fell too far behind, or the server stops): the connection goes. */
-  cut(reason: 'behind' | 'shutdown'): void;
+  /**
+   * The follower cannot be served on (it fell too far behind, the server stops, or its token was
+   * revoked or expired): the connection goes.
+   */
+  cut(reason: FollowerCut): void;
   /** Reading the files failed: tell the client and end. */
   fail(message: string): void;
   onClose(listener: () => void): void;
@@ -68,7 +74,8 @@ export const DEFAULT_FEED_LIMITS: FeedLimits = {
 };
 
 export class JournalFeed {
-  private readonly followers = new Set<FollowerSink>();
+  /** Each follower, with the id of the token that opened it (undefined on a server without tokens). */
+  private readonly followers = new Map<FollowerSink, { owner: string | undefined; stop: () => void }>();
 
   constructor(
     private readonly journal: Journal,
@@ -107,9 +114,11 @@ export class JournalFeed {
     return this.followers.size < this.limits.maxFollowers;
   }
 
-  /** Follows the journal after `after` into `sink` until the sink closes; resolves once live. */
-  async follow(after: number, filter: FeedFilter, sink: FollowerSink): Promise<void> {
-    this.followers.add(sink);
+  /**
+   * Follows the journal after `after` into `sink` until the sink closes, or until `owner` (the id of
+   * the token that asked) ends (endOwnedBy); resolves once live.
+   */
+  async follow(after: number, filter: FeedFilter, sink: FollowerSink, owner?: string): Promise<void> {
     const state = { cursor: after, live: false, queue: [] as AppendedEntry[], queuedBytes: 0 };
     const unsubscribe = this.journal.onAppended((entries) => {
       for (const appended of entries) {
@@ -123,11 +132,13 @@ export class JournalFeed {
         if (state.queuedBytes > this.limits.maxQueuedBytes) sink.cut('behind');
       }
     });
-    sink.onClose(() => {
+    const stop = (): void => {
       unsubscribe();
       this.followers.delete(sink);
       state.queue = [];
-    });
+    };
+    this.followers.set(sink, { owner, stop });
+    sink.onClose(stop);
     // Read after subscribing: every entry above this seq reaches the listener.
     const through = this.journal.lastSeq;
     try {
@@ -169,7 +180,24 @@ export class JournalFeed {
 
   /** Ends every follower: the server is stopping, and would wait for their connections otherwise. */
   close(): void {
-    for (const sink of [...this.followers]) sink.cut('shutdown');
+    for (const sink of [...this.followers.keys()]) sink.cut('shutdown');
+  }
+
+  /**
+   * Ends the followers of a token that was revoked or has expired: what it opened while it was valid
+   * must not go on reading what is written after (the journal holds every statement, an exercise's
+   * solution among them). The listener goes first, so that no entry appended from now on reaches
+   * the connection, whatever the connection still takes to close.
+   */
+  endOwnedBy(tokenId: string): number {
+    let ended = 0;
+    for (const [sink, follower] of [...this.followers]) {
+      if (follower.owner !== tokenId) continue;
+      follower.stop();
+      sink.cut('revoked');
+      ended++;
+    }
+    return ended;
   }
 
   private activeFile(): string {

@@ -12,7 +12,7 @@ import type { Release, WriteLocks } from '../services/writes/write-locks';
 import { acquireWriteLock } from '../services/writes/lock-errors';
 import { newBatchContext } from '../engine/deterministic-functions';
 import { batchEntry, eventEntry, type RollbackReason } from '../../journal/journal';
-import { stampOf, type Principal, type TokenStamp } from '../access/principal';
+import { databaseLimitBytes, stampOf, type Principal, type TokenStamp } from '../access/principal';
 import type { JournalStatement } from '../../journal/record';
 import { sourcesOf } from '../services/writes/journaled-request';
 import { isJournalUnavailable, journalUnavailable, type WritePath } from '../services/writes/write-path';
@@ -22,6 +22,8 @@ export interface SessionOptions {
   lockTimeoutMs: number;
   maxResultRows: number;
   maxResultBytes: number;
+  /** -max-database-mb: the bound of a session whose token carries none of its own. */
+  maxDatabaseMb?: number;
   /** The idle timer's clock. @default systemClock */
   clock?: Clock;
 }
@@ -188,6 +190,8 @@ export class SessionManager {
           maxResultBytes: this.options.maxResultBytes,
           context,
           jsonRows: options.jsonRows === true,
+          // The session's owner writes it, whoever the bound is checked for: the same token throughout.
+          maxDatabaseBytes: databaseLimitBytes(session.owner, this.options.maxDatabaseMb),
         },
         options.call,
       );
@@ -324,7 +328,8 @@ export class SessionManager {
     if (error.errorName === 'REQUEST_TIMEOUT')
       return new EngineError('SESSION_REQUEST_TIMEOUT', error.params, statement);
     if (error.errorName === 'ENGINE_CRASHED') return new EngineError('SESSION_ENGINE_CRASHED', {}, statement);
-    if (error.errorName === 'SESSION_ABORTED') void this.closeQuietly(session, 'aborted');
+    if (error.errorName === 'SESSION_ABORTED' || error.errorName === 'SESSION_DATABASE_TOO_LARGE')
+      void this.closeQuietly(session, 'aborted');
     return error;
   }
 

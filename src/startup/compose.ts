@@ -57,6 +57,8 @@ import { restoreHandlers } from '../bus/handlers/restore-handlers';
 import { DatabaseDirectory } from '../services/databases/database-directory';
 import { DatabaseLifecycle } from '../services/databases/database-lifecycle';
 import { JournalFeed } from '../services/journal-feed';
+import { DiskHeadroom } from '../services/disk-headroom';
+import { refuseBelowHeadroom } from '../bus/middleware/disk-headroom';
 import { WriteLocks } from '../services/writes/write-locks';
 import { WritePath } from '../services/writes/write-path';
 import { PilotService } from '../pilots/pilot-service';
@@ -107,14 +109,19 @@ function composeServices(
   role: ServerRoleState,
   index: JournalIndex | null,
 ): Services {
-  const { lockTimeoutMs, maxResultRows, maxResultBytes } = config;
+  const { lockTimeoutMs, maxResultRows, maxResultBytes, maxDatabaseMb } = config;
   const directory = new DatabaseDirectory(config);
   const writePath = new WritePath(journal, hooks);
   const locks = new WriteLocks();
-  const batches = new BatchRunner(engine, journal, writePath, locks, { lockTimeoutMs, maxResultRows, maxResultBytes });
+  const batches = new BatchRunner(engine, journal, writePath, locks, {
+    lockTimeoutMs,
+    maxResultRows,
+    maxResultBytes,
+    maxDatabaseMb,
+  });
   const lifecycle = new DatabaseLifecycle(directory, engine, writePath, locks, lockTimeoutMs);
   const copyGate = new CopyGate();
-  const copies = new DatabaseCopies(directory, engine, writePath, locks, lockTimeoutMs, copyGate);
+  const copies = new DatabaseCopies(directory, engine, writePath, locks, lockTimeoutMs, copyGate, maxDatabaseMb);
   const restores = new DatabaseRestores({
     directory,
     engine,
@@ -145,6 +152,7 @@ function composeServices(
     lockTimeoutMs,
     maxResultRows,
     maxResultBytes,
+    maxDatabaseMb,
   });
   const pilots = new PilotService(new PilotStore(directory, batches, lifecycle));
   // The tokens made through POST /tokens are kept beside the databases, only on a server that requires tokens.
@@ -152,6 +160,13 @@ function composeServices(
     adminToken: config.token,
     fileTokens: config.fileTokens,
     state: requiresTokens(config) ? TokenStateFile.in(config.dir) : null,
+  });
+
+  // What a token holds across requests (its live feeds, its session) ends when it is revoked or expires.
+  const feed = new JournalFeed(journal, config.logFile);
+  tokens.onExpired((id) => {
+    feed.endOwnedBy(id);
+    void sessions.endOwnedBy(id);
   });
 
   const activity = new ClassActivity(journal, config.logFile);
@@ -167,6 +182,7 @@ function composeServices(
       maxStatements: config.maxStatements,
       maxResultRows,
       maxResultBytes,
+      maxDatabaseMb,
     }),
     progress: new ExerciseProgress(journal, config.logFile, systemClock),
     journal: {
@@ -194,7 +210,10 @@ function composeServices(
       lifecycle,
       copies,
       clock: systemClock,
-      revoked: (id) => sessions.endOwnedBy(id),
+      revoked: async (id) => {
+        feed.endOwnedBy(id);
+        await sessions.endOwnedBy(id);
+      },
     }),
   };
   // Outermost first: every command is counted, even one refused because its request had already stopped.
@@ -205,13 +224,14 @@ function composeServices(
     refuseStoppedCalls,
     authorize(directory, { restoreRole: config.restoreRole }),
     writesOnPrimary(role),
+    // Last: a command refused for its role or on a replica hears that, not the disk.
+    refuseBelowHeadroom(new DiskHeadroom({ dir: config.dir, minFreeMb: config.minFreeDiskMb })),
   ];
   const close = async (): Promise<void> => {
     restores.close();
     await sessions.shutdown();
     await engine.close();
   };
-  const feed = new JournalFeed(journal, config.logFile);
   const refusals = new Refusals(writePath, activity);
   return { bus: new CommandBus(handlers, middleware, close), writePath, feed, tokens, copyGate, refusals };
 }

@@ -16,6 +16,7 @@ import { ADMIN_PRINCIPAL, type Principal, type AccessRole } from '../access/prin
 import type { FileToken } from '../config/tokens-file';
 import { hashSecret, newSecret, newTokenId } from '../access/token-secret';
 import type { StoredToken, TokenStateFile } from './token-state';
+import { TokenExpiry } from './token-expiry';
 
 /** What GET /tokens shows of a token: never its secret or hash. */
 export interface TokenView {
@@ -25,6 +26,8 @@ export interface TokenView {
   readonly databases: readonly string[];
   readonly created: string | null;
   readonly expires: string | null;
+  /** The token's own database size limit in MiB (in place of -max-database-mb); absent: the flag's. */
+  readonly maxDatabaseMb?: number;
   /** `api`: made by POST /tokens (revocable); `file`: from -tokens-file. */
   readonly source: 'api' | 'file';
 }
@@ -35,6 +38,7 @@ export interface TokenSpec {
   readonly role: AccessRole;
   readonly databases: readonly string[];
   readonly expiresMs: number | null;
+  readonly maxDatabaseMb?: number;
 }
 
 export interface CreatedToken extends TokenView {
@@ -67,6 +71,7 @@ export class TokenRegistry {
   private readonly seen = new Map<string, string>();
   private readonly adminSecret: Buffer | null;
   private readonly clock: Clock;
+  private expiry: TokenExpiry | null = null;
 
   constructor(private readonly options: TokenRegistryOptions) {
     this.adminSecret = options.adminToken === null ? null : Buffer.from(options.adminToken, 'utf8');
@@ -119,15 +124,34 @@ export class TokenRegistry {
         hash: hashSecret(secret),
         created: new Date(created).toISOString(),
         expires: spec.expiresMs === null ? null : new Date(spec.expiresMs).toISOString(),
+        ...(spec.maxDatabaseMb === undefined ? {} : { maxDatabaseMb: spec.maxDatabaseMb }),
       };
       return { stored, secret };
     });
     this.options.state?.save([...this.storedTokens(), ...made.map((m) => m.stored)]);
-    return made.map(({ stored, secret }) => {
+    const tokens = made.map(({ stored, secret }) => {
       const known = fromState(stored);
       this.add(known);
       return { ...known.view, secret };
     });
+    this.watchExpiries();
+    return tokens;
+  }
+
+  /**
+   * Tells `expired` of each token at the moment it expires (and at once of one expired already):
+   * what it holds across requests is ended the way a revocation ends it.
+   */
+  onExpired(expired: (id: string) => void): void {
+    this.expiry?.stop();
+    this.expiry = new TokenExpiry(this.clock, expired);
+    this.watchExpiries();
+  }
+
+  private watchExpiries(): void {
+    const expiries = new Map<string, number>();
+    for (const [id, known] of this.byId) if (known.expiresMs !== null) expiries.set(id, known.expiresMs);
+    this.expiry?.watch(expiries);
   }
 
   /** Revokes at once: the next request with its secret is refused. */
@@ -139,6 +163,7 @@ export class TokenRegistry {
     this.byId.delete(id);
     this.byHash.delete(known.hash);
     for (const [secret, seenId] of this.seen) if (seenId === id) this.seen.delete(secret);
+    this.watchExpiries();
     return known.view;
   }
 
@@ -184,14 +209,31 @@ function known(
   return { principal, hash, expiresMs, view, stored };
 }
 
+/** The token's size limit, when it has one, as Principal and TokenView carry it. */
+function sizeOf(token: { readonly maxDatabaseMb?: number }): { maxDatabaseMb?: number } {
+  return token.maxDatabaseMb === undefined ? {} : { maxDatabaseMb: token.maxDatabaseMb };
+}
+
 function fromFile(token: FileToken): KnownToken {
-  const principal: Principal = { id: token.id, name: token.name, role: token.role, databases: token.databases };
+  const principal: Principal = {
+    id: token.id,
+    name: token.name,
+    role: token.role,
+    databases: token.databases,
+    ...sizeOf(token),
+  };
   const expires = token.expiresMs === null ? null : new Date(token.expiresMs).toISOString();
   return known(principal, token.hash, token.expiresMs, { ...principal, created: null, expires, source: 'file' }, null);
 }
 
 function fromState(token: StoredToken): KnownToken {
-  const principal: Principal = { id: token.id, name: token.name, role: token.role, databases: token.databases };
+  const principal: Principal = {
+    id: token.id,
+    name: token.name,
+    role: token.role,
+    databases: token.databases,
+    ...sizeOf(token),
+  };
   const expiresMs = token.expires === null ? null : Date.parse(token.expires);
   return known(
     principal,

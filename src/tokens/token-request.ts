@@ -1,21 +1,22 @@
 /**
  * The body of POST /tokens, as token specs. Either one token,
- * `{ name, role, databases, expires? }`, or a class,
- * `{ prefix, count, role, expires?, from? }`: `count` tokens named `prefix-01` …
+ * `{ name, role, databases, expires?, maxDatabaseMb? }`, or a class,
+ * `{ prefix, count, role, expires?, from?, maxDatabaseMb? }`: `count` tokens named `prefix-01` …
  * `prefix-NN`, each bound to the database of its own name (made, when it is
- * missing, as a copy of the template `from` or empty).
+ * missing, as a copy of the template `from` or empty). `maxDatabaseMb` lets the
+ * token's writes grow a database past -max-database-mb (or keeps them below it).
  */
 import { numberedNames } from '../database-names';
 import { EngineError } from '../errors';
-import { isAccessRole, normalizePattern, type AccessRole } from '../access/principal';
+import { MAX_DATABASE_MB, isAccessRole, isDatabaseMb, normalizePattern, type AccessRole } from '../access/principal';
 import { isTokenName } from '../config/tokens-file';
 import type { TokenSpec } from './token-registry';
 
 /** The most tokens one request makes: a school's largest class, several times over. */
 export const MAX_CLASS_SIZE = 500;
 
-const SINGLE_FIELDS = new Set(['name', 'role', 'databases', 'expires']);
-const CLASS_FIELDS = new Set(['prefix', 'count', 'role', 'expires', 'from']);
+const SINGLE_FIELDS = new Set(['name', 'role', 'databases', 'expires', 'maxDatabaseMb']);
+const CLASS_FIELDS = new Set(['prefix', 'count', 'role', 'expires', 'from', 'maxDatabaseMb']);
 
 function invalid(detail: string): EngineError {
   return new EngineError('TOKEN_REQUEST_INVALID', { detail });
@@ -39,12 +40,21 @@ export function readTokenRequest(body: unknown, nowMs: number): TokenRequest {
   if (unknown !== undefined) throw invalid(`unknown field "${unknown}" (known: ${[...fields].join(', ')})`);
   const role = readRole(value.role);
   const expiresMs = readExpiry(value.expires, nowMs);
+  const size = readDatabaseMb(value.maxDatabaseMb);
   if (!isClass)
     return {
       isClass,
-      specs: [{ name: readName(value.name), role, databases: readDatabases(value.databases, role), expiresMs }],
+      specs: [
+        { name: readName(value.name), role, databases: readDatabases(value.databases, role), expiresMs, ...size },
+      ],
     };
-  const specs = classNames(value.prefix, value.count).map((name) => ({ name, role, databases: [name], expiresMs }));
+  const specs = classNames(value.prefix, value.count).map((name) => ({
+    name,
+    role,
+    databases: [name],
+    expiresMs,
+    ...size,
+  }));
   if (value.from === undefined) return { isClass, specs };
   if (typeof value.from !== 'string' || value.from.trim() === '')
     throw invalid('"from" must name the template database the class copies');
@@ -71,6 +81,12 @@ function readDatabases(raw: unknown, role: AccessRole): string[] {
       throw invalid(`${JSON.stringify(entry)} is not a database name or pattern (a-z, 0-9, _, - and *)`);
     return pattern;
   });
+}
+
+function readDatabaseMb(raw: unknown): { maxDatabaseMb?: number } {
+  if (raw === undefined || raw === null) return {};
+  if (!isDatabaseMb(raw)) throw invalid(`"maxDatabaseMb" must be a whole number of MiB from 1 to ${MAX_DATABASE_MB}`);
+  return { maxDatabaseMb: raw };
 }
 
 function readExpiry(raw: unknown, nowMs: number): number | null {

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SYSTEM_PREFIX } from '../database-names';
-import { isAccessRole, type AccessRole } from '../access/principal';
+import { isAccessRole, isDatabaseMb, type AccessRole } from '../access/principal';
 import { isSecretHash } from '../access/token-secret';
 
 export const TOKENS_STATE_FILE = `${SYSTEM_PREFIX}_tokens.json`;
@@ -24,6 +24,8 @@ export interface StoredToken {
   readonly created: string;
   /** ISO time, or null for never. */
   readonly expires: string | null;
+  /** See Principal.maxDatabaseMb; absent in files written before it existed. */
+  readonly maxDatabaseMb?: number;
 }
 
 function isStoredToken(value: unknown): value is StoredToken {
@@ -38,7 +40,8 @@ function isStoredToken(value: unknown): value is StoredToken {
     v.databases.every((d) => typeof d === 'string') &&
     isSecretHash(v.hash) &&
     typeof v.created === 'string' &&
-    (v.expires === null || typeof v.expires === 'string')
+    (v.expires === null || typeof v.expires === 'string') &&
+    (v.maxDatabaseMb === undefined || isDatabaseMb(v.maxDatabaseMb))
   );
 }
 

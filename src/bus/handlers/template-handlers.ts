@@ -17,7 +17,7 @@ export function templateHandlers(
         throw new EngineError('DATABASE_STATEMENT_IN_SINGLE_MODE', { detail: 'copying a database' });
       const dbs = names.map(normalizeDatabaseName);
       const source = normalizeDatabaseName(from);
-      await copies.copy(dbs, source, stampOf(call.principal));
+      await copies.copy(dbs, source, call.principal);
       return { dbs, from: source };
     },
     'reset-database': async ({ db }, call) => {

@@ -16,7 +16,7 @@ export interface TokenHandlerDeps {
   readonly lifecycle: DatabaseLifecycle;
   readonly copies: DatabaseCopies;
   readonly clock: Clock;
-  /** Ends what a revoked token still holds (its open session). */
+  /** Ends what a revoked token still holds (its open session, its live journal feeds), before the answer. */
   readonly revoked: (id: string) => Promise<void>;
 }
 
@@ -49,7 +49,7 @@ export function tokenHandlers({
         } else {
           // Copies of the template, in groups as large as one copy request may be.
           for (let at = 0; at < missing.length; at += MAX_COPIES)
-            await copies.copy(missing.slice(at, at + MAX_COPIES), normalizeDatabaseName(request.from), by);
+            await copies.copy(missing.slice(at, at + MAX_COPIES), normalizeDatabaseName(request.from), call.principal);
         }
         databases.push(...missing);
       }

@@ -2,7 +2,8 @@
  * Which answers are refusals, and what the audit trail keeps of them. A
  * refusal is an answer that says "not you" or "not that": every 401 and 403,
  * and a statement refused as hostile ([SQ1003], a 400 that reaches for
- * outside the database). Found at the HTTP edge, from the error the client
+ * outside the database); and a write refused because the disk is short
+ * ([SQ6061], "not now"), which the journal keeps room for. Found at the HTTP edge, from the error the client
  * was answered with, so that no path that refuses can be missed: the auth
  * middleware, the admin-only paths, the bus's access rules and the routes
  * that refuse for want of -journal-feed all end in the error handler.
@@ -19,7 +20,13 @@ export function noteAnswered(ctx: Context, error: EngineError): void {
 }
 
 function isRefusal(error: EngineError): boolean {
-  return error.status === 401 || error.status === 403 || error.errorName === 'FORBIDDEN_STATEMENT';
+  return (
+    error.status === 401 ||
+    error.status === 403 ||
+    error.errorName === 'FORBIDDEN_STATEMENT' ||
+    // Not "not you" but "not now": the disk is short and the class's writes wait (the teacher's view shows who).
+    error.errorName === 'DISK_HEADROOM'
+  );
 }
 
 /** A database name as the journal writes it; null for anything that is not one (it is not written anywhere as sent). */

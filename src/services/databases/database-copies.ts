@@ -17,7 +17,7 @@
 import { EngineError } from '../../errors';
 import type { EngineHost } from '../../engine/protocol';
 import { eventEntry } from '../../../journal/journal';
-import type { TokenStamp } from '../../access/principal';
+import { databaseLimitBytes, stampOf, type Principal, type TokenStamp } from '../../access/principal';
 import type { CopyGate } from './copy-gate';
 import type { DatabaseDirectory, DatabaseRef } from './database-directory';
 import { acquireWriteLock } from '../writes/lock-errors';
@@ -35,14 +35,18 @@ export class DatabaseCopies {
     private readonly locks: WriteLocks,
     private readonly lockTimeoutMs: number,
     private readonly gate: CopyGate,
+    /** -max-database-mb: a copy larger than its maker's bound is refused before anything is journaled. */
+    private readonly maxDatabaseMb: number = Infinity,
   ) {}
 
   /**
    * Creates every one of `names` as a copy of `from`, all or nothing: when
    * one name is taken nothing is created, and a copy that fails to be
-   * written takes the others made by the request with it.
+   * written takes the others made by the request with it. A template larger
+   * than what `by` may make a database is refused (DATABASE_TOO_LARGE), before
+   * any entry: each copy would be a database past the bound at once.
    */
-  async copy(names: readonly string[], from: string, by: TokenStamp = {}): Promise<void> {
+  async copy(names: readonly string[], from: string, by?: Principal): Promise<void> {
     if (names.length > MAX_COPIES) throw new EngineError('TOO_MANY_COPIES', { count: names.length, max: MAX_COPIES });
     const source = this.directory.resolve(from);
     const targets = names.map((name) => this.directory.refOf(name));
@@ -53,9 +57,10 @@ export class DatabaseCopies {
       for (const target of targets) {
         if (this.directory.occupied(target)) throw new EngineError('DATABASE_EXISTS', { db: target.name });
       }
+      await this.checkSize(source, targets[0]?.name ?? source.name, by);
       const entries = targets.map((target): JournaledEntry => ({
         event: 'database',
-        entry: eventEntry('copydb', target.name, null, { from: source.name, ...by }),
+        entry: eventEntry('copydb', target.name, null, { from: source.name, ...stampOf(by) }),
       }));
       const made: DatabaseRef[] = [];
       // Should even voiding a failed copy fail, the first copy is the database marked behind: the others are removed with it.
@@ -81,6 +86,25 @@ export class DatabaseCopies {
         discard: async () => undefined,
       });
     });
+  }
+
+  /** Refuses a copy of `source` that would be larger than `by`'s bound; read under the template's lock. */
+  private async checkSize(source: DatabaseRef, target: string, by: Principal | undefined): Promise<void> {
+    if (this.maxDatabaseMb === Infinity) return;
+    const limit = databaseLimitBytes(by, this.maxDatabaseMb) ?? Infinity;
+    const [result] = await this.engine.exec({
+      file: source.file,
+      statements: [
+        { sql: 'SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()', kind: 'select' },
+      ],
+      maxResultRows: 1,
+    });
+    const bytes = Number(result?.rows[0]?.[0] ?? 0);
+    if (bytes > limit)
+      throw new EngineError('DATABASE_TOO_LARGE', {
+        db: `${target} (a copy of ${source.name}, ${Math.ceil(bytes / (1024 * 1024))} MiB)`,
+        mb: limit / (1024 * 1024),
+      });
   }
 
   /**

@@ -12,7 +12,7 @@ import type { CallContext, EngineHost, ExecRequest, ExecStatement, StatementResu
 import { batchEntry, type Journal } from '../../../journal/journal';
 import type { JournalStatement } from '../../../journal/record';
 import { sourcesOf, type JournaledRequest } from './journaled-request';
-import { stampOf } from '../../access/principal';
+import { databaseLimitBytes, stampOf } from '../../access/principal';
 import type { DatabaseRef } from '../databases/database-directory';
 import { withWriteLock } from './lock-errors';
 import { WriteGroups } from './write-groups';
@@ -23,6 +23,8 @@ export interface BatchRunnerOptions {
   lockTimeoutMs: number;
   maxResultRows: number;
   maxResultBytes: number;
+  /** -max-database-mb: the bound of a batch whose token carries none of its own. */
+  maxDatabaseMb?: number;
 }
 
 export interface RunOptions {
@@ -55,6 +57,7 @@ export class BatchRunner {
     readonly: boolean,
     options: RunOptions = {},
   ): Promise<StatementResult[]> {
+    const call = options.call ?? {};
     const request: ExecRequest = {
       file: ref.file,
       statements,
@@ -62,8 +65,9 @@ export class BatchRunner {
       maxResultBytes: this.options.maxResultBytes,
       context: newBatchContext(),
       jsonRows: options.jsonRows === true,
+      // Whoever sends the batch: a server's own writes (exercises, pilots) have no principal and get the flag's bound.
+      maxDatabaseBytes: databaseLimitBytes(call.principal, this.options.maxDatabaseMb),
     };
-    const call = options.call ?? {};
     const batch: JournaledRequest = {
       request,
       sources: options.sources ?? sourcesOf(statements),
