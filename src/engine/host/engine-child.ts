@@ -11,8 +11,6 @@ import type { EngineCall, EngineReply } from './engine-messages';
 
 export interface EngineChild {
   readonly pid: number | undefined;
-  /** A kill was sent: its exit is on the way. */
-  readonly killed: boolean;
   send(call: EngineCall): void;
   onMessage(listener: (reply: EngineReply) => void): void;
   /** `listener` runs once, when the process is gone; listeners run in the order they were added. */
@@ -66,9 +64,6 @@ export const forkEngineChild: EngineChildFactory = (boardFd) => {
   return {
     get pid() {
       return child.pid;
-    },
-    get killed() {
-      return child.killed;
     },
     send: (call) => void child.send(call),
     onMessage: (listener) => void child.on('message', listener),

@@ -1,6 +1,14 @@
 /**
  * One engine process, seen from the parent: it runs one call at a time, and
  * it can be killed when that call runs past its deadline.
+ *
+ * The handle alone owns its current call (issue 38). A call starts in one
+ * place (advance) and ends in one place, and whoever waits for a call that
+ * ended hears of it only once the handle is whole again: its next own call
+ * started, its queue shifted. Hearing of an end may run the pool's pump at
+ * once (process-engine-host.ts), which hands an idle process its next call;
+ * when the end was told first, that call was started on this process and
+ * then overwritten by the next own call (a closeDatabase), and never answered.
  */
 import os from 'node:os';
 import type { Clock, Timer } from '../../clock';
@@ -73,14 +81,20 @@ export class EngineProcessHandle {
   private readonly board = new ProgressBoard();
   /** Until the process has loaded, a call's time does not count against the query timeout. */
   private loaded = false;
-  /** Calls for this process only (closing a database everywhere), run before shared work. */
-  private readonly own: PendingCall[] = [];
+  /**
+   * Calls waiting for this process, in order: its own (closing a database
+   * everywhere, a session's or a held group's calls), run before the pool
+   * gives it shared work. Each has the function that stops listening for its stop.
+   */
+  private readonly waiting: Array<{ call: PendingCall; detach: () => void }> = [];
   private nextId = 1;
   /** The process's CPU priority (0 normal; raised for a long call). */
   private niceness = 0;
   private exited = false;
   /** Asked to end: it takes no new call, though it is still on the way out. */
   private closing = false;
+  /** Killed: its exit is on the way, and no call starts here meanwhile. */
+  private killing = false;
   /** Held by a session: only the session's calls run here. */
   reserved = false;
   /** Its priority was lowered for a long call and could not be raised again: the pool lets it go when idle. */
@@ -103,9 +117,9 @@ export class EngineProcessHandle {
     this.child.onError(() => this.kill());
   }
 
-  /** Loaded, and running nothing: a call given to it starts at once. */
+  /** Loaded, running nothing, nothing waiting for it: a call given to it starts at once. */
   get idle(): boolean {
-    return this.loaded && !this.busy && !this.reserved;
+    return this.loaded && !this.busy && !this.reserved && this.waiting.length === 0;
   }
 
   /** Started and not yet loaded (it takes a while on a loaded machine). */
@@ -115,7 +129,12 @@ export class EngineProcessHandle {
 
   get busy(): boolean {
     // A process killed at the timeout, or asked to end, is not free while its exit is still on the way.
-    return this.current !== null || this.exited || this.closing || this.child.killed;
+    return this.current !== null || !this.open;
+  }
+
+  /** Calls may still start here: it is not gone, not asked to end, not killed. */
+  private get open(): boolean {
+    return !this.exited && !this.closing && !this.killing;
   }
 
   get pid(): number | undefined {
@@ -127,18 +146,57 @@ export class EngineProcessHandle {
     return this.current !== null && this.clock.now() - this.current.calledMs >= LONG_CALL_MS;
   }
 
-  /** Runs a call meant for this process: now if it is free, else after its current call. */
+  /**
+   * Runs a call meant for this process: now if it is free, else after its
+   * current call and those queued before it. A call whose request stops while
+   * it waits leaves the queue at once, answered with its stop.
+   */
   runOwn(call: PendingCall): void {
-    if (this.exited) call.reject(new EngineError('ENGINE_CRASHED'));
-    else if (this.busy) this.own.push(call);
-    else this.run(call);
+    if (this.exited) return call.reject(new EngineError('ENGINE_CRASHED'));
+    const signal = call.signal;
+    const entry = { call, detach: (): void => undefined };
+    if (signal !== undefined && signal.aborted !== true) {
+      entry.detach = onStop(signal, (stop) => {
+        const at = this.waiting.indexOf(entry);
+        if (at < 0) return;
+        this.waiting.splice(at, 1);
+        call.reject(stopError(stop, false));
+      });
+    }
+    this.waiting.push(entry);
+    if (this.current === null) this.advance([]);
   }
 
+  /**
+   * Runs a call the pool chose this process for. The pool gives calls to idle
+   * processes only; one that comes while a call runs here waits its turn like
+   * an own call: the call running is never overwritten, and none is dropped.
+   */
   run(call: PendingCall): void {
-    if (call.signal?.aborted === true) {
-      call.reject(stopError(stopOf(call.signal), false));
-      return this.next();
+    this.runOwn(call);
+  }
+
+  /**
+   * The one place where calls start, and where those that ended are told: the
+   * next waiting call starts first (one stopped before it started is answered
+   * with its stop), then `ended` runs (the answers of calls that are over),
+   * then, if nothing runs here, the pool may give the process work.
+   */
+  private advance(ended: Array<() => void>): void {
+    while (this.current === null && this.open) {
+      const next = this.waiting.shift();
+      if (next === undefined) break;
+      next.detach();
+      const { call } = next;
+      const signal = call.signal;
+      if (signal?.aborted === true) ended.push(() => call.reject(stopError(stopOf(signal), false)));
+      else this.start(call);
     }
+    for (const tell of ended) tell();
+    if (this.idle) this.onIdle(this);
+  }
+
+  private start(call: PendingCall): void {
     const id = this.nextId++;
     const detach = this.watch(call, id);
     const long = this.clock.after(LONG_CALL_MS, () => this.setNiceness(LONG_CALL_NICENESS));
@@ -213,19 +271,21 @@ export class EngineProcessHandle {
   private receive(reply: EngineReply): void {
     if (reply.kind === 'ready') {
       this.loaded = true;
-      if (this.current === null) return this.onIdle(this);
+      if (this.current === null) return this.advance([]);
       this.current.startedUs = this.clock.nowUs();
       this.current.timer = this.deadline(this.queryTimeoutMs);
       return;
     }
     const current = this.current;
+    // A reply of a call already stopped (its process is being killed) finds nobody.
     if (current === null || reply.id !== current.id) return;
     this.settle(current);
     this.current = null;
     this.setNiceness(0);
-    if (reply.kind === 'result') current.call.resolve(reply.value);
-    else current.call.reject(EngineError.fromData(reply.error));
-    this.next();
+    const { call } = current;
+    this.advance([
+      reply.kind === 'result' ? () => call.resolve(reply.value) : () => call.reject(EngineError.fromData(reply.error)),
+    ]);
   }
 
   /** A call is over: its timers and its stop listener go. */
@@ -248,13 +308,6 @@ export class EngineProcessHandle {
     }
   }
 
-  /** Free again: this process's own calls first, then the pool's. */
-  private next(): void {
-    const own = this.own.shift();
-    if (own) this.run(own);
-    else this.onIdle(this);
-  }
-
   /** Kills the process under the current call, which is answered with `error` (given the statement it ran). */
   private stopCurrent(error: (statement: number) => EngineError): void {
     const current = this.current;
@@ -268,23 +321,31 @@ export class EngineProcessHandle {
   }
 
   kill(): void {
-    if (!this.exited) this.child.kill();
+    if (this.exited) return;
+    this.killing = true;
+    this.child.kill();
   }
 
+  /** The process is gone: its current call and every call waiting for it are answered, after the pool has let it go. */
   private exit(): void {
     if (this.exited) return;
     this.exited = true;
+    const ended: Array<() => void> = [];
     const current = this.current;
     this.current = null;
     if (current !== null) {
       this.settle(current);
       this.followProgress(current);
-      current.call.reject(new EngineError('ENGINE_CRASHED', {}, { statement: current.statement }));
+      ended.push(() => current.call.reject(new EngineError('ENGINE_CRASHED', {}, { statement: current.statement })));
+    }
+    for (const { call, detach } of this.waiting.splice(0)) {
+      detach();
+      ended.push(() => call.reject(new EngineError('ENGINE_CRASHED')));
     }
     this.board.close();
-    for (const call of this.own.splice(0)) call.reject(new EngineError('ENGINE_CRASHED'));
     if (this.reserved) this.lostListener?.();
     this.onExit(this);
+    for (const tell of ended) tell();
   }
 
   /** Ends the process once it has finished its current call. */
