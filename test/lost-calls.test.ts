@@ -11,12 +11,15 @@
  * equal to its replay.
  *
  * Also, without a server: a template copy for the checks that fails in the
- * engine leaves no file behind in the scratch directory.
+ * engine leaves no file behind in the scratch directory, and prepared work
+ * whose journal entries are refused outright is discarded (a held write
+ * group gives back its engine process).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { ScratchCopies } from '../src/exercises/scratch-copies';
+import { WritePath, type JournalPort } from '../src/services/writes/write-path';
 import type { EngineHost } from '../src/engine/protocol';
 import { EngineError } from '../src/errors';
 import { importChinook } from './helpers/chinook';
@@ -214,3 +217,37 @@ t.test('a template copy that fails in the engine leaves no file in the scratch d
     `nothing left: ${fs.existsSync(scratch) ? fs.readdirSync(scratch).join(', ') : ''}`,
   );
 });
+
+t.test(
+  'work whose journal entries are refused outright is discarded, not left holding its engine process',
+  async (t) => {
+    const journal: JournalPort = {
+      records: () => true,
+      append: () => ({ seq: null, written: Promise.resolve() }),
+      appendAll: () => {
+        throw new RangeError('Invalid string length');
+      },
+      lastSeq: 0,
+    };
+    const path = new WritePath(journal, { repair: async () => undefined, log: () => undefined });
+    let discarded = 0;
+    let applied = 0;
+    const entry = { event: 'write', entry: { db: 'ana.db' } } as never;
+    const failed = await path
+      .appendThenApply('ana.db', [entry], {
+        apply: async () => void applied++,
+        discard: async () => void discarded++,
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    t.equal(
+      (failed as EngineError | undefined)?.errorName,
+      'JOURNAL_UNAVAILABLE',
+      'the client hears the journal failed',
+    );
+    t.equal(discarded, 1, 'the prepared work (a held write group) is rolled back, its process given back');
+    t.equal(applied, 0, 'nothing applied');
+  },
+);
