@@ -65,6 +65,10 @@ export class ScratchCopies {
     base.users++;
     try {
       await fs.promises.copyFile(base.file, file);
+    } catch (error) {
+      // A copy cut short (a full disk) is no one's: it goes now, or it would stay until the server restarts.
+      this.remove(file);
+      throw error;
     } finally {
       this.done(base);
     }
@@ -87,7 +91,13 @@ export class ScratchCopies {
   private async makeBase(template: DatabaseRef, stamp: string): Promise<Base> {
     fs.mkdirSync(this.dir, { recursive: true });
     const file = path.join(this.dir, `${path.basename(template.name, '.db')}-b${++this.counter}.db`);
-    await this.engine.copyDatabase(template.file, file, undefined, template.name);
+    try {
+      await this.engine.copyDatabase(template.file, file, undefined, template.name);
+    } catch (error) {
+      // The engine may have landed the copy before it failed (stopped at its deadline, its process lost): no base holds it.
+      this.remove(file);
+      throw error;
+    }
     // Written meanwhile: the copy may be newer than the stamp says. Use it once, keep nothing of it.
     const stable = databaseStamp(template.file) === stamp;
     const base: Base = { file, stamp, users: 0, retired: !stable, stable };

@@ -1,43 +1,39 @@
 /**
  * One engine process, seen from the parent: it runs one call at a time, and
  * it can be killed when that call runs past its deadline.
+ *
+ * The handle alone owns its current call (issue 38). A call starts in one
+ * place (advance) and ends in one place, and whoever waits for a call that
+ * ended hears of it only once the handle is whole again: its next own call
+ * started, its queue shifted. Hearing of an end may run the pool's pump at
+ * once (process-engine-host.ts), which hands an idle process its next call;
+ * when the end was told first, that call was started on this process and
+ * then overwritten by the next own call (a closeDatabase), and never answered.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
+import type { Clock, Timer } from '../../clock';
 import { EngineError } from '../../errors';
+import { forkEngineChild, type EngineChild, type EngineChildFactory } from './engine-child';
 import type { EngineCall, EngineReply, EngineRequest } from './engine-messages';
 import { nowUs, ProgressBoard } from './progress-board';
 import { onStop, stopError, stopOf } from './request-stop';
 
-/** The built .js beside this file, or the .ts source when running under a TypeScript loader (tests). */
-function entryFile(): string {
-  const js = path.join(__dirname, 'engine-process.js');
-  return fs.existsSync(js) ? js : path.join(__dirname, 'engine-process.ts');
+export { engineEnvironment } from './engine-child';
+
+/** A handle's time: its timers, and the monotonic microseconds the progress board speaks (tests move both by hand). */
+export interface CallClock extends Clock {
+  nowUs(): number;
 }
 
-/**
- * An engine process keeps little alive between calls (a result is gone once
- * sent), so it needs far less young generation than V8's default of 16 MB.
- * 4 MB: with 1 MB, garbage collection was a fifth of a 1,000-row read and the
- * page cost about 15 % more CPU; 4 MB costs as little CPU as 16 MB and each
- * process a few MB more than 1 MB under load.
- */
-const ENGINE_YOUNG_GENERATION = '--max-semi-space-size=4';
-
-/**
- * glibc's malloc gives each thread that allocates an arena of its own (up to
- * eight per core), and memory freed in an arena mostly stays with the
- * process. SQLite's allocations and Node's helper threads spread over them:
- * with two arenas, a 25-student lesson peaked 20–25 MB lower over the
- * server and its engines, and 200 students' server 55–70 MB lower, at the
- * same CPU (docs/performance.md). An operator's own MALLOC_ARENA_MAX is kept.
- * Other C libraries ignore it.
- */
-export function engineEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return { ...env, MALLOC_ARENA_MAX: env['MALLOC_ARENA_MAX'] ?? '2' };
-}
+/** Real time; unlike systemClock's, these timers keep the server alive while a call runs (as they always did). */
+export const realCallClock: CallClock = {
+  now: () => Date.now(),
+  nowUs,
+  after(ms, fn) {
+    const handle = setTimeout(fn, ms);
+    return { cancel: () => clearTimeout(handle) };
+  },
+};
 
 /**
  * A call whose client went away may still be about to finish: it gets this
@@ -68,31 +64,37 @@ export interface PendingCall {
 const PROGRESS_MS = 500;
 
 export class EngineProcessHandle {
-  private readonly child: ChildProcess;
+  private readonly child: EngineChild;
   /** The call running, the statement it runs (as last read from the board) and when that statement began. */
   private current: {
     call: PendingCall;
     id: number;
     statement: number;
     startedUs: number;
-    timer: NodeJS.Timeout | undefined;
+    timer: Timer | undefined;
     calledMs: number;
     detach: () => void;
-    long: NodeJS.Timeout;
-    ticker?: NodeJS.Timeout;
+    long: Timer;
+    ticker?: Timer;
   } | null = null;
   /** Where the process says which statement it runs (progress-board.ts). */
   private readonly board = new ProgressBoard();
   /** Until the process has loaded, a call's time does not count against the query timeout. */
   private loaded = false;
-  /** Calls for this process only (closing a database everywhere), run before shared work. */
-  private readonly own: PendingCall[] = [];
+  /**
+   * Calls waiting for this process, in order: its own (closing a database
+   * everywhere, a session's or a held group's calls), run before the pool
+   * gives it shared work. Each has the function that stops listening for its stop.
+   */
+  private readonly waiting: Array<{ call: PendingCall; detach: () => void }> = [];
   private nextId = 1;
   /** The process's CPU priority (0 normal; raised for a long call). */
   private niceness = 0;
   private exited = false;
   /** Asked to end: it takes no new call, though it is still on the way out. */
   private closing = false;
+  /** Killed: its exit is on the way, and no call starts here meanwhile. */
+  private killing = false;
   /** Held by a session: only the session's calls run here. */
   reserved = false;
   /** Its priority was lowered for a long call and could not be raised again: the pool lets it go when idle. */
@@ -106,23 +108,18 @@ export class EngineProcessHandle {
     private readonly onExit: (handle: EngineProcessHandle) => void,
     /** Called when the process is ready for another call. */
     private readonly onIdle: (handle: EngineProcessHandle) => void,
+    spawnChild: EngineChildFactory = forkEngineChild,
+    private readonly clock: CallClock = realCallClock,
   ) {
-    // Advanced serialization carries bigint (64-bit integers) and Buffers.
-    const execArgv = [...process.execArgv, ENGINE_YOUNG_GENERATION];
-    this.child = fork(entryFile(), [], {
-      execArgv,
-      serialization: 'advanced',
-      env: engineEnvironment(process.env),
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc', this.board.fd],
-    });
-    this.child.on('message', (reply: EngineReply) => this.receive(reply));
-    this.child.once('exit', () => this.exit());
-    this.child.on('error', () => this.kill());
+    this.child = spawnChild(this.board.fd);
+    this.child.onMessage((reply) => this.receive(reply));
+    this.child.onceExit(() => this.exit());
+    this.child.onError(() => this.kill());
   }
 
-  /** Loaded, and running nothing: a call given to it starts at once. */
+  /** Loaded, running nothing, nothing waiting for it: a call given to it starts at once. */
   get idle(): boolean {
-    return this.loaded && !this.busy && !this.reserved;
+    return this.loaded && !this.busy && !this.reserved && this.waiting.length === 0;
   }
 
   /** Started and not yet loaded (it takes a while on a loaded machine). */
@@ -132,7 +129,12 @@ export class EngineProcessHandle {
 
   get busy(): boolean {
     // A process killed at the timeout, or asked to end, is not free while its exit is still on the way.
-    return this.current !== null || this.exited || this.closing || this.child.killed;
+    return this.current !== null || !this.open;
+  }
+
+  /** Calls may still start here: it is not gone, not asked to end, not killed. */
+  private get open(): boolean {
+    return !this.exited && !this.closing && !this.killing;
   }
 
   get pid(): number | undefined {
@@ -141,31 +143,70 @@ export class EngineProcessHandle {
 
   /** The current call has run LONG_CALL_MS or more. */
   get runningLong(): boolean {
-    return this.current !== null && Date.now() - this.current.calledMs >= LONG_CALL_MS;
+    return this.current !== null && this.clock.now() - this.current.calledMs >= LONG_CALL_MS;
   }
 
-  /** Runs a call meant for this process: now if it is free, else after its current call. */
+  /**
+   * Runs a call meant for this process: now if it is free, else after its
+   * current call and those queued before it. A call whose request stops while
+   * it waits leaves the queue at once, answered with its stop.
+   */
   runOwn(call: PendingCall): void {
-    if (this.exited) call.reject(new EngineError('ENGINE_CRASHED'));
-    else if (this.busy) this.own.push(call);
-    else this.run(call);
+    if (this.exited) return call.reject(new EngineError('ENGINE_CRASHED'));
+    const signal = call.signal;
+    const entry = { call, detach: (): void => undefined };
+    if (signal !== undefined && signal.aborted !== true) {
+      entry.detach = onStop(signal, (stop) => {
+        const at = this.waiting.indexOf(entry);
+        if (at < 0) return;
+        this.waiting.splice(at, 1);
+        call.reject(stopError(stop, false));
+      });
+    }
+    this.waiting.push(entry);
+    if (this.current === null) this.advance([]);
   }
 
+  /**
+   * Runs a call the pool chose this process for. The pool gives calls to idle
+   * processes only; one that comes while a call runs here waits its turn like
+   * an own call: the call running is never overwritten, and none is dropped.
+   */
   run(call: PendingCall): void {
-    if (call.signal?.aborted === true) {
-      call.reject(stopError(stopOf(call.signal), false));
-      return this.next();
+    this.runOwn(call);
+  }
+
+  /**
+   * The one place where calls start, and where those that ended are told: the
+   * next waiting call starts first (one stopped before it started is answered
+   * with its stop), then `ended` runs (the answers of calls that are over),
+   * then, if nothing runs here, the pool may give the process work.
+   */
+  private advance(ended: Array<() => void>): void {
+    while (this.current === null && this.open) {
+      const next = this.waiting.shift();
+      if (next === undefined) break;
+      next.detach();
+      const { call } = next;
+      const signal = call.signal;
+      if (signal?.aborted === true) ended.push(() => call.reject(stopError(stopOf(signal), false)));
+      else this.start(call);
     }
+    for (const tell of ended) tell();
+    if (this.idle) this.onIdle(this);
+  }
+
+  private start(call: PendingCall): void {
     const id = this.nextId++;
     const detach = this.watch(call, id);
-    const long = setTimeout(() => this.setNiceness(LONG_CALL_NICENESS), LONG_CALL_MS);
+    const long = this.clock.after(LONG_CALL_MS, () => this.setNiceness(LONG_CALL_NICENESS));
     this.current = {
       call,
       id,
       statement: 0,
-      startedUs: nowUs(),
+      startedUs: this.clock.nowUs(),
       timer: this.loaded ? this.deadline(this.queryTimeoutMs) : undefined,
-      calledMs: Date.now(),
+      calledMs: this.clock.now(),
       detach,
       long,
     };
@@ -178,32 +219,36 @@ export class EngineProcessHandle {
   private watch(call: PendingCall, id: number): () => void {
     const signal = call.signal;
     if (signal === undefined) return () => undefined;
-    let grace: NodeJS.Timeout | undefined;
+    let grace: Timer | undefined;
     const stopListening = onStop(signal, (stop) => {
       const halt = (): void => {
         if (this.current?.id === id) this.stopCurrent((statement) => stopError(stop, true, statement));
       };
-      if (stop.reason === 'gone') grace = setTimeout(halt, GONE_GRACE_MS);
+      if (stop.reason === 'gone') grace = this.clock.after(GONE_GRACE_MS, halt);
       else halt();
     });
     return () => {
-      clearTimeout(grace);
+      grace?.cancel();
       stopListening();
     };
   }
 
   /** Reads the board for a call that wants to hear how far it is (an import), and tells it. */
-  private reportProgress(progress: (statements: number) => void, id: number): NodeJS.Timeout {
-    return setInterval(() => {
+  private reportProgress(progress: (statements: number) => void, id: number): Timer {
+    let timer: Timer;
+    const tick = (): void => {
       const current = this.current;
       if (current?.id !== id) return;
       this.followProgress(current);
       progress(current.statement);
-    }, PROGRESS_MS);
+      timer = this.clock.after(PROGRESS_MS, tick);
+    };
+    timer = this.clock.after(PROGRESS_MS, tick);
+    return { cancel: () => timer.cancel() };
   }
 
-  private deadline(ms: number): NodeJS.Timeout {
-    return setTimeout(() => this.onDeadline(), ms);
+  private deadline(ms: number): Timer {
+    return this.clock.after(ms, () => this.onDeadline());
   }
 
   /** Every statement gets the whole timeout: a statement that began after the current one did has time left. */
@@ -211,7 +256,7 @@ export class EngineProcessHandle {
     const current = this.current;
     if (current === null) return;
     this.followProgress(current);
-    const leftMs = Math.ceil(current.startedUs / 1000 + this.queryTimeoutMs - nowUs() / 1000);
+    const leftMs = Math.ceil(current.startedUs / 1000 + this.queryTimeoutMs - this.clock.nowUs() / 1000);
     if (leftMs > 0) current.timer = this.deadline(leftMs);
     else this.stopCurrent((statement) => new EngineError('QUERY_TIMEOUT', { ms: this.queryTimeoutMs }, { statement }));
   }
@@ -226,26 +271,28 @@ export class EngineProcessHandle {
   private receive(reply: EngineReply): void {
     if (reply.kind === 'ready') {
       this.loaded = true;
-      if (this.current === null) return this.onIdle(this);
-      this.current.startedUs = nowUs();
+      if (this.current === null) return this.advance([]);
+      this.current.startedUs = this.clock.nowUs();
       this.current.timer = this.deadline(this.queryTimeoutMs);
       return;
     }
     const current = this.current;
+    // A reply of a call already stopped (its process is being killed) finds nobody.
     if (current === null || reply.id !== current.id) return;
     this.settle(current);
     this.current = null;
     this.setNiceness(0);
-    if (reply.kind === 'result') current.call.resolve(reply.value);
-    else current.call.reject(EngineError.fromData(reply.error));
-    this.next();
+    const { call } = current;
+    this.advance([
+      reply.kind === 'result' ? () => call.resolve(reply.value) : () => call.reject(EngineError.fromData(reply.error)),
+    ]);
   }
 
   /** A call is over: its timers and its stop listener go. */
   private settle(current: NonNullable<EngineProcessHandle['current']>): void {
-    clearTimeout(current.timer);
-    clearTimeout(current.long);
-    clearInterval(current.ticker);
+    current.timer?.cancel();
+    current.long.cancel();
+    current.ticker?.cancel();
     current.detach();
   }
 
@@ -261,13 +308,6 @@ export class EngineProcessHandle {
     }
   }
 
-  /** Free again: this process's own calls first, then the pool's. */
-  private next(): void {
-    const own = this.own.shift();
-    if (own) this.run(own);
-    else this.onIdle(this);
-  }
-
   /** Kills the process under the current call, which is answered with `error` (given the statement it ran). */
   private stopCurrent(error: (statement: number) => EngineError): void {
     const current = this.current;
@@ -276,28 +316,36 @@ export class EngineProcessHandle {
     this.followProgress(current);
     this.current = null;
     // Answered once the process is gone (after exit(), so a session is closed first): until then it may hold SQLite's write lock.
-    this.child.once('exit', () => current.call.reject(error(current.statement)));
+    this.child.onceExit(() => current.call.reject(error(current.statement)));
     this.kill();
   }
 
   kill(): void {
-    if (!this.exited) this.child.kill('SIGKILL');
+    if (this.exited) return;
+    this.killing = true;
+    this.child.kill();
   }
 
+  /** The process is gone: its current call and every call waiting for it are answered, after the pool has let it go. */
   private exit(): void {
     if (this.exited) return;
     this.exited = true;
+    const ended: Array<() => void> = [];
     const current = this.current;
     this.current = null;
     if (current !== null) {
       this.settle(current);
       this.followProgress(current);
-      current.call.reject(new EngineError('ENGINE_CRASHED', {}, { statement: current.statement }));
+      ended.push(() => current.call.reject(new EngineError('ENGINE_CRASHED', {}, { statement: current.statement })));
+    }
+    for (const { call, detach } of this.waiting.splice(0)) {
+      detach();
+      ended.push(() => call.reject(new EngineError('ENGINE_CRASHED')));
     }
     this.board.close();
-    for (const call of this.own.splice(0)) call.reject(new EngineError('ENGINE_CRASHED'));
     if (this.reserved) this.lostListener?.();
     this.onExit(this);
+    for (const tell of ended) tell();
   }
 
   /** Ends the process once it has finished its current call. */
@@ -306,8 +354,8 @@ export class EngineProcessHandle {
     this.closing = true;
     return new Promise((resolve) => {
       // A process that misses the disconnect (e.g. still in a --import preloader) must not hold shutdown forever.
-      const timer = setTimeout(() => this.kill(), this.queryTimeoutMs + 1000);
-      this.child.once('exit', () => (clearTimeout(timer), resolve()));
+      const timer = this.clock.after(this.queryTimeoutMs + 1000, () => this.kill());
+      this.child.onceExit(() => (timer.cancel(), resolve()));
       this.child.disconnect();
     });
   }

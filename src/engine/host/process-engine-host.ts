@@ -30,7 +30,8 @@ import type {
 import type { TableSchema } from '../schema/schema';
 import type { ExportRequest } from '../transfer/database-export';
 import { requestOf, type AnswerOf, type ArgsOf, type EngineMethod } from './engine-messages';
-import { EngineProcessHandle, type PendingCall } from './engine-process-handle';
+import type { EngineChildFactory } from './engine-child';
+import { EngineProcessHandle, type CallClock, type PendingCall } from './engine-process-handle';
 import { EngineShares, processesPerClient } from './engine-shares';
 import { onStop, stopError, stopOf } from './request-stop';
 import { unpackOutcomes, unpackResults } from './packed-results';
@@ -48,6 +49,10 @@ export interface ProcessEngineHostOptions {
   idleTimeoutMs?: number;
   /** Time for the idle timeout (tests move it by hand). @default systemClock */
   clock?: Clock;
+  /** Starts an engine process (a test hands in a fake one). @default forkEngineChild */
+  spawnChild?: EngineChildFactory;
+  /** Time for each call's deadline and stops (a test moves it by hand). @default realCallClock */
+  callClock?: CallClock;
 }
 
 /** While work waits, the pool looks this often for calls that have become long. */
@@ -97,6 +102,8 @@ export class ProcessEngineHost implements EngineHost {
       this.options.queryTimeoutMs,
       (gone) => this.replace(gone),
       (ready) => this.release(ready),
+      this.options.spawnChild,
+      this.options.callClock,
     );
     this.processes.add(handle);
     return handle;

@@ -85,8 +85,11 @@ export class WritePath {
    * fails, or apply's own error (after voiding the entries) when applying fails.
    */
   async appendThenApply(db: string, entries: readonly JournaledEntry[], step: ApplyStep): Promise<void> {
-    const seqs = this.appendPinned(entries);
+    let seqs: { seqs: number[]; written: Promise<void> } = { seqs: [], written: Promise.resolve() };
     try {
+      // Refused outright (an entry that cannot be encoded) as well as failed on the way: the prepared work is discarded
+      // either way, or a held write group would keep its engine process, its client's share and its transaction.
+      seqs = this.appendPinned(entries);
       await seqs.written;
     } catch (error) {
       this.unpin(seqs.seqs);
