@@ -1,0 +1,47 @@
+/**
+ * Small hostile cases of issue 38, spoken over HTTP to a real server: each
+ * test reproduces one defect a hostile student (or a hostile client) found.
+ */
+import path from 'node:path';
+import t from 'tap';
+import { serverPerFile, type TestServer } from './helpers/server';
+import { isError } from './helpers/assertions';
+import { scratchDir } from './helpers/scratch-dir';
+
+t.setTimeout(120_000);
+
+const root = scratchDir(t);
+let server: TestServer;
+serverPerFile(t, root, (started) => (server = started));
+
+t.before(async () => {
+  const created = await server.post('/dbs', { db: 'deep' });
+  if (created.status !== 201) throw new Error(`POST /dbs deep: ${created.text}`);
+});
+
+t.test('refuses 500 KB of nested parentheses after one scan, before the tokenizer reads them', async (tt) => {
+  const parens = `SELECT ${'('.repeat(250_000)}1${')'.repeat(250_000)}`;
+  const started = performance.now();
+  const replies = await Promise.all(Array.from({ length: 8 }, () => server.exec('deep', parens)));
+  tt.comment(`eight at once answered in ${(performance.now() - started).toFixed(0)} ms`);
+  for (const reply of replies) {
+    isError(tt, reply, 400, 6005, '250000 nested parentheses');
+    tt.match(reply.body?.error, /parentheses nested 250000 deep \(at most 1000\)/, 'says how deep, and the bound');
+    tt.equal(reply.body?.statement, 0, 'names the statement');
+  }
+  const second = await server.request('POST', '/exec', {
+    body: { db: 'deep', statements: [{ sql: 'SELECT 1' }, { sql: `SELECT 2; ${parens}` }] },
+  });
+  isError(tt, second, 400, 6005, 'the deep statement third in its batch');
+  tt.equal(second.body?.statement, 2, 'its index counts the statements before it');
+
+  const bound = `SELECT ${'('.repeat(1000)}1${')'.repeat(1000)}`;
+  const atBound = await server.exec('deep', bound);
+  tt.equal(atBound.status, 200, `1000 deep still runs: ${atBound.text.slice(0, 200)}`);
+  const many = '('.repeat(5000);
+  const created = await server.exec('deep', `CREATE TABLE "${many}x" (a INT)`);
+  tt.equal(created.status, 200, `5000 in a quoted name: ${created.text.slice(0, 200)}`);
+  const inStrings = await server.exec('deep', `SELECT '${many}' AS s /* ${many} */ FROM "${many}x" -- ${many}`);
+  tt.equal(inStrings.status, 200, `in strings, names and comments they do not count: ${inStrings.text.slice(0, 200)}`);
+  tt.equal((await server.get('/health')).status, 200, 'health answers');
+});
