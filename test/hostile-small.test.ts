@@ -45,3 +45,36 @@ t.test('refuses 500 KB of nested parentheses after one scan, before the tokenize
   tt.equal(inStrings.status, 200, `in strings, names and comments they do not count: ${inStrings.text.slice(0, 200)}`);
   tt.equal((await server.get('/health')).status, 200, 'health answers');
 });
+
+t.test('a TEXT answer equal to a BLOB’s base64 text is not the BLOB', async (tt) => {
+  const made = await server.post('/dbs', { db: 'blobs' });
+  tt.equal(made.status, 201, made.text);
+  const setup = await server.exec(
+    'blobs',
+    "CREATE TABLE b (id INT PRIMARY KEY, v BLOB); INSERT INTO b VALUES (1, x'CAFE')",
+  );
+  tt.equal(setup.status, 200, setup.text);
+  const exercise = await server.post('/exercises', {
+    id: 'the-blob',
+    set: 'small',
+    position: 1,
+    title: 'The blob',
+    prompt: 'Read the blob of row 1.',
+    template: 'blobs',
+    solution: 'SELECT v FROM b WHERE id = 1',
+    showRows: true,
+  });
+  tt.equal(exercise.status, 201, exercise.text);
+  const check = (sql: string) => server.post('/exercises/the-blob/check', { sql });
+  const right = await check('SELECT v FROM b');
+  tt.match(right.body, { ok: true, correct: true }, `the blob itself is right: ${right.text}`);
+  const cast = await check("SELECT CAST(x'CAFE' AS BLOB)");
+  tt.match(cast.body, { correct: true }, `the same bytes written as a literal are right: ${cast.text}`);
+  const text = await check("SELECT 'yv4='");
+  tt.equal(text.status, 200, text.text);
+  tt.match(text.body, { ok: true, correct: false }, `its base64 as TEXT is wrong: ${text.text}`);
+  tt.same(text.body?.feedback?.extraRow, ['yv4='], 'the extra row is the text');
+  tt.same(text.body?.feedback?.missingRow, ['yv4='], 'the missing row is the blob, shown as /exec shows it');
+  const other = await check("SELECT x'CAFF'");
+  tt.match(other.body, { correct: false }, 'other bytes are wrong');
+});

@@ -18,7 +18,7 @@ import type { CallContext, ExecStatement, StatementResult } from '../engine/prot
 import { parseBatch, toExecStatement, type Batch } from '../engine/batch';
 import type { DatabaseDirectory, DatabaseRef } from '../services/databases/database-directory';
 import type { ExerciseDefinition } from './exercise-definition';
-import { compareResults, type ResultSet } from './result-compare';
+import { compareResults, resultSet, type ResultSet } from './result-compare';
 import type { ScratchCopies } from './scratch-copies';
 import type { AnswerError, CheckOutcome } from './exercise-types';
 import type { EngineHost } from '../engine/protocol';
@@ -142,7 +142,7 @@ export class ExerciseChecker {
         failure: error,
       };
     }
-    const verdict = compareResults(expected, { columns: got.columns, rows: got.rows }, exercise);
+    const verdict = compareResults(expected, resultSet(got), exercise);
     if (got.truncated === true) return { correct: false, feedback: { ...verdict.feedback, truncated: true } };
     return verdict;
   }
@@ -159,7 +159,7 @@ export class ExerciseChecker {
     // Not stopped with the student's request: other checks may be waiting for the same result.
     const own: CallContext = call.client === undefined ? {} : { client: call.client };
     const running = this.runSolution(exercise, template, own).then(
-      (result) => ({ columns: result.columns, rows: result.rows }),
+      (result) => resultSet(result),
       (error: unknown) => {
         this.solutions.delete(stamped);
         if (error instanceof EngineError && !isServiceFailure(error))
@@ -203,6 +203,8 @@ export class ExerciseChecker {
           maxResultBytes: this.limits.maxResultBytes,
           context: newBatchContext(),
           jsonRows: false,
+          // A BLOB and the TEXT of its base64 are told apart (result-compare.ts).
+          markBlobs: true,
         },
         call,
       );
