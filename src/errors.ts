@@ -146,6 +146,12 @@ export const catalog = {
   HISTORY_PARAMETER: { code: 1070, status: 400, message: 'invalid history parameter {name}: {detail}' },
   EXERCISE_INVALID: { code: 1080, status: 400, message: 'the exercise is not valid: {detail}' },
   EXERCISE_CHECK_INVALID: { code: 1081, status: 400, message: 'invalid check request: {detail}' },
+  EXERCISE_CHECK_FAILED: {
+    code: 1091,
+    status: 400,
+    message:
+      "the exercise's check could not run on your result: keep the tables and columns the task works on, as they were, and change only what it asks",
+  },
   TOO_MANY_COPIES: {
     code: 1040,
     status: 400,

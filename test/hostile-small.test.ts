@@ -2,6 +2,7 @@
  * Small hostile cases of issue 38, spoken over HTTP to a real server: each
  * test reproduces one defect a hostile student (or a hostile client) found.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { serverPerFile, type TestServer } from './helpers/server';
@@ -77,4 +78,53 @@ t.test('a TEXT answer equal to a BLOB’s base64 text is not the BLOB', async (t
   tt.same(text.body?.feedback?.missingRow, ['yv4='], 'the missing row is the blob, shown as /exec shows it');
   const other = await check("SELECT x'CAFF'");
   tt.match(other.body, { correct: false }, 'other bytes are wrong');
+});
+
+t.test('an answer that breaks the hidden check learns nothing of its SQL or its tables', async (tt) => {
+  const made = await server.post('/dbs', { db: 'hidden' });
+  tt.equal(made.status, 201, made.text);
+  const setup = await server.exec(
+    'hidden',
+    'CREATE TABLE ledger_secret (id INT PRIMARY KEY, amount_hidden INT); INSERT INTO ledger_secret VALUES (1, 5)',
+  );
+  tt.equal(setup.status, 200, setup.text);
+  const exercise = await server.post('/exercises', {
+    id: 'raise',
+    set: 'small',
+    position: 2,
+    title: 'Raise',
+    prompt: 'Double every amount.',
+    template: 'hidden',
+    solution: 'UPDATE ledger_secret SET amount_hidden = amount_hidden * 2',
+    check: 'SELECT id, amount_hidden AS amount FROM ledger_secret ORDER BY id -- check-mark-raise',
+  });
+  tt.equal(exercise.status, 201, exercise.text);
+  const answers = [
+    'ALTER TABLE ledger_secret RENAME TO t2',
+    'ALTER TABLE ledger_secret RENAME COLUMN amount_hidden TO x',
+    'DROP TABLE ledger_secret',
+  ];
+  for (const sql of answers) {
+    const reply = await server.post('/exercises/raise/check', { sql });
+    tt.equal(reply.status, 200, `${sql}: ${reply.text}`);
+    tt.match(reply.body, { ok: true, correct: false, error: { code: 1091, class: 1 } }, `${sql}: the check's own code`);
+    tt.notOk('statement' in (reply.body?.error ?? {}), `${sql}: no statement of the answer is blamed`);
+    tt.notMatch(reply.text, /ledger_secret|amount_hidden|check-mark/, `${sql}: neither the check's SQL nor its names`);
+  }
+  // The teacher still reads the engine's own error in the journal's attempt.
+  const attempts = fs
+    .readFileSync(path.join(root, 'data', 'journal', 'statements.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((entry) => entry.kind === 'attempt' && entry.exercise === 'raise');
+  tt.match(
+    attempts.find((entry) => entry.sql === answers[0]),
+    { ok: false, error: /no such table: ledger_secret/ },
+    'the journal keeps what failed',
+  );
+  // The answer's own error still names what the answer wrote.
+  const own = await server.post('/exercises/raise/check', { sql: 'UPDATE nowhere SET a = 1' });
+  tt.match(own.body?.error, { code: 2003, statement: 0 }, `an error of the answer is the answer's: ${own.text}`);
+  tt.match(own.body?.error?.message, /nowhere/, 'and says what it names');
 });

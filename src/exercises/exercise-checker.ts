@@ -37,10 +37,18 @@ function isServiceFailure(error: EngineError): boolean {
   return error.status >= 500 || error.errorName === 'CLIENT_CLOSED';
 }
 
+/**
+ * The answer's error as the student reads it. An error of the check query
+ * that follows the answer (the answer renamed or dropped what it reads) is
+ * told only as EXERCISE_CHECK_FAILED: SQLite's message would name the
+ * check's tables and columns, which the student must not learn from it. The
+ * engine's own error stays in the journal's attempt for the teacher.
+ */
 function answerError(error: EngineError, statements: number): AnswerError {
-  const out: AnswerError = { code: error.code, class: Math.floor(error.code / 1000), message: error.message };
-  // An error in the check query that follows the answer blames no statement of the answer.
-  if (error.statement !== undefined && error.statement < statements) out.statement = error.statement;
+  const inCheck = error.statement !== undefined && error.statement >= statements;
+  const told = inCheck ? new EngineError('EXERCISE_CHECK_FAILED') : error;
+  const out: AnswerError = { code: told.code, class: Math.floor(told.code / 1000), message: told.message };
+  if (!inCheck && error.statement !== undefined) out.statement = error.statement;
   return out;
 }
 
