@@ -128,3 +128,28 @@ t.test('an answer that breaks the hidden check learns nothing of its SQL or its 
   tt.match(own.body?.error, { code: 2003, statement: 0 }, `an error of the answer is the answer's: ${own.text}`);
   tt.match(own.body?.error?.message, /nowhere/, 'and says what it names');
 });
+
+t.test('restore and history read a time alike: a real day, its zone given, the same words when refused', async (tt) => {
+  const made = await server.post('/dbs', { db: 'times' });
+  tt.equal(made.status, 201, made.text);
+  tt.equal((await server.exec('times', 'CREATE TABLE t (a INT)')).status, 200);
+  const cases: Array<[string, RegExp]> = [
+    ['2026-02-30T10:00:00Z', /2026-02-30 is not a day of the calendar/],
+    ['2026-11-26T10:15:00', /without its zone/],
+    ['2026-11-26', /without its zone/],
+    ['2026-11-26T25:00:00Z', /not a time of day/],
+  ];
+  for (const [text, why] of cases) {
+    const restore = await server.post('/dbs/times/restore', { to: text, dryRun: true });
+    isError(tt, restore, 400, 1075, `restore to ${text}`);
+    tt.match(restore.body?.error, why, `restore says why: ${restore.body?.error}`);
+    const history = await server.get(`/dbs/times/history?since=${encodeURIComponent(text)}`);
+    isError(tt, history, 400, 1070, `history since ${text}`);
+    tt.match(history.body?.error, why, `history says why: ${history.body?.error}`);
+    const words = (reply: typeof restore): string =>
+      String(reply.body?.error).replace(/^.*?must be |^.*?expected /, '');
+    tt.equal(words(restore), words(history), `the same words for ${text}`);
+  }
+  const ok = await server.post('/dbs/times/restore', { to: new Date().toISOString(), dryRun: true });
+  tt.equal(ok.status, 200, `a time toISOString wrote is read: ${ok.text.slice(0, 200)}`);
+});

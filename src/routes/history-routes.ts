@@ -8,6 +8,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
+import { ISO_TIME_EXPECTED, parseIsoTime } from '../iso-time';
 import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
 import type { HistoryBound, HistoryRequest } from '../services/history';
@@ -60,14 +61,12 @@ function integer(ctx: Context, name: string): number | undefined {
   return Number(value);
 }
 
-/** A seq (digits) or an ISO 8601 time with a date and a zone (`2026-11-21T10:15:00Z`). */
+/** A seq (digits) or an ISO 8601 time with its zone (iso-time.ts, the reader restore's "to" shares). */
 function bound(ctx: Context, name: string): HistoryBound | null {
   const value = queryValue(ctx, name);
   if (value === undefined) return null;
   if (/^\d{1,15}$/.test(value)) return { seq: Number(value) };
-  const ms = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value)
-    ? Date.parse(value)
-    : NaN;
-  if (Number.isNaN(ms)) refuse(name, 'expected a seq or an ISO 8601 time such as 2026-11-21T10:15:00Z');
+  const ms = parseIsoTime(value);
+  if (typeof ms !== 'number') refuse(name, `expected a seq or ${ISO_TIME_EXPECTED}: ${ms.refused}`);
   return { timeMs: ms };
 }
