@@ -153,3 +153,12 @@ t.test('restore and history read a time alike: a real day, its zone given, the s
   const ok = await server.post('/dbs/times/restore', { to: new Date().toISOString(), dryRun: true });
   tt.equal(ok.status, 200, `a time toISOString wrote is read: ${ok.text.slice(0, 200)}`);
 });
+
+t.test('a name with a character that folds to ASCII reaches no file', async (tt) => {
+  isError(tt, await server.post('/dbs', { db: '\u212Aey' }), 400, 1011, 'the Kelvin sign K');
+  tt.notOk(fs.existsSync(path.join(root, 'data', 'key.db')), 'no key.db was made');
+  tt.equal((await server.post('/dbs', { db: 'key' })).status, 201, 'key itself is made');
+  tt.equal((await server.exec('key', 'CREATE TABLE mine (a INT)')).status, 200);
+  for (const name of ['\u212Aey', '\uFF4Bey', 'key\u00A0', '\u3000key'])
+    isError(tt, await server.exec(name, 'SELECT * FROM mine'), 400, 1011, `${JSON.stringify(name)} does not read key`);
+});
