@@ -125,6 +125,21 @@ export const catalog = {
     message: 'a request header holds a character HTTP does not allow: {detail}',
   },
   MALFORMED_HTTP: { code: 1061, status: 400, message: 'the request is not valid HTTP/1.1: {detail}' },
+  HEADERS_TOO_LARGE: {
+    code: 1092,
+    status: 431,
+    message: 'the request headers are too large: at most {max} bytes together',
+  },
+  CHUNK_EXTENSIONS_TOO_LARGE: {
+    code: 1093,
+    status: 413,
+    message: 'the chunk extensions of the request body are too large: at most 16 KiB together',
+  },
+  HEADERS_TIMEOUT: {
+    code: 1094,
+    status: 408,
+    message: 'the request headers did not arrive within {ms} ms (-header-timeout)',
+  },
   BODY_TIMEOUT: {
     code: 1062,
     status: 408,
