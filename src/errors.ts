@@ -157,6 +157,12 @@ export const catalog = {
     message:
       "GET /class needs -token and an admin token; a server without a token serves it only when started with -journal-feed, as it shows every student's failed statements",
   },
+  HISTORY_FORBIDDEN: {
+    code: 1095,
+    status: 403,
+    message:
+      "a database's history needs -token (send it as for every endpoint); a server without a token serves it only when started with -journal-feed, as it shows every statement's SQL",
+  },
   RESTORE_TARGET_INVALID: { code: 1075, status: 400, message: 'cannot restore {db}: {detail}' },
   HISTORY_PARAMETER: { code: 1070, status: 400, message: 'invalid history parameter {name}: {detail}' },
   EXERCISE_INVALID: { code: 1080, status: 400, message: 'the exercise is not valid: {detail}' },

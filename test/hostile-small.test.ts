@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { serverPerFile, type TestServer } from './helpers/server';
+import { serverPerFile, startServer, type TestServer } from './helpers/server';
 import { isError } from './helpers/assertions';
 import { scratchDir } from './helpers/scratch-dir';
 
@@ -130,6 +130,10 @@ t.test('an answer that breaks the hidden check learns nothing of its SQL or its 
 });
 
 t.test('restore and history read a time alike: a real day, its zone given, the same words when refused', async (tt) => {
+  // History is served without tokens only with -journal-feed.
+  const dir = scratchDir(tt);
+  const server = await startServer(['-dir', path.join(dir, 'data'), '-journal-feed'], { cwd: dir });
+  tt.teardown(() => server.stop());
   const made = await server.post('/dbs', { db: 'times' });
   tt.equal(made.status, 201, made.text);
   tt.equal((await server.exec('times', 'CREATE TABLE t (a INT)')).status, 200);
@@ -161,4 +165,41 @@ t.test('a name with a character that folds to ASCII reaches no file', async (tt)
   tt.equal((await server.exec('key', 'CREATE TABLE mine (a INT)')).status, 200);
   for (const name of ['\u212Aey', '\uFF4Bey', 'key\u00A0', '\u3000key'])
     isError(tt, await server.exec(name, 'SELECT * FROM mine'), 400, 1011, `${JSON.stringify(name)} does not read key`);
+});
+
+t.test('without tokens, history and solutions follow the journal feed: closed unless -journal-feed', async (tt) => {
+  // The file's server runs without -token and without -journal-feed.
+  isError(tt, await server.get('/journal'), 403, 1022, 'the journal itself is closed');
+  isError(tt, await server.get('/dbs/deep/history'), 403, 1095, "a database's history too");
+  const one = await server.get('/exercises/the-blob');
+  tt.equal(one.status, 200, 'an exercise is still served');
+  tt.notOk('solution' in (one.body?.exercise ?? {}), 'without its solution');
+  const raise = await server.get('/exercises/raise');
+  tt.notOk('check' in (raise.body?.exercise ?? {}), 'or its check');
+  const listed = await server.get('/exercises?set=small');
+  tt.ok(listed.body?.exercises?.length >= 2, 'the exercises are listed');
+  tt.notMatch(listed.text, /"solution"|"check"|ledger_secret/, 'without any solution or check');
+  tt.match(
+    (await server.post('/exercises/the-blob/check', { sql: 'SELECT v FROM b' })).body,
+    { correct: true },
+    'answers are still checked',
+  );
+
+  const dir = scratchDir(tt);
+  const open = await startServer(['-dir', path.join(dir, 'data'), '-journal-feed'], { cwd: dir });
+  tt.teardown(() => open.stop());
+  tt.equal((await open.post('/dbs', { db: 'tpl' })).status, 201);
+  tt.equal((await open.exec('tpl', 'CREATE TABLE t (a INT)')).status, 200);
+  const made = await open.post('/exercises', {
+    id: 'open',
+    set: 'small',
+    position: 1,
+    title: 'Open',
+    prompt: 'Read t.',
+    template: 'tpl',
+    solution: 'SELECT a FROM t',
+  });
+  tt.equal(made.status, 201, made.text);
+  tt.equal((await open.get('/dbs/tpl/history')).status, 200, 'with -journal-feed the history is served');
+  tt.equal((await open.get('/exercises/open')).body?.exercise?.solution, 'SELECT a FROM t', 'and the solution');
 });

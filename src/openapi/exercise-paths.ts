@@ -270,7 +270,8 @@ export function exercisePaths(): Record<string, JsonObject> {
       get: operation({
         operationId: 'listExercises',
         summary: 'List exercises',
-        description: 'Every token. An admin sees each whole; a write or read token never sees `solution` or `check`.',
+        description:
+          'Every token. An admin sees each whole; a write or read token never sees `solution` or `check`, nor does anyone on a server without tokens unless it runs with -journal-feed.',
         tag: 'exercises',
         success: { 200: json('The exercises.', 'ExerciseList') },
         parameters: ['ExerciseSet'],
@@ -346,7 +347,8 @@ export function exercisePaths(): Record<string, JsonObject> {
       get: operation({
         operationId: 'getExercise',
         summary: 'One exercise',
-        description: 'Every token; without `solution` and `check` for a write or read token.',
+        description:
+          'Every token; without `solution` and `check` for a write or read token, and on a server without tokens unless it runs with -journal-feed.',
         tag: 'exercises',
         parameters: ['ExerciseId'],
         success: { 200: json('The exercise.', 'ExerciseAnswer') },

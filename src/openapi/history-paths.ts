@@ -48,7 +48,8 @@ export function historyPaths(): Record<string, JsonObject> {
           'The entries of the statement journal that concern the database (its batches, failed or not, with the SQL exactly as sent;',
           'sessions; its creation, copy, reset and drop), newest first, a page at a time: send `next` as `before` for the next page',
           '(null at the end). Read through the journal index, so a page costs the same however long the journal. A read of the',
-          'database: a token whose databases include it, or an admin token (403 `[SQ1031]` otherwise). 409 `[SQ2070]` on a server',
+          'database: a token whose databases include it, or an admin token (403 `[SQ1031]` otherwise); a server without tokens',
+          'serves it only with -journal-feed, as it serves the journal (403 `[SQ1095]` otherwise). 409 `[SQ2070]` on a server',
           'without a journal or with -history-index=false.',
         ].join(' '),
         tag: 'databases',
@@ -64,7 +65,7 @@ export function historyPaths(): Record<string, JsonObject> {
         success: { 200: json('A page of history.', 'HistoryPage') },
         errors: mergeErrors(SERVED, {
           400: ['HISTORY_PARAMETER', 'INVALID_DATABASE_NAME', 'INVALID_QUERY_PARAMETER'],
-          403: ['ROLE_FORBIDDEN', 'DATABASE_FORBIDDEN'],
+          403: ['ROLE_FORBIDDEN', 'DATABASE_FORBIDDEN', 'HISTORY_FORBIDDEN'],
           404: ['NO_SUCH_DATABASE'],
           409: ['NO_HISTORY'],
         }),

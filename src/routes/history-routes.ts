@@ -2,11 +2,13 @@
  * GET /dbs/{db}/history: the database's journal entries, newest first, a
  * page at a time (`limit`, `before`), with filters (`failed`, `token`,
  * `since`, `until`). Who may read it is the bus's rule (a read of the
- * database).
+ * database); a server without tokens serves it only with -journal-feed, as
+ * it serves the journal.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
+import { servesJournalContents, type Config } from '../config/options';
 import { EngineError } from '../errors';
 import { ISO_TIME_EXPECTED, parseIsoTime } from '../iso-time';
 import { callOf } from '../http/bookkeeping/request-deadline';
@@ -20,8 +22,10 @@ export const HISTORY_MAX_LIMIT = 500;
 const KNOWN = new Set(['limit', 'before', 'failed', 'token', 'since', 'until']);
 const TOKEN_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
-export function historyRoutes(router: Router, bus: CommandBus): void {
+export function historyRoutes(router: Router, bus: CommandBus, config: Config): void {
   router.get('/dbs/:db/history', async (ctx) => {
+    // Every statement's SQL, as the journal holds it: closed like the journal on a server without tokens.
+    if (!servesJournalContents(config)) throw new EngineError('HISTORY_FORBIDDEN');
     const request = historyRequest(ctx);
     const page = await bus.dispatch({ type: 'history', db: ctx.params.db, request }, callOf(ctx));
     sendJson(ctx, 200, { ok: true, db: page.db, entries: page.entries, next: page.next });
