@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { serverPerFile, startServer, type TestServer } from './helpers/server';
+import { runReplay, serverPerFile, startServer, type TestServer } from './helpers/server';
 import { isError } from './helpers/assertions';
 import { scratchDir } from './helpers/scratch-dir';
 
@@ -202,4 +202,14 @@ t.test('without tokens, history and solutions follow the journal feed: closed un
   tt.equal(made.status, 201, made.text);
   tt.equal((await open.get('/dbs/tpl/history')).status, 200, 'with -journal-feed the history is served');
   tt.equal((await open.get('/exercises/open')).body?.exercise?.solution, 'SELECT a FROM t', 'and the solution');
+});
+
+t.test('replay -verify finds the live databases equal to the journal after all of it', async (tt) => {
+  await server.stop();
+  const data = path.join(root, 'data');
+  const replay = await runReplay(
+    ['-log-file', path.join(data, 'journal', 'statements.jsonl'), '-out', path.join(root, 'replayed'), '-verify', data],
+    root,
+  );
+  tt.equal(replay.code, 0, `replay -verify: ${replay.stdout.slice(-300)} ${replay.stderr.slice(-300)}`);
 });
