@@ -78,7 +78,7 @@ export function createApp(
   journalRoutes(router, config, feed, metrics);
   tokenRoutes(router, bus);
   classRoutes(router, bus, config);
-  historyRoutes(router, bus);
+  historyRoutes(router, bus, config);
   exerciseRoutes(router, bus);
   importRoutes(router, bus, config.maxImportBytes);
 

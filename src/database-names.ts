@@ -28,9 +28,19 @@ export function numberedNames(prefix: string, count: number): string[] {
   return Array.from({ length: count }, (_, index) => `${prefix}-${String(index + 1).padStart(width, '0')}`);
 }
 
-/** Trims, lower-cases and appends `.db`; throws on anything else. */
+/** Anything beyond ASCII, where trim() and toLowerCase() would fold Unicode into a name. */
+const NOT_ASCII = /[^\p{ASCII}]/u;
+
+/**
+ * Trims, lower-cases and appends `.db`; throws on anything else. The name is
+ * checked on its exact code points before either folds it: `toLowerCase()`
+ * makes the Kelvin sign (U+212A) a `k` and `trim()` drops a no-break or an
+ * ideographic space, so `\u212Aey` would reach `key.db`. No character outside
+ * ASCII is folded into a name: two names a client can write reach one file
+ * only when they differ in ASCII case or surrounding ASCII spaces.
+ */
 export function normalizeDatabaseName(raw: unknown): string {
-  if (typeof raw !== 'string') throw new EngineError('INVALID_DATABASE_NAME');
+  if (typeof raw !== 'string' || NOT_ASCII.test(raw)) throw new EngineError('INVALID_DATABASE_NAME');
   const base = raw.trim().toLowerCase().replace(/\.db$/, '');
   if (!isClientName(base)) throw new EngineError('INVALID_DATABASE_NAME');
   return `${base}.db`;

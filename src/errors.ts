@@ -125,6 +125,21 @@ export const catalog = {
     message: 'a request header holds a character HTTP does not allow: {detail}',
   },
   MALFORMED_HTTP: { code: 1061, status: 400, message: 'the request is not valid HTTP/1.1: {detail}' },
+  HEADERS_TOO_LARGE: {
+    code: 1092,
+    status: 431,
+    message: 'the request headers are too large: at most {max} bytes together',
+  },
+  CHUNK_EXTENSIONS_TOO_LARGE: {
+    code: 1093,
+    status: 413,
+    message: 'the chunk extensions of the request body are too large: at most 16 KiB together',
+  },
+  HEADERS_TIMEOUT: {
+    code: 1094,
+    status: 408,
+    message: 'the request headers did not arrive within {ms} ms (-header-timeout)',
+  },
   BODY_TIMEOUT: {
     code: 1062,
     status: 408,
@@ -142,10 +157,22 @@ export const catalog = {
     message:
       "GET /class needs -token and an admin token; a server without a token serves it only when started with -journal-feed, as it shows every student's failed statements",
   },
+  HISTORY_FORBIDDEN: {
+    code: 1095,
+    status: 403,
+    message:
+      "a database's history needs -token (send it as for every endpoint); a server without a token serves it only when started with -journal-feed, as it shows every statement's SQL",
+  },
   RESTORE_TARGET_INVALID: { code: 1075, status: 400, message: 'cannot restore {db}: {detail}' },
   HISTORY_PARAMETER: { code: 1070, status: 400, message: 'invalid history parameter {name}: {detail}' },
   EXERCISE_INVALID: { code: 1080, status: 400, message: 'the exercise is not valid: {detail}' },
   EXERCISE_CHECK_INVALID: { code: 1081, status: 400, message: 'invalid check request: {detail}' },
+  EXERCISE_CHECK_FAILED: {
+    code: 1091,
+    status: 400,
+    message:
+      "the exercise's check could not run on your result: keep the tables and columns the task works on, as they were, and change only what it asks",
+  },
   TOO_MANY_COPIES: {
     code: 1040,
     status: 400,

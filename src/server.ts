@@ -64,7 +64,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const server = http.createServer(connectionTimeouts(config), (req, res) => void handle(req, res));
   trackConnections(server, config.maxConnections);
   bodyDeadline(server, config.bodyTimeoutMs);
-  answerParseErrors(server);
+  answerParseErrors(server, { headerTimeoutMs: config.headerTimeoutMs, maxHeaderBytes: http.maxHeaderSize });
   const url = await listen(server, config);
   return {
     url,

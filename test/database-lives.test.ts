@@ -291,7 +291,8 @@ t.test('a copy under a dropped name is a new life; a reset is not', async (t) =>
 
 t.test('a server without tokens keeps lives apart too, and serves every life when asked', async (t) => {
   const where = place(scratchDir(t));
-  const server = await fleet.start(where);
+  // Without tokens a history is served only with -journal-feed, as the journal is.
+  const server = await fleet.start(where, ['-journal-feed']);
   await server.post('/dbs', { db: 'open' });
   await server.post('/exec', { db: 'open', sql: 'CREATE TABLE before_drop (x INT)' });
   await server.post('/exec', { sql: 'DROP DATABASE open' });

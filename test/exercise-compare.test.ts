@@ -1,6 +1,12 @@
 /** The comparison of an answer's result with the solution's (src/exercises/result-compare.ts), on results made by hand. */
 import t from 'tap';
-import { compareResults, compareValues, ORDER_MATTERS, type CompareRules } from '../src/exercises/result-compare';
+import {
+  compareResults,
+  compareValues,
+  ORDER_MATTERS,
+  resultSet,
+  type CompareRules,
+} from '../src/exercises/result-compare';
 
 const ANY: CompareRules = { order: 'any', columns: 'position', tolerance: 0, showRows: true };
 
@@ -132,5 +138,22 @@ t.test('columns by position or by name', async (t) => {
     compareResults(expected, { columns: ['x', 'y', 'z'], rows: [['a', 'b', 'c']] }, ANY),
     { correct: false, feedback: { columns: { missing: [], extra: ['z'] }, rows: { expected: 1, got: 1 } } },
     'the shared columns agree: only the extra one is wrong',
+  );
+});
+
+t.test('a BLOB equals the BLOB of the same bytes, never the TEXT of its base64', async (t) => {
+  const blob = { blob: 'yv4=' };
+  t.equal(compareValues(blob, { blob: 'yv4=' }, 0), 0, 'the same bytes');
+  t.not(compareValues(blob, 'yv4=', 0), 0, 'its base64 as text');
+  t.not(compareValues(blob, { blob: 'yv8=' }, 0), 0, 'other bytes');
+  const marked = resultSet({ columns: ['a', 'b'], rows: [['yv4=', 'yv4=']], blobs: [1] });
+  t.same(marked.rows, [['yv4=', { blob: 'yv4=' }]], 'the marked cell (row × columns + column) is the BLOB');
+  t.same(
+    compareResults(marked, { columns: ['a', 'b'], rows: [['yv4=', 'yv4=']] }, ANY),
+    {
+      correct: false,
+      feedback: { rows: { expected: 1, got: 1 }, missingRow: ['yv4=', 'yv4='], extraRow: ['yv4=', 'yv4='] },
+    },
+    'wrong, its rows quoted as /exec shows them',
   );
 });

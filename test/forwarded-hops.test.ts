@@ -126,3 +126,24 @@ t.test('takes the proto the nearest proxy wrote', async (t) => {
     null,
   );
 });
+
+t.test('takes only http or https as a Forwarded proto, and ignores any other value', async (t) => {
+  for (const proto of ['javascript', '"javascript:alert(1)"', 'ftp', 'https:', 'http s', '', 'HTTPS%0a'])
+    t.equal(
+      clientAddress('127.0.0.1', { forwarded: `for=203.0.113.9;proto=${proto}` }, LOCAL).proto,
+      null,
+      `proto=${proto} is ignored`,
+    );
+  t.equal(
+    clientAddress('127.0.0.1', { forwarded: 'for=203.0.113.9;proto="HTTPS"' }, LOCAL).proto,
+    'https',
+    'a quoted https, in any case, is https',
+  );
+  t.equal(
+    clientAddress('127.0.0.1', { forwarded: 'for=203.0.113.9;proto=javascript', 'x-forwarded-proto': 'https' }, LOCAL)
+      .proto,
+    null,
+    'an ignored Forwarded proto is not made up for by X-Forwarded-Proto',
+  );
+  t.same(forwardedElements('for=x;proto=javascript'), [{ for: 'x', proto: null }]);
+});

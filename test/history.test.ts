@@ -186,21 +186,35 @@ t.test('history', async (tt) => {
   });
 });
 
-t.test('a server without tokens shows every history; without an index it says so', async (tt) => {
-  const dir = scratchDir(tt);
-  const open = await startServer(['-dir', path.join(dir, 'data')], { cwd: dir });
-  tt.teardown(async () => {
-    await open.stop();
-  });
-  await open.post('/dbs', { db: 'x' });
-  tt.equal((await open.get('/dbs/x/history')).body.entries.length, 1);
-  const other = scratchDir(tt);
-  const off = await startServer(['-dir', path.join(other, 'data'), '-history-index=false'], { cwd: other });
-  tt.teardown(async () => {
-    await off.stop();
-  });
-  await off.post('/dbs', { db: 'x' });
-  const reply = await off.get('/dbs/x/history');
-  tt.equal(reply.status, 409);
-  tt.equal(reply.body.code, 2070);
-});
+t.test(
+  'a server without tokens shows every history with -journal-feed, none without; without an index it says so',
+  async (tt) => {
+    const dir = scratchDir(tt);
+    const open = await startServer(['-dir', path.join(dir, 'data'), '-journal-feed'], { cwd: dir });
+    tt.teardown(async () => {
+      await open.stop();
+    });
+    await open.post('/dbs', { db: 'x' });
+    tt.equal((await open.get('/dbs/x/history')).body.entries.length, 1);
+    const closedDir = scratchDir(tt);
+    const closed = await startServer(['-dir', path.join(closedDir, 'data')], { cwd: closedDir });
+    tt.teardown(async () => {
+      await closed.stop();
+    });
+    await closed.post('/dbs', { db: 'x' });
+    const refused = await closed.get('/dbs/x/history');
+    tt.equal(refused.status, 403, 'without -journal-feed, as the journal itself');
+    tt.equal(refused.body.code, 1095);
+    const other = scratchDir(tt);
+    const off = await startServer(['-dir', path.join(other, 'data'), '-history-index=false', '-journal-feed'], {
+      cwd: other,
+    });
+    tt.teardown(async () => {
+      await off.stop();
+    });
+    await off.post('/dbs', { db: 'x' });
+    const reply = await off.get('/dbs/x/history');
+    tt.equal(reply.status, 409);
+    tt.equal(reply.body.code, 2070);
+  },
+);

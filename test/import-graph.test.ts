@@ -50,6 +50,7 @@ const FLOORS: ReadonlyArray<readonly [number, readonly string[]]> = [
       'src/compile-cache.ts',
       'src/database-names.ts',
       'src/errors.ts',
+      'src/iso-time.ts',
       'src/errors-markdown.ts',
       'src/version.ts',
       'src/json-text.ts',

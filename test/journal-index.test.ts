@@ -141,7 +141,7 @@ t.test('an index behind the journal catches up; rows of removed files are droppe
 t.test('a server killed with SIGKILL after its appends has its history complete after restart', async (tt) => {
   const dir = scratchDir(tt);
   const data = path.join(dir, 'data');
-  const args = ['-dir', data, '-log-fsync=false'];
+  const args = ['-dir', data, '-log-fsync=false', '-journal-feed'];
   const first = await startServer(args, { cwd: dir });
   await first.post('/dbs', { db: 'k' });
   await first.exec('k', 'CREATE TABLE t (n INT)');

@@ -122,3 +122,34 @@ t.test('-body-timeout counts from the end of the headers', async (tt) => {
   tt.equal(jsonOf(answer.text)?.code, 1062, 'with the JSON body of [SQ1062]');
   tt.equal((await server.get('/health')).status, 200, 'the server still serves');
 });
+
+t.test("the answers Node's parser gives itself (431, 413, 408) carry the JSON error body too", async (tt) => {
+  const server = await startServer(['-dir', 'data', '-header-timeout', '1s'], { cwd: scratchDir(tt) });
+  tt.teardown(() => server.stop());
+  const expect = (what: string, answer: RawAnswer, status: number, code: number, message: RegExp): void => {
+    tt.match(answer.text, new RegExp(`^HTTP/1\\.1 ${status} `), `${what}: ${status}`);
+    tt.match(answer.text, /\r\ncontent-type: application\/json/i, `${what}: a JSON body`);
+    tt.match(answer.text, /\r\nconnection: close/i, `${what}: the connection closes`);
+    const body = jsonOf(answer.text);
+    tt.equal(body?.ok, false, `${what}: ok false`);
+    tt.equal(body?.code, code, `${what}: code ${code}`);
+    tt.match(body?.error, new RegExp(`^\\[SQ${code}\\] `), `${what}: the code in the message`);
+    tt.match(body?.error, message, `${what}: says what`);
+    tt.notMatch(answer.text, /s3cret/, `${what}: no header value is repeated`);
+  };
+  const big = await rawExchange(server, get(Buffer.from(`X-Pad: s3cret${'x'.repeat(20_000)}\r\n`)));
+  expect('20 KB of headers', big, 431, 1092, /headers are too large: at most 16384 bytes/);
+
+  const extension = `1;ext=${'e'.repeat(20_000)}\r\nx\r\n0\r\n\r\n`;
+  const chunked = await rawExchange(
+    server,
+    Buffer.from(
+      `POST /exec HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${extension}`,
+    ),
+  );
+  expect('20 KB of chunk extensions', chunked, 413, 1093, /chunk extensions/);
+
+  const slow = await rawExchange(server, Buffer.from('GET /health HTTP/1.1\r\nHost: localhost\r\nX-Half: s3cret'));
+  expect('headers that never end', slow, 408, 1094, /within 1000 ms \(-header-timeout\)/);
+  tt.equal((await server.get('/health')).status, 200, 'the server still serves');
+});

@@ -291,8 +291,8 @@ export const SERVER_FLAGS = Object.freeze({
     doc: 'The deadline of an import or export request, in place of `-request-timeout`; each statement of an import still runs under `-query-timeout`.',
   }),
   'journal-feed': toggle(false, {
-    help: 'serve GET /journal without -token (to every client that reaches the server); with -token it needs the token',
-    doc: "Serve `GET /journal` on a server without `-token`, to every client that reaches it (without `-token` and without this flag it is 403 `[SQ1022]`; with `-token` the token holder may always read it). The same for `GET /class`, the teacher's view built from the journal (`[SQ1090]` without it). See [api.md](api.md#get-journal).",
+    help: 'serve GET /journal, /class, history and solutions without -token (to every client that reaches the server)',
+    doc: "Serve `GET /journal` on a server without `-token`, to every client that reaches it (without `-token` and without this flag it is 403 `[SQ1022]`; with `-token` the token holder may always read it). The same for `GET /class`, the teacher's view built from the journal (`[SQ1090]` without it), for `GET /dbs/{db}/history` (`[SQ1095]` without it) and for the exercises' solutions and checks (left out of `GET /exercises` without it). See [api.md](api.md#get-journal).",
   }),
   'history-index': toggle(
     true,

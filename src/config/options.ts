@@ -173,6 +173,17 @@ export function requiresTokens(config: Pick<Config, 'token' | 'fileTokens'>): bo
   return config.token !== null || config.fileTokens !== null;
 }
 
+/**
+ * Whether the server serves what the journal holds — every statement's SQL
+ * (GET /journal, /class, a database's history) and the exercises' solutions
+ * and checks, which its entries carry — beyond what a token's rules allow.
+ * With tokens, the tokens' rules decide (true here); without, whoever reaches
+ * the port would read it all, so only with -journal-feed.
+ */
+export function servesJournalContents(config: Pick<Config, 'token' | 'fileTokens' | 'journalFeed'>): boolean {
+  return requiresTokens(config) || config.journalFeed;
+}
+
 export type ParsedCommandLine =
   { kind: 'help'; usage: string } | { kind: 'version'; line: string } | { kind: 'config'; config: Config };
 

@@ -6,7 +6,7 @@
  */
 import { EngineError } from '../errors';
 import { classifyStatement } from './dialect/classify';
-import { splitStatements } from './dialect/split';
+import { splitRequestStatements } from './dialect/split';
 import type { ClassifiedStatement } from './dialect/statement';
 import type { ExecStatement, SqlParams } from './protocol';
 
@@ -28,11 +28,21 @@ export interface Batch {
   readonly statements: readonly ParsedStatement[];
 }
 
+/** One source's statements; a refusal names its statement's index in the whole batch (`before` statements come first). */
+function splitOne(sql: string, before: number): string[] {
+  try {
+    return splitRequestStatements(sql);
+  } catch (error) {
+    if (error instanceof EngineError && error.statement !== undefined) error.statement += before;
+    throw error;
+  }
+}
+
 /** Splits each source into single statements; parameters stay with their one statement. */
 function splitSources(sources: readonly SqlSource[]): SqlSource[] {
   const texts: SqlSource[] = [];
   for (const source of sources) {
-    const parts = splitStatements(source.sql);
+    const parts = splitOne(source.sql, texts.length);
     if (source.params !== undefined && parts.length > 1) {
       throw new EngineError('BAD_REQUEST', { detail: 'a "sql" that has parameters must hold exactly one statement' });
     }

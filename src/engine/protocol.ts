@@ -64,6 +64,12 @@ export interface ExecRequest {
    * absent: replay and recovery apply what was accepted live.
    */
   readonly maxDatabaseBytes?: number;
+  /**
+   * Each result lists the cells that held a BLOB (StatementResult.blobs): a
+   * BLOB reaches the server as its base64 text, which a TEXT value may equal,
+   * and the exercise checker must tell the two apart.
+   */
+  readonly markBlobs?: boolean;
 }
 
 /** What became of one batch of a group: its results, or the catalog error that rolled it back. */
@@ -94,6 +100,8 @@ export interface StatementResult {
   rows: ResultValue[][];
   /** With `jsonRows`: the rows as one JSON array of arrays, in chunks to be sent one after another (json-row-chunks.ts). */
   rowsJson?: string[];
+  /** With `markBlobs`: the cells of `rows` that held a BLOB, each as row × columns + column; absent when none did. */
+  blobs?: number[];
   message?: string;
   changes?: number;
   truncated?: true;

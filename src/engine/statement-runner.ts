@@ -48,6 +48,7 @@ export function runStatements(
     bytesLeft: limits.maxResultBytes ?? Infinity,
     json: limits.jsonRows === true,
     whole: limits.readWhole === true,
+    blobs: limits.markBlobs === true,
   };
   // A batch that writes is replayed: each of its SELECTs runs to its end, so that random() and the like
   // are called as many times live as on replay, whatever -max-result-rows keeps of the rows.
@@ -180,6 +181,8 @@ interface RowBudget {
   readonly json: boolean;
   /** See ResultLimits.readWhole. */
   readonly whole: boolean;
+  /** See ResultLimits.markBlobs. */
+  readonly blobs: boolean;
 }
 
 /** The limits a request carries (ExecRequest has them). */
@@ -196,6 +199,8 @@ export interface ResultLimits {
   readonly readWhole?: boolean;
   /** See ExecRequest.maxDatabaseBytes. */
   readonly maxDatabaseBytes?: number;
+  /** Each result says which of its cells held a BLOB (ExecRequest.markBlobs). */
+  readonly markBlobs?: boolean;
 }
 
 /**
@@ -218,12 +223,15 @@ function readRows(
   let seen = 0;
   let full = false;
   const raw = prepared.raw(true);
-  // A read whose work is bounded is read whole, its integers as numbers when it can be (readWhole).
-  const whole = budget.whole && !verb ? readWhole(raw, params, bools) : undefined;
+  // A read whose work is bounded is read whole, its integers as numbers when it can be (readWhole);
+  // not when its blobs are to be marked, as readWhole converts them to text at once.
+  const whole = budget.whole && !verb && !budget.blobs ? readWhole(raw, params, bools) : undefined;
+  const blobs: number[] = [];
   const read = whole?.rows ?? (budget.whole ? raw.all(...params) : raw.iterate(...params));
   for (const row of read as Iterable<unknown[]>) {
     seen++;
     if (!full && kept < budget.rows) {
+      if (budget.blobs) markBlobs(row, kept, blobs);
       // Weighed once converted: a blob weighs its base64 text either way.
       const bytes = whole?.weights[seen - 1] ?? convertRowWeighed(row, bools);
       if (bytes <= budget.bytesLeft) {
@@ -243,9 +251,16 @@ function readRows(
     : { columns: [...names], rows };
   // No rows (INSERT, CREATE…) stay a plain [], which the response writes on its fast path.
   if (!jsonRows.empty) result.rowsJson = jsonRows.done();
+  if (blobs.length > 0) result.blobs = blobs;
   if (seen > kept) result.truncated = true;
   if (verb) Object.assign(result, { message: `${verb} ${seen}`, changes: seen });
   return result;
+}
+
+/** Adds the cells of row `index` that hold a BLOB, before they become base64 text (StatementResult.blobs). */
+function markBlobs(row: unknown[], index: number, blobs: number[]): void {
+  for (let column = 0; column < row.length; column++)
+    if (Buffer.isBuffer(row[column])) blobs.push(index * row.length + column);
 }
 
 /**

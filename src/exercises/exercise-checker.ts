@@ -19,7 +19,7 @@ import type { CallContext, ExecStatement, StatementResult } from '../engine/prot
 import { parseBatch, toExecStatement, type Batch } from '../engine/batch';
 import type { DatabaseDirectory, DatabaseRef } from '../services/databases/database-directory';
 import type { ExerciseDefinition } from './exercise-definition';
-import { compareResults, type ResultSet } from './result-compare';
+import { compareResults, resultSet, type ResultSet } from './result-compare';
 import type { ScratchCopies } from './scratch-copies';
 import type { AnswerError, CheckOutcome } from './exercise-types';
 import type { EngineHost } from '../engine/protocol';
@@ -40,10 +40,18 @@ function isServiceFailure(error: EngineError): boolean {
   return error.status >= 500 || error.errorName === 'CLIENT_CLOSED';
 }
 
+/**
+ * The answer's error as the student reads it. An error of the check query
+ * that follows the answer (the answer renamed or dropped what it reads) is
+ * told only as EXERCISE_CHECK_FAILED: SQLite's message would name the
+ * check's tables and columns, which the student must not learn from it. The
+ * engine's own error stays in the journal's attempt for the teacher.
+ */
 function answerError(error: EngineError, statements: number): AnswerError {
-  const out: AnswerError = { code: error.code, class: Math.floor(error.code / 1000), message: error.message };
-  // An error in the check query that follows the answer blames no statement of the answer.
-  if (error.statement !== undefined && error.statement < statements) out.statement = error.statement;
+  const inCheck = error.statement !== undefined && error.statement >= statements;
+  const told = inCheck ? new EngineError('EXERCISE_CHECK_FAILED') : error;
+  const out: AnswerError = { code: told.code, class: Math.floor(told.code / 1000), message: told.message };
+  if (!inCheck && error.statement !== undefined) out.statement = error.statement;
   return out;
 }
 
@@ -145,7 +153,7 @@ export class ExerciseChecker {
         failure: error,
       };
     }
-    const verdict = compareResults(expected, { columns: got.columns, rows: got.rows }, exercise);
+    const verdict = compareResults(expected, resultSet(got), exercise);
     if (got.truncated === true) return { correct: false, feedback: { ...verdict.feedback, truncated: true } };
     return verdict;
   }
@@ -162,7 +170,7 @@ export class ExerciseChecker {
     // Not stopped with the student's request: other checks may be waiting for the same result.
     const own: CallContext = call.client === undefined ? {} : { client: call.client };
     const running = this.runSolution(exercise, template, own).then(
-      (result) => ({ columns: result.columns, rows: result.rows }),
+      (result) => resultSet(result),
       (error: unknown) => {
         this.solutions.delete(stamped);
         if (error instanceof EngineError && !isServiceFailure(error))
@@ -207,6 +215,8 @@ export class ExerciseChecker {
           context: newBatchContext(),
           jsonRows: false,
           maxDatabaseBytes: databaseLimitBytes(call.principal, this.limits.maxDatabaseMb),
+          // A BLOB and the TEXT of its base64 are told apart (result-compare.ts).
+          markBlobs: true,
         },
         call,
       );

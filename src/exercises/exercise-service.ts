@@ -54,15 +54,25 @@ export interface ExerciseServiceDeps {
   readonly tokens: TokenRegistry;
   readonly engine: EngineHost;
   readonly clock: Clock;
+  /**
+   * A server without tokens shows solutions and checks to whoever reaches it
+   * only as it shows the journal, whose entries carry them: with -journal-feed
+   * (options.ts, servesJournalContents).
+   */
+  readonly solutionsWithoutTokens: boolean;
 }
 
-/** An admin, or nobody on a server without tokens: the whole definition. */
-function seesSolutions(principal: Principal | undefined): boolean {
-  return principal === undefined || hasRole(principal, 'admin');
+/** An admin, or anyone on a server without tokens that serves the journal's contents: the whole definition. */
+function seesSolutions(principal: Principal | undefined, withoutTokens: boolean): boolean {
+  return principal === undefined ? withoutTokens : hasRole(principal, 'admin');
 }
 
-export function viewFor(exercise: StoredExercise, principal: Principal | undefined): ExerciseView {
-  return seesSolutions(principal) ? exercise : publicView(exercise);
+export function viewFor(
+  exercise: StoredExercise,
+  principal: Principal | undefined,
+  solutionsWithoutTokens: boolean,
+): ExerciseView {
+  return seesSolutions(principal, solutionsWithoutTokens) ? exercise : publicView(exercise);
 }
 
 export class ExerciseService {
@@ -91,11 +101,11 @@ export class ExerciseService {
 
   async list(set: unknown, principal: Principal | undefined): Promise<ExerciseView[]> {
     const exercises = await this.deps.store.list(set === undefined ? undefined : this.setOf(set));
-    return exercises.map((exercise) => viewFor(exercise, principal));
+    return exercises.map((exercise) => viewFor(exercise, principal, this.deps.solutionsWithoutTokens));
   }
 
   async get(id: unknown, principal: Principal | undefined): Promise<ExerciseView> {
-    return viewFor(await this.deps.store.get(this.idOf(id)), principal);
+    return viewFor(await this.deps.store.get(this.idOf(id)), principal, this.deps.solutionsWithoutTokens);
   }
 
   /** The template's tables, for an editor's completion: a student may not read the template itself. */

@@ -7,15 +7,37 @@
  *
  * Values: NULL equals NULL; numbers are equal within the tolerance (an
  * integer and a float of the same value are equal); text equals text exactly;
- * a number never equals text. Rows compared as multisets (`any`) are sorted
+ * a number never equals text; a BLOB equals a BLOB of the same bytes, never
+ * text (a BLOB reaches the checker as its base64 text, so it is told apart by
+ * the engine's mark, StatementResult.blobs). Rows compared as multisets (`any`) are sorted
  * by one order first, so that two orders of the same rows compare equal.
  */
-import type { ResultValue } from '../engine/protocol';
+import type { ResultValue, StatementResult } from '../engine/protocol';
 import type { ColumnMatch, RowOrder } from './exercise-definition';
+
+/** A BLOB's value: its bytes as base64, kept apart from a TEXT value of the same characters. */
+export interface BlobValue {
+  readonly blob: string;
+}
+
+/** One cell of a compared result: a value as /exec gives it, or a BLOB. */
+export type CellValue = ResultValue | BlobValue;
 
 export interface ResultSet {
   readonly columns: readonly string[];
-  readonly rows: readonly (readonly ResultValue[])[];
+  readonly rows: readonly (readonly CellValue[])[];
+}
+
+/** An engine's result as the comparison reads it: each cell the engine marked as a BLOB made a BlobValue. */
+export function resultSet(result: Pick<StatementResult, 'columns' | 'rows' | 'blobs'>): ResultSet {
+  const width = result.columns.length;
+  const rows: CellValue[][] = result.rows.map((row) => [...row]);
+  for (const cell of result.blobs ?? []) {
+    const row = rows[Math.floor(cell / width)];
+    const value = row?.[cell % width];
+    if (row !== undefined && typeof value === 'string') row[cell % width] = { blob: value };
+  }
+  return { columns: result.columns, rows };
 }
 
 export interface CompareRules {
@@ -44,20 +66,25 @@ export interface Verdict {
   feedback: Feedback;
 }
 
-/** A rank per kind of value, for one total order: NULL, numbers, text, anything else. */
-function rank(value: ResultValue): number {
+/** A rank per kind of value, for one total order: NULL, numbers, text, BLOBs. */
+function rank(value: CellValue): number {
   if (value === null) return 0;
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return 1;
   if (typeof value === 'string') return 2;
   return 3;
 }
 
-function asNumber(value: ResultValue): number {
+/** The text a value is compared by, within its rank: a BLOB's base64 is equal exactly when its bytes are. */
+function textOf(value: CellValue): string {
+  return typeof value === 'object' && value !== null ? value.blob : String(value);
+}
+
+function asNumber(value: CellValue): number {
   return typeof value === 'boolean' ? (value ? 1 : 0) : Number(value);
 }
 
 /** Orders two values; 0 when they count as equal (numbers within `tolerance`). */
-export function compareValues(a: ResultValue, b: ResultValue, tolerance: number): number {
+export function compareValues(a: CellValue, b: CellValue, tolerance: number): number {
   const ra = rank(a);
   const rb = rank(b);
   if (ra !== rb) return ra - rb;
@@ -69,15 +96,15 @@ export function compareValues(a: ResultValue, b: ResultValue, tolerance: number)
     if (x === y || Math.abs(x - y) <= tolerance) return 0;
     return x < y ? -1 : 1;
   }
-  const x = String(a);
-  const y = String(b);
+  const x = textOf(a);
+  const y = textOf(b);
   return x === y ? 0 : x < y ? -1 : 1;
 }
 
-function compareRows(a: readonly ResultValue[], b: readonly ResultValue[], tolerance: number): number {
+function compareRows(a: readonly CellValue[], b: readonly CellValue[], tolerance: number): number {
   const length = Math.min(a.length, b.length);
   for (let i = 0; i < length; i++) {
-    const order = compareValues(a[i] as ResultValue, b[i] as ResultValue, tolerance);
+    const order = compareValues(a[i] as CellValue, b[i] as CellValue, tolerance);
     if (order !== 0) return order;
   }
   return a.length - b.length;
@@ -124,14 +151,14 @@ function placeName(name: string, index: number): string {
 
 /** The first row of each side that the other lacks, both sorted by one order. */
 function firstDifferences(
-  expected: ResultValue[][],
-  got: ResultValue[][],
+  expected: CellValue[][],
+  got: CellValue[][],
   tolerance: number,
-): { missing?: ResultValue[]; extra?: ResultValue[] } {
+): { missing?: CellValue[]; extra?: CellValue[] } {
   const sortedExpected = [...expected].sort((a, b) => compareRows(a, b, tolerance));
   const sortedGot = [...got].sort((a, b) => compareRows(a, b, tolerance));
-  let missing: ResultValue[] | undefined;
-  let extra: ResultValue[] | undefined;
+  let missing: CellValue[] | undefined;
+  let extra: CellValue[] | undefined;
   let i = 0;
   let j = 0;
   while ((missing === undefined || extra === undefined) && (i < sortedExpected.length || j < sortedGot.length)) {
@@ -152,11 +179,12 @@ function firstDifferences(
   return { ...(missing === undefined ? {} : { missing }), ...(extra === undefined ? {} : { extra }) };
 }
 
-/** Bigints become numbers or text for JSON: a row quoted in feedback must serialize. */
-function plain(row: readonly ResultValue[]): ResultValue[] {
-  return row.map((value) =>
-    typeof value === 'bigint' ? (Number.isSafeInteger(Number(value)) ? Number(value) : value.toString()) : value,
-  );
+/** Bigints become numbers or text for JSON, BLOBs their base64 as /exec shows them: a row quoted in feedback must serialize. */
+function plain(row: readonly CellValue[]): ResultValue[] {
+  return row.map((value) => {
+    if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+    return typeof value === 'object' && value !== null ? value.blob : value;
+  });
 }
 
 export function compareResults(expected: ResultSet, got: ResultSet, rules: CompareRules): Verdict {
@@ -166,8 +194,8 @@ export function compareResults(expected: ResultSet, got: ResultSet, rules: Compa
   if (!columnsRight) feedback.columns = { missing, extra };
   // Rows are compared on the columns both have, in the expected order: a missing column does not hide a missing row.
   const shared = mapping.map((at, index) => ({ at, index })).filter(({ at }) => at >= 0);
-  const expectedRows = expected.rows.map((row) => shared.map(({ index }) => row[index] as ResultValue));
-  const gotRows = got.rows.map((row) => shared.map(({ at }) => row[at] as ResultValue));
+  const expectedRows = expected.rows.map((row) => shared.map(({ index }) => row[index] as CellValue));
+  const gotRows = got.rows.map((row) => shared.map(({ at }) => row[at] as CellValue));
   const differences = firstDifferences(expectedRows, gotRows, rules.tolerance);
   const sameRows = differences.missing === undefined && differences.extra === undefined;
   if (rules.showRows) {
@@ -177,7 +205,7 @@ export function compareResults(expected: ResultSet, got: ResultSet, rules: Compa
   let inOrder = true;
   if (sameRows && rules.order === 'exact') {
     inOrder = expectedRows.every(
-      (row, index) => compareRows(row, gotRows[index] as ResultValue[], rules.tolerance) === 0,
+      (row, index) => compareRows(row, gotRows[index] as CellValue[], rules.tolerance) === 0,
     );
     if (!inOrder) feedback.order = ORDER_MATTERS;
   }

@@ -1,11 +1,13 @@
 /**
  * Requests Node's HTTP parser refuses never reach Koa, and Node answers them
- * with a bare 400 and no body. The commonest cause is a header value with a
+ * with a bare 400 (or 431, 413, 408) and no body. The commonest cause is a header value with a
  * stray carriage return: a token cut from a file with CRLF line ends. They
  * get the engine's JSON error body here, saying what was wrong and in which
- * header; the header's value is never repeated (it may be a secret).
+ * header; the header's value is never repeated (it may be a secret). Headers
+ * too large (431), chunk extensions too large (413) and headers that never
+ * ended (408) get their own codes and the same body.
  */
-import type { Server } from 'node:http';
+import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { EngineError } from '../errors';
 
@@ -16,12 +18,28 @@ interface ParseError extends Error {
   rawPacket?: Buffer;
 }
 
-/** What Node answers itself, bodiless, for errors that are not about the request's characters. */
-const PLAIN: Readonly<Record<string, string>> = {
-  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: '413 Payload Too Large',
-  ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
-};
+/** Which engine error each parser error that is not about the request's characters is (Node would answer them bodiless). */
+function sizeOrTimeError(code: string | undefined, limits: ParseLimits): EngineError | undefined {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new EngineError('HEADERS_TOO_LARGE', { max: limits.maxHeaderBytes });
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new EngineError('CHUNK_EXTENSIONS_TOO_LARGE');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      // Node's requestTimeout is -header-timeout plus -body-timeout, and the body's own deadline
+      // (body-timeout.ts) answers first: only headers that never ended get here.
+      return new EngineError('HEADERS_TIMEOUT', { ms: limits.headerTimeoutMs });
+    default:
+      return undefined;
+  }
+}
+
+/** What the parser was held to, for the errors to say. */
+export interface ParseLimits {
+  readonly headerTimeoutMs: number;
+  /** Node's own limit on the headers of a request (http.maxHeaderSize, --max-http-header-size). */
+  readonly maxHeaderBytes: number;
+}
 
 /** A header name as far as it is printable: enough to find the header, never its value. */
 function headerName(line: string): string {
@@ -57,8 +75,9 @@ export function describeHeaderError(error: ParseError): EngineError | undefined 
   return undefined;
 }
 
-function toEngineError(error: ParseError): EngineError {
+function toEngineError(error: ParseError, limits: ParseLimits): EngineError {
   return (
+    sizeOrTimeError(error.code, limits) ??
     describeHeaderError(error) ??
     new EngineError('MALFORMED_HTTP', {
       detail: String((error as { reason?: string }).reason ?? error.code ?? 'unreadable request'),
@@ -72,21 +91,17 @@ function answering(socket: Socket): boolean {
   return inFlight?.headersSent === true;
 }
 
-export function answerParseErrors(server: Server): void {
+export function answerParseErrors(server: Server, limits: ParseLimits): void {
   server.on('clientError', (error: ParseError, socket: Socket) => {
     if (error.code === 'ECONNRESET' || !socket.writable || answering(socket)) {
       socket.destroy();
       return;
     }
-    const plain = PLAIN[error.code ?? ''];
-    if (plain !== undefined) {
-      socket.write(`HTTP/1.1 ${plain}\r\nConnection: close\r\n\r\n`);
-    } else {
-      const body = JSON.stringify(toEngineError(error).toBody());
-      socket.write(
-        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
-    }
+    const refusal = toEngineError(error, limits);
+    const body = JSON.stringify(refusal.toBody());
+    socket.write(
+      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
     // As Node does: the parser cannot go on, and a half-open socket would hold a connection slot.
     socket.destroySoon();
   });

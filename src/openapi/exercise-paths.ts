@@ -284,7 +284,8 @@ export function exercisePaths(): Record<string, JsonObject> {
       get: operation({
         operationId: 'listExercises',
         summary: 'List exercises',
-        description: 'Every token. An admin sees each whole; a write or read token never sees `solution` or `check`.',
+        description:
+          'Every token. An admin sees each whole; a write or read token never sees `solution` or `check`, nor does anyone on a server without tokens unless it runs with -journal-feed.',
         tag: 'exercises',
         success: { 200: json('The exercises.', 'ExerciseList') },
         parameters: ['ExerciseSet'],
@@ -369,7 +370,8 @@ export function exercisePaths(): Record<string, JsonObject> {
       get: operation({
         operationId: 'getExercise',
         summary: 'One exercise',
-        description: 'Every token; without `solution` and `check` for a write or read token.',
+        description:
+          'Every token; without `solution` and `check` for a write or read token, and on a server without tokens unless it runs with -journal-feed.',
         tag: 'exercises',
         parameters: ['ExerciseId'],
         success: { 200: json('The exercise.', 'ExerciseAnswer') },

@@ -55,7 +55,8 @@ export function historyPaths(): Record<string, JsonObject> {
           "(null at the end). Only the database's current life: from the latest creation (createdb or copydb) of its name, so a name",
           "dropped and made again never shows the earlier database's entries unless an admin asks for `lives=all`. Read through",
           'the journal index, so a page costs the same however long the journal. A read of the',
-          'database: a token whose databases include it, or an admin token (403 `[SQ1031]` otherwise). 409 `[SQ2070]` on a server',
+          'database: a token whose databases include it, or an admin token (403 `[SQ1031]` otherwise); a server without tokens',
+          'serves it only with -journal-feed, as it serves the journal (403 `[SQ1095]` otherwise). 409 `[SQ2070]` on a server',
           'without a journal or with -history-index=false.',
         ].join(' '),
         tag: 'databases',
@@ -72,7 +73,7 @@ export function historyPaths(): Record<string, JsonObject> {
         success: { 200: json('A page of history.', 'HistoryPage') },
         errors: mergeErrors(SERVED, {
           400: ['HISTORY_PARAMETER', 'INVALID_DATABASE_NAME', 'INVALID_QUERY_PARAMETER'],
-          403: ['ROLE_FORBIDDEN', 'DATABASE_FORBIDDEN'],
+          403: ['ROLE_FORBIDDEN', 'DATABASE_FORBIDDEN', 'HISTORY_FORBIDDEN'],
           404: ['NO_SUCH_DATABASE'],
           409: ['NO_HISTORY'],
         }),

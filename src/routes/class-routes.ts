@@ -10,11 +10,11 @@ import type { CommandBus } from '../bus/command-bus';
 import { EngineError } from '../errors';
 import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
-import { requiresTokens, type Config } from '../config/options';
+import { servesJournalContents, type Config } from '../config/options';
 
 export function classRoutes(router: Router, bus: CommandBus, config: Config): void {
   router.get('/class', async (ctx) => {
-    if (!requiresTokens(config) && !config.journalFeed) throw new EngineError('CLASS_VIEW_FORBIDDEN');
+    if (!servesJournalContents(config)) throw new EngineError('CLASS_VIEW_FORBIDDEN');
     const view = await bus.dispatch({ type: 'class-activity' }, callOf(ctx));
     sendJson(ctx, 200, { ok: true, ...view });
   });

@@ -3,12 +3,15 @@
  * page at a time (`limit`, `before`), with filters (`failed`, `token`,
  * `since`, `until`), of the database's current life unless `lives=all`.
  * Who may read it is the bus's rule (a read of the database; every life,
- * an admin's).
+ * an admin's); a server without tokens serves it only with -journal-feed,
+ * as it serves the journal.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandBus } from '../bus/command-bus';
+import { servesJournalContents, type Config } from '../config/options';
 import { EngineError } from '../errors';
+import { ISO_TIME_EXPECTED, parseIsoTime } from '../iso-time';
 import { callOf } from '../http/bookkeeping/request-deadline';
 import { sendJson } from '../http/respond';
 import type { HistoryBound, HistoryLives, HistoryRequest } from '../services/history';
@@ -21,8 +24,10 @@ const KNOWN = new Set(['limit', 'before', 'failed', 'token', 'since', 'until', '
 const LIVES: readonly HistoryLives[] = ['current', 'all'];
 const TOKEN_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
-export function historyRoutes(router: Router, bus: CommandBus): void {
+export function historyRoutes(router: Router, bus: CommandBus, config: Config): void {
   router.get('/dbs/:db/history', async (ctx) => {
+    // Every statement's SQL, as the journal holds it: closed like the journal on a server without tokens.
+    if (!servesJournalContents(config)) throw new EngineError('HISTORY_FORBIDDEN');
     const request = historyRequest(ctx);
     const page = await bus.dispatch({ type: 'history', db: ctx.params.db, request }, callOf(ctx));
     sendJson(ctx, 200, { ok: true, db: page.db, entries: page.entries, next: page.next });
@@ -65,14 +70,12 @@ function integer(ctx: Context, name: string): number | undefined {
   return Number(value);
 }
 
-/** A seq (digits) or an ISO 8601 time with a date and a zone (`2026-11-21T10:15:00Z`). */
+/** A seq (digits) or an ISO 8601 time with its zone (iso-time.ts, the reader restore's "to" shares). */
 function bound(ctx: Context, name: string): HistoryBound | null {
   const value = queryValue(ctx, name);
   if (value === undefined) return null;
   if (/^\d{1,15}$/.test(value)) return { seq: Number(value) };
-  const ms = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value)
-    ? Date.parse(value)
-    : NaN;
-  if (Number.isNaN(ms)) refuse(name, 'expected a seq or an ISO 8601 time such as 2026-11-21T10:15:00Z');
+  const ms = parseIsoTime(value);
+  if (typeof ms !== 'number') refuse(name, `expected a seq or ${ISO_TIME_EXPECTED}: ${ms.refused}`);
   return { timeMs: ms };
 }

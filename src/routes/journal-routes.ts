@@ -16,7 +16,7 @@ import { ENTRY_KINDS } from '../../journal/record';
 import { EventStream } from '../http/event-stream';
 import type { Metrics } from '../http/metrics';
 import { normalizeDatabaseName } from '../database-names';
-import { requiresTokens, type Config } from '../config/options';
+import { servesJournalContents, type Config } from '../config/options';
 import type { FeedFilter, JournalFeed } from '../services/journal-feed';
 import { JournalError } from '../../journal/reader';
 import { countQueryValue, queryValue } from './request/query';
@@ -31,7 +31,7 @@ const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 export function journalRoutes(router: Router, config: Config, feed: JournalFeed, metrics: Metrics): void {
   router.get('/journal', async (ctx) => {
-    if (!requiresTokens(config) && !config.journalFeed) throw new EngineError('JOURNAL_FEED_FORBIDDEN');
+    if (!servesJournalContents(config)) throw new EngineError('JOURNAL_FEED_FORBIDDEN');
     if (!feed.available) throw new EngineError('NO_JOURNAL');
     const filter = filterOf(ctx);
     // `since` past the head means "from now on": a cursor above every seq written would wait for one

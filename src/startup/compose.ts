@@ -34,7 +34,7 @@ import { sessionHandlers } from '../bus/handlers/session-handlers';
 import { tokenHandlers } from '../bus/handlers/token-handlers';
 import { authorize } from '../bus/middleware/authorize';
 import { systemClock } from '../clock';
-import { requiresTokens } from '../config/options';
+import { requiresTokens, servesJournalContents } from '../config/options';
 import { TokenRegistry } from '../tokens/token-registry';
 import { TokenStateFile } from '../tokens/token-state';
 import { templateHandlers } from '../bus/handlers/template-handlers';
@@ -192,6 +192,7 @@ function composeServices(
     tokens,
     engine,
     clock: systemClock,
+    solutionsWithoutTokens: servesJournalContents(config),
   });
   const handlers = {
     ...databaseHandlers({ directory, lifecycle, engine }),

@@ -18,6 +18,12 @@ export interface StatementSpan {
   readonly start: number;
   readonly end: number;
   readonly text: string;
+  /**
+   * How deep its parentheses nest (outside strings, quoted names and
+   * comments): the server refuses a statement nested past its bound before
+   * tokenizing it, as tokens cost far more than this one scan.
+   */
+  readonly depth: number;
 }
 
 /** What the script leaves open at its end, if anything (the server refuses it as a syntax error). */
@@ -90,9 +96,12 @@ export function statementSpans(sql: string): ScriptSplit {
   let state: State = State.Start;
   let first = -1;
   let last = -1;
+  let depth = 0;
+  let deepest = 0;
   const endStatement = (): void => {
-    if (first !== -1) statements.push({ start: first, end: last, text: sql.slice(first, last) });
+    if (first !== -1) statements.push({ start: first, end: last, text: sql.slice(first, last), depth: deepest });
     first = last = -1;
+    depth = deepest = 0;
   };
   const token = (start: number, end: number, tk: Tk): void => {
     const ends = tk === Tk.Semi && TRANSITIONS[state]?.[Tk.Semi] === State.Start;
@@ -150,6 +159,9 @@ export function statementSpans(sql: string): ScriptSplit {
       token(i, end, tk);
       i = end;
     } else {
+      // A stray `)` is SQLite's syntax error to report; it never makes the depth negative here.
+      if (c === '(') deepest = Math.max(deepest, ++depth);
+      else if (c === ')' && depth > 0) depth--;
       token(i, i + 1, Tk.Other);
       i++;
     }

@@ -66,10 +66,24 @@ function splitOutsideQuotes(text: string, separator: ',' | ';'): string[] {
   return parts;
 }
 
-/** The `for=` and `proto=` of each element of `Forwarded`, left to right; an element without `for=` has `for: ''`. */
-export function forwardedElements(header: string): Array<{ for: string; proto: string | null }> {
+/** The schemes a proxy may name: anything else it writes is ignored, never logged or believed. */
+export type ForwardedProto = 'http' | 'https';
+
+function protoValue(value: string): ForwardedProto | null {
+  const lower = value.toLowerCase();
+  return lower === 'http' || lower === 'https' ? lower : null;
+}
+
+/** One element of `Forwarded`, with whether it named a proto at all (a value ignored still counts as named). */
+interface ForwardedElement {
+  for: string;
+  proto: ForwardedProto | null;
+  protoNamed: boolean;
+}
+
+function parseElements(header: string): ForwardedElement[] {
   return splitOutsideQuotes(header, ',').map((element) => {
-    const hop: { for: string; proto: string | null } = { for: '', proto: null };
+    const hop: ForwardedElement = { for: '', proto: null, protoNamed: false };
     for (const pair of splitOutsideQuotes(element, ';')) {
       const at = pair.indexOf('=');
       if (at < 0) continue;
@@ -79,10 +93,20 @@ export function forwardedElements(header: string): Array<{ for: string; proto: s
         .trim()
         .replace(/^"(.*)"$/, '$1');
       if (name === 'for') hop.for = value;
-      else if (name === 'proto') hop.proto = value.toLowerCase();
+      else if (name === 'proto') [hop.proto, hop.protoNamed] = [protoValue(value), true];
     }
     return hop;
   });
+}
+
+/**
+ * The `for=` and `proto=` of each element of `Forwarded`, left to right; an
+ * element without `for=` has `for: ''`. A proto is `http` or `https` (in any
+ * case, quoted or not); any other value (`javascript`, `ftp`, `https:`) is
+ * null, as if absent: it would reach the request log as it was written.
+ */
+export function forwardedElements(header: string): Array<{ for: string; proto: ForwardedProto | null }> {
+  return parseElements(header).map((element) => ({ for: element.for, proto: element.proto }));
 }
 
 /** The request headers the choice reads, joined as Node joins repeated ones (with `, `). */
@@ -95,15 +119,19 @@ export interface ForwardingHeaders {
 export interface ClientAddress {
   /** The client's address: the peer's, or the right-most untrusted hop behind trusted proxies. */
   readonly address: string;
-  /** `https` or `http` as the nearest trusted proxy says; null when no proxy said (or none is trusted). */
-  readonly proto: string | null;
+  /** `https` or `http` as the nearest trusted proxy says; null when no proxy said (or none is trusted, or it named another scheme). */
+  readonly proto: ForwardedProto | null;
 }
 
-/** The scheme the nearest trusted proxy names: the right-most value it wrote. */
-function protoOf(headers: ForwardingHeaders, forwardedProto: string | null): string | null {
-  if (forwardedProto !== null) return forwardedProto;
-  const last = headers['x-forwarded-proto']?.split(',').at(-1)?.trim().toLowerCase();
-  return last === 'https' || last === 'http' ? last : null;
+/**
+ * The scheme the nearest trusted proxy names: the right-most value it wrote.
+ * X-Forwarded-Proto is read only when the nearest `Forwarded` element named
+ * no proto: one it named and was ignored is not made up for by another header.
+ */
+function protoOf(headers: ForwardingHeaders, nearest: ForwardedElement | undefined): ForwardedProto | null {
+  if (nearest?.protoNamed === true) return nearest.proto;
+  const last = headers['x-forwarded-proto']?.split(',').at(-1)?.trim() ?? '';
+  return protoValue(last);
 }
 
 /**
@@ -114,9 +142,9 @@ function protoOf(headers: ForwardingHeaders, forwardedProto: string | null): str
 export function clientAddress(peer: string, headers: ForwardingHeaders, trusted: TrustedProxies): ClientAddress {
   const plainPeer = plainAddress(peer);
   if (trusted.empty || !trusted.has(plainPeer)) return { address: plainPeer, proto: null };
-  const elements = headers.forwarded === undefined ? null : forwardedElements(headers.forwarded);
+  const elements = headers.forwarded === undefined ? null : parseElements(headers.forwarded);
   const hops = elements?.map((element) => element.for) ?? headers['x-forwarded-for']?.split(',') ?? [];
-  const proto = protoOf(headers, elements?.at(-1)?.proto ?? null);
+  const proto = protoOf(headers, elements?.at(-1));
   let client = plainPeer;
   for (const raw of hops.slice(-MAX_HOPS).reverse()) {
     const hop = hopAddress(raw);

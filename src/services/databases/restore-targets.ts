@@ -4,6 +4,7 @@
  * undoes. The other half, the rebuild and the swap, is database-restores.ts.
  */
 import { EngineError } from '../../errors';
+import { ISO_TIME_EXPECTED, parseIsoTime } from '../../iso-time';
 import type { JournalEntry } from '../../../journal/record';
 
 /** What a client may ask: a seq, a time, or the undo of its own last write. */
@@ -54,8 +55,9 @@ export function parseRestoreBody(db: string, body: unknown): RestoreRequest {
       throw invalid(db, '"to" must be a seq (an integer, 0 or more) or an ISO time');
     return { ask: { to: fields.to }, dryRun };
   }
-  const time = typeof fields.to === 'string' && /^\d{4}-\d\d-\d\dT/.test(fields.to) ? Date.parse(fields.to) : NaN;
-  if (!Number.isFinite(time)) throw invalid(db, '"to" must be a seq or an ISO time such as 2026-11-26T10:15:00Z');
+  // The reader history's since and until share (iso-time.ts): a real day of the calendar, its zone given.
+  const time = typeof fields.to === 'string' ? parseIsoTime(fields.to) : { refused: 'it is not text' };
+  if (typeof time !== 'number') throw invalid(db, `"to" must be a seq or ${ISO_TIME_EXPECTED}: ${time.refused}`);
   return { ask: { time, text: fields.to as string }, dryRun };
 }
 
