@@ -185,6 +185,13 @@ t.test('without tokens, history and solutions follow the journal feed: closed un
     'answers are still checked',
   );
 
+  tt.equal((await server.exec('deep', 'CREATE TABLE secret_plan (x INT)')).status, 200);
+  const dry = await server.post('/dbs/deep/restore', { undo: 'last', dryRun: true });
+  tt.equal(dry.status, 200, dry.text);
+  tt.equal(dry.body?.undone?.entries?.[0]?.kind, 'exec', 'a dry run still lists the write it would undo');
+  tt.equal(dry.body?.undone?.entries?.[0]?.sql, null, 'but not its SQL');
+  tt.notMatch(dry.text, /secret_plan/, 'nowhere in the answer');
+
   const dir = scratchDir(tt);
   const open = await startServer(['-dir', path.join(dir, 'data'), '-journal-feed'], { cwd: dir });
   tt.teardown(() => open.stop());
@@ -201,6 +208,8 @@ t.test('without tokens, history and solutions follow the journal feed: closed un
   });
   tt.equal(made.status, 201, made.text);
   tt.equal((await open.get('/dbs/tpl/history')).status, 200, 'with -journal-feed the history is served');
+  const openDry = await open.post('/dbs/tpl/restore', { undo: 'last', dryRun: true });
+  tt.equal(openDry.body?.undone?.entries?.[0]?.sql, 'CREATE TABLE t (a INT)', "and a dry run's SQL");
   tt.equal((await open.get('/exercises/open')).body?.exercise?.solution, 'SELECT a FROM t', 'and the solution');
 });
 

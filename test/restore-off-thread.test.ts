@@ -27,6 +27,8 @@ const P99_MS = 100;
 const HISTORY_MS = 5000;
 /** Rows one heavy write counts (about 1 s on this machine, under the 5 s statement timeout). */
 const HEAVY_ROWS = 8_000_000;
+/** The statement timeout of these servers: what builds a history runs well under it, even on a busy machine. */
+const ROOMY = ['-query-timeout', '30s', '-request-timeout', '60s'];
 /** The most the server's resident memory may grow while the restores run. */
 const RSS_GROWTH_MB = 120;
 
@@ -144,7 +146,8 @@ async function verify(t: Test, where: ServerPlace, server: TestServer): Promise<
 
 t.test("a dry run and a restore of a 5 s history, then ten undos at once: a classmate's reads stay fast", async (t) => {
   const where = placeIn(scratchDir(t));
-  const server = await fleet.start(where, ['-token', ADMIN]);
+  // A roomy statement timeout: the heavy writes that build the history must not be stopped on a loaded machine.
+  const server = await fleet.start(where, ['-token', ADMIN, ...ROOMY]);
   await ok(server, ADMIN, '/dbs', { db: 'classmate' });
   const mate = await token(server, 'mate', ['classmate']);
   await ok(server, mate, '/exec', {
@@ -234,7 +237,7 @@ async function leftNothing(t: Test, server: TestServer, where: ServerPlace, db: 
 
 t.test('past -restore-timeout a rebuild is killed: 400 [SQ6055], no scratch directory, no lock held', async (t) => {
   const where = placeIn(scratchDir(t));
-  const server = await fleet.start(where, ['-token', ADMIN, '-restore-timeout', '300ms', '-lock-timeout', '300ms']);
+  const server = await fleet.start(where, ['-token', ADMIN, '-restore-timeout', '300ms', '-lock-timeout', '300ms', ...ROOMY]);
   await boundedHistory(server, 'slow', 2);
   for (const body of [{ undo: 'last', dryRun: true }, { undo: 'last' }]) {
     const what = body.dryRun === true ? 'a dry run' : 'a restore';

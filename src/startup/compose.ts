@@ -200,7 +200,7 @@ function composeServices(
     ...importHandlers({ directory, engine, batches }),
     ...sessionHandlers(directory, sessions),
     ...templateHandlers(directory, copies),
-    ...restoreHandlers(directory, restores),
+    ...restoreHandlers(directory, restores, servesJournalContents(config)),
     ...classHandlers({ directory, activity, engine, tokens }),
     ...historyHandlers({ directory, history: new History(index, noIndexReason(config, journal)) }),
     ...pilotHandlers(pilots),
