@@ -364,6 +364,12 @@ export const catalog = {
     message:
       'cannot restore {db}: waited {ms} ms (-request-timeout) while other restores ran (at most {max} at once); retry shortly',
   },
+  REPLICA_RESTORE_STOPPED: {
+    code: 6059,
+    status: 503,
+    message:
+      'this replica stopped applying the journal at seq {seq}: it could not rebuild the restore of {db} there ({detail}); it serves what it holds through seq {applied}. Raise its -restore-timeout or -restore-memory, or give it the snapshot round the restore needs, and start it again',
+  },
   TOO_MANY_FOLLOWERS: {
     code: 6014,
     status: 503,
