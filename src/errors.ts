@@ -368,7 +368,7 @@ export const catalog = {
     code: 6059,
     status: 503,
     message:
-      'this replica stopped applying the journal at seq {seq}: it could not rebuild the restore of {db} there ({detail}); it serves what it holds through seq {applied}. Raise its -restore-timeout or -restore-memory, or give it the snapshot round the restore needs, and start it again',
+      'this replica stopped applying the journal at seq {seq}: it could not rebuild the restore of {db} there ({detail}); it serves what it holds through seq {applied} and applies nothing more. Start it again: its crash recovery rebuilds the restore before it serves; raise its -restore-timeout or -restore-memory for the next one',
   },
   TOO_MANY_FOLLOWERS: {
     code: 6014,

@@ -5,8 +5,9 @@
  * answer with a p99 under 100 ms, and the replica's resident memory stays
  * bounded; afterwards the replica's restored database equals the primary's.
  * Past the replica's own -restore-timeout the replica does not diverge: it
- * halts at the entry with [SQ6059] in /health, serves what it held, and once
- * started again with a larger bound it applies the restore and catches up.
+ * halts at the entry with [SQ6059] in /health, serves what it held, applies
+ * nothing after it and cannot be promoted; started again, its crash recovery
+ * applies the restore before it serves, and it catches up.
  * replay -verify of the replica's journal equals its databases afterwards.
  * Needs nats-server (test/helpers/nats-server.ts); build first.
  */
@@ -29,6 +30,8 @@ const HISTORY_MS = 3000;
 const HEAVY_ROWS = 8_000_000;
 /** The most the replica's resident memory may grow while it rebuilds. */
 const RSS_GROWTH_MB = 120;
+/** A heavy write on a loaded machine may take longer than the default 5 s statement timeout. */
+const PRIMARY_FLAGS = ['-query-timeout', '30s'];
 /** Another database's history beside the student's: 48 MB of SQL in the journal. */
 const BULK_STATEMENTS = 24;
 const BULK_STATEMENT_BYTES = 2 * 1024 * 1024;
@@ -43,7 +46,7 @@ async function rowsOf(server: TestServer, db: string, sql: string, minSeq = 0): 
 }
 
 /** The classmate's database and the student's, with heavy writes until they took `ms` on the primary; the seq after the last write. */
-async function history(primary: TestServer, ms: number): Promise<{ writes: number; seq: number }> {
+async function history(primary: TestServer, ms: number, bulk: boolean): Promise<{ writes: number; seq: number }> {
   await ok(primary.post('/dbs', { db: 'classmate' }), 'create classmate');
   await ok(
     primary.exec(
@@ -63,13 +66,18 @@ async function history(primary: TestServer, ms: number): Promise<{ writes: numbe
     writes++;
   }
   // Another class's bulky history beside it: what a rebuild that reads the whole journal decodes in vain.
+  if (bulk) await bulkHistory(primary);
+  const last = await ok(primary.exec('student', 'INSERT INTO t VALUES (2, 42)'), 'last write');
+  return { writes, seq: journalSeqOf(last) };
+}
+
+/** Another class's bulky history beside the student's: what a rebuild that reads the whole journal decodes in vain. */
+async function bulkHistory(primary: TestServer): Promise<void> {
   await ok(primary.post('/dbs', { db: 'bulk' }), 'create bulk');
   await ok(primary.exec('bulk', 'CREATE TABLE b (id INTEGER PRIMARY KEY, v INT)'), 'b');
   const text = 'x'.repeat(BULK_STATEMENT_BYTES);
   for (let i = 0; i < BULK_STATEMENTS; i++)
     await ok(primary.exec('bulk', `INSERT INTO b VALUES (${i}, length('${text}'))`), 'bulk write');
-  const last = await ok(primary.exec('student', 'INSERT INTO t VALUES (2, 42)'), 'last write');
-  return { writes, seq: journalSeqOf(last) };
 }
 
 interface Health {
@@ -146,9 +154,9 @@ t.test("a replica rebuilds a restore off its thread: a classmate's reads on it s
   const nats = await startNats(t);
   const P = stage.place('primary');
   const R = stage.place('replica');
-  const primary = await stage.primary(P, nats.url, 'p1', ['-max-body-bytes', '4MB']);
+  const primary = await stage.primary(P, nats.url, 'p1', ['-max-body-bytes', '4MB', ...PRIMARY_FLAGS]);
   const replica = await stage.replica(R, nats.url, 'r1');
-  const { writes, seq } = await history(primary, HISTORY_MS);
+  const { writes, seq } = await history(primary, HISTORY_MS, true);
   await rowsOf(replica, 'student', 'SELECT 1', seq);
   await applied(replica, seq);
 
@@ -191,3 +199,75 @@ t.test("a replica rebuilds a restore off its thread: a classmate's reads on it s
   await stage.fleet.stop(replica);
   await verify(t, stage, R, 'replica');
 });
+
+t.test(
+  "past the replica's -restore-timeout it halts at the entry with [SQ6059], and applies it once started again",
+  async (t) => {
+    const stage = new Stage(t);
+    const nats = await startNats(t);
+    const P = stage.place('primary');
+    const R = stage.place('replica');
+    const bounded = ['-restore-timeout', '300ms', '-min-seq-wait', '500ms'];
+    const primary = await stage.primary(P, nats.url, 'p1', PRIMARY_FLAGS);
+    let replica = await stage.replica(R, nats.url, 'r1', bounded);
+    const { writes, seq } = await history(primary, 1500, false);
+    await applied(replica, seq);
+    const before = await rowsOf(replica, 'student', 'SELECT id, v FROM t ORDER BY id');
+    t.same(
+      before,
+      [
+        [1, writes * HEAVY_ROWS],
+        [2, 42],
+      ],
+      'the replica holds the history',
+    );
+
+    const restored = (await ok(primary.post('/dbs/student/restore', { undo: 'last' }), 'undo on the primary')).body
+      .seq as number;
+    const halted = await waitFor(async () => (await healthOf(replica)).halted, { timeoutMs: 60_000, what: 'a halt' });
+    t.equal(halted.code, 6059, `/health says why: ${halted.error}`);
+    t.match(halted.error, /student\.db/, 'naming the database');
+    t.match(halted.error, /SQ6055/, 'and the bound it hit');
+    t.ok((await healthOf(replica)).appliedSeq < restored, 'nothing at or past the restore is applied');
+    t.match(replica.stderr(), /REPLICA HALTED/, 'it says so in its log');
+
+    const later = journalSeqOf(
+      await ok(primary.exec('classmate', "INSERT INTO notes VALUES (3, 'c')"), 'a later write'),
+    );
+    await waitFor(async () => ((await replica.get('/health')).body.replication.lag.seqBehind as number) > 0, {
+      what: 'the lag to show',
+    });
+    t.same(await rowsOf(replica, 'student', 'SELECT id, v FROM t ORDER BY id'), before, 'it serves what it held');
+    t.same(
+      await rowsOf(replica, 'classmate', 'SELECT id FROM notes ORDER BY id'),
+      [[1], [2]],
+      'and applies nothing after the restore',
+    );
+    const behind = await replica.request('POST', '/exec', {
+      body: { db: 'student', sql: 'SELECT 1' },
+      headers: { 'X-Min-Seq': String(restored) },
+    });
+    t.equal(behind.body?.code, 7011, 'a read asking for the restore is told the replica is behind');
+    const promote = await replica.post('/admin/promote');
+    t.equal(promote.body?.code, 7013, 'and it cannot be promoted');
+
+    await stage.fleet.stop(replica);
+    // Started again, even with the same bound: crash recovery applies the restore before it serves, then it follows.
+    replica = await stage.replica(R, nats.url, 'r1', bounded);
+    await applied(replica, later);
+    t.equal((await healthOf(replica)).halted, undefined, 'started again, it follows again');
+    t.same(
+      await rowsOf(replica, 'student', 'SELECT id, v FROM t ORDER BY id'),
+      await rowsOf(primary, 'student', 'SELECT id, v FROM t ORDER BY id'),
+      "its restored database equals the primary's",
+    );
+    t.same(
+      await rowsOf(replica, 'classmate', 'SELECT id FROM notes ORDER BY id'),
+      [[1], [2], [3]],
+      'and the later write reached it',
+    );
+    await stage.fleet.stop(primary);
+    await stage.fleet.stop(replica);
+    await verify(t, stage, R, 'replica');
+  },
+);
