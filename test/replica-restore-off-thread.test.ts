@@ -9,6 +9,9 @@
  * nothing after it and cannot be promoted; started again, its crash recovery
  * applies the restore before it serves, and it catches up.
  * replay -verify of the replica's journal equals its databases afterwards.
+ * The rebuild process's state job alone: through the index, without one and
+ * with one lacking a row, it rebuilds what the in-process rebuild did, and
+ * answers its codes when the journal cannot give the state or time runs out.
  * Needs nats-server (test/helpers/nats-server.ts); build first.
  */
 import fs from 'node:fs';
@@ -19,6 +22,16 @@ import { runReplay, type Reply, type TestServer } from './helpers/server';
 import { journalSeqOf, ok, Stage } from './helpers/replication';
 import type { ServerPlace } from './helpers/server-fleet';
 import { sleep, waitFor } from './helpers/wait';
+import Database from 'better-sqlite3';
+import { EngineError } from '../src/errors';
+import { indexFileOf } from '../journal/index/journal-index';
+import { readJournal } from '../journal/reader';
+import { withRestoredState } from '../replay/point-in-time';
+import { compareDatabases } from '../replay/verify';
+import { RestoreProcesses } from '../src/services/databases/restore-process';
+import type { StateJob } from '../src/services/databases/restore-state';
+import { ServerFleet } from './helpers/server-fleet';
+import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(300_000);
 
@@ -269,5 +282,86 @@ t.test(
     await stage.fleet.stop(primary);
     await stage.fleet.stop(replica);
     await verify(t, stage, R, 'replica');
+  },
+);
+
+t.test(
+  "the state job: through the index, without it, or with a holey one, each restoredb entry's state is the in-process rebuild's",
+  async (t) => {
+    const dir = scratchDir(t);
+    const where = { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
+    const fleet = new ServerFleet(t);
+    const server = await fleet.start(where, ['-log-max-size', '4K']);
+    // A template, a copy with restores among its writes (one of them undone by the next), and a bystander.
+    await ok(server.post('/dbs', { db: 'tpl' }), 'tpl');
+    await ok(server.exec('tpl', 'CREATE TABLE t (id INTEGER PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 1)'), 't');
+    await ok(server.post('/dbs', { db: 'other' }), 'other');
+    await ok(server.exec('other', 'CREATE TABLE o (x INT)'), 'o');
+    await ok(server.post('/dbs', { db: 'c1', from: 'tpl' }), 'c1');
+    for (let i = 0; i < 6; i++) {
+      await ok(server.exec('c1', `INSERT INTO t (v) VALUES (${10 + i})`), 'c1 write');
+      await ok(server.exec('other', `INSERT INTO o VALUES (${i})`), 'other write');
+      if (i === 2 || i === 3) await ok(server.post('/dbs/c1/restore', { undo: 'last' }), 'undo');
+    }
+    await fleet.stop(server);
+
+    const entries = (await readJournal(where.journal)).entries;
+    const restores = entries.filter((entry) => entry.kind === 'restoredb');
+    t.equal(restores.length, 2, 'two restoredb entries to rebuild');
+    const indexFile = indexFileOf(where.journal);
+    const holey = path.join(dir, 'holey.index');
+    fs.copyFileSync(indexFile, holey);
+    const index = new Database(holey);
+    index.prepare('DELETE FROM entries WHERE seq = ?').run(2);
+    index.close();
+
+    const processes = new RestoreProcesses({ timeoutMs: 60_000, memoryBytes: 64 * 1024 * 1024 }, (m) => t.comment(m));
+    let run = 0;
+    const job = (seq: number, lastSeq: number, index: string | null): StateJob => {
+      const out = path.join(dir, 'out', String(run++));
+      fs.mkdirSync(out, { recursive: true });
+      return {
+        kind: 'state',
+        db: 'c1.db',
+        seq,
+        lastSeq,
+        logFile: where.journal,
+        snapshotDir: null,
+        indexFile: index,
+        out,
+      };
+    };
+    for (const entry of restores) {
+      const seq = entry.to as number;
+      await withRestoredState({ logFile: where.journal, snapshotDir: null }, entry, async (expected) => {
+        for (const [label, file] of [
+          ['through the index', indexFile],
+          ['without an index', null],
+          ['with an index lacking a row', holey],
+        ] as const) {
+          const rebuilt = await processes.rebuildState(job(seq, entry.seq - 1, file));
+          t.equal(
+            compareDatabases(expected, rebuilt),
+            null,
+            `restoredb ${entry.seq} (to ${seq}) ${label}: the same state`,
+          );
+        }
+      });
+    }
+    const tooOld = await processes
+      .rebuildState(job(1, entries.at(-1)!.seq, indexFile))
+      .catch((error: unknown) => error);
+    t.ok(
+      tooOld instanceof EngineError && tooOld.code === 2075,
+      `before the database's creation: [SQ2075] (${String(tooOld)})`,
+    );
+    const hurried = new RestoreProcesses({ timeoutMs: 1, memoryBytes: 64 * 1024 * 1024 }, () => undefined);
+    const timedOut = await hurried
+      .rebuildState(job(restores[0]!.to as number, restores[0]!.seq - 1, indexFile))
+      .catch((error: unknown) => error);
+    t.ok(
+      timedOut instanceof EngineError && timedOut.code === 6055,
+      `past its time bound: [SQ6055] (${String(timedOut)})`,
+    );
   },
 );
