@@ -391,6 +391,12 @@ export const catalog = {
     message:
       'cannot restore {db}: waited {ms} ms (-request-timeout) while other restores ran (at most {max} at once); retry shortly',
   },
+  REPLICA_RESTORE_STOPPED: {
+    code: 6059,
+    status: 503,
+    message:
+      'this replica stopped applying the journal at seq {seq}: it could not rebuild the restore of {db} there ({detail}); it serves what it holds through seq {applied} and applies nothing more. Start it again: its crash recovery rebuilds the restore before it serves; raise its -restore-timeout or -restore-memory for the next one',
+  },
   TOO_MANY_FOLLOWERS: {
     code: 6014,
     status: 503,

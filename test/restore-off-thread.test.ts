@@ -237,7 +237,15 @@ async function leftNothing(t: Test, server: TestServer, where: ServerPlace, db: 
 
 t.test('past -restore-timeout a rebuild is killed: 400 [SQ6055], no scratch directory, no lock held', async (t) => {
   const where = placeIn(scratchDir(t));
-  const server = await fleet.start(where, ['-token', ADMIN, '-restore-timeout', '300ms', '-lock-timeout', '300ms', ...ROOMY]);
+  const server = await fleet.start(where, [
+    '-token',
+    ADMIN,
+    '-restore-timeout',
+    '300ms',
+    '-lock-timeout',
+    '300ms',
+    ...ROOMY,
+  ]);
   await boundedHistory(server, 'slow', 2);
   for (const body of [{ undo: 'last', dryRun: true }, { undo: 'last' }]) {
     const what = body.dryRun === true ? 'a dry run' : 'a restore';

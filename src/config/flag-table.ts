@@ -213,11 +213,11 @@ export const SERVER_FLAGS = Object.freeze({
   }),
   'restore-timeout': duration(60_000, {
     help: 'stop a restore or dry run whose rebuild takes longer (POST /dbs/{db}/restore)',
-    doc: "Longest the rebuild of one restore or dry run (`POST /dbs/{db}/restore`) may run in its own process before it is killed and answered 400 `[SQ6055]`; the wait for a turn is `-request-timeout`'s ([limits.md](limits.md#restores)).",
+    doc: "Longest the rebuild of one restore or dry run (`POST /dbs/{db}/restore`) may run in its own process before it is killed and answered 400 `[SQ6055]`; the wait for a turn is `-request-timeout`'s ([limits.md](limits.md#restores)). A read replica bounds its rebuild of a `restoredb` entry by it too, and halts with `[SQ6059]` past it ([replication.md](replication.md#replicas)).",
   }),
   'restore-memory': size(256 * MiB, {
     help: 'the heap a restore or dry run may take in its own rebuild process',
-    doc: 'The JavaScript heap of the process that rebuilds one restore or dry run (`--max-old-space-size`; at least 16 MB): past it the rebuild ends and is answered 400 `[SQ6056]` ([limits.md](limits.md#restores)).',
+    doc: 'The JavaScript heap of the process that rebuilds one restore or dry run (`--max-old-space-size`; at least 16 MB): past it the rebuild ends and is answered 400 `[SQ6056]` ([limits.md](limits.md#restores)); on a read replica, its rebuild of a `restoredb` entry halts the replica with `[SQ6059]`.',
   }),
   'session-timeout': duration(300_000, {
     help: 'idle time after which a transaction session is rolled back',

@@ -56,6 +56,14 @@ export function replicationSchemas(): Record<string, JsonObject> {
           description: 'Replica: how far behind the primary it is.',
           properties: { seqBehind: count, secondsBehind: { type: 'number', minimum: 0 }, primaryLastSeq: count },
         },
+        halted: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['error'],
+          description:
+            'Replica: it stopped applying the journal (a gap, a damaged chunk, or a restore it could not rebuild within its bounds: code 6059) and serves what it holds',
+          properties: { error: { type: 'string' }, code: { type: 'integer' } },
+        },
       },
     },
   };

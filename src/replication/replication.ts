@@ -29,6 +29,8 @@ export interface ReplicationDeps {
   readonly fileOf: (db: string) => string;
   /** Makes the server's engine processes let go of a database file a replica's follower replaced. */
   readonly release: (file: string) => Promise<void>;
+  /** The journal index, which a replica's restore rebuilds read through; null: none. */
+  readonly index: { readonly file: string; settle(): Promise<void> } | null;
   readonly log: (message: string) => void;
 }
 

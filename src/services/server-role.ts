@@ -30,6 +30,8 @@ export interface ReplicationStatus {
   /** The journal seq this server's databases hold (applied). */
   readonly appliedSeq: number;
   readonly lag?: ReplicaLag;
+  /** A replica that stopped applying (a gap, a damaged chunk, a restore it cannot rebuild): why, and the code when it has one. */
+  readonly halted?: { readonly error: string; readonly code?: number };
 }
 
 /** The refusal of a primary another server took over from: it names the new one (its address when known). */

@@ -264,6 +264,7 @@ async function replicationFor(
   journal: Journal,
   role: ServerRoleState,
   engine: EngineHost,
+  index: JournalIndex | null,
   log: (message: string) => void,
 ): Promise<Replication | null> {
   if (config.replication === null || config.logFile === null) return null;
@@ -277,6 +278,8 @@ async function replicationFor(
     primaryAppliedSeq: () => journal.lastSeq,
     fileOf: databaseFileIn(config),
     release: (file) => engine.closeDatabase(file),
+    // A replica's restores read its own journal through its own index (its follower appends what it copies to both).
+    index: index === null ? null : { file: indexFileOf(config.logFile), settle: () => index.settle() },
     log,
   });
 }
@@ -322,7 +325,7 @@ export async function composeServer(config: Config): Promise<Composition> {
     role,
     index,
   );
-  const replication = await replicationFor(config, journal, role, engine, log);
+  const replication = await replicationFor(config, journal, role, engine, index, log);
   // A replica's databases are settled as far as its follower applied them; elsewhere the write path knows.
   const settled = (): number => replication?.settledThrough() ?? writePath.settledThrough();
   const readiness = new Readiness();

@@ -5,14 +5,21 @@
  * worker thread (the server), because better-sqlite3 is synchronous and a
  * large entry (an import of tens of megabytes) applied on the server's own
  * thread would stop it answering anyone meanwhile.
+ *
+ * A `restoredb` entry is rebuilt by the server's applier in a rebuild
+ * process of its own (replica-restorer.ts), under the restore bounds: the
+ * worker thread only waits for it, and the replay of the history, its
+ * journal reads and its memory stay out of the server's process.
  */
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Engine } from '../../engine/engine';
+import { EngineError, type EngineErrorData } from '../../errors';
 import type { JournalEntry } from '../../../journal/record';
-import { rebuild } from '../../../replay/rebuild';
+import { rebuild, type Restorer } from '../../../replay/rebuild';
 import { restorerFor } from '../../../replay/point-in-time';
 import { redoVoided } from './replica-voids';
+import { ReplicaRestorer, type ReplicaRestoreSettings } from './replica-restorer';
 import type { DatabasePlaces } from '../../database-names';
 
 export interface DatabaseApplier {
@@ -22,6 +29,8 @@ export interface DatabaseApplier {
   redoVoided(seqs: readonly number[]): Promise<void>;
   /** A fresh engine: a rebuild cut short may have left a session or a batch open. */
   reset(): Promise<void>;
+  /** Kills a restore's rebuild process under way, at once (the replica stops): the rebuild it was part of fails. */
+  stopRestores(): void;
   close(): Promise<void>;
 }
 
@@ -29,6 +38,8 @@ export interface DatabaseApplier {
 export interface ApplierPlaces extends DatabasePlaces {
   /** The replica's local journal (a voided database is made again from it). */
   readonly journalFile: string;
+  /** How `restoredb` entries are rebuilt: in a rebuild process under these bounds; absent: in this thread. */
+  readonly restores?: ReplicaRestoreSettings;
 }
 
 const REBUILD_OPTIONS = { yieldEvery: 200 } as const;
@@ -36,20 +47,24 @@ const REBUILD_OPTIONS = { yieldEvery: 200 } as const;
 /** Applies in this thread. */
 export class InThreadApplier implements DatabaseApplier {
   private engine = new Engine({ maxOpenDatabases: 64 });
+  private readonly restorer: Restorer;
+  private readonly processes: ReplicaRestorer | null;
 
   constructor(
     private readonly fileOf: (db: string) => string,
     private readonly journalFile: string,
     private readonly log: (message: string) => void,
-  ) {}
+    restores?: ReplicaRestoreSettings,
+  ) {
+    this.processes = restores === undefined ? null : new ReplicaRestorer(restores, journalFile, log);
+    // Without settings (the follower's own tests), a restore is rebuilt here, from the replica's journal and the rounds beside it.
+    this.restorer =
+      this.processes?.restorer ??
+      restorerFor({ logFile: journalFile, snapshotDir: path.join(path.dirname(journalFile), 'snapshots') });
+  }
 
   async rebuild(entries: readonly JournalEntry[]): Promise<void> {
-    // A restore is rebuilt from the replica's own journal and the rounds it was seeded from (snapshots beside the journal, as on its primary).
-    const restorer = restorerFor({
-      logFile: this.journalFile,
-      snapshotDir: path.join(path.dirname(this.journalFile), 'snapshots'),
-    });
-    await rebuild(this.engine, entries, { fileOf: this.fileOf, restorer, ...REBUILD_OPTIONS });
+    await rebuild(this.engine, entries, { fileOf: this.fileOf, restorer: this.restorer, ...REBUILD_OPTIONS });
   }
 
   redoVoided(seqs: readonly number[]): Promise<void> {
@@ -63,8 +78,13 @@ export class InThreadApplier implements DatabaseApplier {
   }
 
   close(): Promise<void> {
+    this.processes?.close();
     this.engine.close();
     return Promise.resolve();
+  }
+
+  stopRestores(): void {
+    this.processes?.close();
   }
 }
 
@@ -75,7 +95,15 @@ type ApplierOp =
   | { op: 'reset' }
   | { op: 'close' };
 export type ApplierRequest = ApplierOp & { id: number };
-export type ApplierAnswer = { id: number; ok: true } | { id: number; ok: false; error: string } | { log: string };
+export type ApplierAnswer =
+  | { id: number; ok: true }
+  /** `engineError`: the error was an EngineError (a restore's code crosses with it). */
+  | { id: number; ok: false; error: string; engineError?: EngineErrorData }
+  | { log: string };
+/** Handled as it arrives, not in turn, and not answered: the worker kills a rebuild process under way. */
+export interface StopRestores {
+  op: 'stopRestores';
+}
 
 /** Applies in a worker thread (replica-applier-thread.ts), one request at a time, in order. */
 export class WorkerApplier implements DatabaseApplier {
@@ -119,6 +147,12 @@ export class WorkerApplier implements DatabaseApplier {
     return this.ask({ op: 'reset' });
   }
 
+  stopRestores(): void {
+    if (this.exited !== null) return;
+    const message: StopRestores = { op: 'stopRestores' };
+    this.worker.postMessage(message);
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     if (this.exited === null) await this.ask({ op: 'close' }).catch(() => undefined);
@@ -140,7 +174,10 @@ export class WorkerApplier implements DatabaseApplier {
     const waiter = this.waiting.get(answer.id);
     this.waiting.delete(answer.id);
     if (answer.ok) waiter?.resolve();
-    else waiter?.reject(new Error(answer.error));
+    else
+      waiter?.reject(
+        answer.engineError === undefined ? new Error(answer.error) : EngineError.fromData(answer.engineError),
+      );
   }
 
   /** The worker is gone: every request waiting and every later one fails, until a reset starts another. */

@@ -13,9 +13,13 @@
  *
  * The follower never throws out of its loop: NATS failures and failures to
  * write or apply are retried after bounded sleeps. It halts only on what no
- * retry can mend (a gap in the journal seqs, a damaged message), loudly.
+ * retry can mend (a gap in the journal seqs, a damaged message, a restore
+ * whose state cannot be rebuilt here within the replica's restore bounds:
+ * REPLICA_RESTORE_STOPPED, replica-restorer.ts), loudly; a halted replica
+ * serves what it holds and says why in its status.
  */
 import type { JsMsg, Consumer, ConsumerMessages } from '@nats-io/jetstream';
+import { EngineError } from '../../errors';
 import type { Journal } from '../../../journal/journal';
 import type { JournalEntry } from '../../../journal/record';
 import { JournalError, readJournal } from '../../../journal/reader';
@@ -65,6 +69,12 @@ export interface FollowerDeps {
   readonly replaced?: (db: string) => Promise<void>;
   /** What applies entries to the databases. @default an InThreadApplier (the server gives a WorkerApplier) */
   readonly applier?: DatabaseApplier;
+  /**
+   * Makes the journal index's file hold every entry written so far, for a
+   * restore's rebuild process to read; called before entries with a
+   * `restoredb` among them are applied. Absent: the replica keeps no index.
+   */
+  readonly settleIndex?: () => Promise<void>;
   /** ms since the epoch; injectable for the lag in seconds. */
   readonly clock?: () => number;
   /** How often the stream's end is read for the lag, in ms (default 1000). */
@@ -133,6 +143,11 @@ async function localEntries(journalFile: string, fromSeq: number): Promise<Journ
   }
 }
 
+/** A restore that cannot be rebuilt here however often it is tried (replica-restorer.ts). */
+function isRestoreStop(error: unknown): error is EngineError {
+  return error instanceof EngineError && error.errorName === 'REPLICA_RESTORE_STOPPED';
+}
+
 interface Waiter {
   readonly seq: number;
   resolve(reached: boolean): void;
@@ -195,14 +210,18 @@ export class ReplicaFollower {
     try {
       await follower.catchUpLocally(position.settledThrough);
     } catch (error) {
-      await follower.applier.close();
-      throw error;
+      if (!isRestoreStop(error)) {
+        await follower.applier.close();
+        throw error;
+      }
+      // Tried again at every start, never in a loop: it halts here, and serves what it holds.
+      follower.halt(follower.stopAt(error));
     }
     // Read once before following, within bounds, so that lag() means something from the start.
     await Promise.race([follower.pollLag(), new Promise((resolve) => setTimeout(resolve, FIRST_LAG_READ_MS).unref())]);
     follower.lagTimer = setInterval(() => void follower.pollLag(), deps.lagPollMs ?? 1000);
     follower.lagTimer.unref();
-    follower.loop = follower.run();
+    if (follower.haltedBy === null) follower.loop = follower.run();
     return follower;
   }
 
@@ -223,6 +242,7 @@ export class ReplicaFollower {
     if (localLast === 0) return;
     // From the last entry at least, for its time (the lag in seconds).
     const entries = await localEntries(this.deps.journalFile, Math.min(settledThrough + 1, localLast));
+    await this.settleIndexFor(entries);
     await this.applier.rebuild(entries);
     this.window.observe(entries);
     this.appliedSeq = localLast;
@@ -282,6 +302,8 @@ export class ReplicaFollower {
   /** Stops consuming; once it resolves, nothing more is applied. The stream stays open (it is the caller's). */
   async stop(): Promise<void> {
     this.stopping = true;
+    // A restore's rebuild process would hold the loop up for as long as -restore-timeout; the entry is applied at the next start.
+    this.applier.stopRestores();
     if (this.lagTimer !== null) clearInterval(this.lagTimer);
     this.lagTimer = null;
     this.pull?.stop();
@@ -390,6 +412,7 @@ export class ReplicaFollower {
   /** What to do about a failed pull or message: halt on what no retry mends, else log and retry. */
   private failed(error: unknown): void {
     if (error instanceof StreamMessageError) return this.halt(error);
+    if (isRestoreStop(error)) return this.halt(this.stopAt(error));
     if (error instanceof JournalGapError) {
       if (this.gapAt === error.localLastSeq) return this.halt(error);
       // Once, read the stream afresh: a message delivered out of order looks the same.
@@ -403,6 +426,17 @@ export class ReplicaFollower {
         this.deps.log(`replica: the applying engine could not be made afresh (${describe(resetError)})`),
       );
     this.deps.log(`replica: following failed at stream seq ${this.streamSeq + 1} (${describe(error)}); retrying`);
+  }
+
+  /** REPLICA_RESTORE_STOPPED saying how far this replica applied. */
+  private stopAt(error: EngineError): EngineError {
+    return new EngineError('REPLICA_RESTORE_STOPPED', { ...error.params, applied: this.appliedSeq }, { cause: error });
+  }
+
+  /** Settles the journal index before entries with a `restoredb` among them are applied: the rebuild process reads it. */
+  private async settleIndexFor(entries: readonly JournalEntry[]): Promise<void> {
+    if (this.deps.settleIndex === undefined || !entries.some((entry) => entry.kind === 'restoredb')) return;
+    await this.deps.settleIndex();
   }
 
   private halt(error: Error): void {
@@ -457,6 +491,7 @@ export class ReplicaFollower {
   /** Applies entries after the open session's, so that a session spread over chunks is applied whole when it commits. */
   private async apply(entries: readonly JournalEntry[]): Promise<void> {
     const fed = [...this.window.entries, ...entries];
+    await this.settleIndexFor(fed);
     await this.applier.rebuild(fed);
     const voided = voidedEarlier(entries, new Set(fed.map((entry) => entry.seq)));
     if (voided.length > 0) await this.applier.redoVoided(voided);

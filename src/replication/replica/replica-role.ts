@@ -14,6 +14,7 @@
  */
 import path from 'node:path';
 import { EngineError } from '../../errors';
+import type { RebuildBounds } from '../../services/databases/restore-process';
 import type { Journal } from '../../../journal/journal';
 import type { Config, ReplicationConfig } from '../../config/options';
 import type { ReplicationStatus, ServerRoleState } from '../../services/server-role';
@@ -39,6 +40,8 @@ export interface ReplicaRoleOptions {
   readonly fileOf: (db: string) => string;
   /** Makes the server's engine processes let go of a database file the follower replaced. */
   readonly release: (file: string) => Promise<void>;
+  /** The journal index (its file, and settling it for a rebuild process to read); null: none (-history-index=false). */
+  readonly index: { readonly file: string; settle(): Promise<void> } | null;
   readonly log: (message: string) => void;
   /** Between attempts to reach JetStream. @default 1000 */
   readonly retryMs?: number;
@@ -126,7 +129,7 @@ export class ReplicaRole {
       await this.refuseForeignJournal(this.stream);
       const positionFile = path.join(config.dir, POSITION_FILE);
       // A replica that holds nothing starts from the newest snapshot round in JetStream, then follows the tail.
-      const { fileOf, release } = this.options;
+      const { fileOf, release, index } = this.options;
       if (
         await seedFromSnapshot({
           stream: this.stream,
@@ -147,8 +150,23 @@ export class ReplicaRole {
         journal,
         journalFile,
         fileOf: this.options.fileOf,
-        // Applied in a worker thread: a large entry must not stop this server answering reads meanwhile.
-        applier: new WorkerApplier({ dir: config.dir, dbFile: config.dbFile, journalFile }, log),
+        // Applied in a worker thread: a large entry must not stop this server answering reads meanwhile;
+        // a restore's state is rebuilt in a process of its own, under the restore bounds (replica-restorer.ts).
+        applier: new WorkerApplier(
+          {
+            dir: config.dir,
+            dbFile: config.dbFile,
+            journalFile,
+            restores: {
+              bounds: restoreBounds(config),
+              indexFile: this.options.index?.file ?? null,
+              snapshotDir: config.snapshotDir,
+              scratchDir: path.join(path.dirname(journalFile), 'restoring'),
+            },
+          },
+          log,
+        ),
+        ...(index === null ? {} : { settleIndex: () => index.settle() }),
         replaced: (db) => this.options.release(this.options.fileOf(db)),
         positionFile,
         consumer: consumerNameOf(replication.node),
@@ -193,6 +211,7 @@ export class ReplicaRole {
     const follower = this.follower;
     const applied = follower?.applied ?? this.appliedAtStart;
     const lag = follower?.lag() ?? { seqBehind: 0, secondsBehind: 0, primaryLastSeq: applied };
+    const halted = follower?.halted ?? null;
     return {
       role: role.role,
       stream: replication.stream,
@@ -201,6 +220,7 @@ export class ReplicaRole {
       primary: role.primary,
       appliedSeq: applied,
       lag,
+      ...(halted === null ? {} : { halted: haltedStatus(halted) }),
     };
   }
 
@@ -267,6 +287,15 @@ export class ReplicaRole {
     await this.follower?.stop();
     await this.stream?.close();
   }
+}
+
+function restoreBounds(config: Config): RebuildBounds {
+  return { timeoutMs: config.restoreTimeoutMs, memoryBytes: config.restoreMemoryBytes };
+}
+
+/** Why the follower halted, as /health says it. */
+function haltedStatus(error: Error): { error: string; code?: number } {
+  return error instanceof EngineError ? { error: error.message, code: error.code } : { error: error.message };
 }
 
 /** The local journal's line of `seq`, as encodeLine writes it. */

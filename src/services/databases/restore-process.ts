@@ -11,6 +11,10 @@
  * there; SQLite's page cache is REBUILD_PAGE_CACHE_KIB on top), and a lower
  * CPU priority, so that on a small machine the server and its engine
  * processes win the cores while a rebuild runs.
+ *
+ * Two kinds of job: a live restore's (rebuild: find the target, rebuild) and
+ * a read replica's `restoredb` entry (rebuildState: the state at a known
+ * target), under the same bounds and with the same codes past them.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +25,7 @@ import type { RequestStop } from '../../engine/protocol';
 import { engineEnvironment } from '../../engine/host/engine-process-handle';
 import { onStop, stopError } from '../../engine/host/request-stop';
 import { JOB_VARIABLE, type RestoreJob, type RestorePlanned, type RestoreReply } from './restore-rebuild';
+import type { StateJob } from './restore-state';
 
 export interface RebuildBounds {
   /** Killed after this long, from its start. */
@@ -68,25 +73,44 @@ export class RestoreProcesses {
    */
   async rebuild(job: RestoreJob, signal?: AbortSignal): Promise<RestorePlanned> {
     const ending = await this.run(job, signal);
+    if (ending.reply?.kind === 'planned') return ending.reply.planned;
+    throw this.failure(job, ending);
+  }
+
+  /**
+   * Runs a replica's `job` in a new process and answers the file of the
+   * state it rebuilt in `job.out`; its engine error, or past a bound
+   * RESTORE_TIMEOUT or RESTORE_OUT_OF_MEMORY, as rebuild() does.
+   */
+  async rebuildState(job: StateJob): Promise<string> {
+    const ending = await this.run(job, undefined);
+    if (ending.reply?.kind === 'state') return ending.reply.file;
+    throw this.failure(job, ending);
+  }
+
+  /** Why a rebuild process gave no answer of the kind asked. */
+  private failure(job: RestoreJob | StateJob, ending: Ending): EngineError {
     const { reply, killed } = ending;
-    if (reply?.kind === 'planned') return reply.planned;
-    if (reply?.kind === 'error') throw EngineError.fromData(reply.error);
-    if (killed?.why === 'deadline') throw new EngineError('RESTORE_TIMEOUT', { db: job.db, ms: this.bounds.timeoutMs });
-    if (killed?.why === 'stopped') throw stopError(killed.stop, true);
+    if (reply?.kind === 'error') return EngineError.fromData(reply.error);
+    if (killed?.why === 'deadline')
+      return new EngineError('RESTORE_TIMEOUT', { db: job.db, ms: this.bounds.timeoutMs });
+    if (killed?.why === 'stopped') return stopError(killed.stop, true);
     if (killed === undefined && ranOutOfMemory(ending))
-      throw new EngineError('RESTORE_OUT_OF_MEMORY', {
+      return new EngineError('RESTORE_OUT_OF_MEMORY', {
         db: job.db,
         max: `${Math.round(this.bounds.memoryBytes / MiB)} MiB`,
       });
     const detail =
-      reply?.kind === 'failed'
-        ? reply.message
-        : killed?.why === 'closing'
-          ? 'the server is stopping'
-          : `it exited with ${ending.signal ?? `code ${ending.code}`}`;
+      reply !== undefined && reply.kind !== 'failed'
+        ? `it answered ${reply.kind}, not what was asked`
+        : reply?.kind === 'failed'
+          ? reply.message
+          : killed?.why === 'closing'
+            ? 'the server is stopping'
+            : `it exited with ${ending.signal ?? `code ${ending.code}`}`;
     if (reply === undefined && killed === undefined)
       this.log(`restore of ${job.db}: the rebuild process ${detail}: ${ending.stderr.trim().slice(-2000)}`);
-    throw new EngineError('RESTORE_FAILED', { db: job.db, detail });
+    return new EngineError('RESTORE_FAILED', { db: job.db, detail });
   }
 
   /** Kills every rebuild still running (the server stops): each answers RESTORE_FAILED. */
@@ -94,7 +118,7 @@ export class RestoreProcesses {
     for (const child of this.running) child.kill('SIGKILL');
   }
 
-  private run(job: RestoreJob, signal: AbortSignal | undefined): Promise<Ending> {
+  private run(job: RestoreJob | StateJob, signal: AbortSignal | undefined): Promise<Ending> {
     const child = fork(entryFile(), [], {
       execArgv: [...process.execArgv, `--max-old-space-size=${Math.max(1, Math.floor(this.bounds.memoryBytes / MiB))}`],
       env: { ...engineEnvironment(process.env), [JOB_VARIABLE]: JSON.stringify(job) },

@@ -57,6 +57,8 @@ export const JOB_VARIABLE = 'SQLSCRIBE_RESTORE_JOB';
 /** The one message a rebuild process sends back. */
 export type RestoreReply =
   | { kind: 'planned'; planned: RestorePlanned }
+  /** A replica's `restoredb` state (restore-state.ts), rebuilt into this file. */
+  | { kind: 'state'; file: string }
   /** An answer for the client: no such write to undo, a target before the database, older than what is kept... */
   | { kind: 'error'; error: EngineErrorData }
   /** Anything else that went wrong (its stack is on the process's stderr). */
