@@ -1,6 +1,7 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
 import { isEngineError } from '../src/errors';
+import { parseBatch } from '../src/engine/batch';
 import { classifyStatement } from '../src/engine/dialect/classify';
 import { defineIntrospectionGuards, unguardedName } from '../src/engine/dialect/pragma-guards';
 import { rewriteForStorage } from '../src/engine/dialect/rewrite';
@@ -583,6 +584,11 @@ t.test('accepts EXPLAIN of what would be accepted, refused with the reason of wh
   ]) {
     t.match(classifyStatement(sql), { kind: 'explain', level: 'table', readonly: true }, sql);
   }
+  const batch = parseBatch(
+    [{ sql: 'EXPLAIN DELETE FROM t; PRAGMA table_info(t); EXPLAIN QUERY PLAN DROP TABLE t' }],
+    10,
+  );
+  t.equal(batch.readonly, true, 'a batch of EXPLAINs and PRAGMAs is a read: a read-only token may send it');
   t.equal(
     rewrite('EXPLAIN CREATE TABLE u (a INT)'),
     `EXPLAIN ${rewrite('CREATE TABLE u (a INT)')}`,
