@@ -178,6 +178,24 @@ export const catalog = {
     status: 400,
     message: 'too many databases in one copy request: {count} (at most {max})',
   },
+  // Introspection (dialect/pragmas.ts): what SQLite answers of a database's own schema, and what stays refused.
+  PRAGMA_NOT_ANSWERED: {
+    code: 1100,
+    status: 400,
+    message: 'PRAGMA {name} is not answered: the read-only introspection pragmas are {answered}',
+  },
+  PRAGMA_SETTING: { code: 1101, status: 400, message: 'PRAGMA {name} cannot be set: {reason}' },
+  INTROSPECTION_SCHEMA: {
+    code: 1102,
+    status: 400,
+    message: '{detail} reads the schema {schema}: introspection reads only main, the database the request names',
+  },
+  INTROSPECTION_FORM: { code: 1103, status: 400, message: '{detail}' },
+  EXPLAIN_NOT_SQLITE: {
+    code: 1104,
+    status: 400,
+    message: 'EXPLAIN {detail}: only statements SQLite runs inside the database can be explained',
+  },
 
   // 2xxx — catalog: no such database/table/column/index, already exists
   NO_SUCH_DATABASE: { code: 2001, status: 404, message: 'no such database: {db}' },

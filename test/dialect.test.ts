@@ -1,7 +1,9 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
 import { isEngineError } from '../src/errors';
+import { parseBatch } from '../src/engine/batch';
 import { classifyStatement } from '../src/engine/dialect/classify';
+import { defineIntrospectionGuards, unguardedName } from '../src/engine/dialect/pragma-guards';
 import { rewriteForStorage } from '../src/engine/dialect/rewrite';
 import { splitStatements } from '../src/engine/dialect/split';
 import { tokenize } from '../src/engine/dialect/tokenize';
@@ -279,7 +281,17 @@ t.test('rejects transaction control with the verb', async (t) => {
 });
 
 t.test('rejects statements that reach outside the database', async (t) => {
-  for (const sql of ["ATTACH 'x.db' AS x", 'detach x', 'VACUUM', "vacuum into '/tmp/x'", 'pragma table_info(t)']) {
+  for (const sql of [
+    "ATTACH 'x.db' AS x",
+    'detach x',
+    'VACUUM',
+    "vacuum into '/tmp/x'",
+    'pragma database_list',
+    'PRAGMA main.journal_mode = WAL',
+    'pragma writable_schema = 1',
+    "PRAGMA temp_store_directory = '/tmp'",
+    'PRAGMA cache_size = -2000',
+  ]) {
     t.equal(
       codeOf(() => classifyStatement(sql)),
       FORBIDDEN,
@@ -292,7 +304,6 @@ t.test('rejects unsupported statements by name', async (t) => {
   const cases: Array<[string, string]> = [
     ['REINDEX', 'REINDEX'],
     ['analyze', 'ANALYZE'],
-    ['explain select 1', 'EXPLAIN'],
     ['create virtual table v using fts5(a)', 'CREATE VIRTUAL TABLE'],
     ['create temp table t (a INT)', 'CREATE TEMP TABLE'],
     ['create temporary view v as select 1', 'CREATE TEMP VIEW'],
@@ -415,15 +426,15 @@ t.test('is case-insensitive about keywords', async (t) => {
   );
 });
 
-t.test('rejects table-valued pragma functions anywhere', async (t) => {
+t.test('rejects table-valued pragma functions that reach outside, anywhere', async (t) => {
   for (const sql of [
     'SELECT * FROM pragma_database_list',
-    "select * from t join Pragma_Table_Info('t')",
+    "select * from t join Pragma_Database_List('t')",
     'insert into t select name from main.pragma_table_list',
     'select * from "pragma_database_list"',
     "select * from 'pragma_database_list'",
     "select * from t, 'pragma_database_list'",
-    "select * from 'pragma_table_info'('t')",
+    "select * from 'pragma_table_list'('t')",
     'with a as (select * from [pragma_database_list]) select * from a',
   ]) {
     t.equal(
@@ -435,6 +446,178 @@ t.test('rejects table-valued pragma functions anywhere', async (t) => {
   t.equal(kindOf("insert into t values (1, 'pragma_x')"), 'insert', 'a string value is just a value');
   t.equal(kindOf("select * from t where a is distinct from 'pragma_x'"), 'select');
   t.equal(kindOf("select * from t where a in ('x', 'pragma_y')"), 'select');
+});
+
+t.test('accepts the introspection pragmas as reads', async (t) => {
+  for (const sql of [
+    'PRAGMA table_info(t)',
+    "pragma TABLE_INFO('t')",
+    'PRAGMA table_info = t',
+    'PRAGMA main.table_xinfo("t")',
+    'PRAGMA "main".index_list([t])',
+    'PRAGMA index_info(i)',
+    'PRAGMA index_xinfo(sqlite_autoindex_t_1)',
+    'PRAGMA foreign_key_list(t)',
+    'PRAGMA foreign_key_check',
+    'PRAGMA foreign_key_check(t);',
+    'PRAGMA integrity_check',
+    'PRAGMA integrity_check(10)',
+    'PRAGMA quick_check(t)',
+    'PRAGMA foreign_keys',
+    'PRAGMA table_info(sqlite_schema)',
+  ]) {
+    const statement = classifyStatement(sql);
+    t.match(statement, { kind: 'pragma', level: 'table', readonly: true }, sql);
+    t.equal(rewrite(sql), sql, `${sql}: run as written`);
+  }
+});
+
+t.test('refuses every other pragma with its reason', async (t) => {
+  const cases: Array<[string, number]> = [
+    ['PRAGMA foreign_keys = OFF', 1101],
+    ['PRAGMA foreign_keys(0)', 1101],
+    ['PRAGMA recursive_triggers = ON', 1101],
+    ['PRAGMA application_id = 3', 1101],
+    ['PRAGMA user_version', 1100],
+    ['PRAGMA compile_options', 1100],
+    ['PRAGMA made_up = 1', 1100],
+    ['PRAGMA temp.table_info(t)', 1102],
+    ['PRAGMA aux.foreign_key_check', 1102],
+    ['PRAGMA table_info', 1103],
+    ['PRAGMA index_xinfo(3)', 1103],
+    ['PRAGMA table_info(_sqlscribe_meta)', FORBIDDEN],
+    ["PRAGMA table_xinfo('_SQLSCRIBE_META')", FORBIDDEN],
+    ['PRAGMA index_info(sqlite_autoindex__sqlscribe_meta_1)', FORBIDDEN],
+    ['PRAGMA table_info(a, b)', SYNTAX],
+    ['PRAGMA table_info(t', SYNTAX],
+    ['PRAGMA table_info(t) x', SYNTAX],
+    ['PRAGMA', SYNTAX],
+    ['PRAGMA 1', SYNTAX],
+  ];
+  for (const [sql, code] of cases)
+    t.equal(
+      codeOf(() => classifyStatement(sql)),
+      code,
+      sql,
+    );
+});
+
+t.test('reads the introspection functions in FROM lists only, from main, with their arguments checked', async (t) => {
+  for (const sql of [
+    "select * from t join Pragma_Table_Info('t')",
+    "select * from 'pragma_table_info'('t')",
+    'SELECT m.name, p.* FROM sqlite_schema m JOIN pragma_table_info(m.name) p',
+    'SELECT * FROM main.pragma_foreign_key_check',
+    "SELECT pragma_table_info.name FROM pragma_table_info('t')",
+    "SELECT * FROM pragma_table_info('sqlite_schema')",
+    "SELECT * FROM pragma_table_info('_sqlscribe_meta')",
+    'INSERT INTO t SELECT name FROM pragma_index_list(?)',
+  ]) {
+    t.match(classifyStatement(sql), { level: 'table' }, sql);
+  }
+  const cases: Array<[string, number]> = [
+    ["SELECT * FROM temp.pragma_table_info('t')", 1102],
+    ["SELECT * FROM pragma_table_info WHERE arg = 't'", 1103],
+    ["SELECT * FROM pragma_table_info('t') AS p WHERE p.\"schema\" = 'temp'", 1103],
+    ["SELECT * FROM pragma_index_list('t') JOIN x USING (arg)", 1103],
+    ["SELECT 1 WHERE 1 IN pragma_table_info('t')", 1103],
+    ["CREATE VIEW v AS SELECT * FROM pragma_table_info('t')", 1103],
+    ["CREATE TRIGGER tr AFTER INSERT ON t BEGIN INSERT INTO u SELECT name FROM pragma_table_info('t'); END", 1103],
+    ['SELECT * FROM pragma_page_count', 1100],
+    ['SELECT * FROM pragma_table_info(_sqlscribe_meta)', FORBIDDEN],
+  ];
+  for (const [sql, code] of cases)
+    t.equal(
+      codeOf(() => classifyStatement(sql)),
+      code,
+      sql,
+    );
+});
+
+t.test('wraps the arguments of introspection functions in their checks, and names columns as written', async (t) => {
+  t.equal(
+    rewrite("SELECT * FROM pragma_table_info('t')"),
+    "SELECT * FROM pragma_table_info(introspection_object('t'))",
+  );
+  t.equal(
+    rewrite("SELECT l.name FROM pragma_index_list(lower('T'), 'main') l, pragma_index_info(l.name)"),
+    "SELECT l.name FROM pragma_index_list(introspection_object(lower('T')), introspection_schema('main')) l, pragma_index_info(introspection_object(l.name))",
+  );
+  t.equal(rewrite('SELECT * FROM pragma_foreign_key_check()'), 'SELECT * FROM pragma_foreign_key_check()');
+  t.equal(rewrite("SELECT 'pragma_table_info(x)'"), "SELECT 'pragma_table_info(x)'", 'a string is left alone');
+  t.equal(
+    unguardedName("(SELECT count(*) FROM pragma_table_info(introspection_object('t'), introspection_schema('main')))"),
+    "(SELECT count(*) FROM pragma_table_info('t', 'main'))",
+  );
+  t.equal(unguardedName('name'), 'name');
+  const db = new Database(':memory:');
+  t.teardown(() => db.close());
+  defineIntrospectionGuards(db);
+  db.exec('CREATE TABLE _sqlscribe_meta (key TEXT PRIMARY KEY, value INT); CREATE TABLE t (a INT)');
+  const run = (sql: string): unknown[] => db.prepare(rewrite(sql)).raw(true).all();
+  t.same(run("SELECT name FROM pragma_table_info('t')"), [['a']]);
+  for (const sql of [
+    "SELECT * FROM pragma_table_info('_sql' || 'scribe_meta')",
+    "SELECT * FROM pragma_index_info(X'73716c6974655f6175746f696e6465785f5f73716c7363726962655f6d6574615f31')",
+  ])
+    t.equal(
+      codeOf(() => run(sql)),
+      FORBIDDEN,
+      sql,
+    );
+  t.equal(
+    codeOf(() => run("SELECT * FROM pragma_table_info('t', 'temp')")),
+    1102,
+  );
+});
+
+t.test('accepts EXPLAIN of what would be accepted, refused with the reason of what it explains', async (t) => {
+  for (const sql of [
+    'EXPLAIN SELECT 1',
+    'explain query plan select * from t where a = 1',
+    'EXPLAIN DELETE FROM t',
+    'EXPLAIN QUERY PLAN INSERT INTO t VALUES (1)',
+    'EXPLAIN CREATE TABLE u (a INT)',
+    'EXPLAIN PRAGMA table_info(t)',
+    'EXPLAIN SAVEPOINT s',
+    'EXPLAIN QUERY PLAN SELECT * FROM sqlite_schema',
+  ]) {
+    t.match(classifyStatement(sql), { kind: 'explain', level: 'table', readonly: true }, sql);
+  }
+  const batch = parseBatch(
+    [{ sql: 'EXPLAIN DELETE FROM t; PRAGMA table_info(t); EXPLAIN QUERY PLAN DROP TABLE t' }],
+    10,
+  );
+  t.equal(batch.readonly, true, 'a batch of EXPLAINs and PRAGMAs is a read: a read-only token may send it');
+  t.equal(
+    rewrite('EXPLAIN CREATE TABLE u (a INT)'),
+    `EXPLAIN ${rewrite('CREATE TABLE u (a INT)')}`,
+    'as it would be stored',
+  );
+  t.equal(
+    rewrite("EXPLAIN QUERY PLAN SELECT * FROM pragma_table_info('t')"),
+    "EXPLAIN QUERY PLAN SELECT * FROM pragma_table_info(introspection_object('t'))",
+  );
+  const cases: Array<[string, number]> = [
+    ["EXPLAIN ATTACH 'x' AS y", FORBIDDEN],
+    ['EXPLAIN QUERY PLAN SELECT * FROM _sqlscribe_meta', FORBIDDEN],
+    ['EXPLAIN BEGIN', TRANSACTION],
+    ['EXPLAIN CREATE TEMP TABLE x (a INT)', UNSUPPORTED],
+    ['EXPLAIN PRAGMA foreign_keys = OFF', 1101],
+    ['EXPLAIN CREATE DATABASE x', 1104],
+    ['EXPLAIN SHOW DATABASES', 1104],
+    ['EXPLAIN INTEGRITY CHECK', 1104],
+    ['EXPLAIN EXPLAIN SELECT 1', SYNTAX],
+    ['EXPLAIN', SYNTAX],
+    ['EXPLAIN QUERY PLAN', SYNTAX],
+    ['EXPLAIN SELECT 1; SELECT 2', SYNTAX],
+  ];
+  for (const [sql, code] of cases)
+    t.equal(
+      codeOf(() => classifyStatement(sql)),
+      code,
+      sql,
+    );
 });
 
 t.test('rewrites each type alias to its storage type', async (t) => {

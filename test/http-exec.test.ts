@@ -772,7 +772,7 @@ t.test('rejects BEGIN, COMMIT and ROLLBACK with 1004', async (tt) => {
   tt.strictSame(await rowsOf(tt, db, 'SELECT count(*) FROM t'), [[0]], 'nothing of that batch ran');
 });
 
-t.test('rejects ATTACH, DETACH, VACUUM and PRAGMA with 1003', async (tt) => {
+t.test('rejects ATTACH, DETACH, VACUUM and the PRAGMAs that reach outside with 1003', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY)');
   await expectRejected(
     tt,
@@ -784,17 +784,18 @@ t.test('rejects ATTACH, DETACH, VACUUM and PRAGMA with 1003', async (tt) => {
       'DETACH DATABASE other',
       'VACUUM',
       "VACUUM INTO 'copy.db'",
-      'PRAGMA foreign_keys = OFF',
-      'PRAGMA table_info(t)',
       'pragma journal_mode',
+      'PRAGMA database_list',
     ],
     1003,
   );
+  // Introspection is answered (introspection.test.ts); a setting of the shared connection is refused for that.
+  await expectRejected(tt, db, ['PRAGMA foreign_keys = OFF'], 1101);
   const leaked = filesUnder(root).filter((file) => /(other|copy)\.db$/.test(file));
   tt.strictSame(leaked, [], 'no file was created');
 });
 
-t.test('rejects REINDEX, ANALYZE, EXPLAIN and TEMP views and triggers with 1002', async (tt) => {
+t.test('rejects REINDEX, ANALYZE and TEMP views and triggers with 1002', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY)');
   await expectRejected(
     tt,
@@ -803,8 +804,6 @@ t.test('rejects REINDEX, ANALYZE, EXPLAIN and TEMP views and triggers with 1002'
       'REINDEX',
       'REINDEX t',
       'ANALYZE',
-      'EXPLAIN SELECT 1',
-      'EXPLAIN QUERY PLAN SELECT * FROM t',
       'CREATE TEMP VIEW v AS SELECT * FROM t',
       'CREATE TEMPORARY TRIGGER tr AFTER INSERT ON t BEGIN DELETE FROM t; END',
     ],
@@ -834,7 +833,7 @@ t.test('refuses a statement hidden behind a comment that holds a semicolon', asy
   );
 });
 
-t.test('refuses the table-valued PRAGMA functions with 1003', async (tt) => {
+t.test('refuses the table-valued PRAGMA functions that reach outside with 1003', async (tt) => {
   const db = await freshDb(tt, 'CREATE TABLE t (id INT PRIMARY KEY)');
   await expectRejected(
     tt,
@@ -843,7 +842,7 @@ t.test('refuses the table-valued PRAGMA functions with 1003', async (tt) => {
       'SELECT * FROM pragma_database_list',
       'SELECT file FROM pragma_database_list()',
       'SELECT * FROM "pragma_database_list"',
-      "SELECT * FROM pragma_table_info('t')",
+      "SELECT * FROM pragma_table_list('t')",
       'SELECT (SELECT count(*) FROM pragma_database_list)',
     ],
     1003,

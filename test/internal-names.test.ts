@@ -4,9 +4,10 @@
  * fast-check builds statements of many shapes around the internal table and
  * savepoints, the schema tables, dbstat and the pragma_* functions, each name
  * in a random quoting, case and schema prefix, and sends them to a running
- * server. Every one must be a 400 with a catalog code, or (reads of the
- * schema table only) a 200 that shows nothing internal; /health answers after
- * each. At the end the journal position is still in its table, the server
+ * server; and introspection (PRAGMA table_info, pragma_table_info(…), EXPLAIN)
+ * of each. Every one must be a 400 with a catalog code, or (reads of the
+ * schema table, of the introspection functions, and introspection of any
+ * name) a 200 that shows nothing internal; /health answers after each. At the end the journal position is still in its table, the server
  * starts again and replay -verify agrees with the data directory.
  *
  * The seed is fixed (override with SQLSCRIBE_PROPERTY_SEED) and printed by
@@ -26,7 +27,9 @@ const NUM_RUNS = 300;
 const DB = 'school';
 
 const INTERNAL = ['_sqlscribe_meta', '_sqlscribe_group', '_sqlscribe_1', '_sqlscribe_x'];
-const REVEALING = ['dbstat', 'pragma_table_list', 'pragma_database_list', 'pragma_table_info'];
+const REVEALING = ['dbstat', 'pragma_table_list', 'pragma_database_list'];
+/** Answered as SQLite answers them, with the service's own tables out of sight. */
+const INTROSPECTION = ['pragma_table_info', 'pragma_index_list', 'pragma_foreign_key_list'];
 const SCHEMA_TABLES = ['sqlite_schema', 'sqlite_master', 'sqlite_temp_schema', 'sqlite_temp_master'];
 
 const QUOTES: Array<(name: string) => string> = [
@@ -89,6 +92,14 @@ const SHAPES = [
   'SAVEPOINT {n}',
   'RELEASE {n}',
   'ROLLBACK TO {n}',
+  'SELECT * FROM pragma_table_info({n})',
+  'SELECT p.* FROM notes JOIN pragma_index_list({n}) p',
+  'SELECT * FROM pragma_foreign_key_check({n}, {n})',
+  'PRAGMA table_info({n})',
+  'PRAGMA main.index_list({n})',
+  'PRAGMA foreign_key_list = {n}',
+  'EXPLAIN SELECT * FROM {t}',
+  'EXPLAIN QUERY PLAN UPDATE {t} SET value = 0',
 ];
 
 interface Case {
@@ -108,7 +119,7 @@ const casedName = (names: string[]): fc.Arbitrary<string> =>
 
 const caseArbitrary: fc.Arbitrary<Case> = fc
   .record({
-    name: casedName([...INTERNAL, ...REVEALING, ...SCHEMA_TABLES]),
+    name: casedName([...INTERNAL, ...REVEALING, ...INTROSPECTION, ...SCHEMA_TABLES]),
     quote: fc.constantFrom(...QUOTES),
     prefix: fc.constantFrom(...PREFIXES),
     shape: fc.constantFrom(...SHAPES),
@@ -118,21 +129,34 @@ const caseArbitrary: fc.Arbitrary<Case> = fc
     sql: shape.replaceAll('{t}', prefix + quote(name)).replaceAll('{n}', quote(name)),
   }));
 
-const isSchemaTable = (name: string): boolean => SCHEMA_TABLES.includes(name.toLowerCase());
+/** Names a read of which may answer, as long as it shows nothing of the service. */
+const isReadable = (name: string): boolean => [...SCHEMA_TABLES, ...INTROSPECTION].includes(name.toLowerCase());
+/** Shapes that introspect whatever they name: they may answer, and must show nothing of the service. */
+const INTROSPECTING = /^(PRAGMA|EXPLAIN)|pragma_/;
 
 /** Views and triggers are kept and run later: any internal name in them is refused, always as forbidden. */
 const STORED = /^(CREATE|DROP) (VIEW|TRIGGER)/;
 const FORBIDDEN = 1003;
+/** A view or trigger that reads an introspection function is refused for that (its arguments are checked as a statement runs). */
+const INTROSPECTION_FORM = 1103;
 
-/** A 400 with a catalog code (1003 for a view or trigger), or a schema-table read that shows nothing of the service. */
+/**
+ * A 400 with a catalog code (1003 for a view or trigger, or 1103 for one that reads an
+ * introspection function), or a read that shows nothing of the service. EXPLAIN of a read of the
+ * schema table shows the filter that leaves the service's rows out, prefix and all, but never
+ * the name of one of its objects.
+ */
 function harmless(c: Case, reply: Reply): string | undefined {
-  if (reply.status === 400 && STORED.test(c.sql) && reply.body?.code !== FORBIDDEN)
-    return `refused with ${reply.body?.code}, not ${FORBIDDEN}`;
+  const stored = [FORBIDDEN, ...(INTROSPECTION.includes(c.name.toLowerCase()) ? [INTROSPECTION_FORM] : [])];
+  if (reply.status === 400 && STORED.test(c.sql) && !stored.includes(reply.body?.code))
+    return `refused with ${reply.body?.code}, not ${stored.join(' or ')}`;
   if (reply.status === 400)
     return typeof reply.body?.code === 'number' ? undefined : `400 without a code: ${reply.text}`;
   if (reply.status !== 200) return `status ${reply.status}: ${reply.text.slice(0, 300)}`;
-  if (!isSchemaTable(c.name)) return `accepted: ${reply.text.slice(0, 300)}`;
-  return reply.text.toLowerCase().includes('_sqlscribe') ? `revealed: ${reply.text.slice(0, 300)}` : undefined;
+  if (!isReadable(c.name) && !INTROSPECTING.test(c.sql)) return `accepted: ${reply.text.slice(0, 300)}`;
+  const shown = reply.text.toLowerCase();
+  const revealed = c.sql.startsWith('EXPLAIN') ? /_sqlscribe_\w/.test(shown) : shown.includes('_sqlscribe');
+  return revealed ? `revealed: ${reply.text.slice(0, 300)}` : undefined;
 }
 
 function appliedPosition(file: string): number {

@@ -163,6 +163,22 @@ t.test('hostile or long reads are not decided in-process', async (t) => {
   );
 });
 
+t.test('introspection is left to the engine processes, which answer it', async (t) => {
+  const { engine, file } = chinookEngine(t);
+  for (const sql of [
+    "SELECT * FROM pragma_table_info('Album')",
+    'SELECT m.name, p.name FROM sqlite_schema m JOIN pragma_table_info(m.name) p',
+    "SELECT name FROM pragma_index_list('Track') WHERE seq = 0",
+    'PRAGMA table_info(Album)',
+    'PRAGMA quick_check',
+    'EXPLAIN QUERY PLAN SELECT * FROM Genre WHERE GenreId = 1',
+    'EXPLAIN SELECT * FROM Genre WHERE GenreId = 1',
+  ]) {
+    t.equal(engine.execBoundedRead(request(file, sql)), undefined, `${sql}: not here`);
+    t.ok((engine.exec(request(file, sql))[0]?.rows.length ?? 0) > 0, `${sql}: answered there`);
+  }
+});
+
 t.test('a database too big to gather its facts cheaply is never planned here', async (t) => {
   const { engine, file } = chinookEngine(t);
   t.ok(engine.execBoundedRead(request(file, 'SELECT count(*) FROM Genre')), 'small: planned');

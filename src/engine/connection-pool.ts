@@ -5,6 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import { DeterministicFunctions, newBatchContext, type BatchContext } from './deterministic-functions';
+import { defineIntrospectionGuards } from './dialect/pragma-guards';
 import type { TableSchema } from './schema/schema';
 import { SchemaCache } from './schema/schema-cache';
 
@@ -93,6 +94,7 @@ export class Connection {
     this.schema = new SchemaCache(this.db);
     this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
     this.functions = new DeterministicFunctions(this.db);
+    defineIntrospectionGuards(this.db);
     this.control = {
       DEFERRED: this.db.prepare('BEGIN DEFERRED'),
       IMMEDIATE: this.db.prepare('BEGIN IMMEDIATE'),

@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import { EngineError } from '../errors';
 import { withQuotingHint } from './dialect/quoting-hint';
+import { unguardedName } from './dialect/pragma-guards';
 import { rewriteForStorage } from './dialect/rewrite';
 import { isReadonlyKind, type StatementKind } from './dialect/statement';
 import type { Connection } from './connection-pool';
@@ -149,18 +150,13 @@ function runStatement(
   complete: boolean,
 ): StatementResult {
   if (statement.kind === 'integrity-check') return integrityCheck(connection.db);
-  const sql = rewriteForStorage({
-    sql: statement.sql,
-    kind: statement.kind,
-    level: 'table',
-    readonly: statement.kind === 'select',
-  });
+  const readonly = isReadonlyKind(statement.kind);
+  const sql = rewriteForStorage({ sql: statement.sql, kind: statement.kind, level: 'table', readonly });
   const prepared = connection.prepare(sql);
   checkNamedParameters(statement.sql, statement.params);
   const params = toBindParameters(statement.params);
   const verb = MESSAGE_VERBS[statement.kind];
-  if (prepared.reader && (statement.kind === 'select' || verb))
-    return readRows(connection, prepared, params, budget, verb, complete);
+  if (prepared.reader && (readonly || verb)) return readRows(connection, prepared, params, budget, verb, complete);
   // ALTER TABLE … ADD COLUMN on a STRICT table runs SQLite's own check query, so it "returns data": run it, answer OK.
   if (prepared.reader) {
     const checked = readRows(connection, prepared, params, budget, verb, complete);
@@ -246,9 +242,9 @@ function readRows(
     if (!verb && !complete) break;
   }
   // `types` sits between columns and rows, as the API documents; a result of expressions only (SELECT 1) has none.
-  const result: StatementResult = types
-    ? { columns: [...names], types: [...types], rows }
-    : { columns: [...names], rows };
+  // A column named after an expression that reads an introspection function is named as the client wrote it.
+  const columns = names.map(unguardedName);
+  const result: StatementResult = types ? { columns, types: [...types], rows } : { columns, rows };
   // No rows (INSERT, CREATE…) stay a plain [], which the response writes on its fast path.
   if (!jsonRows.empty) result.rowsJson = jsonRows.done();
   if (blobs.length > 0) result.blobs = blobs;

@@ -7,8 +7,8 @@
 import { codeLabel } from './api.js';
 import { h } from './dom.js';
 
-/** Statements that never write: no "Restore to before this" on them. */
-const READ_ONLY = /^\s*(SELECT|EXPLAIN|VALUES|PRAGMA\s+\w+\s*$)/i;
+/** Statements that never write: no "Restore to before this" on them (every PRAGMA the service accepts only reads). */
+const READ_ONLY = /^\s*(SELECT|EXPLAIN|VALUES|PRAGMA)\b/i;
 
 /**
  * Whether restoring to just before `entry` undoes something: a successful write.

@@ -14,6 +14,7 @@ import {
   type StatementKind,
 } from './statement';
 import { checkNames } from './internal-names';
+import { checkPragma, explainedStart } from './pragmas';
 import {
   classifyCreateTrigger,
   classifyCreateView,
@@ -34,9 +35,9 @@ import {
 
 /** Handing a transaction to /exec would break the request-as-transaction rule; sessions do it instead. */
 const TRANSACTION_VERBS = ['BEGIN', 'COMMIT', 'END'];
-/** These reach outside the database file: other files, or file paths. */
-const FORBIDDEN_VERBS = ['ATTACH', 'DETACH', 'VACUUM', 'PRAGMA'];
-const UNSUPPORTED_VERBS = ['REINDEX', 'ANALYZE', 'EXPLAIN'];
+/** These reach outside the database file: other files, or file paths. PRAGMA is read by pragmas.ts, each by its own rule. */
+const FORBIDDEN_VERBS = ['ATTACH', 'DETACH', 'VACUUM'];
+const UNSUPPORTED_VERBS = ['REINDEX', 'ANALYZE'];
 
 /** Verbs that a WITH clause may lead to, and the kind each gives. */
 const WITH_VERBS: ReadonlyMap<string, StatementKind> = new Map([
@@ -80,12 +81,32 @@ function classifyText(sql: string): ClassifiedStatement {
   const tokens = tokenize(sql);
   while (tokens.length > 0 && tokens[tokens.length - 1]?.kind === 'semicolon') tokens.pop();
   if (tokens.length === 0) throw new EngineError('EMPTY_SQL');
+  if (isWord(tokens[0], 'EXPLAIN')) return classifyExplain(sql, tokens);
   const kinded = classifyTokens(tokens);
   if (kinded.kind === 'create-trigger') rejectTextAfterTrigger(sql, tokens);
   else rejectSecondStatement(tokens);
   const level = levelOf(kinded.kind);
-  if (level === 'table') checkNames(sql, tokens, { stored: STORED_KINDS.has(kinded.kind) });
+  // A PRAGMA's one argument was checked by its own rule (pragmas.ts).
+  if (level === 'table' && kinded.kind !== 'pragma') checkNames(sql, tokens, { stored: STORED_KINDS.has(kinded.kind) });
   return { sql, ...kinded, level, readonly: isReadonlyKind(kinded.kind) };
+}
+
+/**
+ * EXPLAIN [QUERY PLAN] of a statement: accepted when the statement itself
+ * would be, refused with the statement's own error otherwise. It is a read
+ * whatever it explains: SQLite compiles the statement and lists its bytecode
+ * or its plan, and never runs it. sqlscribe's own statements (CREATE
+ * DATABASE, INTEGRITY CHECK…) are not SQLite's, so they have nothing to show.
+ */
+function classifyExplain(sql: string, tokens: readonly Token[]): ClassifiedStatement {
+  const first = tokens[explainedStart(tokens)];
+  if (first === undefined || isWord(first, 'EXPLAIN')) throw nearError(first);
+  const explained = classifyStatement(sql.slice(first.start));
+  if (explained.level === 'database' || explained.kind === 'integrity-check') {
+    const words = explained.sql.split(/\s+/).slice(0, 2).join(' ').replace(/;+$/, '');
+    throw new EngineError('EXPLAIN_NOT_SQLITE', { detail: words.toUpperCase() });
+  }
+  return { sql, kind: 'explain', level: 'table', readonly: true };
 }
 
 function classifyTokens(tokens: readonly Token[]): Kinded {
@@ -111,6 +132,9 @@ function classifyTokens(tokens: readonly Token[]): Kinded {
       return classifyCreate(tokens);
     case 'DROP':
       return classifyDrop(tokens);
+    case 'PRAGMA':
+      checkPragma(tokens);
+      return { kind: 'pragma' };
     default:
       return classifyOther(tokens, verb);
   }

@@ -1,8 +1,15 @@
 /**
  * The one rule for names a client may not use: the service's own objects
  * (`_sqlscribe…`: the journal position table, the savepoints of groups and
- * sessions), `dbstat` and the `pragma_*` table functions (they list every
- * table and page, ours included, and file paths), and SQLite's schema table.
+ * sessions), `dbstat` and the `pragma_*` table functions other than the
+ * introspection ones (they list every table and page, ours included, and file
+ * paths), and SQLite's schema table.
+ *
+ * The introspection functions (`pragma_table_info` and the others of
+ * pragmas.ts) are read as SQLite reads them, in a FROM list, from the schema
+ * main; their arguments are values (the table they name is checked when the
+ * statement runs, pragma-guards.ts), and their hidden columns `arg` and
+ * `schema`, which would pass an argument past that check, may not be named.
  *
  * SQLite takes a name quoted any way, in any case, and even a single-quoted
  * string where a name is expected (`FROM '_sqlscribe_meta'`, `x IN 'tbl'`).
@@ -22,6 +29,7 @@
  */
 
 import { EngineError } from '../../errors';
+import { checkSchemaName, introspectionFunction, refusedPragmaFunction } from './pragmas';
 import { RESERVED_SAVEPOINT_PREFIX } from './statement';
 import { isPunct, isWord, nameOf, type Token } from './tokenize';
 
@@ -123,6 +131,19 @@ export interface NameRules {
   readonly stored?: boolean;
 }
 
+/** What the walk has seen of the introspection functions. */
+interface Introspection {
+  /** The first introspection function read, e.g. pragma_table_info. */
+  read: string | undefined;
+  /** The first name `arg` or `schema`: with an introspection function, one of its hidden columns. */
+  hidden: Token | undefined;
+  /** The index of the `(` that opens an introspection function's arguments. */
+  callOpen: number;
+}
+
+/** The hidden columns of a pragma_* function: a constraint on them is an argument too. */
+const HIDDEN_COLUMNS = new Set(['arg', 'schema']);
+
 /** What is known of one paren depth while walking the tokens. */
 interface Frame {
   /** Inside a FROM list: a name after `,` or `(` is a table. */
@@ -138,6 +159,7 @@ interface Frame {
  */
 export function checkNames(sql: string, tokens: readonly Token[], rules: NameRules = {}): NameEdit[] {
   const edits: NameEdit[] = [];
+  const introspection: Introspection = { read: undefined, hidden: undefined, callOpen: -1 };
   let frames: Frame[] = [{ inFrom: false, values: false }];
   let closedValues = false; // the last `)` closed a value list, so `, (` continues VALUES rows
   tokens.forEach((token, i) => {
@@ -148,9 +170,10 @@ export function checkNames(sql: string, tokens: readonly Token[], rules: NameRul
     }
     const frame = frames[frames.length - 1] as Frame;
     if (isPunct(token, '(')) {
+      const call = i === introspection.callOpen;
       frames.push({
-        inFrom: startsTableReference(tokens, i, frame),
-        values: opensValues(tokens, i, frame, closedValues),
+        inFrom: !call && startsTableReference(tokens, i, frame),
+        values: call || opensValues(tokens, i, frame, closedValues),
       });
     } else if (isPunct(token, ')') && frames.length > 1) {
       closedValues = frames.pop()?.values === true;
@@ -161,21 +184,66 @@ export function checkNames(sql: string, tokens: readonly Token[], rules: NameRul
       frame.inFrom = false;
     }
     if (!isPunct(token, ',')) closedValues = false;
-    const edit = checkToken(sql, tokens, i, frame);
+    const edit = checkToken(sql, tokens, i, frame, rules, introspection);
     if (edit !== undefined && rules.stored === true) throw forbidden(nameOf(tokens[i] as Token));
     if (edit !== undefined) edits.push(edit);
   });
+  if (introspection.read !== undefined && introspection.hidden !== undefined) {
+    const read = introspection.read;
+    throw new EngineError('INTROSPECTION_FORM', {
+      detail: `${read} takes its arguments in parentheses, as in ${read}('t'): its hidden column ${nameOf(introspection.hidden)} cannot be named`,
+    });
+  }
   return edits;
 }
 
-function checkToken(sql: string, tokens: readonly Token[], i: number, frame: Frame): NameEdit | undefined {
+function checkToken(
+  sql: string,
+  tokens: readonly Token[],
+  i: number,
+  frame: Frame,
+  rules: NameRules,
+  introspection: Introspection,
+): NameEdit | undefined {
   const token = tokens[i] as Token;
   if (!isName(tokens, i, frame)) return undefined;
   const name = nameOf(token).toLowerCase();
-  if (name.startsWith(RESERVED_SAVEPOINT_PREFIX) || name.startsWith(PRAGMA_PREFIX) || FORBIDDEN_NAMES.has(name)) {
-    throw forbidden(nameOf(token));
+  if (token.kind !== 'string' && HIDDEN_COLUMNS.has(name)) introspection.hidden ??= token;
+  if (name.startsWith(PRAGMA_PREFIX)) {
+    checkIntrospectionFunction(tokens, i, frame, rules);
+    introspection.read ??= name;
+    if (isPunct(tokens[i + 1], '(')) introspection.callOpen = i + 1;
+    return undefined;
   }
+  if (name.startsWith(RESERVED_SAVEPOINT_PREFIX) || FORBIDDEN_NAMES.has(name)) throw forbidden(nameOf(token));
   return SCHEMA_TABLES.has(name) ? schemaTableEdit(sql, tokens, i, frame) : undefined;
+}
+
+/**
+ * A `pragma_*` name: an introspection function read at the head of a FROM
+ * entry, from main, in a statement that runs now (a view's or a trigger's
+ * text is stored and run later, where the check of its arguments would not
+ * stand), or a qualifier of its columns (`pragma_table_info.name`).
+ */
+function checkIntrospectionFunction(tokens: readonly Token[], i: number, frame: Frame, rules: NameRules): void {
+  const token = tokens[i] as Token;
+  const name = nameOf(token);
+  if (introspectionFunction(name) === undefined) throw refusedPragmaFunction(name);
+  if (rules.stored === true) {
+    throw new EngineError('INTROSPECTION_FORM', {
+      detail: `a view or trigger cannot read ${name}: run the introspection itself when it is needed`,
+    });
+  }
+  if (isPunct(tokens[i + 1], '.')) return;
+  const qualified = isPunct(tokens[i - 1], '.');
+  const start = qualified ? i - 2 : i;
+  if (!isTablePosition(tokens, start, frame)) {
+    throw new EngineError('INTROSPECTION_FORM', {
+      detail: `${name} is read in a FROM list only, as in SELECT * FROM ${name}('t')`,
+    });
+  }
+  const schema = qualified ? tokens[i - 2] : undefined;
+  if (schema !== undefined) checkSchemaName(nameOf(schema), `${nameOf(schema)}.${name}`);
 }
 
 function forbidden(name: string): EngineError {

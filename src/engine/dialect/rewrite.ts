@@ -17,7 +17,10 @@ import {
   quoteIdentifier,
   storageType,
 } from '../types';
+import { classifyStatement } from './classify';
 import { applyNameEdits, checkNames } from './internal-names';
+import { guardIntrospection } from './pragma-guards';
+import { explainedStart } from './pragmas';
 import type { ClassifiedStatement } from './statement';
 import {
   closingParen,
@@ -58,14 +61,26 @@ const COLUMN_CONSTRAINTS = [
 
 /**
  * The SQL to run for a statement: CREATE TABLE and ALTER TABLE … ADD COLUMN
- * rewritten for storage, reads of the schema table filtered, anything else
- * unchanged. Throws UNKNOWN_TYPE for a column with no type or a type that is
- * not one of ours.
+ * rewritten for storage, reads of the schema table filtered, the arguments of
+ * introspection functions checked (pragma-guards.ts), EXPLAIN of what the
+ * explained statement would run, anything else unchanged. Throws UNKNOWN_TYPE
+ * for a column with no type or a type that is not one of ours.
  */
 export function rewriteForStorage(stmt: ClassifiedStatement): string {
   if (stmt.kind === 'create-table') return rewriteCreateTable(stmt.sql);
   if (stmt.kind === 'alter-table') return rewriteAlterTable(stmt.sql);
-  return hideInternalSchemaRows(stmt.sql);
+  // A PRAGMA's one argument was checked when it was classified (pragmas.ts).
+  if (stmt.kind === 'pragma') return stmt.sql;
+  if (stmt.kind === 'explain') return rewriteExplained(stmt.sql);
+  return guardIntrospection(hideInternalSchemaRows(stmt.sql));
+}
+
+/** EXPLAIN [QUERY PLAN] shows what the service would run: the explained statement as it would be rewritten. */
+function rewriteExplained(sql: string): string {
+  const tokens = statementTokens(sql);
+  const first = tokens[explainedStart(tokens)];
+  if (first === undefined) throw nearError(first);
+  return sql.slice(0, first.start) + rewriteForStorage(classifyStatement(sql.slice(first.start)));
 }
 
 /**

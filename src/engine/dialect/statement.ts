@@ -22,6 +22,8 @@ export type StatementKind =
   | 'release'
   | 'rollback-to'
   | 'integrity-check'
+  | 'pragma'
+  | 'explain'
   | 'create-database'
   | 'drop-database'
   | 'show-databases';
@@ -34,7 +36,10 @@ export interface ClassifiedStatement {
   readonly kind: StatementKind;
   /** create-/drop-/show-database are 'database'; everything else runs inside one database. */
   readonly level: StatementLevel;
-  /** True for select and integrity-check only: a SELECT is never a write, WITH … INSERT is an insert. */
+  /**
+   * True for select, integrity-check, pragma and explain only: a SELECT is never a write, WITH … INSERT
+   * is an insert, and EXPLAIN of a write only compiles it.
+   */
   readonly readonly: boolean;
   /** create-/drop-database: the name as written, unquoted. Not yet validated or normalized. */
   readonly database?: string;
@@ -50,7 +55,8 @@ export interface ClassifiedStatement {
 export const RESERVED_SAVEPOINT_PREFIX = '_sqlscribe';
 
 const DATABASE_KINDS: ReadonlySet<StatementKind> = new Set(['create-database', 'drop-database', 'show-databases']);
-const READONLY_KINDS: ReadonlySet<StatementKind> = new Set(['select', 'integrity-check']);
+/** A PRAGMA is accepted only when it reads (pragmas.ts); EXPLAIN never runs the statement it explains. */
+const READONLY_KINDS: ReadonlySet<StatementKind> = new Set(['select', 'integrity-check', 'pragma', 'explain']);
 
 /** The level of a kind: database-level statements may not be mixed with the others in one request. */
 export function levelOf(kind: StatementKind): StatementLevel {
@@ -65,7 +71,7 @@ export function levelOf(kind: StatementKind): StatementLevel {
  */
 export const STORED_KINDS: ReadonlySet<StatementKind> = new Set(['create-view', 'create-trigger']);
 
-/** Whether a kind only reads (select, integrity-check). */
+/** Whether a kind only reads (select, integrity-check, pragma, explain). */
 export function isReadonlyKind(kind: StatementKind): boolean {
   return READONLY_KINDS.has(kind);
 }
