@@ -183,9 +183,9 @@ t.test('a file served with -db reports its own types, declared types and actions
   t.equal(table.strict, false, 'not strict');
   t.strictSame(typesOf(table), FILM_TYPES, 'type by affinity, declaredType as written');
 
-  const typed = (await server.get('/schema?table=typed')).body.table as ReportedTable;
-  t.equal(typed.strict, true);
-  t.strictSame(typesOf(typed), [
+  const strictTable = (await server.get('/schema?table=typed')).body.table as ReportedTable;
+  t.equal(strictTable.strict, true);
+  t.strictSame(typesOf(strictTable), [
     ['id', 'INT', undefined],
     ['label', 'TEXT', undefined],
     ['v', 'BLOB', 'ANY'],
@@ -201,6 +201,16 @@ t.test('a file served with -db reports its own types, declared types and actions
       ['rental_rate', 'NUMERIC', undefined],
     ],
     "a view's column takes its table column's type",
+  );
+
+  const typed = await server.exec(
+    undefined,
+    'SELECT film_id, title, description, rental_rate, special, active, score, count(*) FROM film',
+  );
+  t.strictSame(
+    typed.body.results?.[0]?.types,
+    ['INT', 'TEXT', 'TEXT', 'NUMERIC', null, 'BOOL', 'FLOAT', null],
+    "/exec's types say what the record says (no type: null, its values are kept as given)",
   );
 
   // A NUMERIC column keeps 65000 an integer, as SQLite does: the record's NUMERIC says why.

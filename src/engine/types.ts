@@ -179,6 +179,23 @@ export function reportedType(declared: string, isBool: boolean, strict: boolean)
   return affinityOf(declared);
 }
 
+/** The type of a result column in `types`: one of ours, or NUMERIC for a NUMERIC-affinity column of a table that is not STRICT. */
+export type ResultType = ColumnType | 'NUMERIC';
+
+/**
+ * The type `types` gives a result column that reads a table column declared
+ * `declared` (SQLite's decltype; null for an expression), as the column's
+ * schema record reports it (reportedType), except that a column of a table
+ * that is not STRICT declared without any type is null: it keeps each value
+ * as it was given, so no one type tells a client how to read them.
+ */
+export function resultColumnType(declared: string | null, strict: boolean): ResultType | null {
+  if (declared === null) return null;
+  if (strict) return canonicalType(declared) ?? null;
+  if (declared.trim() === '') return null;
+  return canonicalType(declared) === 'BOOL' ? 'BOOL' : affinityOf(declared);
+}
+
 /** Quote an identifier for SQL: "name", with inner quotes doubled. */
 export function quoteIdentifier(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
