@@ -130,6 +130,7 @@ function writeTeachingFile(file: string): void {
       last_update TIMESTAMP, special, active BOOLEAN, score REAL, nick STRING, photo BLOB, len INT
     );
     CREATE TABLE typed (id INTEGER PRIMARY KEY, label TEXT, v ANY) STRICT;
+    CREATE TABLE notes (id integer PRIMARY KEY, body, at DATETIME);
     CREATE VIEW film_price AS SELECT title, rental_rate FROM film;
     INSERT INTO film (film_id, title, rental_rate, price) VALUES (1, 'ACADEMY DINOSAUR', 65000, 65000);
   `);
@@ -226,6 +227,15 @@ t.test('a file put into -dir is reported the same; a table made through /exec re
   t.teardown(() => server.stop());
   const film = (await server.get('/schema?db=course&table=film')).body.table as ReportedTable;
   t.strictSame(typesOf(film), FILM_TYPES);
+
+  // A CSV into a column declared without a type keeps its text as text (its BLOB affinity is no BLOB type).
+  const csv = await server.request('POST', '/dbs/course/import?table=notes', {
+    rawBody: 'id,body,at\n1,aGVsbG8=,2024-01-01\n',
+    headers: { 'content-type': 'text/csv' },
+  });
+  t.equal(csv.status, 200, csv.text);
+  const stored = await server.exec('course', 'SELECT body, typeof(body), at, typeof(at) FROM notes');
+  t.strictSame(stored.body.results?.[0]?.rows, [['aGVsbG8=', 'text', '2024-01-01', 'text']]);
 
   t.equal((await server.post('/dbs', { db: 'made' })).status, 201);
   await execOk(t, server, 'made', ACTIONS);
