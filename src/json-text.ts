@@ -138,7 +138,9 @@ function holdsRaw(value: unknown, depth: number): boolean {
  */
 function holdsInfinity(value: unknown): boolean {
   if (isInfinite(value)) return true;
-  if (value === null || typeof value !== 'object' || value instanceof RawJson) return false;
+  // Bytes hold no number to look for, and walking a big Buffer's indices would cost.
+  if (value === null || typeof value !== 'object' || value instanceof RawJson || ArrayBuffer.isView(value))
+    return false;
   if (Array.isArray(value)) {
     for (const item of value as unknown[])
       if (isInfinite(item) || (typeof item === 'object' && holdsInfinity(item))) return true;
