@@ -1,7 +1,14 @@
 /**
- * JSON out, exact for 64-bit integers. A value holding a bigint is written by
- * a small serializer of our own; everything else, JSON text written elsewhere
- * (RawJson) included, takes the native path.
+ * JSON out, exact for 64-bit integers and for ±Infinity. A value holding a
+ * bigint or an infinite number is written by a small serializer of our own;
+ * everything else, JSON text written elsewhere (RawJson) included, takes the
+ * native path.
+ *
+ * ±Infinity (a REAL that SQLite holds, `SELECT 1e308 * 10`) is written as the
+ * JSON number 9e999 or -9e999: valid JSON, which JSON.parse and Python's json
+ * read back as ±Infinity, where JSON.stringify would write `null` and make it
+ * SQL NULL. NaN has no JSON form and SQLite has no NaN (it stores and answers
+ * NULL for one), so a NaN is written `null`.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -65,8 +72,18 @@ class Parts {
   }
 }
 
+/** The JSON text of ±Infinity: a number beyond the double range, as SQLite's own JSON writes it (and sql-literal.ts' SQL). */
+export function infinityJson(value: number): string {
+  return value > 0 ? '9e999' : '-9e999';
+}
+
+function isInfinite(value: unknown): value is number {
+  return value === Infinity || value === -Infinity;
+}
+
 function writeValue(value: unknown, out: Parts): boolean {
   if (typeof value === 'bigint') out.add(value.toString());
+  else if (isInfinite(value)) out.add(infinityJson(value));
   else if (value instanceof RawJson) {
     if (typeof value.text === 'string') out.splice(value.text);
     else for (const chunk of value.text) out.splice(chunk);
@@ -114,6 +131,30 @@ function holdsRaw(value: unknown, depth: number): boolean {
   return false;
 }
 
+/**
+ * Whether an infinite number sits anywhere in `value` (RawJson texts are
+ * written already). Asked only when the native text holds a `null`, which is
+ * how JSON.stringify writes one, so most answers never pay for the walk.
+ */
+function holdsInfinity(value: unknown): boolean {
+  if (isInfinite(value)) return true;
+  // Bytes hold no number to look for, and walking a big Buffer's indices would cost.
+  if (value === null || typeof value !== 'object' || value instanceof RawJson || ArrayBuffer.isView(value))
+    return false;
+  if (Array.isArray(value)) {
+    for (const item of value as unknown[])
+      if (isInfinite(item) || (typeof item === 'object' && holdsInfinity(item))) return true;
+    return false;
+  }
+  for (const key in value) if (holdsInfinity((value as Record<string, unknown>)[key])) return true;
+  return false;
+}
+
+/** The native text unless it wrote an infinite number as `null`. */
+function nativeKept(text: string, value: unknown): boolean {
+  return !text.includes('null') || !holdsInfinity(value);
+}
+
 function written(value: unknown): string[] {
   const out = new Parts();
   if (!writeValue(value, out)) out.add('null');
@@ -138,6 +179,7 @@ export function jsonParts(value: unknown): string[] {
   } finally {
     marked = null;
   }
+  if (!nativeKept(text, value)) return written(value);
   return raws.length === 0 ? [text] : (spliced(text, raws) ?? written(value));
 }
 

@@ -16,6 +16,7 @@ interface Reference {
   table: string;
   column: string;
   onDelete: string;
+  onUpdate: string;
 }
 
 interface Column {
@@ -150,7 +151,12 @@ t.test('lists every table with its full record', async (tt) => {
     tt.strictSame(table, await schemaOf(tt, db, table.name), `${table.name}: the same record as /schema`);
   }
   const child = tables.find((table) => table.name === 'child');
-  tt.strictSame(column(child, 'parent_id').references, { table: 'parent', column: 'id', onDelete: 'CASCADE' });
+  tt.strictSame(column(child, 'parent_id').references, {
+    table: 'parent',
+    column: 'id',
+    onDelete: 'CASCADE',
+    onUpdate: 'RESTRICT',
+  });
   tt.strictSame(column(child, 'ok'), { name: 'ok', type: 'BOOL', ...PLAIN, hasDefault: true, default: false });
   tt.strictSame(
     child?.indexes.map(({ name, column: c, unique }) => ({ name, column: c, unique })),
@@ -206,7 +212,7 @@ t.test('shows every field of a table with a composite key, indexes and reference
       notNull: true,
       unique: false,
       ...NO_DEFAULT,
-      references: { table: 'owners', column: 'id', onDelete: 'RESTRICT' },
+      references: { table: 'owners', column: 'id', onDelete: 'RESTRICT', onUpdate: 'RESTRICT' },
     },
     { name: 'seq', type: 'INT', pk: true, notNull: true, unique: false, ...NO_DEFAULT, references: null },
     { name: 'name', type: 'TEXT', pk: false, notNull: true, unique: true, ...NO_DEFAULT, references: null },
@@ -226,7 +232,7 @@ t.test('shows every field of a table with a composite key, indexes and reference
       type: 'INT',
       ...PLAIN,
       ...NO_DEFAULT,
-      references: { table: 'owners', column: 'id', onDelete: 'CASCADE' },
+      references: { table: 'owners', column: 'id', onDelete: 'CASCADE', onUpdate: 'RESTRICT' },
     },
   ]);
   tt.strictSame(
@@ -307,10 +313,10 @@ t.test('reports references with RESTRICT unless CASCADE is declared', async (tt)
   const r = await schemaOf(tt, db, 'r');
   tt.strictSame(Object.fromEntries(r.columns.map((c) => [c.name, c.references])), {
     plain: null,
-    bare: { table: 'p', column: 'id', onDelete: 'RESTRICT' },
-    restrict_: { table: 'p', column: 'id', onDelete: 'RESTRICT' },
-    cascade_: { table: 'p', column: 'id', onDelete: 'CASCADE' },
-    by_code: { table: 'p', column: 'code', onDelete: 'RESTRICT' },
+    bare: { table: 'p', column: 'id', onDelete: 'RESTRICT', onUpdate: 'RESTRICT' },
+    restrict_: { table: 'p', column: 'id', onDelete: 'RESTRICT', onUpdate: 'RESTRICT' },
+    cascade_: { table: 'p', column: 'id', onDelete: 'CASCADE', onUpdate: 'RESTRICT' },
+    by_code: { table: 'p', column: 'code', onDelete: 'RESTRICT', onUpdate: 'RESTRICT' },
   });
 });
 
@@ -361,7 +367,8 @@ function rebuild(record: TableRecord): string[] {
     if (c.hasDefault) sql += ` DEFAULT ${defaultClause(c)}`;
     if (c.references) {
       sql += ` REFERENCES ${quote(c.references.table)}(${quote(c.references.column)})`;
-      if (c.references.onDelete === 'CASCADE') sql += ' ON DELETE CASCADE';
+      if (c.references.onDelete !== 'RESTRICT') sql += ` ON DELETE ${c.references.onDelete}`;
+      if (c.references.onUpdate !== 'RESTRICT') sql += ` ON UPDATE ${c.references.onUpdate}`;
     }
     return sql;
   });

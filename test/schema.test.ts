@@ -82,7 +82,7 @@ t.test('reads every field of a sqlscribe table', async (t) => {
         type: 'INT',
         ...PLAIN,
         ...NO_DEFAULT,
-        references: { table: 'parent', column: 'id', onDelete: 'CASCADE' },
+        references: { table: 'parent', column: 'id', onDelete: 'CASCADE', onUpdate: 'RESTRICT' },
       },
     ],
     indexes: [],
@@ -131,13 +131,13 @@ t.test('reads references with and without ON DELETE and to an implicit key', asy
       FOREIGN KEY (x, y) REFERENCES pair) STRICT`);
   const refs = Object.fromEntries(mustRead(db, 'child').columns.map((c) => [c.name, c.references]));
   t.strictSame(refs, {
-    cascade: { table: 'parent', column: 'code', onDelete: 'CASCADE' },
-    plain: { table: 'parent', column: 'code', onDelete: 'RESTRICT' },
-    setnull: { table: 'Parent', column: 'code', onDelete: 'RESTRICT' },
-    implicit: { table: 'parent', column: 'code', onDelete: 'RESTRICT' },
-    missing: { table: 'nowhere', column: '', onDelete: 'RESTRICT' },
-    x: { table: 'pair', column: 'b', onDelete: 'RESTRICT' },
-    y: { table: 'pair', column: 'a', onDelete: 'RESTRICT' },
+    cascade: { table: 'parent', column: 'code', onDelete: 'CASCADE', onUpdate: 'RESTRICT' },
+    plain: { table: 'parent', column: 'code', onDelete: 'RESTRICT', onUpdate: 'RESTRICT' },
+    setnull: { table: 'Parent', column: 'code', onDelete: 'SET NULL', onUpdate: 'RESTRICT' },
+    implicit: { table: 'parent', column: 'code', onDelete: 'RESTRICT', onUpdate: 'RESTRICT' },
+    missing: { table: 'nowhere', column: '', onDelete: 'RESTRICT', onUpdate: 'RESTRICT' },
+    x: { table: 'pair', column: 'b', onDelete: 'RESTRICT', onUpdate: 'RESTRICT' },
+    y: { table: 'pair', column: 'a', onDelete: 'RESTRICT', onUpdate: 'RESTRICT' },
     none: null,
   });
 });
@@ -225,23 +225,23 @@ t.test('detects a BOOL column added by ALTER TABLE ADD COLUMN', async (t) => {
   t.equal(column(mustRead(db, 'a'), 'flag').default, false);
 });
 
-t.test('reads a non-STRICT legacy table with its declared types', async (t) => {
+t.test('reads a non-STRICT legacy table: its affinities, and its declared types as written', async (t) => {
   const db = open(`CREATE TABLE legacy (id INT PRIMARY KEY, flag BOOLEAN DEFAULT 1, title VARCHAR(20) NOT NULL,
     amount DECIMAL(10, 2), blob_col BLOB, odd WHATEVER(3), untyped, -- comment, with a comma
     big UNSIGNED BIG INT)`);
   const schema = mustRead(db, 'legacy');
   t.equal(schema.strict, false);
   t.strictSame(
-    schema.columns.map((c) => [c.name, c.type]),
+    schema.columns.map((c) => [c.name, c.type, c.declaredType]),
     [
-      ['id', 'INT'],
-      ['flag', 'BOOL'],
-      ['title', 'TEXT'],
-      ['amount', 'FLOAT'],
-      ['blob_col', 'BLOB'],
-      ['odd', 'WHATEVER(3)'],
-      ['untyped', ''],
-      ['big', 'INT'],
+      ['id', 'INT', undefined],
+      ['flag', 'BOOL', 'BOOLEAN'],
+      ['title', 'TEXT', 'VARCHAR(20)'],
+      ['amount', 'NUMERIC', 'DECIMAL(10, 2)'],
+      ['blob_col', 'BLOB', undefined],
+      ['odd', 'NUMERIC', 'WHATEVER(3)'],
+      ['untyped', 'BLOB', ''],
+      ['big', 'INT', 'UNSIGNED BIG INT'],
     ],
   );
   t.equal(column(schema, 'flag').default, true, 'a declared BOOLEAN takes boolean defaults');

@@ -55,12 +55,16 @@ t.test('stores each type under a name STRICT tables accept', async (t) => {
   t.equal(boolCheckSql(quoteIdentifier('a"b')), 'CHECK (("a""b") IN (0, 1))');
 });
 
-t.test('reports storage names and foreign types as users wrote them', async (t) => {
-  t.equal(reportedType('INTEGER', false), 'INT');
-  t.equal(reportedType('INTEGER', true), 'BOOL');
-  t.equal(reportedType('REAL', false), 'FLOAT');
-  t.equal(reportedType('datetime', false), 'TEXT', 'an alias is reported under its type');
-  t.equal(reportedType('GEOMETRY', false), 'GEOMETRY', 'a type of ours it is not is reported as declared');
+t.test('reports storage names, and the affinity of a table that is not STRICT', async (t) => {
+  t.equal(reportedType('INTEGER', false, true), 'INT');
+  t.equal(reportedType('INTEGER', true, true), 'BOOL');
+  t.equal(reportedType('REAL', false, true), 'FLOAT');
+  t.equal(reportedType('ANY', false, true), 'BLOB', 'ANY keeps values as given, as BLOB affinity does');
+  t.equal(reportedType('datetime', false, false), 'NUMERIC', "DATETIME's affinity is NUMERIC");
+  t.equal(reportedType('NVARCHAR(160)', false, false), 'TEXT');
+  t.equal(reportedType('BOOLEAN', true, false), 'BOOL');
+  t.equal(reportedType('GEOMETRY', false, false), 'NUMERIC', 'a type of ours it is not: its affinity');
+  t.equal(reportedType('', false, false), 'BLOB', 'no type at all');
 });
 
 t.test('binds JSON integers as 64-bit integers and booleans as 0/1', async (t) => {

@@ -9,7 +9,7 @@ import type { TableSchema } from './schema/schema';
 import type { BatchContext } from './deterministic-functions';
 import type { EngineErrorData } from '../errors';
 import type { ExportRequest } from './transfer/database-export';
-import type { ColumnType } from './types';
+import type { ResultType } from './types';
 
 /** A value a client may bind to a parameter: JSON scalars only. */
 export type SqlValue = number | string | boolean | null;
@@ -91,11 +91,12 @@ export interface HeldGroup {
 export interface StatementResult {
   columns: string[];
   /**
-   * The declared type of each result column (INT, TEXT, FLOAT, BOOL, BLOB),
+   * The declared type of each result column (INT, TEXT, FLOAT, BOOL, BLOB;
+   * NUMERIC for a NUMERIC-affinity column of a table that is not STRICT),
    * null for an expression; present when at least one column has one. JSON
    * writes FLOAT 7.0 as 7, so clients need this to show the value as typed.
    */
-  types?: (ColumnType | null)[];
+  types?: (ResultType | null)[];
   /** Empty when the request asked for `jsonRows`. */
   rows: ResultValue[][];
   /** With `jsonRows`: the rows as one JSON array of arrays, in chunks to be sent one after another (json-row-chunks.ts). */

@@ -95,7 +95,8 @@ function constraintError(
     case 'SQLITE_CONSTRAINT_PRIMARYKEY':
       return withColumns('CONSTRAINT_PRIMARY_KEY', detail);
     case 'SQLITE_CONSTRAINT_FOREIGNKEY':
-      return ['CONSTRAINT_FOREIGN_KEY', { detail: detail === message ? '' : `: ${detail}` }];
+      // SQLite's message is the bare "FOREIGN KEY constraint failed": no colon then, rather than one with nothing after it.
+      return ['CONSTRAINT_FOREIGN_KEY', { detail: detail === message || detail === '' ? '' : `: ${detail}` }];
     case 'SQLITE_CONSTRAINT_CHECK':
       return checkError(detail);
     case 'SQLITE_CONSTRAINT_DATATYPE':

@@ -142,13 +142,58 @@ export function boolCheckSql(quotedColumn: string): string {
 export const BOOL_CHECK_TEXT = /^\((.+)\) IN \(0, 1\)$/;
 
 /**
- * The type to report for a column read back from SQLite: the declared type
- * mapped to its canonical name when it is one of ours, else the declared type
- * as it is (tables made outside sqlscribe may declare anything).
+ * A column's type affinity, in the names the schema record uses: INT
+ * (INTEGER affinity), TEXT, BLOB (SQLite's BLOB affinity, once called NONE:
+ * a value is kept as it is given), FLOAT (REAL) and NUMERIC.
  */
-export function reportedType(declared: string, isBool: boolean): string {
+export type Affinity = 'INT' | 'TEXT' | 'BLOB' | 'FLOAT' | 'NUMERIC';
+
+/**
+ * The affinity SQLite gives a declared type, by its rules in order
+ * (https://sqlite.org/datatype3.html, 3.1 "Determination of column
+ * affinity"): INT anywhere in it → INTEGER; else CHAR, CLOB or TEXT → TEXT;
+ * else BLOB, or no type at all → BLOB; else REAL, FLOA or DOUB → REAL; else
+ * NUMERIC. So `FLOATING POINT` is INTEGER (it holds "INT"), `STRING`,
+ * `DECIMAL(10,2)` and `DATETIME` are NUMERIC, `BLOB SUB_TYPE TEXT` is TEXT.
+ */
+export function affinityOf(declared: string): Affinity {
+  const upper = declared.toUpperCase();
+  if (upper.includes('INT')) return 'INT';
+  if (upper.includes('CHAR') || upper.includes('CLOB') || upper.includes('TEXT')) return 'TEXT';
+  if (upper.includes('BLOB') || upper.trim() === '') return 'BLOB';
+  if (upper.includes('REAL') || upper.includes('FLOA') || upper.includes('DOUB')) return 'FLOAT';
+  return 'NUMERIC';
+}
+
+/**
+ * The type to report for a column read back from SQLite. A STRICT table's
+ * type is enforced, and its declared type is a storage name (INTEGER, REAL,
+ * TEXT, BLOB, ANY): its canonical name, and BLOB for ANY, which keeps every
+ * value as it is given. Any other table's type is what SQLite does with the
+ * values, its affinity (affinityOf); BOOL where the column is one of ours or
+ * declares BOOL or BOOLEAN, in either kind of table.
+ */
+export function reportedType(declared: string, isBool: boolean, strict: boolean): string {
   if (isBool) return 'BOOL';
-  return canonicalType(declared) ?? declared.toUpperCase();
+  if (strict) return canonicalType(declared) ?? 'BLOB';
+  return affinityOf(declared);
+}
+
+/** The type of a result column in `types`: one of ours, or NUMERIC for a NUMERIC-affinity column of a table that is not STRICT. */
+export type ResultType = ColumnType | 'NUMERIC';
+
+/**
+ * The type `types` gives a result column that reads a table column declared
+ * `declared` (SQLite's decltype; null for an expression), as the column's
+ * schema record reports it (reportedType), except that a column of a table
+ * that is not STRICT declared without any type is null: it keeps each value
+ * as it was given, so no one type tells a client how to read them.
+ */
+export function resultColumnType(declared: string | null, strict: boolean): ResultType | null {
+  if (declared === null) return null;
+  if (strict) return canonicalType(declared) ?? null;
+  if (declared.trim() === '') return null;
+  return canonicalType(declared) === 'BOOL' ? 'BOOL' : affinityOf(declared);
 }
 
 /** Quote an identifier for SQL: "name", with inner quotes doubled. */

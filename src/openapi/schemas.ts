@@ -12,6 +12,9 @@ import { DECISIONS, EVIDENCE_LEVELS, pilotSchema } from '../pilots/pilot-schema'
 import { LATENCY_SAMPLE_RING } from '../http/metrics';
 import { errorBodySchema, violationSchema, type JsonObject } from './error-responses';
 
+/** The foreign-key actions the schema record reports (src/engine/schema/schema-record.ts' ReferenceAction). */
+const REFERENCE_ACTIONS = ['RESTRICT', 'CASCADE', 'SET NULL', 'SET DEFAULT'];
+
 const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
 const TRUE = { const: true } as const;
 const integer = (description?: string, minimum = 0): JsonObject =>
@@ -47,7 +50,16 @@ function tableSchemas(): Record<string, JsonObject> {
     ColumnReference: record('The foreign key of a column.', {
       table: string('Parent table'),
       column: string('Parent column'),
-      onDelete: { enum: ['RESTRICT', 'CASCADE'], description: '`RESTRICT` when the SQL omits it.' },
+      onDelete: {
+        enum: REFERENCE_ACTIONS,
+        description:
+          'What deleting the parent row does, as declared; `RESTRICT` for NO ACTION and when the SQL omits it.',
+      },
+      onUpdate: {
+        enum: REFERENCE_ACTIONS,
+        description:
+          "What changing the parent's key does, as declared; `RESTRICT` for NO ACTION and when the SQL omits it.",
+      },
     }),
     Column: record(
       'One column of a table.',
@@ -55,15 +67,16 @@ function tableSchemas(): Record<string, JsonObject> {
         name: string('Column name'),
         type: {
           type: ['string', 'null'],
+          enum: ['INT', 'TEXT', 'FLOAT', 'BOOL', 'BLOB', 'NUMERIC', null],
           description:
-            "`INT`, `TEXT`, `FLOAT`, `BOOL` or `BLOB` (aliases are reported under these names); a table made outside sqlscribe reports its own declared type. A view's column has the type of the table column it comes straight from, and null when it is computed.",
-          examples: ['INT', 'TEXT', 'FLOAT', 'BOOL', 'BLOB'],
+            "`INT`, `TEXT`, `FLOAT`, `BOOL` or `BLOB` (aliases are reported under these names). A table that is not STRICT (made outside sqlscribe) reports its column's affinity by SQLite's rules (INT, TEXT, BLOB, FLOAT, or `NUMERIC`), `BOOL` where it declares BOOL or BOOLEAN. A view's column has the type of the table column it comes straight from, and null when it is computed.",
+          examples: ['INT', 'TEXT', 'FLOAT', 'BOOL', 'BLOB', 'NUMERIC'],
         },
         declaredType: {
           type: 'string',
           description:
-            'The type as the CREATE TABLE spelled it, normalized (`NVARCHAR(160)`, `DATETIME`, `INTEGER`); absent when it was `type` itself.',
-          examples: ['NVARCHAR(160)', 'DATETIME'],
+            'The type as the CREATE TABLE spelled it: normalized in a table sqlscribe made (`NVARCHAR(160)`, `DATETIME`, `INTEGER`), as SQLite keeps it in any other (`varchar ( 20 )`, `BLOB SUB_TYPE TEXT`, `""` for a column declared without a type); absent when it was `type` itself.',
+          examples: ['NVARCHAR(160)', 'DATETIME', 'BLOB SUB_TYPE TEXT', ''],
         },
         pk: { type: 'boolean', description: 'Part of the primary key' },
         notNull: { type: 'boolean' },
@@ -103,7 +116,11 @@ function tableSchemas(): Record<string, JsonObject> {
         kind: { enum: ['table', 'view'], description: 'A table or a view' },
         primaryKey: string('The primary-key columns joined by ","; "" without a key (always for a view)'),
         rootPage: integer('Root page number of the table; 0 for a view'),
-        strict: { type: 'boolean', description: 'A STRICT table (every table sqlscribe creates); false for a view' },
+        strict: {
+          type: 'boolean',
+          description:
+            'A STRICT table (every table sqlscribe creates), whose types are enforced; false for a table made elsewhere, whose columns report their affinity, and for a view',
+        },
         withoutRowid: { type: 'boolean' },
         columns: { type: 'array', items: ref('Column') },
         indexes: { type: 'array', items: ref('Index') },
@@ -115,7 +132,7 @@ function tableSchemas(): Record<string, JsonObject> {
     Value: {
       type: ['integer', 'number', 'string', 'boolean', 'null'],
       description:
-        'A value read from a database: INT → integer (exact for all 64-bit values: beyond 2^53 the number literal has all its digits), FLOAT → number, TEXT → string, BOOL → true/false, NULL → null, BLOB → base64 string.',
+        'A value read from a database: INT → integer (exact for all 64-bit values: beyond 2^53 the number literal has all its digits), FLOAT → number (±Infinity → the number 9e999 or -9e999, never null), TEXT → string, BOOL → true/false, NULL → null (SQLite has no NaN: it is NULL), BLOB → base64 string.',
     },
     Row: { type: 'array', items: ref('Value'), description: 'One row: values in column order.' },
   };

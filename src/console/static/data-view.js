@@ -68,11 +68,44 @@ function defaultText(column) {
   return column.defaultSql ?? (column.default === null ? 'NULL' : JSON.stringify(column.default));
 }
 
+/**
+ * A foreign key as its CREATE TABLE would say it: ON UPDATE only when it does something.
+ * @param {{ table: string, column: string, onDelete: string, onUpdate?: string }} reference
+ * @returns {string}
+ */
+function referenceText(reference) {
+  const onUpdate = reference.onUpdate && reference.onUpdate !== 'RESTRICT' ? ` ON UPDATE ${reference.onUpdate}` : '';
+  return `→ ${reference.table}(${reference.column}) ON DELETE ${reference.onDelete}${onUpdate}`;
+}
+
+/**
+ * A column's type as the card shows it: the declared type beside it when the table spells it otherwise
+ * (`NUMERIC (DECIMAL(10,2))`, `BLOB (no type)`).
+ * @param {any} column a column of the schema record
+ * @returns {string}
+ */
+function typeText(column) {
+  if (column.type === null || column.type === undefined) return 'any (computed)';
+  if (column.declaredType === undefined) return column.type;
+  return `${column.type} (${column.declaredType === '' ? 'no type' : column.declaredType})`;
+}
+
+/**
+ * The type a column's values are shown by. A column declared without a type (BLOB affinity, in a
+ * table that is not STRICT) keeps each value as it was given, text as text: none, then.
+ * @param {any} column a column of the schema record, if known
+ * @returns {string | null}
+ */
+function shownType(column) {
+  if (column === undefined || column.declaredType === '') return null;
+  return column.type ?? null;
+}
+
 /** @param {TableRecord} table */
 function tableCard(table) {
   const columns = table.columns.map((/** @type {any} */ column) => [
     h('code', null, column.name),
-    column.type ?? 'any (computed)',
+    typeText(column),
     h(
       'span',
       null,
@@ -81,9 +114,7 @@ function tableCard(table) {
       column.notNull ? flag('NOT NULL') : null,
     ),
     defaultText(column),
-    column.references
-      ? `→ ${column.references.table}(${column.references.column}) ON DELETE ${column.references.onDelete}`
-      : '',
+    column.references ? referenceText(column.references) : '',
   ]);
   const indexes = table.indexes ?? [];
   const traits =
@@ -277,7 +308,7 @@ async function readPage(table, offset, session = readingSession()) {
 function rowsTable(table, page) {
   const columns = new Map((schemas.get(table)?.columns ?? []).map((column) => [column.name, column]));
   const types = page.columns.map(
-    (/** @type {string} */ name, /** @type {number} */ i) => page.types?.[i] ?? columns.get(name)?.type ?? null,
+    (/** @type {string} */ name, /** @type {number} */ i) => page.types?.[i] ?? shownType(columns.get(name)),
   );
   const references = page.columns.map((/** @type {string} */ name) => columns.get(name)?.references ?? null);
   return resultTable({

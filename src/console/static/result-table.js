@@ -147,18 +147,24 @@ export function toCsv(columns, rows, types) {
   return `${lines.join('\r\n')}\r\n`;
 }
 
+/** What ±Infinity stands as while JSON.stringify runs, then replaced by the number the service sent (toJson). */
+const INFINITY_MARK = '\u0000infinity:';
+
 /**
- * JSON: one object per row, values as the service sent them (booleans and NULL kept).
+ * JSON: one object per row, values as the service sent them (booleans and NULL kept,
+ * ±Infinity as the numbers 9e999 and -9e999, where JSON.stringify would write null).
  * @param {string[]} columns
  * @param {unknown[][]} rows
  * @returns {string}
  */
 export function toJson(columns, rows) {
-  return `${JSON.stringify(
+  const text = JSON.stringify(
     rows.map((row) => Object.fromEntries(columns.map((name, i) => [name, row[i] ?? null]))),
-    null,
+    (_key, value) =>
+      value === Infinity || value === -Infinity ? `${INFINITY_MARK}${value > 0 ? '9e999' : '-9e999'}` : value,
     2,
-  )}\n`;
+  );
+  return `${text.replace(/"\\u0000infinity:(-?9e999)"/g, '$1')}\n`;
 }
 
 /**

@@ -13,18 +13,28 @@ import type { ResultValue } from '../protocol';
 /** A block of rows is written once it weighs this much (as convertRowWeighed counts). */
 const CHUNK_CHARS = 256 * 1024;
 
+/** Whether a row holds ±Infinity, which the native stringify writes as `null`. */
+function rowsHoldInfinity(rows: readonly (readonly ResultValue[])[]): boolean {
+  for (const row of rows) for (const value of row) if (value === Infinity || value === -Infinity) return true;
+  return false;
+}
+
 /**
- * Rows as one JSON array. Rows hold JSON scalars, and a bigint only for an
- * integer beyond 2^53: the native stringify takes every other block directly,
- * and refuses one with a bigint, which our writer then takes.
+ * Rows as one JSON array. Rows hold JSON scalars, a bigint only for an
+ * integer beyond 2^53, and now and then ±Infinity: the native stringify takes
+ * every other block directly, and refuses one with a bigint, which our writer
+ * then takes, as it takes one whose `null` may be an infinite number
+ * (json-text.ts writes it as ±9e999).
  */
 export function rowsJsonText(rows: readonly (readonly ResultValue[])[]): string {
+  let text: string;
   try {
-    return JSON.stringify(rows);
+    text = JSON.stringify(rows);
   } catch (error) {
     if (!(error instanceof TypeError)) throw error;
     return stringifyJson(rows);
   }
+  return text.includes('null') && rowsHoldInfinity(rows) ? stringifyJson(rows) : text;
 }
 
 export class JsonRowChunks {

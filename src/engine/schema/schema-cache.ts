@@ -20,17 +20,18 @@
 import type Database from 'better-sqlite3';
 import { EngineError } from '../../errors';
 import { boolColumns, readTableSchema, type TableSchema } from './schema';
-import { canonicalType, type ColumnType } from '../types';
+import { canonicalType, resultColumnType, type ResultType } from '../types';
 
 /** The columns of a statement's result: names, which hold BOOL values, and each one's declared type. */
 export interface ResultShape {
   names: string[];
   bools: boolean[];
   /**
-   * The declared type of the table column each result column reads, null for
-   * an expression (what SQLite's decltype gives); undefined when no column has one.
+   * The type of the table column each result column reads (resultColumnType:
+   * in a table that is not STRICT, its affinity), null for an expression
+   * (what SQLite's decltype gives); undefined when no column has one.
    */
-  types: (ColumnType | null)[] | undefined;
+  types: (ResultType | null)[] | undefined;
 }
 
 export class SchemaCache {
@@ -39,10 +40,12 @@ export class SchemaCache {
   private readonly refreshQuery: Database.Statement;
   private readonly deferredQuery: Database.Statement;
   private readonly generatedQuery: Database.Statement;
+  private readonly strictQuery: Database.Statement;
   private currentVersion = -1n;
   private tables = new Map<string, TableSchema | undefined>();
   private generated = new Map<string, boolean>();
   private bools = new Map<string, Set<string>>();
+  private strictTables = new Map<string, boolean>();
   private deferred: boolean | undefined;
   private shapes = new WeakMap<Database.Statement, ResultShape>();
   /** Set while a read-only transaction that already checked the version runs: it cannot move. */
@@ -60,6 +63,10 @@ export class SchemaCache {
       .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND sql LIKE '%DEFERRED%' LIMIT 1")
       .pluck();
     this.generatedQuery = db.prepare("SELECT 1 FROM pragma_table_xinfo(?, 'main') WHERE hidden IN (2, 3)").pluck();
+    this.strictQuery = db
+      .prepare("SELECT strict FROM pragma_table_list(?) WHERE schema = 'main'")
+      .pluck()
+      .safeIntegers(false);
   }
 
   /**
@@ -78,6 +85,7 @@ export class SchemaCache {
     this.tables = new Map();
     this.generated = new Map();
     this.bools = new Map();
+    this.strictTables = new Map();
     this.deferred = undefined;
     this.shapes = new WeakMap();
     return true;
@@ -156,7 +164,7 @@ export class SchemaCache {
       const bools = columns.map((column) => this.isBoolColumn(column));
       // Kept with the statement, so the hot path pays for the types once per prepared statement.
       const types = columns.map((column, i) =>
-        bools[i] === true ? 'BOOL' : column.type === null ? null : (canonicalType(column.type) ?? null),
+        bools[i] === true ? 'BOOL' : resultColumnType(column.type, this.isStrict(column.table)),
       );
       shape = {
         names: columns.map((column) => column.name),
@@ -166,6 +174,18 @@ export class SchemaCache {
       this.shapes.set(statement, shape);
     }
     return shape;
+  }
+
+  /** Whether the table a result column comes from is STRICT (true for none: an expression's type is null anyway). */
+  private isStrict(table: string | null): boolean {
+    if (table === null) return true;
+    const key = table.toLowerCase();
+    let strict = this.strictTables.get(key);
+    if (strict === undefined) {
+      strict = this.strictQuery.get(table) !== 0;
+      this.strictTables.set(key, strict);
+    }
+    return strict;
   }
 
   private isBoolColumn(column: Database.ColumnDefinition): boolean {

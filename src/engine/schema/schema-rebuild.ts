@@ -3,9 +3,9 @@
  * schema record, written in sqlscribe's user dialect (INT, TEXT, FLOAT, BOOL):
  * once rewritten for storage and executed they give back an equal record.
  */
-import type { ColumnSchema, IndexSchema, TableSchema } from './schema';
+import type { ColumnSchema, IndexSchema, ReferenceAction, TableSchema } from './schema';
 import { defaultClauseSql } from './schema-defaults';
-import { quoteIdentifier } from '../types';
+import { canonicalType, quoteIdentifier } from '../types';
 
 /**
  * The pk columns in key order: `primaryKey` gives the order, unless a column
@@ -19,18 +19,30 @@ function pkColumns(schema: TableSchema): string[] {
   return exact ? parts : flagged;
 }
 
+/** ` ON DELETE SET NULL` and the like; nothing for RESTRICT, which is how the record reads an action left out. */
+function actionSql(on: 'DELETE' | 'UPDATE', action: ReferenceAction): string {
+  return action === 'RESTRICT' ? '' : ` ON ${on} ${action}`;
+}
+
 function referencesSql(column: ColumnSchema): string {
   const ref = column.references;
   if (ref === null) return '';
   // An empty column is a key whose parent was not found: let SQLite pick its pk again.
   const target = ref.column === '' ? '' : `(${quoteIdentifier(ref.column)})`;
-  const onDelete = ref.onDelete === 'CASCADE' ? ' ON DELETE CASCADE' : '';
-  return ` REFERENCES ${quoteIdentifier(ref.table)}${target}${onDelete}`;
+  const actions = actionSql('DELETE', ref.onDelete) + actionSql('UPDATE', ref.onUpdate);
+  return ` REFERENCES ${quoteIdentifier(ref.table)}${target}${actions}`;
+}
+
+/** The declared spelling when the user dialect takes it (`NVARCHAR(160)` is kept that way), else the type. */
+function typeSql(column: ColumnSchema): string | null {
+  const declared = column.declaredType;
+  return declared !== undefined && canonicalType(declared) !== undefined ? declared : column.type;
 }
 
 function columnSql(column: ColumnSchema, singlePk: boolean): string {
   let sql = quoteIdentifier(column.name);
-  if (column.type !== null && column.type !== '') sql += ` ${column.type}`;
+  const type = typeSql(column);
+  if (type !== null && type !== '') sql += ` ${type}`;
   if (column.pk && singlePk) sql += ' PRIMARY KEY';
   if (column.notNull) sql += ' NOT NULL';
   if (column.unique) sql += ' UNIQUE';

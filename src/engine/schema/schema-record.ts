@@ -3,21 +3,30 @@
  * tables and views alike (schema.ts reads it, view-schema.ts builds a view's).
  */
 
+/** What a foreign key does to the child rows when its parent row is deleted or its key changed; NO ACTION reads RESTRICT. */
+export type ReferenceAction = 'RESTRICT' | 'CASCADE' | 'SET NULL' | 'SET DEFAULT';
+
 export interface ColumnReference {
   table: string;
   column: string;
-  onDelete: 'RESTRICT' | 'CASCADE';
+  onDelete: ReferenceAction;
+  onUpdate: ReferenceAction;
 }
 
 export interface ColumnSchema {
   name: string;
   /**
-   * INT, TEXT, FLOAT, BOOL or BLOB; a foreign table's own declared type otherwise.
+   * INT, TEXT, FLOAT, BOOL or BLOB; in a table that is not STRICT (made outside
+   * sqlscribe), its affinity by SQLite's rules, which may also be NUMERIC.
    * A view's column has the type of the table column it comes straight from,
    * and null when it is computed (view-schema.ts).
    */
   type: string | null;
-  /** The type as the CREATE TABLE spelled it (`NVARCHAR(160)`, `DATETIME`), normalized; absent when it was `type` itself. */
+  /**
+   * The type as the CREATE TABLE spelled it: normalized (`NVARCHAR(160)`) in a
+   * table sqlscribe made, as written (`varchar ( 20 )`, `BLOB SUB_TYPE TEXT`,
+   * `""` for none) in any other; absent when it was `type` itself, in any case.
+   */
   declaredType?: string;
   /** Part of the primary key (every column of a composite key). */
   pk: boolean;

@@ -3,16 +3,31 @@
  * rebuilds a table from such a record.
  *
  * Tables made by sqlscribe are STRICT, with BOOL stored as INTEGER plus the
- * check of types.ts; tables made elsewhere may declare any type, and report it
- * through `reportedType`.
+ * check of types.ts; tables made elsewhere may declare any type, and report
+ * their affinity as `type` and the type as written as `declaredType`
+ * (types.ts' reportedType).
  */
 import { boolColumnNames, declaredTypes, indexTermTexts } from './schema-sql';
 import { parseDefault } from './schema-defaults';
-import { reportedType } from '../types';
+import { canonicalType, reportedType } from '../types';
 import { buildViewSchema, type ResultColumn, type ViewSource } from './view-schema';
-import type { ColumnReference, ColumnSchema, IndexSchema, TableSchema, TriggerSchema } from './schema-record';
+import type {
+  ColumnReference,
+  ColumnSchema,
+  IndexSchema,
+  ReferenceAction,
+  TableSchema,
+  TriggerSchema,
+} from './schema-record';
 
-export type { ColumnReference, ColumnSchema, IndexSchema, TableSchema, TriggerSchema } from './schema-record';
+export type {
+  ColumnReference,
+  ColumnSchema,
+  IndexSchema,
+  ReferenceAction,
+  TableSchema,
+  TriggerSchema,
+} from './schema-record';
 
 /** A narrow seam over better-sqlite3's Database so tests can use the real one. */
 export interface SchemaDatabase {
@@ -54,6 +69,7 @@ interface ForeignKeyRow {
   table: string;
   from: string;
   to: string | null;
+  on_update: string;
   on_delete: string;
 }
 interface TableListRow {
@@ -156,6 +172,17 @@ function parentPkColumn(db: Database, parent: string, position: number): string 
 }
 
 /**
+ * An ON DELETE or ON UPDATE action as PRAGMA foreign_key_list names it, as the
+ * record reports it: as declared, but NO ACTION (also what an omitted action
+ * is) as RESTRICT, as the API has always said. The two differ only for a key
+ * whose check is deferred to COMMIT.
+ */
+function referenceAction(action: string): ReferenceAction {
+  const upper = action.toUpperCase();
+  return upper === 'CASCADE' || upper === 'SET NULL' || upper === 'SET DEFAULT' ? upper : 'RESTRICT';
+}
+
+/**
  * Each column's foreign key, by lower-cased column name. SQLite numbers a
  * table's foreign keys from the last declared (id 0), so going through them
  * by descending id keeps the first one declared when a column has several.
@@ -167,8 +194,12 @@ function columnReferences(db: Database, table: string): Map<string, ColumnRefere
     const key = fk.from.toLowerCase();
     if (references.has(key)) continue;
     const column = fk.to ?? parentPkColumn(db, fk.table, fk.seq);
-    const onDelete = fk.on_delete === 'CASCADE' ? 'CASCADE' : 'RESTRICT';
-    references.set(key, { table: fk.table, column, onDelete });
+    references.set(key, {
+      table: fk.table,
+      column,
+      onDelete: referenceAction(fk.on_delete),
+      onUpdate: referenceAction(fk.on_update),
+    });
   }
   return references;
 }
@@ -193,7 +224,26 @@ function readIndexes(db: Database, table: string): IndexSchema[] {
 function boolNames(master: MasterRow, columns: XInfoRow[]): Set<string> {
   const checked = boolColumnNames(master.sql ?? '');
   const names = columns.map((c) => c.name.toLowerCase());
-  return new Set(names.filter((name, i) => reportedType(columns[i]?.type ?? '', checked.has(name)) === 'BOOL'));
+  return new Set(names.filter((name, i) => checked.has(name) || canonicalType(columns[i]?.type ?? '') === 'BOOL'));
+}
+
+/**
+ * A column's `type` and, when it differs, `declaredType`. A STRICT table keeps
+ * only the storage name, so a type spelled otherwise is read from the comment
+ * sqlscribe keeps it in (types.ts' declaredTypeComment); any other table keeps
+ * the declared type as written, which PRAGMA table_xinfo gives back as it is
+ * (an empty one for a column declared without a type).
+ */
+function columnType(
+  row: XInfoRow,
+  isBool: boolean,
+  strict: boolean,
+  commented: string | undefined,
+): Pick<ColumnSchema, 'type' | 'declaredType'> {
+  const type = reportedType(row.type, isBool, strict);
+  const declaredType = commented ?? (strict && type !== 'BLOB' ? undefined : row.type);
+  const same = declaredType === undefined || declaredType.toUpperCase() === type;
+  return same ? { type } : { type, declaredType };
 }
 
 function buildSchema(db: Database, master: MasterRow): TableSchema {
@@ -208,15 +258,14 @@ function buildTableSchema(db: Database, master: MasterRow): Omit<TableSchema, 't
   const unique = uniqueColumns(db, name);
   const references = columnReferences(db, name);
   const declared = declaredTypes(master.sql ?? '');
+  const info = rows<TableListRow>(db, "SELECT * FROM pragma_table_list(?) WHERE schema = 'main'", name)[0];
+  const strict = info?.strict === 1;
   const columns = rowsOfColumns.map((row): ColumnSchema => {
     const key = row.name.toLowerCase();
     const isBool = bools.has(key);
-    const type = reportedType(row.type, isBool);
-    const declaredType = declared.get(key);
     return {
       name: row.name,
-      type,
-      ...(declaredType === undefined || declaredType === type ? {} : { declaredType }),
+      ...columnType(row, isBool, strict, declared.get(key)),
       pk: row.pk > 0,
       notNull: row.notnull === 1,
       unique: unique.has(key),
@@ -224,13 +273,12 @@ function buildTableSchema(db: Database, master: MasterRow): Omit<TableSchema, 't
       references: references.get(key) ?? null,
     };
   });
-  const info = rows<TableListRow>(db, "SELECT * FROM pragma_table_list(?) WHERE schema = 'main'", name)[0];
   return {
     name,
     kind: 'table',
     primaryKey: pkNames(rowsOfColumns).join(','),
     rootPage: master.rootpage,
-    strict: info?.strict === 1,
+    strict,
     withoutRowid: info?.wr === 1,
     columns,
     indexes: readIndexes(db, name),

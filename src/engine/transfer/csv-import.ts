@@ -100,7 +100,12 @@ function typesFromTable(table: TableSchema, columns: readonly string[]): ColumnT
       .join('; ');
     throw new EngineError('IMPORT_CSV_COLUMNS', { table: table.name, detail });
   }
-  return columns.map((name) => canonicalType(byName.get(name.toLowerCase())?.type ?? '') ?? 'TEXT');
+  // The declared type first: a table that is not STRICT reports its affinity as `type` (BLOB for a column
+  // declared without one, whose CSV text must stay text), and its declared type as written.
+  return columns.map((name) => {
+    const column = byName.get(name.toLowerCase());
+    return canonicalType(column?.declaredType ?? column?.type ?? '') ?? 'TEXT';
+  });
 }
 
 export function csvImport(

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { EngineError } from '../../errors';
 import { csvRecord, type CsvField } from './csv-records';
 import { dumpStatements } from './sql-dump';
-import type { StoredValue } from './sql-literal';
+import { sqlLiteral, type StoredValue } from './sql-literal';
 import { readTableSchema } from '../schema/schema';
 import { quoteIdentifier } from '../types';
 
@@ -51,10 +51,19 @@ function writeSql(db: Database.Database, out: string): void {
   }
 }
 
-/** A new database file built from the dump: only the user's objects, none of the service's. */
+/**
+ * A new database file built from the dump: only the user's objects, none of
+ * the service's. A copy does not enforce the file's rules on the file's own
+ * data: a database served as it came (-db, an upload) may hold rows whose keys
+ * point nowhere, or that a CHECK added later refuses, and SQLite opens and
+ * serves it all the same, so the copy takes them as they are
+ * (better-sqlite3 turns foreign keys on by default).
+ */
 function writeSqlite(db: Database.Database, out: string): void {
   const copy = new Database(out);
   try {
+    copy.pragma('foreign_keys = OFF');
+    copy.pragma('ignore_check_constraints = ON');
     copy.exec('BEGIN');
     for (const statement of dumpStatements(db)) copy.exec(statement);
     copy.exec('COMMIT');
@@ -63,8 +72,10 @@ function writeSqlite(db: Database.Database, out: string): void {
   }
 }
 
+/** A value as a CSV field; ±Infinity as 9e999 and -9e999, which the CSV import (and SQLite's REAL columns) read back as the same. */
 function csvValue(value: StoredValue): CsvField {
   if (value === null) return null;
+  if (typeof value === 'number' && !Number.isFinite(value)) return sqlLiteral(value);
   if (typeof value === 'bigint' || typeof value === 'number') return String(value);
   if (typeof value === 'string') return value;
   return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
