@@ -796,6 +796,12 @@ async function tokens(tt: Test, server: TestServer): Promise<void> {
   });
   await c('POST', '/tokens', { body: { prefix: 'clase', count: 2, role: 'write' }, status: 201 });
   await c('POST', '/tokens?format=csv', { body: { prefix: 'tarjeta', count: 2, role: 'read' }, status: 201 });
+  // A teacher's own bound on a database's size: sent and answered as the document says (GET /tokens lists it below).
+  await c('POST', '/tokens', {
+    body: { name: 'teacher-big', role: 'write', databases: ['school'], maxDatabaseMb: 500 },
+    status: 201,
+  });
+  await c('POST', '/tokens', { body: { prefix: 'lab', count: 1, role: 'write', maxDatabaseMb: 200 }, status: 201 });
   await c('POST', '/tokens', {
     body: { name: 'reader', role: 'read', databases: ['school'] },
     status: 409,

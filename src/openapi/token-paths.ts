@@ -78,6 +78,15 @@ const nullableTime = (description: string): JsonObject => ({
   description,
 });
 
+/** A token's own bound on each database it writes (-max-database-mb for the rest). */
+const maxDatabaseMb = (): JsonObject => ({
+  type: 'integer',
+  minimum: 1,
+  maximum: 1_048_576,
+  description:
+    'MiB: the largest a database may grow through this token, in place of -max-database-mb (413 `[SQ6060]` past it)',
+});
+
 function tokenFields(): Record<string, JsonObject> {
   return {
     id: { type: 'string', description: 'Stable and not secret: journal entries name it (`tokenId`)' },
@@ -91,6 +100,7 @@ function tokenFields(): Record<string, JsonObject> {
     created: nullableTime('null for tokens of -tokens-file'),
     expires: nullableTime('null: never'),
     source: { enum: ['api', 'file'] },
+    maxDatabaseMb: maxDatabaseMb(),
   };
 }
 
@@ -109,11 +119,12 @@ const closed = (
 export function tokenSchemas(): Record<string, JsonObject> {
   const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
   return {
-    Token: closed('A token, without its secret.', tokenFields()),
-    CreatedToken: closed('A token just made, with its secret (shown once).', {
-      ...tokenFields(),
-      secret: { type: 'string', pattern: '^sqs_[A-Za-z0-9_-]{43}$' },
-    }),
+    Token: closed('A token, without its secret.', tokenFields(), ['maxDatabaseMb']),
+    CreatedToken: closed(
+      'A token just made, with its secret (shown once).',
+      { ...tokenFields(), secret: { type: 'string', pattern: '^sqs_[A-Za-z0-9_-]{43}$' } },
+      ['maxDatabaseMb'],
+    ),
     TokenList: closed('The tokens.', { ok: { const: true }, tokens: { type: 'array', items: ref('Token') } }),
     CreatedTokens: closed('The tokens made.', {
       ok: { const: true },
@@ -130,8 +141,9 @@ export function tokenSchemas(): Record<string, JsonObject> {
             role: { enum: ['admin', 'write', 'read'] },
             databases: { type: 'array', minItems: 1, items: { type: 'string' }, description: 'Optional for admin' },
             expires: { type: 'string', format: 'date-time' },
+            maxDatabaseMb: maxDatabaseMb(),
           },
-          ['databases', 'expires'],
+          ['databases', 'expires', 'maxDatabaseMb'],
         ),
         closed(
           'A class of tokens.',
@@ -144,8 +156,9 @@ export function tokenSchemas(): Record<string, JsonObject> {
               type: 'string',
               description: 'A template: the databases the class lacks are made as copies of it instead of empty.',
             },
+            maxDatabaseMb: maxDatabaseMb(),
           },
-          ['expires', 'from'],
+          ['expires', 'from', 'maxDatabaseMb'],
         ),
       ],
     },
