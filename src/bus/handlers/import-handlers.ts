@@ -56,11 +56,16 @@ async function planImport(
   if (source.format === 'sql')
     return importScript(splitStatements(source.text), { knownNames: await namesIn(engine, ref) });
   // A file comes in as SQLite opens it: its foreign keys are not enforced on the rows it holds.
+  // Each statement as the splitter gives it back, which is what replay runs from the journal (an index's SQL as
+  // SQLite stored it may end in a line break that the splitter drops, and the rebuilt schema would differ).
   if (source.format === 'sqlite')
-    return importScript(await engine.uploadStatements(source.file, call), {
-      knownNames: await namesIn(engine, ref),
-      foreignKeys: 'off',
-    });
+    return importScript(
+      (await engine.uploadStatements(source.file, call)).flatMap((statement) => splitStatements(statement)),
+      {
+        knownNames: await namesIn(engine, ref),
+        foreignKeys: 'off',
+      },
+    );
   const existing = await engine.schema(ref.file, source.table);
   const csv = csvImport(
     source.text,
