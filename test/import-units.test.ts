@@ -18,6 +18,9 @@ import { singleQuoteLiterals } from '../src/engine/transfer/quoted-literals';
 import { classifyStatement } from '../src/engine/dialect/classify';
 import { rewriteForStorage, withAffinityTypes } from '../src/engine/dialect/rewrite';
 import { affinityType } from '../src/engine/types';
+import { Engine } from '../src/engine/engine';
+import { splitStatements } from '../src/engine/dialect/split';
+import type { ExecRequest } from '../src/engine/protocol';
 import { dumpStatements, insertOrder } from '../src/engine/transfer/sql-dump';
 import { sqlLiteral } from '../src/engine/transfer/sql-literal';
 import { lastSeqOfFile, repairTornTail } from '../journal/tail';
@@ -308,5 +311,59 @@ t.test(
       0,
       "the database's own columns stay identifiers",
     );
+  },
+);
+
+t.test(
+  'a batch run with foreign keys off has a transaction to itself, and enforcement comes back after it',
+  async (t) => {
+    const file = path.join(t.testdir(), 'fk.db');
+    const engine = new Engine();
+    t.teardown(() => engine.close());
+    engine.createDatabase(file);
+    const batch = (sql: string, seq: number, foreignKeys?: 'off'): ExecRequest => ({
+      file,
+      statements: splitStatements(sql).map((text) => ({ sql: text, kind: classifyStatement(text).kind })),
+      maxResultRows: 0,
+      context: { clockMs: 1_795_239_792_345 + seq, seed: seq.toString(16).padStart(16, '0') },
+      ...(foreignKeys === undefined ? {} : { foreignKeys }),
+    });
+    engine.exec(batch('CREATE TABLE p (id INT PRIMARY KEY); CREATE TABLE c (id INT, p INT REFERENCES p(id))', 0));
+    const orphan = batch('INSERT INTO c VALUES (1, 7); INSERT INTO c VALUES (2, 8)', 2, 'off');
+    const group = engine.execHeldGroup([
+      batch('INSERT INTO p VALUES (1)', 1),
+      orphan,
+      batch('INSERT INTO p VALUES (2)', 3),
+    ]);
+    t.equal(group.length, 1, 'the group stops before it: the others are sent again');
+    engine.commitHeld(1);
+    const alone = engine.execHeldGroup([orphan, batch('INSERT INTO p VALUES (2)', 3)]);
+    t.equal(alone.length, 1, 'and none joins it');
+    t.match(alone[0], { results: [{}, { foreignKeyViolations: [{ table: 'c', rows: 2 }] }] });
+    engine.commitHeld(2);
+    t.throws(
+      () => engine.exec(batch('INSERT INTO c VALUES (3, 9)', 4)),
+      { code: 3004 },
+      'enforced again after its commit',
+    );
+    t.throws(() => engine.exec(batch('INSERT INTO c VALUES (3, 9); INSERT INTO nowhere VALUES (1)', 5, 'off')), {
+      code: 2003,
+    });
+    t.throws(() => engine.exec(batch('INSERT INTO c VALUES (3, 9)', 6)), { code: 3004 }, 'and after its rollback');
+    t.equal(
+      engine.execHeldRun([batch('INSERT INTO c VALUES (4, 9)', 7, 'off'), batch('INSERT INTO p VALUES (3)', 8)]),
+      1,
+      "replay's group stops after it",
+    );
+    engine.commitHeld(7);
+    t.equal(
+      engine.execHeldRun([batch('INSERT INTO p VALUES (3)', 8), batch('INSERT INTO c VALUES (5, 9)', 9, 'off')]),
+      1,
+      'and before it',
+    );
+    engine.commitHeld(8);
+    const db = new Database(file, { readonly: true });
+    t.same(db.prepare('SELECT id FROM c ORDER BY id').pluck().all(), [1, 2, 4]);
+    db.close();
   },
 );
