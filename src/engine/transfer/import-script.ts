@@ -80,6 +80,8 @@ type ScriptSetting = { kind: 'foreign-keys'; on: boolean | undefined } | { kind:
 
 /** What a PRAGMA of the script is to the import, or undefined when it is none of its settings. */
 function settingOf(sql: string): ScriptSetting | undefined {
+  // Nearly every statement of a big script is an INSERT: it is told apart by its first letters.
+  if (!/^\s*PRAGMA\b/i.test(sql)) return undefined;
   const match = PRAGMA_SHAPE.exec(sql.trim());
   if (match === null) return undefined;
   const name = (match[1] ?? '').toLowerCase();
