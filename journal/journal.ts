@@ -54,6 +54,8 @@ export interface BatchRecord {
   ms: number;
   results?: StatementResult[];
   error?: EngineError;
+  /** The batch ran with foreign key enforcement off (ExecRequest.foreignKeys): replay must run it so. */
+  foreignKeys?: 'off';
 }
 
 export class Journal {
@@ -169,6 +171,7 @@ export function batchEntry(record: BatchRecord): NewEntry {
     ms: Math.round(record.ms * 1000) / 1000,
     clock: record.context.clockMs,
     seed: record.context.seed,
+    ...(record.foreignKeys === undefined ? {} : { foreignKeys: record.foreignKeys }),
   };
   if (record.error !== undefined) return { ...entry, ...errorFields(record.error) };
   return { ...entry, changes: (record.results ?? []).reduce((sum, result) => sum + (result.changes ?? 0), 0) };

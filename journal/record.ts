@@ -146,6 +146,8 @@ export interface JournalEntry {
   clock?: number;
   /** exec: the batch's random seed, 16 hex chars. */
   seed?: string;
+  /** exec: 'off' when the batch ran with foreign key enforcement off (an import that turned it off, an uploaded file). */
+  foreignKeys?: 'off';
   /** rollback: why the session ended. */
   reason?: RollbackReason;
   /** copydb, resetdb: the database copied (the template). */
@@ -252,6 +254,7 @@ const FIELD_ORDER = [
   'reason',
   'clock',
   'seed',
+  'foreignKeys',
   'voids',
   'sql',
   'statements',
@@ -460,6 +463,7 @@ const OPTIONAL_ENTRY_FIELDS: Record<string, Check> = {
   changes: isCount,
   clock: (v) => typeof v === 'number' && Number.isFinite(v),
   seed: isSeed,
+  foreignKeys: oneOf('off'),
   reason: oneOf('client', 'expired', 'timeout', 'engine-lost', 'aborted', 'shutdown', 'revoked'),
   voids: (v) => Array.isArray(v) && v.length > 0 && v.every(isCount),
   tokenId: isString,

@@ -172,6 +172,7 @@ export class JournalApplier {
       statements,
       maxResultRows: 0,
       context: { clockMs: entry.clock ?? 0, seed: entry.seed ?? '0' },
+      ...(entry.foreignKeys === 'off' ? { foreignKeys: 'off' as const } : {}),
     };
   }
 

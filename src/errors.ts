@@ -301,12 +301,6 @@ export const catalog = {
       'unknown column type {type} for column {column}: use INT, TEXT, FLOAT, BOOL or BLOB, or one of their aliases',
   },
   INVALID_VALUE: { code: 4003, status: 400, message: 'invalid value: {detail}' },
-  IMPORT_UNMAPPABLE_TYPE: {
-    code: 4050,
-    status: 400,
-    message:
-      'table {table}, column {column}: type {type} has no sqlscribe type (INT, TEXT, FLOAT, BOOL, BLOB or one of their aliases)',
-  },
 
   // 5xxx — transactions and sessions
   NO_SUCH_SAVEPOINT: { code: 5001, status: 400, message: 'no such savepoint: {savepoint}' },

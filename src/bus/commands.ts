@@ -2,7 +2,7 @@
  * The commands that route handlers send to the command bus. A command says
  * what a client asked for, still unvalidated where the bus must validate it.
  */
-import type { StatementResult, RowPage } from '../engine/protocol';
+import type { StatementResult, RowPage, ForeignKeyViolation } from '../engine/protocol';
 import type { Batch, RefusedBatch, SqlSource } from '../engine/batch';
 import type { TableSchema } from '../engine/schema/schema';
 import type { SessionInfo } from '../sessions/session-manager';
@@ -10,6 +10,7 @@ import type { PilotFilter, StoredPilot } from '../pilots/pilot-store';
 import type { CreatedToken, TokenView } from '../tokens/token-registry';
 import type { PilotSummary, SummaryGrouping } from '../pilots/pilot-summary';
 import type { ExportFormat } from '../engine/transfer/database-export';
+import type { RewrittenObject } from '../engine/transfer/import-script';
 import type { ColumnType } from '../engine/types';
 import type { DatabaseActivity, RecentError, RecentRefusal } from '../services/class-activity';
 import type { RestoreOutcome } from '../services/databases/database-restores';
@@ -132,6 +133,14 @@ export interface ImportOutcome {
   /** csv: the table, and whether the import created it. */
   table?: string;
   created?: boolean;
+  /** 'off' when the import ran without foreign key enforcement (a script that turns it off, an uploaded file). */
+  foreignKeys: 'on' | 'off';
+  /** With foreign keys off: the rows whose keys point nowhere after the import, by table (`PRAGMA foreign_key_check`). */
+  foreignKeyViolations?: ForeignKeyViolation[];
+  /** The script's PRAGMA statements taken as settings (foreign keys, or no-ops) rather than run. */
+  settings?: string[];
+  /** Triggers and views whose double-quoted string literals were single-quoted. */
+  rewritten?: RewrittenObject[];
 }
 
 export interface ExportCopy {

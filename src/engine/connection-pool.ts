@@ -77,6 +77,8 @@ export class Connection {
   private writes = 0;
   /** The bound limitSize last set, in bytes; null: none (SQLite's own). */
   private sizeLimit: number | null = null;
+  /** A transaction begun with foreign keys off is open (or ended without them set back yet). */
+  private foreignKeysAreOff = false;
   private readonly functions: DeterministicFunctions;
   /** Transaction control, prepared once: db.exec would parse the text on every request. */
   private readonly control: Readonly<Record<'DEFERRED' | 'IMMEDIATE' | 'COMMIT' | 'ROLLBACK', Database.Statement>>;
@@ -105,11 +107,29 @@ export class Connection {
 
   commit(): void {
     this.control.COMMIT.run();
+    this.restoreForeignKeys();
   }
 
   /** Rolls back the open transaction, if there is one. */
   rollback(): void {
     if (this.db.inTransaction) this.control.ROLLBACK.run();
+    this.restoreForeignKeys();
+  }
+
+  /** Whether the open transaction runs with foreign keys off (begin's `foreignKeys`): no other batch may join it. */
+  get foreignKeysOff(): boolean {
+    return this.foreignKeysAreOff;
+  }
+
+  /**
+   * Back to enforcement once the transaction has ended: SQLite ignores the
+   * pragma inside one, so a COMMIT that failed and left it open restores
+   * nothing, and the rollback that follows does.
+   */
+  private restoreForeignKeys(): void {
+    if (!this.foreignKeysAreOff || this.db.inTransaction) return;
+    this.db.pragma('foreign_keys = ON');
+    this.foreignKeysAreOff = false;
   }
 
   /** Fixes the clock and the seed of the batch about to run (a fresh pair unless replaying). */
@@ -122,9 +142,14 @@ export class Connection {
    * (statements, schema facts, row counts) against the schema version the
    * transaction sees: another process may have changed the schema since.
    */
-  begin(mode: 'DEFERRED' | 'IMMEDIATE'): void {
-    this.control[mode].run();
+  begin(mode: 'DEFERRED' | 'IMMEDIATE', foreignKeys?: 'off'): void {
+    // Only outside a transaction does SQLite take the setting; commit and rollback set it back.
+    if (foreignKeys === 'off') {
+      this.db.pragma('foreign_keys = OFF');
+      this.foreignKeysAreOff = true;
+    }
     try {
+      this.control[mode].run();
       this.sync();
     } catch (error) {
       this.rollback();

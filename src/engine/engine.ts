@@ -12,6 +12,7 @@ import { readPosition, recordPosition } from './files/journal-position';
 import type {
   ExecRequest,
   ExecStatement,
+  ForeignKeyViolation,
   GroupOutcome,
   JournalPosition,
   RowPage,
@@ -178,12 +179,13 @@ export class Engine {
     onStatement?: StatementListener,
   ): GroupOutcome[] | undefined {
     connection.noteWrite();
-    connection.begin('IMMEDIATE');
+    connection.begin('IMMEDIATE', requests[0]?.foreignKeys);
     const outcomes: GroupOutcome[] = [];
     let offset = 0;
     try {
       for (const [index, request] of requests.entries()) {
         if (index > 0 && connection.schema.hasDeferredForeignKeys()) break;
+        if (index > 0 && runsAlone(connection, request)) break;
         const known = failed.get(index);
         const ran = known
           ? { outcome: { error: known.toData() } }
@@ -218,7 +220,7 @@ export class Engine {
     if (first === undefined) throw new EngineError('INTERNAL', {}, { cause: new Error('empty group') });
     const connection = this.pool.get(first.file);
     connection.noteWrite();
-    connection.begin('IMMEDIATE');
+    connection.begin('IMMEDIATE', first.foreignKeys);
     let ran = 0;
     try {
       // begin() read the schema version; only a batch of this transaction can move it (it holds the write lock).
@@ -231,11 +233,13 @@ export class Engine {
         // The next batch may move the schema: it runs unpinned, in the group's savepoint.
         const request = requests[ran] as ExecRequest;
         if (ran > 0 && connection.schema.hasDeferredForeignKeys()) break;
+        if (ran > 0 && runsAlone(connection, request)) break;
         connection.setBatchContext(request.context);
         runSavepointed(connection, request);
         ran++;
         // What it did to the schema is read again (by begin's sync) at the next check, unpinned once.
         if (ran < requests.length && connection.schema.hasDeferredForeignKeys()) break;
+        if (connection.foreignKeysOff) break;
       }
     } catch (error) {
       connection.rollback();
@@ -276,9 +280,9 @@ export class Engine {
     const writes = !request.statements.every((statement) => isReadonlyKind(statement.kind));
     if (writes) connection.noteWrite();
     connection.setBatchContext(request.context);
-    connection.begin(writes ? 'IMMEDIATE' : 'DEFERRED');
+    connection.begin(writes ? 'IMMEDIATE' : 'DEFERRED', request.foreignKeys);
     try {
-      return { connection, results: runStatements(connection, request.statements, request, onStatement) };
+      return { connection, results: runReported(connection, request, onStatement) };
     } catch (error) {
       connection.rollback();
       throw error;
@@ -446,6 +450,34 @@ function withJsonRows(request: ExecRequest, results: StatementResult[]): Stateme
   return results;
 }
 
+/**
+ * Whether a batch must not join the transaction before it: foreign keys are
+ * set per connection and only outside a transaction, so a batch that runs
+ * without them has a transaction to itself, and so has every batch after it.
+ */
+function runsAlone(connection: Connection, request: ExecRequest): boolean {
+  return request.foreignKeys === 'off' || connection.foreignKeysOff;
+}
+
+/**
+ * The batch's statements run; a batch run with foreign keys off gets, on its
+ * last result, what `PRAGMA foreign_key_check` then finds, counted by table
+ * (the import answers it: the data came in as they are).
+ */
+function runReported(connection: Connection, request: ExecRequest, onStatement?: StatementListener): StatementResult[] {
+  const results = runStatements(connection, request.statements, request, onStatement);
+  const last = results[results.length - 1];
+  if (request.foreignKeys === 'off' && last !== undefined) last.foreignKeyViolations = foreignKeyViolations(connection);
+  return results;
+}
+
+function foreignKeyViolations(connection: Connection): ForeignKeyViolation[] {
+  const counts = new Map<string, number>();
+  for (const row of connection.db.prepare('PRAGMA foreign_key_check').all() as Array<{ table: string }>)
+    counts.set(row.table, (counts.get(row.table) ?? 0) + 1);
+  return [...counts].map(([table, rows]) => ({ table, rows }));
+}
+
 /** The savepoint around each batch of a group: the reserved prefix keeps clients from naming it. */
 const GROUP_SAVEPOINT = '"_sqlscribe_group"';
 const SAVEPOINT_GROUP = `SAVEPOINT ${GROUP_SAVEPOINT}`;
@@ -460,7 +492,7 @@ function runInSavepoint(
   connection.setBatchContext(request.context);
   connection.runPlain(SAVEPOINT_GROUP);
   try {
-    const results = runStatements(connection, request.statements, request, onStatement);
+    const results = runReported(connection, request, onStatement);
     connection.runPlain(RELEASE_GROUP);
     return { outcome: { results: withJsonRows(request, results) } };
   } catch (error) {
@@ -503,6 +535,7 @@ function runPlainStretch(
     const request = requests[index] as ExecRequest;
     if (!request.statements.every(keepsSchema)) break;
     if (index > 0 && connection.schema.hasDeferredForeignKeys()) return { ran: index - from, stopped: true };
+    if (index > 0 && runsAlone(connection, request)) return { ran: index - from, stopped: true };
     connection.setBatchContext(request.context);
     runStatements(connection, request.statements, request);
   }

@@ -70,6 +70,21 @@ export interface ExecRequest {
    * and the exercise checker must tell the two apart.
    */
   readonly markBlobs?: boolean;
+  /**
+   * 'off': the batch runs with foreign key enforcement off, as SQLite runs a
+   * connection that did not ask for it (an import whose script turns it off,
+   * an uploaded file), in a transaction of its own (never grouped with other
+   * batches), and its last result carries `foreignKeyViolations`. Journaled
+   * (the entry's `foreignKeys`), so that replay runs it the same way.
+   * Enforced when absent.
+   */
+  readonly foreignKeys?: 'off';
+}
+
+/** Rows of one table whose foreign keys point nowhere, as `PRAGMA foreign_key_check` lists them. */
+export interface ForeignKeyViolation {
+  readonly table: string;
+  readonly rows: number;
 }
 
 /** What became of one batch of a group: its results, or the catalog error that rolled it back. */
@@ -106,6 +121,8 @@ export interface StatementResult {
   message?: string;
   changes?: number;
   truncated?: true;
+  /** The last result of a batch run with `foreignKeys: 'off'`: its database's violations after it, by table. */
+  foreignKeyViolations?: ForeignKeyViolation[];
 }
 
 export interface RowsRequest {

@@ -92,6 +92,45 @@ export function canonicalType(declared: string): ColumnType | undefined {
 }
 
 /**
+ * The type of a declared type name outside the alias table, for an import
+ * (import-script.ts), which takes any type SQLite accepts: the alias of the
+ * name without its size when there is one (`DATETIME(6)`, `TINYINT(1)`), else
+ * the type SQLite's affinity rules give the name
+ * (https://sqlite.org/datatype3.html#determination_of_column_affinity), in
+ * their order: it contains INT → INT; CHAR, CLOB or TEXT → TEXT (so
+ * `BLOB SUB_TYPE TEXT` is TEXT); BLOB, or no type at all → BLOB; REAL, FLOA
+ * or DOUB → FLOAT; anything else is NUMERIC affinity, which the alias table
+ * maps to FLOAT. `/exec` keeps refusing such names (4002): a typo there is
+ * worth an error, a published script is taken as it is.
+ */
+export function affinityType(declared: string): ColumnType {
+  const unsized = parseDeclared(declared.replace(/\(.*\)\s*$/s, ''));
+  const alias = unsized === undefined ? undefined : ALIASES.get(unsized.name);
+  if (alias !== undefined) return alias;
+  const name = declared.toUpperCase();
+  if (name.includes('INT')) return 'INT';
+  if (name.includes('CHAR') || name.includes('CLOB') || name.includes('TEXT')) return 'TEXT';
+  if (name.includes('BLOB') || name.trim() === '') return 'BLOB';
+  if (name.includes('REAL') || name.includes('FLOA') || name.includes('DOUB')) return 'FLOAT';
+  return ALIASES.get('NUMERIC') as ColumnType;
+}
+
+/**
+ * How an import keeps a declared type outside the alias table beside its
+ * affinity type (declaredTypeComment): upper case, single spaces, no blanks in
+ * the size; undefined when it holds anything a comment or DECLARED_TYPE_COMMENT
+ * cannot carry.
+ */
+export function affinitySpelling(declared: string): string | undefined {
+  const spelling = declared
+    .trim()
+    .toUpperCase()
+    .replace(/\s+/g, ' ')
+    .replace(/\s*([(),])\s*/g, '$1');
+  return /^[A-Z0-9_ (),]+$/.test(spelling) ? spelling : undefined;
+}
+
+/**
  * The declared type as /schema reports it beside the canonical one
  * (`NVARCHAR(160)` for `nvarchar( 160 )`), or undefined when it is not one of ours.
  */
@@ -112,7 +151,7 @@ export function declaredTypeComment(spelling: string): string {
 }
 
 /** Finds declaredTypeComment's comment in a column definition's text; group 1 is the spelling. */
-export const DECLARED_TYPE_COMMENT = /\/\* declared ([A-Z0-9 (),]+) \*\//;
+export const DECLARED_TYPE_COMMENT = /\/\* declared ([A-Z0-9_ (),]+) \*\//;
 
 export function storageType(type: ColumnType): StorageType {
   switch (type) {

@@ -111,7 +111,6 @@ export const IMPORT_400: readonly ErrorName[] = [
   'IMPORT_INTERNAL_NAME',
   'IMPORT_TRANSACTION_CONTROL',
   'IMPORT_CSV_COLUMNS',
-  'IMPORT_UNMAPPABLE_TYPE',
 ];
 /** Every 400 that SQL can cause: all of the catalog's 400s except those of the pilot records, of /tx/*, of /tokens and of imports. */
 export const SQL_400: readonly ErrorName[] = namesWithStatus(400).filter(

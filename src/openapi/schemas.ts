@@ -499,8 +499,38 @@ export function componentSchemas(): Record<string, JsonObject> {
         changes: integer('Rows inserted, updated or deleted, all statements together'),
         table: string('csv: the table loaded'),
         created: { type: 'boolean', description: 'csv: the import created the table (else it appended to it)' },
+        foreignKeys: {
+          enum: ['on', 'off'],
+          description:
+            'How the import treated foreign keys: `off` for an uploaded .sqlite file and for a script with `PRAGMA foreign_keys=OFF` (the rows came in as they are), else `on` (enforced, as every write)',
+        },
+        foreignKeyViolations: {
+          type: 'array',
+          description:
+            'With `foreignKeys: off`: the rows whose foreign keys point nowhere after the import, counted by table as `PRAGMA foreign_key_check` lists them (empty: none)',
+          items: record('One table with rows whose keys point nowhere.', {
+            table: string('The table holding the rows'),
+            rows: integer('How many of its rows `PRAGMA foreign_key_check` lists'),
+          }),
+        },
+        settings: {
+          type: 'array',
+          items: { type: 'string' },
+          description:
+            "The script's PRAGMA statements taken as settings (foreign_keys, or a connection setting that is a no-op here) rather than run",
+        },
+        rewritten: {
+          type: 'array',
+          description:
+            "Triggers and views whose double-quoted string literals were single-quoted, so that they run as SQLite's CLI runs them",
+          items: record('A trigger or view rewritten.', {
+            type: { enum: ['trigger', 'view'] },
+            name: string('Its name'),
+            literals: integer('How many literals were single-quoted'),
+          }),
+        },
       },
-      ['table', 'created'],
+      ['table', 'created', 'foreignKeyViolations', 'settings', 'rewritten'],
     ),
   };
 }

@@ -16,10 +16,10 @@ import { EngineError } from '../../errors';
 import { csvImport } from '../../engine/transfer/csv-import';
 import { splitStatements } from '../../engine/dialect/split';
 import { importScript, type ImportScript } from '../../engine/transfer/import-script';
-import type { CallContext, EngineHost } from '../../engine/protocol';
+import type { CallContext, EngineHost, StatementResult } from '../../engine/protocol';
 import type { BatchRunner } from '../../services/writes/batch-runner';
 import type { DatabaseDirectory, DatabaseRef } from '../../services/databases/database-directory';
-import type { ExportCopy, ImportSource } from '../commands';
+import type { ExportCopy, ImportOutcome, ImportSource } from '../commands';
 import type { Handlers } from '../command-bus';
 
 export interface ImportHandlerDeps {
@@ -39,14 +39,33 @@ const CONTENT_TYPES = {
   csv: 'text/csv; charset=utf-8',
 } as const;
 
+/** Every table and column name of the database, for the literals of an import's triggers and views (quoted-literals.ts). */
+async function namesIn(engine: EngineHost, ref: DatabaseRef): Promise<string[]> {
+  return (await engine.tables(ref.file)).flatMap((table) => [
+    table.name,
+    ...table.columns.map((column) => column.name),
+  ]);
+}
+
 async function planImport(
   { engine }: ImportHandlerDeps,
   ref: DatabaseRef,
   source: ImportSource,
   call: CallContext,
 ): Promise<ImportPlan> {
-  if (source.format === 'sql') return importScript(splitStatements(source.text));
-  if (source.format === 'sqlite') return importScript(await engine.uploadStatements(source.file, call));
+  if (source.format === 'sql')
+    return importScript(splitStatements(source.text), { knownNames: await namesIn(engine, ref) });
+  // A file comes in as SQLite opens it: its foreign keys are not enforced on the rows it holds.
+  // Each statement as the splitter gives it back, which is what replay runs from the journal (an index's SQL as
+  // SQLite stored it may end in a line break that the splitter drops, and the rebuilt schema would differ).
+  if (source.format === 'sqlite')
+    return importScript(
+      (await engine.uploadStatements(source.file, call)).flatMap((statement) => splitStatements(statement)),
+      {
+        knownNames: await namesIn(engine, ref),
+        foreignKeys: 'off',
+      },
+    );
   const existing = await engine.schema(ref.file, source.table);
   const csv = csvImport(
     source.text,
@@ -55,6 +74,20 @@ async function planImport(
     source.types === undefined ? undefined : [...source.types],
   );
   return { ...importScript(csv.statements), table: existing?.name ?? source.table, created: csv.created };
+}
+
+/** What the answer says beyond the counts: how foreign keys were treated, what was taken as a setting or rewritten. */
+function planNotes(
+  plan: ImportPlan,
+  results: readonly StatementResult[],
+): Pick<ImportOutcome, 'foreignKeys' | 'foreignKeyViolations' | 'settings' | 'rewritten'> {
+  const notes: Pick<ImportOutcome, 'foreignKeys' | 'foreignKeyViolations' | 'settings' | 'rewritten'> = {
+    foreignKeys: plan.foreignKeys,
+  };
+  if (plan.foreignKeys === 'off') notes.foreignKeyViolations = results[results.length - 1]?.foreignKeyViolations ?? [];
+  if (plan.settings.length > 0) notes.settings = plan.settings;
+  if (plan.rewritten.length > 0) notes.rewritten = plan.rewritten;
+  return notes;
 }
 
 async function exportCopy(
@@ -110,15 +143,27 @@ export function importHandlers(deps: ImportHandlerDeps): Pick<Handlers, 'import'
         const runCall = report === undefined ? call : withProgress(call, (statements) => report(statements, total));
         report?.(0, total);
         let changes = 0;
+        let results: StatementResult[];
         try {
-          const results = await deps.batches.run(ref, plan.statements, false, { call: runCall, summary });
+          results = await deps.batches.run(ref, plan.statements, false, {
+            call: runCall,
+            summary,
+            ...(plan.foreignKeys === 'off' ? { foreignKeys: 'off' as const } : {}),
+          });
           for (const result of results) changes += result.changes ?? 0;
         } catch (error) {
-          // The error names the statement as the script counts it (a skipped leading BEGIN included).
-          if (error instanceof EngineError && error.statement !== undefined) error.statement += plan.offset;
+          // The error names the statement as the script counts it (skipped BEGIN and settings included).
+          if (error instanceof EngineError && error.statement !== undefined)
+            error.statement = plan.positions[error.statement] ?? error.statement + plan.offset;
           throw error;
         }
-        const outcome = { db: ref.name, format: source.format, statements: plan.statements.length, changes };
+        const outcome = {
+          db: ref.name,
+          format: source.format,
+          statements: plan.statements.length,
+          changes,
+          ...planNotes(plan, results),
+        };
         return plan.table === undefined ? outcome : { ...outcome, table: plan.table, created: plan.created === true };
       });
     },

@@ -10,6 +10,8 @@
 
 import { EngineError } from '../../errors';
 import {
+  affinitySpelling,
+  affinityType,
   boolCheckSql,
   canonicalType,
   declaredSpelling,
@@ -146,13 +148,23 @@ function definitions(tokens: readonly Token[], from: number, to: number): Array<
   return ranges;
 }
 
+/** Where a column definition's type name is: none when `first` is undefined (the column has no type). */
+interface TypeSpan {
+  readonly column: string;
+  /** The column's name token, after which a missing type goes. */
+  readonly nameToken: Token;
+  readonly first: Token | undefined;
+  readonly last: Token | undefined;
+  /** The type's words and size as one name (`DOUBLE PRECISION`, `VARCHAR(20)`). */
+  readonly name: string;
+}
+
 /**
- * The edit that replaces the type of the column definition in tokens[from, to).
- * A type name is a run of names (`DOUBLE PRECISION`) with an optional size in
- * parentheses, ending where the first column constraint starts. A declared
- * spelling other than the canonical name is kept in a comment (types.ts).
+ * The type of the column definition in tokens[from, to). A type name is a
+ * run of names (`DOUBLE PRECISION`) with an optional size in parentheses,
+ * ending where the first column constraint starts.
  */
-function columnTypeEdit(tokens: readonly Token[], from: number, to: number, sql: string, keepDeclared: boolean): Edit {
+function typeSpan(tokens: readonly Token[], from: number, to: number, sql: string): TypeSpan {
   const nameToken = tokens[from];
   if (nameToken === undefined || from >= to || !isNameToken(nameToken)) throw nearError(nameToken);
   const column = nameOf(nameToken);
@@ -160,21 +172,81 @@ function columnTypeEdit(tokens: readonly Token[], from: number, to: number, sql:
   while (end < to && isNameToken(tokens[end]) && !isWord(tokens[end], ...COLUMN_CONSTRAINTS)) end++;
   const words = tokens.slice(from + 1, end);
   const first = words[0];
-  if (first === undefined) throw new EngineError('UNKNOWN_TYPE', { type: '(none)', column });
+  if (first === undefined) return { column, nameToken, first, last: undefined, name: '' };
   let size = '';
   if (end < to && isPunct(tokens[end], '(')) {
     const closeSize = closingParen(tokens, end);
     size = sql.slice(tokens[end]?.start ?? 0, tokens[closeSize]?.end ?? 0);
     end = closeSize + 1;
   }
-  const last = tokens[end - 1] ?? first;
-  const canonical = canonicalType(words.map(nameOf).join(' ') + size);
+  return { column, nameToken, first, last: tokens[end - 1] ?? first, name: words.map(nameOf).join(' ') + size };
+}
+
+/**
+ * The edit that replaces the type of the column definition in tokens[from, to)
+ * by its storage type. A declared spelling other than the canonical name is
+ * kept in a comment (types.ts).
+ */
+function columnTypeEdit(tokens: readonly Token[], from: number, to: number, sql: string, keepDeclared: boolean): Edit {
+  const { column, first, last, name } = typeSpan(tokens, from, to, sql);
+  if (first === undefined || last === undefined) throw new EngineError('UNKNOWN_TYPE', { type: '(none)', column });
+  const canonical = canonicalType(name);
   if (canonical === undefined)
     throw new EngineError('UNKNOWN_TYPE', { type: sql.slice(first.start, last.end), column });
   const check = canonical === 'BOOL' ? ` ${boolCheckSql(quoteIdentifier(column))}` : '';
-  const spelling = declaredSpelling(words.map(nameOf).join(' ') + size) ?? canonical;
+  const spelling = declaredSpelling(name) ?? canonical;
   const comment = spelling === canonical || !keepDeclared ? '' : declaredTypeComment(spelling);
   return { start: first.start, end: last.end, text: `${comment}${storageType(canonical)}${check}` };
+}
+
+/**
+ * An import's CREATE TABLE or ALTER TABLE … ADD COLUMN with every column type
+ * that rewriteForStorage would refuse (4002) replaced by the type SQLite's
+ * affinity rules give it (types.ts affinityType), its spelling kept in the
+ * declared-type comment: `description BLOB SUB_TYPE TEXT` becomes
+ * `description /* declared BLOB SUB_TYPE TEXT *\/ TEXT`, and a column with no
+ * type gets BLOB. Done before the statement runs, so the journal holds the
+ * statement that ran and replay needs no import rule. Any other statement,
+ * and one whose types are all known, comes back unchanged.
+ */
+export function withAffinityTypes(stmt: ClassifiedStatement): string {
+  if (stmt.kind !== 'create-table' && stmt.kind !== 'alter-table') return stmt.sql;
+  const tokens = statementTokens(stmt.sql);
+  const edits: Edit[] = [];
+  const add = (from: number, to: number): void => {
+    const edit = affinityTypeEdit(tokens, from, to, stmt.sql);
+    if (edit !== undefined) edits.push(edit);
+  };
+  if (stmt.kind === 'create-table') {
+    const open = skipTableName(tokens, 2);
+    if (!isPunct(tokens[open], '(')) return stmt.sql;
+    const close = closingParen(tokens, open);
+    // A table the client declared STRICT names SQLite's storage types: SQLite itself says which it takes.
+    if (tokens.slice(close + 1).some((token) => isWord(token, 'STRICT'))) return stmt.sql;
+    for (const [from, to] of definitions(tokens, open + 1, close))
+      if (!isWord(tokens[from], ...TABLE_CONSTRAINTS)) add(from, to);
+  } else {
+    let at = skipTableName(tokens, 2);
+    if (!isWord(tokens[at], 'ADD')) return stmt.sql;
+    at++;
+    if (isWord(tokens[at], 'COLUMN')) at++;
+    add(at, tokens.length);
+  }
+  return applyEdits(stmt.sql, edits);
+}
+
+function affinityTypeEdit(tokens: readonly Token[], from: number, to: number, sql: string): Edit | undefined {
+  const { nameToken, first, last, name } = typeSpan(tokens, from, to, sql);
+  if (first === undefined || last === undefined)
+    return { start: nameToken.end, end: nameToken.end, text: ` ${affinityType('')}` };
+  if (canonicalType(name) !== undefined) return undefined;
+  const type = affinityType(name);
+  const spelling = affinitySpelling(sql.slice(first.start, last.end));
+  return {
+    start: first.start,
+    end: last.end,
+    text: `${spelling === undefined ? '' : declaredTypeComment(spelling)}${type}`,
+  };
 }
 
 /**

@@ -41,10 +41,23 @@ class FileWriter {
 const SQL_HEADER =
   '-- sqlscribe export: load it with POST /dbs/{db}/import (Content-Type: application/sql) or sqlite3\n';
 
+/**
+ * What a dump of a database whose rows break its own foreign keys (an
+ * imported file, as SQLite opened it) starts with, as sqlite3's .dump does:
+ * so that it loads back as it is, into sqlscribe's import and into sqlite3.
+ * A database whose keys all hold needs none, and its dump loads with them enforced.
+ */
+const KEYS_OFF = 'PRAGMA foreign_keys=OFF;\n';
+
+function breaksItsKeys(db: Database.Database): boolean {
+  return db.prepare('PRAGMA foreign_key_check').raw(true).get() !== undefined;
+}
+
 function writeSql(db: Database.Database, out: string): void {
   const file = new FileWriter(out);
   try {
     file.write(SQL_HEADER);
+    if (breaksItsKeys(db)) file.write(KEYS_OFF);
     for (const statement of dumpStatements(db)) file.write(`${statement};\n`);
   } finally {
     file.close();

@@ -1,14 +1,13 @@
 /**
  * An uploaded .sqlite file as the SQL that rebuilds it (sql-dump.ts), after
  * checks: it is a SQLite database, it passes `PRAGMA integrity_check`, it
- * holds none of the service's names, and every column type maps to one of
- * ours. Runs in an engine process: a hostile file is opened there, read-only,
+ * holds none of the service's names. Its column types need no check: the
+ * import gives a type outside ours the one its affinity gives
+ * (import-script.ts), as it does a script's. Runs in an engine process: a hostile file is opened there, read-only,
  * under the query timeout, never in the server.
  */
 import Database from 'better-sqlite3';
 import { EngineError } from '../../errors';
-import { classifyStatement } from '../dialect/classify';
-import { rewriteForStorage } from '../dialect/rewrite';
 import { dumpStatements, schemaObjects } from './sql-dump';
 
 function open(file: string): Database.Database {
@@ -45,29 +44,6 @@ function checkNames(db: Database.Database): void {
   }
 }
 
-/** Each CREATE TABLE as sqlscribe would store it: a type with no mapping is named with its table and column. */
-function checkTypes(statement: string): void {
-  if (!/^\s*CREATE\s+TABLE\b/i.test(statement)) return;
-  const classified = classifyStatement(statement);
-  if (classified.kind !== 'create-table') return;
-  try {
-    rewriteForStorage(classified);
-  } catch (error) {
-    if (error instanceof EngineError && error.errorName === 'UNKNOWN_TYPE') {
-      const table =
-        /^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?("(?:[^"]|"")*"|\[[^\]]*\]|`[^`]*`|\S+?)\s*\(/i.exec(
-          statement,
-        )?.[1] ?? '?';
-      throw new EngineError('IMPORT_UNMAPPABLE_TYPE', {
-        table,
-        column: String(error.params.column),
-        type: String(error.params.type),
-      });
-    }
-    throw error;
-  }
-}
-
 export function uploadStatements(file: string): string[] {
   const db = open(file);
   try {
@@ -76,10 +52,7 @@ export function uploadStatements(file: string): string[] {
     const statements: string[] = [];
     db.exec('BEGIN');
     try {
-      for (const statement of dumpStatements(db)) {
-        checkTypes(statement);
-        statements.push(statement);
-      }
+      for (const statement of dumpStatements(db)) statements.push(statement);
     } finally {
       db.exec('COMMIT');
     }

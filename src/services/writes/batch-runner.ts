@@ -36,6 +36,8 @@ export interface RunOptions {
   call?: CallContext;
   /** See JournaledRequest.summary. */
   summary?: string;
+  /** See ExecRequest.foreignKeys. */
+  foreignKeys?: 'off';
 }
 
 export class BatchRunner {
@@ -67,6 +69,7 @@ export class BatchRunner {
       jsonRows: options.jsonRows === true,
       // Whoever sends the batch: a server's own writes (exercises, pilots) have no principal and get the flag's bound.
       maxDatabaseBytes: databaseLimitBytes(call.principal, this.options.maxDatabaseMb),
+      ...(options.foreignKeys === undefined ? {} : { foreignKeys: options.foreignKeys }),
     };
     const batch: JournaledRequest = {
       request,
@@ -101,6 +104,7 @@ export class BatchRunner {
             readonly,
             context: batch.request.context!,
             ms: performance.now() - started,
+            ...(batch.request.foreignKeys === undefined ? {} : { foreignKeys: batch.request.foreignKeys }),
             ...outcome,
           }),
           ...batch.by,

@@ -178,6 +178,7 @@ export class WriteGroups {
         readonly: false,
         context: batch.request.context!,
         ms: performance.now() - started,
+        ...(batch.request.foreignKeys === undefined ? {} : { foreignKeys: batch.request.foreignKeys }),
         ...result,
       }),
       ...batch.by,
