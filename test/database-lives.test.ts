@@ -13,12 +13,12 @@ import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { IndexStore, type IndexRow } from '../journal/index/index-store';
 import type { JournalEntry } from '../journal/record';
-import { EngineError } from '../src/errors';
 import { latestCreation, targetSeq, undoneEntries } from '../src/services/databases/restore-targets';
-import { runReplay, type Reply, type TestServer } from './helpers/server';
+import { runReplay, type TestServer } from './helpers/server';
 import { placeAt, ServerFleet, type ServerPlace } from './helpers/server-fleet';
 import { call, ok, rows } from './helpers/token-calls';
 import { scratchDir } from './helpers/scratch-dir';
+import { assertCode, engineCodeOf } from './helpers/assertions';
 
 t.setTimeout(180_000);
 
@@ -42,11 +42,6 @@ interface Token {
 
 async function history(server: TestServer, secret: string, db: string, query = ''): Promise<Entry[]> {
   return (await ok(server, secret, 'GET', `/dbs/${db}/history?limit=500${query}`)).body.entries as Entry[];
-}
-
-function assertCode(t: Test, reply: Reply, status: number, code: number, what: string): void {
-  t.equal(reply.status, status, `${what}: ${status} (${reply.text.slice(0, 200)})`);
-  t.equal(reply.body?.code, code, `${what}: [SQ${code}]`);
 }
 
 /** Waits until the clock has moved past `time`, so that a time target falls between two entries. */
@@ -306,15 +301,6 @@ function entry(seq: number, kind: JournalEntry['kind'], extra: Partial<JournalEn
   };
 }
 
-function codeOf(fn: () => unknown): number | null {
-  try {
-    fn();
-    return null;
-  } catch (error) {
-    return error instanceof EngineError ? error.code : -1;
-  }
-}
-
 t.test('the boundary, as pure functions', async (t) => {
   const lives = [
     entry(1, 'createdb'),
@@ -329,30 +315,30 @@ t.test('the boundary, as pure functions', async (t) => {
   t.equal(latestCreation(lives, 'd.db'), 6, 'the latest successful creation: a failed one and a reset are none');
   t.equal(latestCreation(lives.slice(1, 3), 'd.db'), null, 'none kept: no bound');
   t.equal(
-    codeOf(() => targetSeq('d.db', { to: 2 }, lives, 7, now, 'ana')),
+    engineCodeOf(() => targetSeq('d.db', { to: 2 }, lives, 7, now, 'ana')),
     2076,
     'a seq of the old life',
   );
   t.equal(
-    codeOf(() => targetSeq('d.db', { to: 5 }, lives, 7, now, 'ana')),
+    engineCodeOf(() => targetSeq('d.db', { to: 5 }, lives, 7, now, 'ana')),
     2076,
     'between the lives',
   );
   t.equal(targetSeq('d.db', { to: 6 }, lives, 7, now, 'ana'), 6, 'the creation itself');
   t.equal(
-    codeOf(() => targetSeq('d.db', { time: Date.parse(lives[1]!.ts), text: lives[1]!.ts }, lives, 7, now, 'ana')),
+    engineCodeOf(() => targetSeq('d.db', { time: Date.parse(lives[1]!.ts), text: lives[1]!.ts }, lives, 7, now, 'ana')),
     2076,
     'a time of the old life',
   );
   t.equal(targetSeq('d.db', { undo: 'last' }, lives, 7, now, 'ana'), 6, 'an undo of the reset: to the copy');
   const noWriteSince = lives.slice(0, 5).concat(entry(6, 'copydb', { tokenId: 'admin', tokenName: 'admin' }));
   t.equal(
-    codeOf(() => targetSeq('d.db', { undo: 'last' }, noWriteSince, 6, now, 'ana')),
+    engineCodeOf(() => targetSeq('d.db', { undo: 'last' }, noWriteSince, 6, now, 'ana')),
     2077,
     "the old life's write by the same token is not this life's",
   );
   t.equal(
-    codeOf(() => targetSeq('d.db', { to: 2 }, lives.slice(1), 7, now, 'ana')),
+    engineCodeOf(() => targetSeq('d.db', { to: 2 }, lives.slice(1), 7, now, 'ana')),
     2076,
     'entries without the old creation (retention took it) are still bounded by the new one',
   );

@@ -9,12 +9,12 @@
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import type { JournalEntry } from '../journal/record';
-import { EngineError } from '../src/errors';
 import { targetSeq, undoneEntries } from '../src/services/databases/restore-targets';
-import { runReplay, type Reply, type TestServer } from './helpers/server';
+import { runReplay, type TestServer } from './helpers/server';
 import { placeAt, ServerFleet, type ServerPlace } from './helpers/server-fleet';
 import { call, ok, rows, tokenSecret } from './helpers/token-calls';
 import { scratchDir } from './helpers/scratch-dir';
+import { assertCode, engineCodeOf } from './helpers/assertions';
 
 t.setTimeout(180_000);
 
@@ -23,11 +23,6 @@ const fleet = new ServerFleet(t);
 
 const token = (server: TestServer, name: string): Promise<string> =>
   tokenSecret(server, ADMIN, name, 'write', ['shared']);
-
-function assertCode(t: Test, reply: Reply, status: number, code: number, what: string): void {
-  t.equal(reply.status, status, `${what}: ${status} (${reply.text.slice(0, 200)})`);
-  t.equal(reply.body?.code, code, `${what}: [SQ${code}]`);
-}
 
 async function replayEquals(t: Test, where: ServerPlace): Promise<void> {
   const out = path.join(where.dir, 'replayed');
@@ -144,15 +139,6 @@ function write(db: string, tokenId: string | undefined, extra: Partial<JournalEn
   };
 }
 
-function codeOf(fn: () => unknown): number | null {
-  try {
-    fn();
-    return null;
-  } catch (error) {
-    return error instanceof EngineError ? error.code : -1;
-  }
-}
-
 t.test('the rule, as a pure function', async (t) => {
   seq = 0;
   const created = write('d', 'admin', { kind: 'createdb' });
@@ -169,7 +155,7 @@ t.test('the rule, as a pure function', async (t) => {
   const b1 = write('d', 'bruno');
   entries.push(b1);
   t.equal(
-    codeOf(() => targetSeq('d', { undo: 'last' }, entries, seq, Date.now(), 'ana')),
+    engineCodeOf(() => targetSeq('d', { undo: 'last' }, entries, seq, Date.now(), 'ana')),
     2084,
     'a later write by another',
   );
@@ -177,13 +163,13 @@ t.test('the rule, as a pure function', async (t) => {
   const restore = write('d', 'bruno', { kind: 'restoredb', to: a1.seq });
   entries.push(restore);
   t.equal(
-    codeOf(() => targetSeq('d', { undo: 'last' }, entries, seq, Date.now(), 'ana')),
+    engineCodeOf(() => targetSeq('d', { undo: 'last' }, entries, seq, Date.now(), 'ana')),
     2084,
     "another's restore stands in the way too",
   );
   const anon = write('d', undefined);
   t.equal(
-    codeOf(() => targetSeq('d', { undo: 'last' }, [created, a1, anon], anon.seq, Date.now(), 'ana')),
+    engineCodeOf(() => targetSeq('d', { undo: 'last' }, [created, a1, anon], anon.seq, Date.now(), 'ana')),
     2084,
     'so does a write with no token',
   );
