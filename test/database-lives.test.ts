@@ -13,26 +13,17 @@ import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { IndexStore, type IndexRow } from '../journal/index/index-store';
 import type { JournalEntry } from '../journal/record';
-import { EngineError } from '../src/errors';
 import { latestCreation, targetSeq, undoneEntries } from '../src/services/databases/restore-targets';
-import { runReplay, type Reply, type TestServer } from './helpers/server';
-import { ServerFleet } from './helpers/server-fleet';
+import { runReplay, type TestServer } from './helpers/server';
+import { placeAt, ServerFleet, type ServerPlace } from './helpers/server-fleet';
+import { call, ok, rows } from './helpers/token-calls';
 import { scratchDir } from './helpers/scratch-dir';
+import { assertCode, engineCodeOf } from './helpers/assertions';
 
 t.setTimeout(180_000);
 
 const ADMIN = 'lives-admin-secret-0123456789';
 const fleet = new ServerFleet(t);
-
-interface Place {
-  dir: string;
-  data: string;
-  journal: string;
-}
-
-function place(dir: string): Place {
-  return { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
-}
 
 interface Entry {
   seq: number;
@@ -49,30 +40,8 @@ interface Token {
   secret: string;
 }
 
-const as = (secret: string): Record<string, string> => ({ Authorization: `Bearer ${secret}` });
-
-function call(server: TestServer, secret: string, method: string, url: string, body?: unknown): Promise<Reply> {
-  return server.request(method, url, body === undefined ? { headers: as(secret) } : { body, headers: as(secret) });
-}
-
-async function ok(server: TestServer, secret: string, method: string, url: string, body?: unknown): Promise<Reply> {
-  const reply = await call(server, secret, method, url, body);
-  if (reply.status >= 300)
-    throw new Error(`${method} ${url} ${JSON.stringify(body)}: ${reply.status} ${reply.text.slice(0, 300)}`);
-  return reply;
-}
-
-async function rows(server: TestServer, secret: string, db: string, sql: string): Promise<unknown[][]> {
-  return (await ok(server, secret, 'POST', '/exec', { db, sql })).body.results[0].rows;
-}
-
 async function history(server: TestServer, secret: string, db: string, query = ''): Promise<Entry[]> {
   return (await ok(server, secret, 'GET', `/dbs/${db}/history?limit=500${query}`)).body.entries as Entry[];
-}
-
-function assertCode(t: Test, reply: Reply, status: number, code: number, what: string): void {
-  t.equal(reply.status, status, `${what}: ${status} (${reply.text.slice(0, 200)})`);
-  t.equal(reply.body?.code, code, `${what}: [SQ${code}]`);
 }
 
 /** Waits until the clock has moved past `time`, so that a time target falls between two entries. */
@@ -80,14 +49,14 @@ async function after(time: string): Promise<void> {
   while (Date.now() <= Date.parse(time) + 2) await new Promise((resolve) => setImmediate(resolve));
 }
 
-async function replayEquals(t: Test, where: Place, what: string): Promise<void> {
+async function replayEquals(t: Test, where: ServerPlace, what: string): Promise<void> {
   const out = path.join(where.dir, `replayed-${Date.now()}`);
   const replay = await runReplay(['-log-file', where.journal, '-out', out, '-verify', where.data], where.dir);
   t.equal(replay.code, 0, `${what}: replay -verify equals the live databases: ${replay.stderr}`);
 }
 
 t.test("a reused class prefix never reaches last term's data", async (t) => {
-  const where = place(scratchDir(t));
+  const where = placeAt(scratchDir(t));
   const server = await fleet.start(where, ['-token', ADMIN]);
   const termOne = (await ok(server, ADMIN, 'POST', '/tokens', { prefix: 'alumno', count: 1, role: 'write' })).body
     .tokens[0] as Token;
@@ -224,7 +193,7 @@ t.test("a reused class prefix never reaches last term's data", async (t) => {
 });
 
 t.test('a copy under a dropped name is a new life; a reset is not', async (t) => {
-  const where = place(scratchDir(t));
+  const where = placeAt(scratchDir(t));
   const server = await fleet.start(where, ['-token', ADMIN]);
   await ok(server, ADMIN, 'POST', '/dbs', { db: 'lesson' });
   await ok(server, ADMIN, 'POST', '/exec', {
@@ -290,7 +259,7 @@ t.test('a copy under a dropped name is a new life; a reset is not', async (t) =>
 });
 
 t.test('a server without tokens keeps lives apart too, and serves every life when asked', async (t) => {
-  const where = place(scratchDir(t));
+  const where = placeAt(scratchDir(t));
   // Without tokens a history is served only with -journal-feed, as the journal is.
   const server = await fleet.start(where, ['-journal-feed']);
   await server.post('/dbs', { db: 'open' });
@@ -332,15 +301,6 @@ function entry(seq: number, kind: JournalEntry['kind'], extra: Partial<JournalEn
   };
 }
 
-function codeOf(fn: () => unknown): number | null {
-  try {
-    fn();
-    return null;
-  } catch (error) {
-    return error instanceof EngineError ? error.code : -1;
-  }
-}
-
 t.test('the boundary, as pure functions', async (t) => {
   const lives = [
     entry(1, 'createdb'),
@@ -355,30 +315,30 @@ t.test('the boundary, as pure functions', async (t) => {
   t.equal(latestCreation(lives, 'd.db'), 6, 'the latest successful creation: a failed one and a reset are none');
   t.equal(latestCreation(lives.slice(1, 3), 'd.db'), null, 'none kept: no bound');
   t.equal(
-    codeOf(() => targetSeq('d.db', { to: 2 }, lives, 7, now, 'ana')),
+    engineCodeOf(() => targetSeq('d.db', { to: 2 }, lives, 7, now, 'ana')),
     2076,
     'a seq of the old life',
   );
   t.equal(
-    codeOf(() => targetSeq('d.db', { to: 5 }, lives, 7, now, 'ana')),
+    engineCodeOf(() => targetSeq('d.db', { to: 5 }, lives, 7, now, 'ana')),
     2076,
     'between the lives',
   );
   t.equal(targetSeq('d.db', { to: 6 }, lives, 7, now, 'ana'), 6, 'the creation itself');
   t.equal(
-    codeOf(() => targetSeq('d.db', { time: Date.parse(lives[1]!.ts), text: lives[1]!.ts }, lives, 7, now, 'ana')),
+    engineCodeOf(() => targetSeq('d.db', { time: Date.parse(lives[1]!.ts), text: lives[1]!.ts }, lives, 7, now, 'ana')),
     2076,
     'a time of the old life',
   );
   t.equal(targetSeq('d.db', { undo: 'last' }, lives, 7, now, 'ana'), 6, 'an undo of the reset: to the copy');
   const noWriteSince = lives.slice(0, 5).concat(entry(6, 'copydb', { tokenId: 'admin', tokenName: 'admin' }));
   t.equal(
-    codeOf(() => targetSeq('d.db', { undo: 'last' }, noWriteSince, 6, now, 'ana')),
+    engineCodeOf(() => targetSeq('d.db', { undo: 'last' }, noWriteSince, 6, now, 'ana')),
     2077,
     "the old life's write by the same token is not this life's",
   );
   t.equal(
-    codeOf(() => targetSeq('d.db', { to: 2 }, lives.slice(1), 7, now, 'ana')),
+    engineCodeOf(() => targetSeq('d.db', { to: 2 }, lives.slice(1), 7, now, 'ana')),
     2076,
     'entries without the old creation (retention took it) are still bounded by the new one',
   );

@@ -9,15 +9,15 @@
  * most once a second), then for real on a small tmpfs (this runs as root in
  * CI; without the right to mount it says so and skips).
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { EngineError } from '../src/errors';
 import { DiskHeadroom } from '../src/services/disk-headroom';
 import { readJournal } from '../journal/reader';
 import { FakeClock } from './helpers/fake-clock';
 import { scratchDir } from './helpers/scratch-dir';
+import { canMount, mountSmallDisk } from './helpers/small-disk';
 import { runReplay, startServer, type Reply } from './helpers/server';
 import { waitFor } from './helpers/wait';
 
@@ -68,31 +68,6 @@ t.test('DiskHeadroom: refuses below the headroom, asks statfs at most once a sec
   await unreadable.assertRoom();
   tt.pass('a disk whose space cannot be read refuses nothing');
 });
-
-function canMount(): boolean {
-  if (process.getuid?.() !== 0) return false;
-  const probe = fs.mkdtempSync('/tmp/sqlscribe-mount-probe-');
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { stdio: 'ignore' });
-    execFileSync('umount', [probe], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    fs.rmdirSync(probe);
-  }
-}
-
-/** A tmpfs of `size`, unmounted and removed when the test ends. */
-function mountSmallDisk(tt: Test, size: string): string {
-  const dir = fs.mkdtempSync('/tmp/sqlscribe-headroom-disk-');
-  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
-  tt.teardown(() => {
-    execFileSync('umount', ['-l', dir]);
-    fs.rmdirSync(dir);
-  });
-  return dir;
-}
 
 /** Fills the disk that holds `dir` with one file until `leave` bytes are free. */
 function fillUntil(dir: string, leave: number): string {

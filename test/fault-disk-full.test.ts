@@ -16,40 +16,15 @@
  * As a script an operator can read: mount -t tmpfs -o size=… tmpfs <dir>;
  * fill it with a file; write; remove the file; write again; replay -verify.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { readJournal } from '../journal/reader';
 import { runReplay, startServer, type TestServer } from './helpers/server';
 import { scratchDir } from './helpers/scratch-dir';
+import { canMount, mountSmallDisk } from './helpers/small-disk';
 
 t.setTimeout(120_000);
-
-function canMount(): boolean {
-  if (process.getuid?.() !== 0) return false;
-  const probe = fs.mkdtempSync('/tmp/sqlscribe-mount-probe-');
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { stdio: 'ignore' });
-    execFileSync('umount', [probe], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    fs.rmdirSync(probe);
-  }
-}
-
-/** A tmpfs of `size`, unmounted and removed when the test ends (outside the test's own directory, which tap removes first). */
-function mountSmallDisk(t: Test, size: string): string {
-  const dir = fs.mkdtempSync('/tmp/sqlscribe-small-disk-');
-  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
-  t.teardown(() => {
-    execFileSync('umount', ['-l', dir]);
-    fs.rmdirSync(dir);
-  });
-  return dir;
-}
 
 /** Fills the disk that holds `dir` with one file, leaving at most `leave` bytes (tmpfs counts in 4 KiB pages). */
 function fill(dir: string, leave: number): string {

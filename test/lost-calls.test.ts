@@ -24,7 +24,7 @@ import type { EngineHost } from '../src/engine/protocol';
 import { EngineError } from '../src/errors';
 import { importChinook } from './helpers/chinook';
 import { scratchDir } from './helpers/scratch-dir';
-import { runReplay, startServer, type Reply, type TestServer } from './helpers/server';
+import { replyOf, runReplay, startServer, type Reply, type TestServer } from './helpers/server';
 import { eventually } from './helpers/wait';
 
 t.setTimeout(240_000);
@@ -62,14 +62,7 @@ async function within(secret: string, method: string, url: string, body?: unknow
       headers: { 'X-Service-Token': secret, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, headers: response.headers, body: parsed, text };
+    return await replyOf(response);
   } catch (error) {
     if (limit.aborted) return undefined;
     throw error;

@@ -21,7 +21,7 @@ import { startNats } from './helpers/nats-server';
 import { runReplay, type Reply, type TestServer } from './helpers/server';
 import { journalSeqOf, ok, Stage } from './helpers/replication';
 import type { ServerPlace } from './helpers/server-fleet';
-import { sleep, waitFor } from './helpers/wait';
+import { waitFor } from './helpers/wait';
 import Database from 'better-sqlite3';
 import { EngineError } from '../src/errors';
 import { indexFileOf } from '../journal/index/journal-index';
@@ -32,6 +32,7 @@ import { RestoreProcesses } from '../src/services/databases/restore-process';
 import type { StateJob } from '../src/services/databases/restore-state';
 import { ServerFleet } from './helpers/server-fleet';
 import { scratchDir } from './helpers/scratch-dir';
+import { classmate, p99, rssKb } from './helpers/classmate-watch';
 
 t.setTimeout(300_000);
 
@@ -101,48 +102,6 @@ interface Health {
 async function healthOf(server: TestServer): Promise<Health> {
   const reply = await server.get('/health');
   return reply.body.replication as Health;
-}
-
-interface Watch {
-  latencies: number[];
-  wrong: string[];
-  peakRssKb: number;
-}
-
-function rssKb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-}
-
-/** A classmate reading their own database and /health on `server` one after another until `done` settles, each answer timed. */
-async function classmate(server: TestServer, done: Promise<unknown>): Promise<Watch> {
-  const watch: Watch = { latencies: [], wrong: [], peakRssKb: 0 };
-  let over = false;
-  void done.finally(() => (over = true)).catch(() => undefined);
-  const pid = server.child.pid as number;
-  const sampler = setInterval(() => (watch.peakRssKb = Math.max(watch.peakRssKb, rssKb(pid))), 50);
-  try {
-    while (!over) {
-      let started = performance.now();
-      const health = await server.get('/health');
-      watch.latencies.push(performance.now() - started);
-      if (health.status !== 200) watch.wrong.push(`/health ${health.status}`);
-      started = performance.now();
-      const read = await server.post('/exec', { db: 'classmate', sql: 'SELECT id, v FROM notes ORDER BY id' });
-      watch.latencies.push(performance.now() - started);
-      if (read.status !== 200 || JSON.stringify(read.body?.results?.[0]?.rows) !== '[[1,"a"],[2,"b"]]')
-        watch.wrong.push(`read ${read.status} ${read.text.slice(0, 120)}`);
-      await sleep(10);
-    }
-  } finally {
-    clearInterval(sampler);
-  }
-  return watch;
-}
-
-function p99(latencies: readonly number[]): number {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
 }
 
 /** Until the replica's /health says it applied `seq`. */

@@ -13,9 +13,10 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { importChinook } from './helpers/chinook';
 import { runReplay, type Reply, type TestServer } from './helpers/server';
-import { ServerFleet, type ServerPlace } from './helpers/server-fleet';
+import { placeAt, ServerFleet, type ServerPlace } from './helpers/server-fleet';
+import { as, call, ok, rows, tokenSecret } from './helpers/token-calls';
+import { classmate, p99, rssKb, type Watch } from './helpers/classmate-watch';
 import { scratchDir } from './helpers/scratch-dir';
-import { sleep } from './helpers/wait';
 
 t.setTimeout(240_000);
 
@@ -32,30 +33,8 @@ const ROOMY = ['-query-timeout', '30s', '-request-timeout', '60s'];
 /** The most the server's resident memory may grow while the restores run. */
 const RSS_GROWTH_MB = 120;
 
-function placeIn(dir: string): ServerPlace {
-  return { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
-}
-
-const as = (secret: string): Record<string, string> => ({ Authorization: `Bearer ${secret}` });
-
-function call(server: TestServer, secret: string, url: string, body?: unknown): Promise<Reply> {
-  return server.request(body === undefined ? 'GET' : 'POST', url, { headers: as(secret), body });
-}
-
-async function ok(server: TestServer, secret: string, url: string, body?: unknown): Promise<Reply> {
-  const reply = await call(server, secret, url, body);
-  if (reply.status >= 300)
-    throw new Error(`${url} ${JSON.stringify(body)}: ${reply.status} ${reply.text.slice(0, 300)}`);
-  return reply;
-}
-
-async function token(server: TestServer, name: string, databases: string[]): Promise<string> {
-  return (await ok(server, ADMIN, '/tokens', { name, role: 'write', databases })).body.tokens[0].secret;
-}
-
-async function rows(server: TestServer, secret: string, db: string, sql: string): Promise<unknown[][]> {
-  return (await ok(server, secret, '/exec', { db, sql })).body.results[0].rows;
-}
+const token = (server: TestServer, name: string, databases: string[]): Promise<string> =>
+  tokenSecret(server, ADMIN, name, 'write', databases);
 
 const heavyWrite = (n: number): string =>
   `UPDATE t SET v = v + (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ${n}) SELECT count(*) FROM c) WHERE id = 1`;
@@ -66,56 +45,11 @@ async function heavyHistory(server: TestServer, secret: string, db: string, ms: 
   let writes = 0;
   while (spent < ms && writes < 15) {
     const started = performance.now();
-    await ok(server, secret, '/exec', { db, sql: heavyWrite(HEAVY_ROWS) });
+    await ok(server, secret, 'POST', '/exec', { db, sql: heavyWrite(HEAVY_ROWS) });
     spent += performance.now() - started;
     writes++;
   }
   return writes;
-}
-
-interface Watch {
-  latencies: number[];
-  wrong: string[];
-  peakRssKb: number;
-}
-
-function rssKb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-}
-
-/**
- * A classmate reading their own database and /health one after another until
- * `done` settles, each answer timed and checked; the server's RSS sampled beside.
- */
-async function classmate(server: TestServer, secret: string, done: Promise<unknown>): Promise<Watch> {
-  const watch: Watch = { latencies: [], wrong: [], peakRssKb: 0 };
-  let over = false;
-  void done.finally(() => (over = true));
-  const pid = server.child.pid as number;
-  const sampler = setInterval(() => (watch.peakRssKb = Math.max(watch.peakRssKb, rssKb(pid))), 50);
-  try {
-    while (!over) {
-      let started = performance.now();
-      const health = await call(server, secret, '/health');
-      watch.latencies.push(performance.now() - started);
-      if (health.status !== 200) watch.wrong.push(`/health ${health.status}`);
-      started = performance.now();
-      const read = await call(server, secret, '/exec', { db: 'classmate', sql: 'SELECT id, v FROM notes ORDER BY id' });
-      watch.latencies.push(performance.now() - started);
-      if (read.status !== 200 || JSON.stringify(read.body?.results?.[0]?.rows) !== '[[1,"a"],[2,"b"]]')
-        watch.wrong.push(`read ${read.status} ${read.text.slice(0, 120)}`);
-      await sleep(10);
-    }
-  } finally {
-    clearInterval(sampler);
-  }
-  return watch;
-}
-
-function p99(latencies: readonly number[]): number {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
 }
 
 function judge(t: Test, watch: Watch, baselineKb: number, what: string): void {
@@ -145,34 +79,34 @@ async function verify(t: Test, where: ServerPlace, server: TestServer): Promise<
 }
 
 t.test("a dry run and a restore of a 5 s history, then ten undos at once: a classmate's reads stay fast", async (t) => {
-  const where = placeIn(scratchDir(t));
+  const where = placeAt(scratchDir(t));
   // A roomy statement timeout: the heavy writes that build the history must not be stopped on a loaded machine.
   const server = await fleet.start(where, ['-token', ADMIN, ...ROOMY]);
-  await ok(server, ADMIN, '/dbs', { db: 'classmate' });
+  await ok(server, ADMIN, 'POST', '/dbs', { db: 'classmate' });
   const mate = await token(server, 'mate', ['classmate']);
-  await ok(server, mate, '/exec', {
+  await ok(server, mate, 'POST', '/exec', {
     db: 'classmate',
     sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO notes VALUES (1, 'a'), (2, 'b')",
   });
 
-  await ok(server, ADMIN, '/dbs', { db: 'student' });
+  await ok(server, ADMIN, 'POST', '/dbs', { db: 'student' });
   const student = await token(server, 'student', ['student']);
-  await ok(server, student, '/exec', {
+  await ok(server, student, 'POST', '/exec', {
     db: 'student',
     sql: 'CREATE TABLE t (id INTEGER PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 0)',
   });
   const writes = await heavyHistory(server, student, 'student', HISTORY_MS);
   const heavy = (await rows(server, student, 'student', 'SELECT v FROM t WHERE id = 1'))[0]?.[0];
   t.equal(heavy, writes * HEAVY_ROWS, `${writes} heavy writes make the history`);
-  await ok(server, student, '/exec', { db: 'student', sql: 'INSERT INTO t VALUES (2, 42)' });
+  await ok(server, student, 'POST', '/exec', { db: 'student', sql: 'INSERT INTO t VALUES (2, 42)' });
 
   const baseline = rssKb(server.child.pid as number);
   const restores = (async () => {
-    const dry = await ok(server, student, '/dbs/student/restore', { undo: 'last', dryRun: true });
-    const real = await ok(server, student, '/dbs/student/restore', { undo: 'last' });
+    const dry = await ok(server, student, 'POST', '/dbs/student/restore', { undo: 'last', dryRun: true });
+    const real = await ok(server, student, 'POST', '/dbs/student/restore', { undo: 'last' });
     return { dry, real };
   })();
-  const watch = await classmate(server, mate, restores);
+  const watch = await classmate(server, restores, as(mate));
   const { dry, real } = await restores;
   t.equal(dry.body.undone.count, 1, 'the dry run undoes the one last write');
   t.match(dry.body.undone.entries[0], { kind: 'exec', sql: 'INSERT INTO t VALUES (2, 42)' }, 'and names it');
@@ -189,16 +123,16 @@ t.test("a dry run and a restore of a 5 s history, then ten undos at once: a clas
   const students: Array<{ db: string; secret: string }> = [];
   for (let i = 0; i < 10; i++) {
     const db = `pupil${i}`;
-    await ok(server, ADMIN, '/dbs', { db, from: 'lesson' });
+    await ok(server, ADMIN, 'POST', '/dbs', { db, from: 'lesson' });
     const secret = await token(server, `pupil${i}`, [db]);
-    await ok(server, secret, '/exec', { db, sql: 'DELETE FROM InvoiceLine' });
+    await ok(server, secret, 'POST', '/exec', { db, sql: 'DELETE FROM InvoiceLine' });
     students.push({ db, secret });
   }
   const beforeUndos = rssKb(server.child.pid as number);
   const undos = Promise.all(
-    students.map(({ db, secret }) => ok(server, secret, `/dbs/${db}/restore`, { undo: 'last' })),
+    students.map(({ db, secret }) => ok(server, secret, 'POST', `/dbs/${db}/restore`, { undo: 'last' })),
   );
-  const watchUndos = await classmate(server, mate, undos);
+  const watchUndos = await classmate(server, undos, as(mate));
   await undos;
   for (const { db, secret } of students)
     t.same(
@@ -213,30 +147,30 @@ t.test("a dry run and a restore of a 5 s history, then ten undos at once: a clas
 
 /** A database with one table and `writes` heavy writes on it, then one light write: what the bound tests restore. */
 async function boundedHistory(server: TestServer, db: string, writes: number): Promise<void> {
-  await ok(server, ADMIN, '/dbs', { db });
-  await ok(server, ADMIN, '/exec', {
+  await ok(server, ADMIN, 'POST', '/dbs', { db });
+  await ok(server, ADMIN, 'POST', '/exec', {
     db,
     sql: 'CREATE TABLE t (id INTEGER PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 0)',
   });
-  for (let i = 0; i < writes; i++) await ok(server, ADMIN, '/exec', { db, sql: heavyWrite(HEAVY_ROWS) });
-  await ok(server, ADMIN, '/exec', { db, sql: 'INSERT INTO t VALUES (2, 42)' });
+  for (let i = 0; i < writes; i++) await ok(server, ADMIN, 'POST', '/exec', { db, sql: heavyWrite(HEAVY_ROWS) });
+  await ok(server, ADMIN, 'POST', '/exec', { db, sql: 'INSERT INTO t VALUES (2, 42)' });
 }
 
 /** What a refused restore must leave: no scratch directory, the write lock free, the database unchanged. */
 async function leftNothing(t: Test, server: TestServer, where: ServerPlace, db: string, what: string): Promise<void> {
   t.same(scratchLeft(where), [], `${what}: no scratch directory is left`);
-  const write = await call(server, ADMIN, '/exec', { db, sql: 'INSERT INTO t VALUES (3, 7)' });
+  const write = await call(server, ADMIN, 'POST', '/exec', { db, sql: 'INSERT INTO t VALUES (3, 7)' });
   t.equal(write.status, 200, `${what}: the write lock is free (a write lands at once)`);
   t.same(
     (await rows(server, ADMIN, db, 'SELECT id FROM t ORDER BY id')).map((row) => row[0]),
     [1, 2, 3],
     `${what}: nothing was restored`,
   );
-  await ok(server, ADMIN, '/exec', { db, sql: 'DELETE FROM t WHERE id = 3' });
+  await ok(server, ADMIN, 'POST', '/exec', { db, sql: 'DELETE FROM t WHERE id = 3' });
 }
 
 t.test('past -restore-timeout a rebuild is killed: 400 [SQ6055], no scratch directory, no lock held', async (t) => {
-  const where = placeIn(scratchDir(t));
+  const where = placeAt(scratchDir(t));
   const server = await fleet.start(where, [
     '-token',
     ADMIN,
@@ -250,7 +184,7 @@ t.test('past -restore-timeout a rebuild is killed: 400 [SQ6055], no scratch dire
   for (const body of [{ undo: 'last', dryRun: true }, { undo: 'last' }]) {
     const what = body.dryRun === true ? 'a dry run' : 'a restore';
     const started = performance.now();
-    const reply = await call(server, ADMIN, '/dbs/slow/restore', body);
+    const reply = await call(server, ADMIN, 'POST', '/dbs/slow/restore', body);
     t.equal(reply.status, 400, `${what}: 400`);
     t.equal(reply.body?.code, 6055, `${what}: [SQ6055] ${reply.body?.error}`);
     t.ok(performance.now() - started < 3000, `${what}: answered at the bound, not after the replay`);
@@ -260,7 +194,7 @@ t.test('past -restore-timeout a rebuild is killed: 400 [SQ6055], no scratch dire
 });
 
 t.test('past -restore-memory a rebuild ends: 400 [SQ6056], no scratch directory, no lock held', async (t) => {
-  const where = placeIn(scratchDir(t));
+  const where = placeAt(scratchDir(t));
   const server = await fleet.start(where, [
     '-token',
     ADMIN,
@@ -275,18 +209,21 @@ t.test('past -restore-memory a rebuild ends: 400 [SQ6056], no scratch directory,
   // 32 MB of SQL in the database's history: more than the rebuild's heap can hold decoded.
   const text = 'x'.repeat(2 * 1024 * 1024);
   for (let i = 0; i < 16; i++)
-    await ok(server, ADMIN, '/exec', { db: 'wide', sql: `UPDATE t SET v = length('${text}') + ${i} WHERE id = 1` });
-  await ok(server, ADMIN, '/exec', { db: 'wide', sql: 'DELETE FROM t WHERE id = 2' });
-  await ok(server, ADMIN, '/exec', { db: 'wide', sql: 'INSERT INTO t VALUES (2, 42)' });
+    await ok(server, ADMIN, 'POST', '/exec', {
+      db: 'wide',
+      sql: `UPDATE t SET v = length('${text}') + ${i} WHERE id = 1`,
+    });
+  await ok(server, ADMIN, 'POST', '/exec', { db: 'wide', sql: 'DELETE FROM t WHERE id = 2' });
+  await ok(server, ADMIN, 'POST', '/exec', { db: 'wide', sql: 'INSERT INTO t VALUES (2, 42)' });
   for (const body of [{ undo: 'last', dryRun: true }, { undo: 'last' }]) {
     const what = body.dryRun === true ? 'a dry run' : 'a restore';
-    const reply = await call(server, ADMIN, '/dbs/wide/restore', body);
+    const reply = await call(server, ADMIN, 'POST', '/dbs/wide/restore', body);
     t.equal(reply.status, 400, `${what}: 400`);
     t.equal(reply.body?.code, 6056, `${what}: [SQ6056] ${reply.body?.error}`);
     await leftNothing(t, server, where, 'wide', what);
   }
   await boundedHistory(server, 'narrow', 0);
-  const small = await call(server, ADMIN, '/dbs/narrow/restore', { undo: 'last' });
+  const small = await call(server, ADMIN, 'POST', '/dbs/narrow/restore', { undo: 'last' });
   t.equal(small.status, 200, `a small history restores within the same bound: ${small.text.slice(0, 200)}`);
   await verify(t, where, server);
 });

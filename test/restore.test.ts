@@ -15,7 +15,8 @@ import { journalFirstSeq } from '../journal/reader';
 import { importChinook } from './helpers/chinook';
 import { eventually } from './helpers/wait';
 import { runReplay, type Reply, type TestServer } from './helpers/server';
-import { ServerFleet } from './helpers/server-fleet';
+import { placeAt, ServerFleet, type ServerPlace } from './helpers/server-fleet';
+import { as, call, ok, rows, tokenSecret } from './helpers/token-calls';
 import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(180_000);
@@ -23,36 +24,8 @@ t.setTimeout(180_000);
 const ADMIN = 'restore-admin-secret-0123456789';
 const fleet = new ServerFleet(t);
 
-interface Place {
-  dir: string;
-  data: string;
-  journal: string;
-}
-
-function place(dir: string): Place {
-  return { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
-}
-
-const as = (secret: string): Record<string, string> => ({ Authorization: `Bearer ${secret}` });
-
-function call(server: TestServer, secret: string, method: string, url: string, body?: unknown): Promise<Reply> {
-  return server.request(method, url, body === undefined ? { headers: as(secret) } : { body, headers: as(secret) });
-}
-
-async function ok(server: TestServer, secret: string, method: string, url: string, body?: unknown): Promise<Reply> {
-  const reply = await call(server, secret, method, url, body);
-  if (reply.status >= 300)
-    throw new Error(`${method} ${url} ${JSON.stringify(body)}: ${reply.status} ${reply.text.slice(0, 300)}`);
-  return reply;
-}
-
-async function rows(server: TestServer, secret: string, db: string, sql: string): Promise<unknown[][]> {
-  return (await ok(server, secret, 'POST', '/exec', { db, sql })).body.results[0].rows;
-}
-
-async function token(server: TestServer, name: string, role: string, databases: string[]): Promise<string> {
-  return (await ok(server, ADMIN, 'POST', '/tokens', { name, role, databases })).body.tokens[0].secret;
-}
+const token = (server: TestServer, name: string, role: string, databases: string[]): Promise<string> =>
+  tokenSecret(server, ADMIN, name, role, databases);
 
 interface Entry {
   seq: number;
@@ -84,7 +57,7 @@ async function after(ts: string): Promise<void> {
 }
 
 t.test("restores to a seq, to a time, undoes the caller's last write and a restore", async (t) => {
-  const where = place(scratchDir(t));
+  const where = placeAt(scratchDir(t));
   const server = await fleet.start(where, ['-token', ADMIN, '-lock-timeout', '300ms']);
   await ok(server, ADMIN, 'POST', '/dbs', { db: 'lab' });
   const ana = await token(server, 'ana', 'write', ['lab']);
@@ -226,7 +199,7 @@ t.test("restores to a seq, to a time, undoes the caller's last write and a resto
 });
 
 t.test('-restore-role admin keeps restores for admins', async (t) => {
-  const where = place(scratchDir(t));
+  const where = placeAt(scratchDir(t));
   const server = await fleet.start(where, ['-token', ADMIN, '-restore-role', 'admin']);
   await ok(server, ADMIN, 'POST', '/dbs', { db: 'own' });
   const writer = await token(server, 'escritor', 'write', ['own']);
@@ -250,7 +223,7 @@ t.test('-restore-role admin keeps restores for admins', async (t) => {
 });
 
 t.test('a target older than what retention keeps is 409, naming the oldest point', async (t) => {
-  const where = place(scratchDir(t));
+  const where = placeAt(scratchDir(t));
   const server = await fleet.start(where, ['-log-max-size', '2K', '-snapshot-every', '10', '-log-retain', '1']);
   await ok(server, ADMIN, 'POST', '/dbs', { db: 'old' });
   await ok(server, ADMIN, 'POST', '/exec', { db: 'old', sql: 'CREATE TABLE t (x INT, pad TEXT)' });
@@ -273,7 +246,7 @@ t.test('a target older than what retention keeps is 409, naming the oldest point
 });
 
 t.test('"I deleted everything": a student undoes DELETE FROM Track while a classmate works on', async (t) => {
-  const where = place(scratchDir(t));
+  const where = placeAt(scratchDir(t));
   const server = await fleet.start(where, ['-token', ADMIN, '-max-body-bytes', '4M']);
   const pid = server.child.pid;
   await importChinook(server, 'chinook', as(ADMIN));

@@ -23,6 +23,7 @@ import { FakeClock } from './helpers/fake-clock';
 import { findChromium, launch, openConsole, serverIn } from './helpers/browser';
 import { runReplay, type Reply, type TestServer } from './helpers/server';
 import { ServerFleet, type ServerPlace } from './helpers/server-fleet';
+import { call, ok } from './helpers/token-calls';
 import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(180_000);
@@ -80,41 +81,28 @@ interface ClassError {
   statement: string | null;
 }
 
-const as = (secret: string): Record<string, string> => ({ Authorization: `Bearer ${secret}` });
-
-function send(server: TestServer, secret: string, method: string, url: string, body?: unknown): Promise<Reply> {
-  return server.request(method, url, body === undefined ? { headers: as(secret) } : { body, headers: as(secret) });
-}
-
-async function sent(server: TestServer, secret: string, method: string, url: string, body?: unknown): Promise<Reply> {
-  const reply = await send(server, secret, method, url, body);
-  if (reply.status >= 300)
-    throw new Error(`${method} ${url} ${JSON.stringify(body)}: ${reply.status} ${reply.text.slice(0, 300)}`);
-  return reply;
-}
-
 async function makeClass(server: TestServer): Promise<Map<string, Token>> {
-  const made = await sent(server, ADMIN, 'POST', '/tokens', {
+  const made = await ok(server, ADMIN, 'POST', '/tokens', {
     prefix: 'alumno',
     count: 2,
     role: 'write',
     from: 'lesson',
   });
-  const group = await sent(server, ADMIN, 'POST', '/tokens', { name: 'grupo', role: 'write', databases: ['shared'] });
+  const group = await ok(server, ADMIN, 'POST', '/tokens', { name: 'grupo', role: 'write', databases: ['shared'] });
   const tokens = [...(made.body.tokens as Token[]), ...(group.body.tokens as Token[])];
   return new Map(tokens.map((token) => [token.name, token]));
 }
 
 async function answer(server: TestServer, token: Token, id: string, sql: string): Promise<boolean> {
-  return (await sent(server, token.secret, 'POST', `/exercises/${id}/check`, { sql })).body.correct as boolean;
+  return (await ok(server, token.secret, 'POST', `/exercises/${id}/check`, { sql })).body.correct as boolean;
 }
 
 async function grid(server: TestServer, query = ''): Promise<Row[]> {
-  return (await sent(server, ADMIN, 'GET', `/exercises/progress?set=term${query}`)).body.students as Row[];
+  return (await ok(server, ADMIN, 'GET', `/exercises/progress?set=term${query}`)).body.students as Row[];
 }
 
 async function classErrors(server: TestServer, db: string): Promise<ClassError[]> {
-  const view = await sent(server, ADMIN, 'GET', '/class');
+  const view = await ok(server, ADMIN, 'GET', '/class');
   const databases = view.body.databases as Array<{ db: string; recentErrors: ClassError[] }>;
   return databases.find((entry) => entry.db.replace(/\.db$/, '') === db)?.recentErrors ?? [];
 }
@@ -125,19 +113,19 @@ async function termOneWorks(t: Test, server: TestServer, termOne: Map<string, To
   t.equal(await answer(server, alumno, 'count-owners', 'SELECT count(id) FROM owners'), true, 'term one solves');
   for (let n = 0; n < 3; n++)
     t.equal(await answer(server, alumno, 'owner-names', 'SELECT id FROM owners'), false, 'term one is wrong');
-  const mistake = await send(server, alumno.secret, 'POST', '/exec', {
+  const mistake = await call(server, alumno.secret, 'POST', '/exec', {
     db: 'alumno-01',
     sql: "INSERT INTO owners VALUES (1, 'term one mistake')",
   });
   t.equal(mistake.body?.code, 3003, "an error on term one's own database");
-  const shared = await send(server, termOne.get('grupo')!.secret, 'POST', '/exec', {
+  const shared = await call(server, termOne.get('grupo')!.secret, 'POST', '/exec', {
     db: 'shared',
     sql: "INSERT INTO owners VALUES (1, 'term one group mistake')",
   });
   t.equal(shared.body?.code, 3003, 'an error on the shared database');
-  const probe = await send(server, alumno.secret, 'POST', '/exec', { db: 'alumno-02', sql: 'SELECT 1' });
+  const probe = await call(server, alumno.secret, 'POST', '/exec', { db: 'alumno-02', sql: 'SELECT 1' });
   t.equal(probe.status, 403, "a refused look at a classmate's database");
-  const mine = (await sent(server, alumno.secret, 'GET', '/exercises/mine?set=term')).body as Row;
+  const mine = (await ok(server, alumno.secret, 'GET', '/exercises/mine?set=term')).body as Row;
   t.match(mine, { token: 'alumno-01', solved: 1, attempts: 4, stuck: 1 }, "term one's own row");
   t.equal((await classErrors(server, 'alumno-01')).length, 1, "the class view shows term one's error");
 }
@@ -145,8 +133,8 @@ async function termOneWorks(t: Test, server: TestServer, termOne: Map<string, To
 /** The end of term: every database of the class dropped, every token revoked. */
 async function endTerm(server: TestServer, termOne: Map<string, Token>): Promise<void> {
   for (const db of ['alumno-01', 'alumno-02'])
-    await sent(server, ADMIN, 'POST', '/exec', { sql: `DROP DATABASE "${db}"` });
-  for (const token of termOne.values()) await sent(server, ADMIN, 'DELETE', `/tokens/${token.id}`);
+    await ok(server, ADMIN, 'POST', '/exec', { sql: `DROP DATABASE "${db}"` });
+  for (const token of termOne.values()) await ok(server, ADMIN, 'DELETE', `/tokens/${token.id}`);
 }
 
 /** What term two sees before any work of its own. */
@@ -158,7 +146,7 @@ async function termTwoSees(
   what: string,
 ): Promise<void> {
   const alumno = termTwo.get('alumno-01')!;
-  const mine = (await sent(server, alumno.secret, 'GET', '/exercises/mine?set=term')).body as Row;
+  const mine = (await ok(server, alumno.secret, 'GET', '/exercises/mine?set=term')).body as Row;
   t.match(mine, { token: 'alumno-01', tokenId: alumno.id, solved: 0, attempts: 0, stuck: 0 }, `${what}: mine is empty`);
   t.same(
     mine.exercises.map((cell) => cell.state),
@@ -195,24 +183,19 @@ async function termTwoSees(
     `${what}: former students come after the current ones`,
   );
 
-  const allCsv = await sent(
-    server,
-    ADMIN,
-    'GET',
-    '/exercises/progress?set=term&format=csv&students=all&token=alumno-01',
-  );
+  const allCsv = await ok(server, ADMIN, 'GET', '/exercises/progress?set=term&format=csv&students=all&token=alumno-01');
   t.same(
     allCsv.text.trim().split('\r\n'),
     ['token,solved,attempts,count-owners,owner-names', 'alumno-01,0,0,,', 'alumno-01 (former),1,4,1,0'],
     `${what}: a gradebook with students=all names the former student as such`,
   );
-  const csv = await sent(server, ADMIN, 'GET', '/exercises/progress?set=term&format=csv');
+  const csv = await ok(server, ADMIN, 'GET', '/exercises/progress?set=term&format=csv');
   t.same(
     csv.text.trim().split('\r\n'),
     ['token,solved,attempts,count-owners,owner-names', 'alumno-01,0,0,,', 'alumno-02,0,0,,', 'grupo,0,0,,'],
     `${what}: the gradebook is this term's`,
   );
-  const evidence = await sent(server, ADMIN, 'GET', '/exercises/evidence?set=term');
+  const evidence = await ok(server, ADMIN, 'GET', '/exercises/evidence?set=term');
   t.match(
     evidence.body,
     { students: 3, aggregate_evidence: { aun_no_observable: 3, en_desarrollo: 0 } },
@@ -220,7 +203,7 @@ async function termTwoSees(
   );
 
   t.same(await classErrors(server, 'alumno-01'), [], `${what}: the new alumno-01's database has no errors`);
-  const view = await sent(server, ADMIN, 'GET', '/class');
+  const view = await ok(server, ADMIN, 'GET', '/class');
   const refused = view.body.refused as ClassError[];
   for (const refusal of refused.filter((item) => item.tokenName === 'alumno-01'))
     t.match(refusal, { tokenId: termOne.get('alumno-01')!.id, former: true }, `${what}: a former student's refusal`);
@@ -247,13 +230,13 @@ t.test("a reused class prefix never hands the new student last term's progress o
     journal: path.join(dir, 'journal', 'statements.jsonl'),
   };
   let server = await fleet.start(where, ['-token', ADMIN]);
-  for (const db of ['lesson', 'shared']) await sent(server, ADMIN, 'POST', '/dbs', { db });
+  for (const db of ['lesson', 'shared']) await ok(server, ADMIN, 'POST', '/dbs', { db });
   for (const db of ['lesson', 'shared'])
-    await sent(server, ADMIN, 'POST', '/exec', {
+    await ok(server, ADMIN, 'POST', '/exec', {
       db,
       sql: "CREATE TABLE owners (id INTEGER PRIMARY KEY, name TEXT NOT NULL); INSERT INTO owners VALUES (1, 'Ada'), (2, 'Bo')",
     });
-  for (const exercise of EXERCISES) await sent(server, ADMIN, 'POST', '/exercises', exercise);
+  for (const exercise of EXERCISES) await ok(server, ADMIN, 'POST', '/exercises', exercise);
 
   const termOne = await makeClass(server);
   await termOneWorks(t, server, termOne);
@@ -263,19 +246,19 @@ t.test("a reused class prefix never hands the new student last term's progress o
   t.not(termTwo.get('alumno-01')!.id, termOne.get('alumno-01')!.id, 'another token');
 
   await termTwoSees(t, server, termOne, termTwo, 'live');
-  const view = await sent(server, ADMIN, 'GET', '/class');
+  const view = await ok(server, ADMIN, 'GET', '/class');
   t.match(
     view.body.refused,
     [{ tokenName: 'alumno-01', tokenId: termOne.get('alumno-01')!.id, former: true, db: 'alumno-02.db' }],
     "live: term one's refusal is in the class view, marked former",
   );
-  const bad = await send(server, ADMIN, 'GET', '/exercises/progress?students=some');
+  const bad = await call(server, ADMIN, 'GET', '/exercises/progress?students=some');
   t.match(bad, { status: 400, body: { code: 1008 } }, 'students= is current or all');
 
   // Term two's own work counts for term two's student, and only that.
   const alumno = termTwo.get('alumno-01')!;
   t.equal(await answer(server, alumno, 'owner-names', 'SELECT name FROM owners ORDER BY id'), true);
-  const mine = (await sent(server, alumno.secret, 'GET', '/exercises/mine?set=term')).body as Row;
+  const mine = (await ok(server, alumno.secret, 'GET', '/exercises/mine?set=term')).body as Row;
   t.same(
     mine.exercises.map((cell) => [cell.exercise, cell.state, cell.attempts]),
     [
@@ -287,7 +270,7 @@ t.test("a reused class prefix never hands the new student last term's progress o
 
   await fleet.stop(server);
   server = await fleet.start(where, ['-token', ADMIN]);
-  const afterRestart = (await sent(server, alumno.secret, 'GET', '/exercises/mine?set=term')).body as Row;
+  const afterRestart = (await ok(server, alumno.secret, 'GET', '/exercises/mine?set=term')).body as Row;
   t.match(afterRestart, { solved: 1, attempts: 1, stuck: 0 }, 'after a restart: the new student has their own work');
   const rows = await grid(server);
   t.match(rows[0], { token: 'alumno-01', tokenId: alumno.id, solved: 1, attempts: 1 }, 'after a restart: the grid');

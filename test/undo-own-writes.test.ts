@@ -9,55 +9,22 @@
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import type { JournalEntry } from '../journal/record';
-import { EngineError } from '../src/errors';
 import { targetSeq, undoneEntries } from '../src/services/databases/restore-targets';
-import { runReplay, type Reply, type TestServer } from './helpers/server';
-import { ServerFleet } from './helpers/server-fleet';
+import { runReplay, type TestServer } from './helpers/server';
+import { placeAt, ServerFleet, type ServerPlace } from './helpers/server-fleet';
+import { call, ok, rows, tokenSecret } from './helpers/token-calls';
 import { scratchDir } from './helpers/scratch-dir';
+import { assertCode, engineCodeOf } from './helpers/assertions';
 
 t.setTimeout(180_000);
 
 const ADMIN = 'undo-admin-secret-0123456789';
 const fleet = new ServerFleet(t);
 
-interface Place {
-  dir: string;
-  data: string;
-  journal: string;
-}
+const token = (server: TestServer, name: string): Promise<string> =>
+  tokenSecret(server, ADMIN, name, 'write', ['shared']);
 
-function place(dir: string): Place {
-  return { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
-}
-
-const as = (secret: string): Record<string, string> => ({ Authorization: `Bearer ${secret}` });
-
-function call(server: TestServer, secret: string, method: string, url: string, body?: unknown): Promise<Reply> {
-  return server.request(method, url, body === undefined ? { headers: as(secret) } : { body, headers: as(secret) });
-}
-
-async function ok(server: TestServer, secret: string, method: string, url: string, body?: unknown): Promise<Reply> {
-  const reply = await call(server, secret, method, url, body);
-  if (reply.status >= 300)
-    throw new Error(`${method} ${url} ${JSON.stringify(body)}: ${reply.status} ${reply.text.slice(0, 300)}`);
-  return reply;
-}
-
-async function rows(server: TestServer, secret: string, db: string, sql: string): Promise<unknown[][]> {
-  return (await ok(server, secret, 'POST', '/exec', { db, sql })).body.results[0].rows;
-}
-
-async function token(server: TestServer, name: string): Promise<string> {
-  return (await ok(server, ADMIN, 'POST', '/tokens', { name, role: 'write', databases: ['shared'] })).body.tokens[0]
-    .secret as string;
-}
-
-function assertCode(t: Test, reply: Reply, status: number, code: number, what: string): void {
-  t.equal(reply.status, status, `${what}: ${status} (${reply.text.slice(0, 200)})`);
-  t.equal(reply.body?.code, code, `${what}: [SQ${code}]`);
-}
-
-async function replayEquals(t: Test, where: Place): Promise<void> {
+async function replayEquals(t: Test, where: ServerPlace): Promise<void> {
   const out = path.join(where.dir, 'replayed');
   const replay = await runReplay(['-log-file', where.journal, '-out', out, '-verify', where.data], where.dir);
   t.equal(replay.code, 0, `replay -verify equals the live databases: ${replay.stderr}`);
@@ -66,7 +33,7 @@ async function replayEquals(t: Test, where: Place): Promise<void> {
 const ALL = 'SELECT who, n FROM t ORDER BY rowid';
 
 t.test("Ana's undo never takes Bruno's writes", async (t) => {
-  const where = place(scratchDir(t));
+  const where = placeAt(scratchDir(t));
   const server = await fleet.start(where, ['-token', ADMIN]);
   await ok(server, ADMIN, 'POST', '/dbs', { db: 'shared' });
   await ok(server, ADMIN, 'POST', '/exec', { db: 'shared', sql: 'CREATE TABLE t (who TEXT, n INT)' });
@@ -140,7 +107,7 @@ t.test("Ana's undo never takes Bruno's writes", async (t) => {
 });
 
 t.test('a server without tokens undoes the last write by anyone', async (t) => {
-  const where = place(scratchDir(t));
+  const where = placeAt(scratchDir(t));
   const server = await fleet.start(where);
   await server.post('/dbs', { db: 'shared' });
   await server.post('/exec', { db: 'shared', sql: 'CREATE TABLE t (who TEXT, n INT)' });
@@ -172,15 +139,6 @@ function write(db: string, tokenId: string | undefined, extra: Partial<JournalEn
   };
 }
 
-function codeOf(fn: () => unknown): number | null {
-  try {
-    fn();
-    return null;
-  } catch (error) {
-    return error instanceof EngineError ? error.code : -1;
-  }
-}
-
 t.test('the rule, as a pure function', async (t) => {
   seq = 0;
   const created = write('d', 'admin', { kind: 'createdb' });
@@ -197,7 +155,7 @@ t.test('the rule, as a pure function', async (t) => {
   const b1 = write('d', 'bruno');
   entries.push(b1);
   t.equal(
-    codeOf(() => targetSeq('d', { undo: 'last' }, entries, seq, Date.now(), 'ana')),
+    engineCodeOf(() => targetSeq('d', { undo: 'last' }, entries, seq, Date.now(), 'ana')),
     2084,
     'a later write by another',
   );
@@ -205,13 +163,13 @@ t.test('the rule, as a pure function', async (t) => {
   const restore = write('d', 'bruno', { kind: 'restoredb', to: a1.seq });
   entries.push(restore);
   t.equal(
-    codeOf(() => targetSeq('d', { undo: 'last' }, entries, seq, Date.now(), 'ana')),
+    engineCodeOf(() => targetSeq('d', { undo: 'last' }, entries, seq, Date.now(), 'ana')),
     2084,
     "another's restore stands in the way too",
   );
   const anon = write('d', undefined);
   t.equal(
-    codeOf(() => targetSeq('d', { undo: 'last' }, [created, a1, anon], anon.seq, Date.now(), 'ana')),
+    engineCodeOf(() => targetSeq('d', { undo: 'last' }, [created, a1, anon], anon.seq, Date.now(), 'ana')),
     2084,
     'so does a write with no token',
   );

@@ -214,26 +214,19 @@ function sizeOf(token: { readonly maxDatabaseMb?: number }): { maxDatabaseMb?: n
   return token.maxDatabaseMb === undefined ? {} : { maxDatabaseMb: token.maxDatabaseMb };
 }
 
+/** The Principal fields of a token from the file or from the state, and no others (not its hash). */
+function principalOf(token: Principal): Principal {
+  return { id: token.id, name: token.name, role: token.role, databases: token.databases, ...sizeOf(token) };
+}
+
 function fromFile(token: FileToken): KnownToken {
-  const principal: Principal = {
-    id: token.id,
-    name: token.name,
-    role: token.role,
-    databases: token.databases,
-    ...sizeOf(token),
-  };
+  const principal = principalOf(token);
   const expires = token.expiresMs === null ? null : new Date(token.expiresMs).toISOString();
   return known(principal, token.hash, token.expiresMs, { ...principal, created: null, expires, source: 'file' }, null);
 }
 
 function fromState(token: StoredToken): KnownToken {
-  const principal: Principal = {
-    id: token.id,
-    name: token.name,
-    role: token.role,
-    databases: token.databases,
-    ...sizeOf(token),
-  };
+  const principal = principalOf(token);
   const expiresMs = token.expires === null ? null : Date.parse(token.expires);
   return known(
     principal,

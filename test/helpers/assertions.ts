@@ -2,6 +2,7 @@
 import type { Test } from 'tap';
 import type { Reply } from './server';
 import { OptionsError } from '../../src/config/options-values';
+import { EngineError } from '../../src/errors';
 
 /**
  * The reply is an engine error: this status, `ok: false`, one of these
@@ -24,4 +25,20 @@ export function optionsMessage(run: () => unknown): string {
     throw error;
   }
   throw new Error('expected an OptionsError');
+}
+
+/** The reply is this status (its text shown when not) and this engine code. */
+export function assertCode(t: Test, reply: Reply, status: number, code: number, what: string): void {
+  t.equal(reply.status, status, `${what}: ${status} (${reply.text.slice(0, 200)})`);
+  t.equal(reply.body?.code, code, `${what}: [SQ${code}]`);
+}
+
+/** The code of the EngineError `fn` throws: null when it throws none, -1 when it throws something else. */
+export function engineCodeOf(fn: () => unknown): number | null {
+  try {
+    fn();
+    return null;
+  } catch (error) {
+    return error instanceof EngineError ? error.code : -1;
+  }
 }

@@ -3,6 +3,7 @@
  * stops, kills and starts again: any still running when the file ends is
  * killed, so a failed assertion never leaves a server behind.
  */
+import path from 'node:path';
 import { startServer, type TestServer } from './server';
 
 /** Where a server keeps its databases and its journal, under `dir` (its working directory). */
@@ -10,6 +11,11 @@ export interface ServerPlace {
   dir: string;
   data: string;
   journal: string;
+}
+
+/** The usual place in `dir`: databases in data/, the journal in journal/statements.jsonl. */
+export function placeAt(dir: string): ServerPlace {
+  return { dir, data: path.join(dir, 'data'), journal: path.join(dir, 'journal', 'statements.jsonl') };
 }
 
 export class ServerFleet {

@@ -119,15 +119,7 @@ export async function startServer(
       headers['content-type'] ??= 'application/json';
     }
     // Node's fetch takes a Buffer; the DOM typings the tests also load do not say so.
-    const response = await fetch(url + pathAndQuery, { method, headers, body: body as BodyInit | undefined });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, headers: response.headers, body: parsed, text };
+    return replyOf(await fetch(url + pathAndQuery, { method, headers, body: body as BodyInit | undefined }));
   };
   return {
     url,
@@ -153,6 +145,18 @@ export async function startServer(
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** A fetch response as a Reply: its text, and its body parsed where it is JSON (undefined where not). */
+export async function replyOf(response: Response): Promise<Reply> {
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
 /** A request that gives undefined when the connection is lost (the server was killed under it). */

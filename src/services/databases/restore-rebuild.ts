@@ -67,18 +67,68 @@ export type RestoreReply =
 /** How often the rebuild lets the process's event loop run (it notices its parent gone). */
 const YIELD_EVERY = 200;
 
-export async function planAndRebuild(job: RestoreJob): Promise<RestorePlanned> {
+export function planAndRebuild(job: RestoreJob): Promise<RestorePlanned> {
+  return throughIndex(job, (indexed) => planWith(job, indexed));
+}
+
+/** What a rebuild reads the journal with, and where it writes: what a RestoreJob and a StateJob (restore-state.ts) both carry. */
+export interface RebuildSource {
+  readonly db: string;
+  readonly lastSeq: number;
+  readonly logFile: string;
+  readonly snapshotDir: string | null;
+  readonly indexFile: string | null;
+  readonly out: string;
+}
+
+/**
+ * `work` through the journal index when the job has one, else through the
+ * whole journal; when a file moved under the index, `work` once more through
+ * the whole journal, into an emptied `out`.
+ */
+export async function throughIndex<T>(
+  job: RebuildSource,
+  work: (indexed: IndexedJournal | null) => Promise<T>,
+): Promise<T> {
   const indexed = job.indexFile === null ? null : await IndexedJournal.open(job.logFile, job.indexFile, job.lastSeq);
   try {
-    return await planWith(job, indexed);
+    return await work(indexed);
   } catch (error) {
     if (!(error instanceof IndexMismatchError)) throw error;
     // A file moved or went while it was read by its index: everything again from the journal itself.
     fs.rmSync(job.out, { recursive: true, force: true });
     fs.mkdirSync(job.out, { recursive: true });
-    return await planWith(job, null);
+    return await work(null);
   } finally {
     indexed?.close();
+  }
+}
+
+/**
+ * `job.db`'s file right after `seq`, rebuilt into `job.out`; null when the
+ * database did not exist there; RESTORE_TOO_OLD when what the journal keeps
+ * no longer reaches `seq`.
+ */
+export async function rebuildAt(
+  job: RebuildSource,
+  indexed: IndexedJournal | null,
+  seq: number,
+): Promise<string | null> {
+  const source: JournalSource = {
+    logFile: job.logFile,
+    snapshotDir: job.snapshotDir,
+    ...(indexed === null ? {} : { reader: indexed }),
+  };
+  try {
+    return await rebuildDatabaseAt(source, job.db, { seq }, job.out, YIELD_EVERY);
+  } catch (error) {
+    if (error instanceof TooOldError)
+      throw new EngineError(
+        'RESTORE_TOO_OLD',
+        { db: job.db, target: `seq ${seq}`, detail: error.message },
+        { cause: error },
+      );
+    throw error;
   }
 }
 
@@ -98,23 +148,7 @@ async function planWith(job: RestoreJob, indexed: IndexedJournal | null): Promis
     time: timeOf(entries, seq, 'time' in job.ask ? new Date(job.ask.time).toISOString() : new Date(0).toISOString()),
   };
   const undone = undoneEntries(entries, job.db, seq);
-  const source: JournalSource = {
-    logFile: job.logFile,
-    snapshotDir: job.snapshotDir,
-    ...(indexed === null ? {} : { reader: indexed }),
-  };
-  let file: string | null;
-  try {
-    file = await rebuildDatabaseAt(source, job.db, { seq }, job.out, YIELD_EVERY);
-  } catch (error) {
-    if (error instanceof TooOldError)
-      throw new EngineError(
-        'RESTORE_TOO_OLD',
-        { db: job.db, target: `seq ${seq}`, detail: error.message },
-        { cause: error },
-      );
-    throw error;
-  }
+  const file = await rebuildAt(job, indexed, seq);
   if (file === null)
     throw new EngineError('RESTORE_BEFORE_CREATION', {
       db: job.db,

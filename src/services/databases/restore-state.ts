@@ -10,11 +10,8 @@
  * is handed one (only the database's lines and its templates'), and the
  * whole journal when not, or when the index is not whole.
  */
-import fs from 'node:fs';
 import { EngineError } from '../../errors';
-import { IndexedJournal, IndexMismatchError } from '../../../replay/indexed-journal';
-import { rebuildDatabaseAt, type JournalSource } from '../../../replay/point-in-time';
-import { TooOldError } from '../../../replay/restore-plan';
+import { rebuildAt, throughIndex } from './restore-rebuild';
 
 /** What the rebuild process is handed for one `restoredb` entry: plain data (it crosses as JSON). */
 export interface StateJob {
@@ -33,45 +30,16 @@ export interface StateJob {
   readonly out: string;
 }
 
-/** How often the rebuild lets the process's event loop run (it notices its parent gone). */
-const YIELD_EVERY = 200;
-
 /** The rebuilt file in `job.out`; RESTORE_TOO_OLD when what the journal keeps cannot give it. */
-export async function rebuildState(job: StateJob): Promise<string> {
-  const indexed = job.indexFile === null ? null : await IndexedJournal.open(job.logFile, job.indexFile, job.lastSeq);
-  try {
-    return await rebuildWith(job, indexed);
-  } catch (error) {
-    if (!(error instanceof IndexMismatchError)) throw error;
-    // A file moved or went while it was read by its index: everything again from the journal itself.
-    fs.rmSync(job.out, { recursive: true, force: true });
-    fs.mkdirSync(job.out, { recursive: true });
-    return await rebuildWith(job, null);
-  } finally {
-    indexed?.close();
-  }
-}
-
-async function rebuildWith(job: StateJob, indexed: IndexedJournal | null): Promise<string> {
-  const source: JournalSource = {
-    logFile: job.logFile,
-    snapshotDir: job.snapshotDir,
-    ...(indexed === null ? {} : { reader: indexed }),
-  };
-  const target = `seq ${job.seq}`;
-  let file: string | null;
-  try {
-    file = await rebuildDatabaseAt(source, job.db, { seq: job.seq }, job.out, YIELD_EVERY);
-  } catch (error) {
-    if (error instanceof TooOldError)
-      throw new EngineError('RESTORE_TOO_OLD', { db: job.db, target, detail: error.message }, { cause: error });
-    throw error;
-  }
-  if (file === null)
-    throw new EngineError('RESTORE_TOO_OLD', {
-      db: job.db,
-      target,
-      detail: 'the database did not exist there in the journal read here',
-    });
-  return file;
+export function rebuildState(job: StateJob): Promise<string> {
+  return throughIndex(job, async (indexed) => {
+    const file = await rebuildAt(job, indexed, job.seq);
+    if (file === null)
+      throw new EngineError('RESTORE_TOO_OLD', {
+        db: job.db,
+        target: `seq ${job.seq}`,
+        detail: 'the database did not exist there in the journal read here',
+      });
+    return file;
+  });
 }
