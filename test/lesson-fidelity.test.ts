@@ -19,7 +19,7 @@ import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { CHINOOK_SCRIPT } from './helpers/chinook';
 import { scratchDir } from './helpers/scratch-dir';
-import { startServer, type TestServer } from './helpers/server';
+import { runReplay, startServer, type TestServer } from './helpers/server';
 
 const TEACHING = path.join(__dirname, 'fixtures', 'teaching');
 const SQL = 'application/sql';
@@ -153,30 +153,42 @@ function withStorageClasses(sql: string, width: number): string {
 
 interface Answer {
   readonly columns: string[];
+  /** The rows of the query wrapped in withStorageClasses: each cell with its typeof(). */
   readonly rows: Cell[][];
+  /** The rows of the query as written, each cell told by the typeof() of the same cell of `rows`. */
+  readonly asWritten: Cell[][];
 }
 
 function sortedRows(rows: Cell[][]): Cell[][] {
   return [...rows].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
 }
 
+function sortedAnswer(answer: Answer): Answer {
+  return { ...answer, rows: sortedRows(answer.rows), asWritten: sortedRows(answer.asWritten) };
+}
+
 function directAnswer(db: Database.Database, sql: string): Answer {
   const statement = db.prepare(sql).safeIntegers(true);
   const columns = statement.columns().map((column) => column.name);
   const rows = (statement.raw(true).all() as unknown[][]).map((row) => row.map(referenceCell));
-  return { columns, rows };
+  // better-sqlite3 tells every storage class by its JS type: the query as written is its own typed answer.
+  return { columns, rows, asWritten: rows };
 }
 
 async function servedAnswer(server: TestServer, db: string, sql: string, width: number): Promise<Answer> {
   const reply = await server.exec(db, `${sql};\n${withStorageClasses(sql, width)}`);
   if (reply.status !== 200) throw new Error(`${reply.status} ${reply.text.slice(0, 400)}`);
   // Two results: the query as written (its column names), then the same rows with each cell's typeof().
-  const body = parseExact(reply.text) as { results: [{ columns: string[] }, { rows: unknown[][] }] };
-  const [plain, typed] = body.results;
+  const body = parseExact(reply.text) as { results: unknown[] };
+  const [plain, typed] = body.results as [{ columns: string[]; rows: unknown[][] }, { rows: unknown[][] }];
   const rows = typed.rows.map((row) =>
     Array.from({ length: width }, (_, i) => servedCell(row[2 * i], row[2 * i + 1] as string)),
   );
-  return { columns: plain.columns, rows };
+  // The query as written must answer the same cells (a wrapper could lose what a plain query answers, BOOL's true/false).
+  const asWritten = plain.rows.map((row, r) =>
+    row.map((value, i) => servedCell(value, (typed.rows[r]?.[2 * i + 1] as string | undefined) ?? 'missing')),
+  );
+  return { columns: plain.columns, rows, asWritten };
 }
 
 /** A write of one INSERT, UPDATE or DELETE: its changes are compared (a script of several is run as it is). */
@@ -213,8 +225,8 @@ async function bothAnswers(
   const got = await servedAnswer(server, query.set, read, want.columns.length);
   const unordered = query.ordered === false;
   return {
-    served: unordered ? { ...got, rows: sortedRows(got.rows) } : got,
-    direct: unordered ? { ...want, rows: sortedRows(want.rows) } : want,
+    served: unordered ? sortedAnswer(got) : got,
+    direct: unordered ? sortedAnswer(want) : want,
     ...(changes === undefined ? {} : { changes }),
   };
 }
@@ -259,6 +271,16 @@ t.test('lesson queries answer as SQLite answers on the same data, value by value
   for (const query of LESSONS.differsUntilNumericAffinity)
     await stillDiffers(t, server, directOf(directs, query), query);
   for (const query of LESSONS.same) await sameAnswer(t, server, directOf(directs, query), query);
+
+  // The lesson's writes (triggers and foreign-key actions among them) rebuild from the journal as they ran.
+  t.equal(await server.stop(), 0, 'the server stops cleanly');
+  const data = path.join(dir, 'data');
+  const run = await runReplay(
+    ['-log-file', path.join(data, 'journal', 'statements.jsonl'), '-out', path.join(dir, 'replayed'), '-verify', data],
+    dir,
+  );
+  t.equal(run.code, 0, run.stderr);
+  t.match(run.stderr, /equals the live databases/);
 });
 
 function directOf(directs: ReadonlyMap<SetName, Database.Database>, query: LessonQuery): Database.Database {
