@@ -218,7 +218,13 @@ t.test(
       uploaded,
       `the primary put its rounds in the bucket, which keeps the newest 2 (${rounds.join(', ')}; stderr: ${primary.stderr().slice(-800)})`,
     );
-    tt.match(primary.stderr(), /put in JetStream bucket sqlscribe_snapshots/, 'the primary says so');
+    // The line comes once the upload has also removed the oldest round, a moment after the new manifest is readable.
+    const said = await eventually(
+      async () => /put in JetStream bucket sqlscribe_snapshots/.test(primary.stderr()),
+      10_000,
+      100,
+    );
+    tt.ok(said, `the primary says so (stderr: ${primary.stderr().slice(-400)})`);
 
     const replica = await fleet.start(R, ['-follow', nats.url, '-node', 'r1']);
     let last = journalSeqOf(await ok(primary.get('/health'), 'primary health'));
