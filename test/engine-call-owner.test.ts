@@ -1,5 +1,5 @@
 /**
- * Every engine call is answered, whatever else is queued (issue 38): random
+ * Every engine call is answered, whatever else is queued: random
  * interleavings of pool calls (exec, rows; several clients; signals that
  * abort), each process's own calls (closeDatabase on every process, as
  * copyDatabase and closeDatabase send them), held write groups and a

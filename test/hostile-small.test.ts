@@ -1,5 +1,5 @@
 /**
- * Small hostile cases of issue 38, spoken over HTTP to a real server: each
+ * Small hostile cases, spoken over HTTP to a real server: each
  * test reproduces one defect a hostile student (or a hostile client) found.
  */
 import fs from 'node:fs';

@@ -8,9 +8,9 @@
  *
  * The queries are test/fixtures/teaching/lesson-queries.json. Its `same` list
  * must answer exactly as SQLite does. Its `differsUntilNumericAffinity` list
- * (issue 39 item 1: NUMERIC and DECIMAL columns of the tables an import
- * creates are still STRICT REAL) must still differ, and exactly as recorded
- * there: once item 1 lands this test fails for each of them, so that they are
+ * (NUMERIC and DECIMAL columns of the tables an import creates are still
+ * STRICT REAL, where SQLite gives them NUMERIC affinity) must still differ, and exactly as recorded
+ * there: once NUMERIC affinity lands this test fails for each of them, so that they are
  * moved into `same`.
  */
 import fs from 'node:fs';
@@ -264,7 +264,7 @@ t.test('lesson queries answer as SQLite answers on the same data, value by value
 
   t.ok(LESSONS.same.length >= 150, `${LESSONS.same.length} lesson queries answer as SQLite does`);
   t.comment(
-    `${LESSONS.differsUntilNumericAffinity.length} queries differ until NUMERIC affinity lands (issue 39 item 1)`,
+    `${LESSONS.differsUntilNumericAffinity.length} queries differ until NUMERIC affinity lands (NUMERIC and DECIMAL stored as REAL)`,
   );
   // The differing ones (reads only) first, on the data as imported; then the lesson in the file's order,
   // since a write changes what the later reads see.

@@ -1,5 +1,5 @@
 /**
- * No engine call is lost (issue 38), over HTTP against a real server with
+ * No engine call is lost, over HTTP against a real server with
  * Chinook and two engine processes: eight writing exercise checks sent at
  * once by one student (each runs on a scratch copy, then closes it on every
  * engine process), then the same beside a classmate's SELECT on her own

@@ -2,7 +2,7 @@
  * One engine process, seen from the parent: it runs one call at a time, and
  * it can be killed when that call runs past its deadline.
  *
- * The handle alone owns its current call (issue 38). A call starts in one
+ * The handle alone owns its current call, so that no call is ever lost. A call starts in one
  * place (advance) and ends in one place, and whoever waits for a call that
  * ended hears of it only once the handle is whole again: its next own call
  * started, its queue shifted. Hearing of an end may run the pool's pump at
@@ -17,8 +17,6 @@ import { forkEngineChild, type EngineChild, type EngineChildFactory } from './en
 import type { EngineCall, EngineReply, EngineRequest } from './engine-messages';
 import { nowUs, ProgressBoard } from './progress-board';
 import { onStop, stopError, stopOf } from './request-stop';
-
-export { engineEnvironment } from './engine-child';
 
 /** A handle's time: its timers, and the monotonic microseconds the progress board speaks (tests move both by hand). */
 export interface CallClock extends Clock {
