@@ -1,6 +1,6 @@
 /**
  * Engine processes run with two malloc arenas (MALLOC_ARENA_MAX=2, see
- * engineEnvironment in src/engine/host/engine-process-handle.ts) unless the
+ * engineEnvironment in src/engine/host/engine-child.ts) unless the
  * server was given a value of its own: read from a real engine process's
  * environment.
  */
@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { ProcessEngineHost } from '../src/engine/host/process-engine-host';
-import { engineEnvironment } from '../src/engine/host/engine-process-handle';
+import { engineEnvironment } from '../src/engine/host/engine-child';
 import { scratchDir } from './helpers/scratch-dir';
 
 t.setTimeout(60_000);

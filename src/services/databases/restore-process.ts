@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { EngineError } from '../../errors';
 import type { RequestStop } from '../../engine/protocol';
-import { engineEnvironment } from '../../engine/host/engine-process-handle';
+import { engineEnvironment } from '../../engine/host/engine-child';
 import { onStop, stopError } from '../../engine/host/request-stop';
 import { JOB_VARIABLE, type RestoreJob, type RestorePlanned, type RestoreReply } from './restore-rebuild';
 import type { StateJob } from './restore-state';
